@@ -150,6 +150,10 @@ def parse_line(text: str, number: int) -> LogLine:
     """
     text = strip_ansi(text)
     process, rest = _peel(text)
+    if rest.startswith("{") and '"message"' in rest:
+        record = _json_record(rest, number)
+        if record is not None:
+            return record
     rest = _TRAILERS.sub("", rest, count=1)
     level: str | None = None
     h = _HEADER.search(rest, endpos=min(len(rest), 400))
@@ -162,6 +166,32 @@ def parse_line(text: str, number: int) -> LogLine:
             level = m.group(1) if m.re is _PYLOG else None
             rest = rest[m.end() :]
     return LogLine(number=number, process=process, level=level, message=rest.strip())
+
+
+def _json_record(text: str, number: int) -> LogLine | None:
+    """A record from vLLM's JSON formatter (0.32+ ``--logging-config.formatter json``):
+    ``{"asctime": ..., "levelname": "INFO", "processName": "EngineCore", "process": 7,
+    "message": "GPU KV cache size: ..."}``.
+    """
+    import json
+
+    if len(text) > 1_000_000:
+        return None
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or not isinstance(obj.get("message"), str):
+        return None
+    name, pid = obj.get("processName"), obj.get("process")
+    process = f"{name} pid={pid}" if isinstance(name, str) and isinstance(pid, int) else None
+    level = obj.get("levelname")
+    return LogLine(
+        number=number,
+        process=process,
+        level=level if isinstance(level, str) else None,
+        message=obj["message"].strip(),
+    )
 
 
 def has_header(text: str) -> bool:

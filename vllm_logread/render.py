@@ -115,60 +115,68 @@ def dumps(obj: dict[str, Any]) -> str:
 
 
 def report_text(report: Report) -> str:
-    """The report for a person."""
+    """The report for a person: the answer first, then how it was reached."""
     r = report
     lines: list[str] = []
+    bits = [
+        b
+        for b in (
+            f"vLLM {r.vllm_version}" if r.vllm_version else "",
+            r.engine_generation or "",
+            r.device or "",
+            f"TP={r.tensor_parallel_size}" if r.tensor_parallel_size > 1 else "",
+            f"max model len {r.max_model_len:,}" if r.max_model_len else "",
+        )
+        if b
+    ]
     head = r.model or "model not named in the log"
-    bits = []
-    if r.vllm_version:
-        bits.append(f"vLLM {r.vllm_version}")
-    if r.engine_generation:
-        bits.append(r.engine_generation)
-    if r.device:
-        bits.append(r.device)
-    if r.tensor_parallel_size > 1:
-        bits.append(f"TP={r.tensor_parallel_size}")
-    if r.max_model_len:
-        bits.append(f"max model len {r.max_model_len:,}")
     lines.append(f"== vllm-logread: {head}" + (f" ({', '.join(bits)})" if bits else ""))
     if not r.has_pool:
-        lines.append("KV pool: not in the log")
+        lines.append("KV pool:       not in the log")
         return "\n".join(lines) + "\n"
-    pool = f"KV pool: {_n(r.pool_tokens)} tokens"
+    w, c = r.workload, r.capacity
+    pool = f"{_n(r.pool_tokens)} tokens"
     if r.num_blocks is not None and r.block_size:
-        pool += f" = {r.num_blocks:,} blocks of {r.block_size} (block size: {r.block_size_source})"
+        pool += f" = {r.num_blocks:,} blocks of {r.block_size} tokens"
+    if r.engines and r.engines[0].line:
+        pool += f" (line {r.engines[0].line})"
+    lines.append(f"KV pool:       {pool}")
+    if r.block_size:
+        lines.append(f"               block size {r.block_size}: {r.block_size_source}")
     if r.available_kv_gib is not None:
-        pool += f"; {r.available_kv_gib} GiB for KV cache"
-    lines.append(pool)
+        lines.append(f"               {r.available_kv_gib} GiB of memory for the KV cache")
     if r.vllm_max_concurrency is not None:
         length = r.concurrency_tokens or r.max_model_len
         lines.append(
-            f"vLLM's figure: {r.vllm_max_concurrency:.2f}x at {_n(length)} tokens per request assumes "
-            f"every user fills the whole max model length."
+            f"vLLM says:     {r.vllm_max_concurrency:.2f}x concurrency for {_n(length)} tokens per "
+            f"request: users who each fill the whole max model length"
         )
-    w = r.workload
-    c = r.capacity
     if r.users is not None and c is not None:
-        approx = "" if r.is_exact else " (approximate: the model's layout is not modelled exactly)"
+        approx = "" if r.is_exact else " (approximate: this model's layout is not modelled exactly)"
         lines.append(
-            f"Users that fit at {w.prompt_tokens:,} prompt + {w.output_tokens:,} output tokens "
-            f"({w.tokens_per_user:,} tokens = {c.blocks_per_user} blocks each){approx}:"
+            f"Users that fit: {r.users} at {w.prompt_tokens:,} prompt + {w.output_tokens:,} output "
+            f"tokens, at the end of their answers{approx}"
         )
-        lines.append(f"  {r.users} users at the end of their answers")
         lines.append(
-            f"  {r.users_mid_answer} users mid-answer (each holding {w.tokens_mid_answer:,} tokens)"
+            f"                {r.users_mid_answer} mid-answer (each holding "
+            f"{w.prompt_tokens:,} + {w.output_tokens // 2:,} tokens)"
         )
         if len(r.engines) > 1:
             for e in r.engines:
-                lines.append(f"    engine {e.engine}: {_n(e.users)} users (pool line {e.line})")
+                lines.append(
+                    f"                engine {e.engine}: {_n(e.users)} (pool line {e.line})"
+                )
     else:
-        lines.append("Users: unknown (see warnings)")
+        lines.append("Users that fit: unknown (see the warnings)")
     for a in r.arithmetic:
-        lines.append(f"  = {a}")
+        lines.append(f"  how: {a}")
     if r.kv_bytes_per_token is None:
-        lines.append("KV per token: unknown (model shape not found; pass --config PATH)")
+        lines.append(
+            "KV per token:  unknown (model shape not found; pass --config PATH/config.json)"
+        )
     else:
-        lines.append(f"  shape from: {r.kv_bytes_per_token_source}")
+        lines.append(f"KV per token:  {r.kv_shape}")
+        lines.append(f"               from {r.kv_bytes_per_token_source}")
     if r.checks:
         lines.append("Checks:")
         for ch in r.checks:
@@ -176,7 +184,9 @@ def report_text(report: Report) -> str:
     if r.what_if:
         lines.append("What to change:")
         for wi in r.what_if:
-            users = "" if wi.users is None else f" -> {wi.users} users"
+            users = "" if wi.users is None else f": {wi.users} users"
             tag = "" if wi.is_exact else " [estimate]"
-            lines.append(f"  {wi.change}{users}{tag}: {wi.note}")
+            lines.append(f"  {wi.change}{users}{tag} - {wi.note}")
+    for warn in r.warnings:
+        lines.append(f"warning: {warn}")
     return "\n".join(lines) + "\n"

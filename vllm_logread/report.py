@@ -278,8 +278,6 @@ def build_report(
     num_blocks = engines[0].num_blocks if engines else None
 
     kv_bpt = None if spec is None else int(spec.kv_bytes_per_token)
-    if spec is not None:
-        arithmetic.append(f"KV per token: {spec.describe()}")
     checks.extend(
         _checks(
             boot, spec, num_blocks, block_size, max_model_len, conc_f, avail_f, pool_tokens, vt, gen
