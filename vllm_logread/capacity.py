@@ -7,11 +7,50 @@ on an L4): 24,096 tokens / 16 = 1,506 blocks; vLLM keeps one as its null
 block, so 1,505 are usable; a user of 512 prompt + 128 output tokens holds 640
 tokens = 40 blocks, so 1,505 // 40 = 37 users fit at the end of their answers,
 and 1,505 // ceil(576 / 16) = 1,505 // 36 = 41 mid-answer.
+
+Hybrid models (sliding window + full attention, Mamba / linear-attention
+hybrids) get several KV cache groups from vLLM's hybrid KV cache manager
+(vLLM >= 0.9.1 on CUDA/ROCm). All groups draw from the same pool of
+``num_blocks`` block ids; a request holds a block table in every group:
+
+* full attention (and MLA): ``cdiv(L, block_size)`` blocks;
+* sliding window ``W``: the blocks before the window are freed, so at a decode
+  step with ``L`` tokens (``L - 1`` computed) it holds
+  ``cdiv(L, bs) - max(0, L - W) // bs`` blocks, at most ``cdiv(W - 1, bs) + 1``
+  (gpt-oss, W = 128, bs = 16: 9 blocks = 144 tokens per layer); that count
+  oscillates by one block as L grows, so a user is charged its peak up to L,
+  ``min(cdiv(L, bs), cdiv(W - 1, bs) + 1)`` (:func:`blocks_charged`);
+* chunked local attention ``C`` (Llama 4): the blocks of the current chunk,
+  ``cdiv(L, bs) - ((L - 1) // C * C) // bs``, charged at its peak
+  ``cdiv(min(L, C), bs)``;
+* Mamba / linear attention: a fixed ``mamba_blocks_per_request`` state blocks
+  (1 by default; 2 with ``mamba_cache_mode="align"`` prefix caching, plus one
+  per speculative token).
+
+A user therefore costs the sum over groups, and ``users = usable // that``.
+Before 0.9.1 (and in V0, and when the hybrid manager is off) every attention
+layer reserves full context: one group, ``cdiv(L, bs)`` blocks per user.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .facts import UsageError
+
+if TYPE_CHECKING:
+    from .kvspec import KVSpec
+
+# vLLM versions where the rules change (VLLM_LINES.md sections 4.5, 4.6, 5).
+V1_DEFAULT_FROM = (0, 8, 0)  # V1 engine by default; before it V0 (V1 opt-in)
+POOL_TOKENS_LINE_FROM = (0, 8, 0)  # "GPU KV cache size: N tokens"
+HYBRID_MANAGER_FROM = (0, 9, 1)  # KV cache groups; the max-concurrency fix #19029
+POOL_TOKENS_FROM_CONCURRENCY = (0, 21, 0)  # tokens = int(concurrency x max_model_len)
+CONCURRENCY_SUM_OF_CDIV_FROM = (0, 27, 0)
+GROUP_SIZE_MAX_HEURISTIC_FROM = (0, 33, 0)  # group_size = max if max < 1.5 min
+CHUNKED_HYBRID_OFF_FROM = (0, 10, 1)  # #21761: chunked local attention turns HMA off
 
 
 def cdiv(a: int, b: int) -> int:
@@ -21,6 +60,38 @@ def cdiv(a: int, b: int) -> int:
     (40, 41)
     """
     return -(-a // b)
+
+
+def parse_version(version: str | Sequence[int] | None) -> tuple[int, ...] | None:
+    """A vLLM version as a tuple of ints; dev/rc suffixes dropped.
+
+    >>> parse_version("0.10.1.1"), parse_version("v0.9.2rc1"), parse_version(None)
+    ((0, 10, 1, 1), (0, 9, 2), None)
+    """
+    if version is None:
+        return None
+    if not isinstance(version, str):
+        return tuple(int(p) for p in version)
+    parts: list[int] = []
+    for piece in version.strip().lstrip("vV").split("+")[0].split("."):
+        digits = ""
+        for ch in piece:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            break
+        parts.append(int(digits))
+        if len(digits) != len(piece):
+            break
+    if not parts:
+        raise UsageError(f"cannot read vLLM version {version!r}")
+    return tuple(parts)
+
+
+def _at_least(version: tuple[int, ...] | None, floor: tuple[int, ...]) -> bool:
+    """None means "the newest vLLM"."""
+    return version is None or version >= floor
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,11 +120,15 @@ class Capacity:
         num_blocks: blocks in the pool as vLLM allocated it.
         usable_blocks: blocks a request can get (V1 keeps one null block).
         block_size: tokens per block.
-        blocks_per_user: blocks one user holds at the end of its answer.
+        blocks_per_user: blocks one user holds at the end of its answer
+            (summed over the KV cache groups).
         users: ``usable_blocks // blocks_per_user``.
         blocks_per_user_mid: blocks one user holds mid-answer.
         users_mid_answer: ``usable_blocks // blocks_per_user_mid``.
         is_exact: False when the model's layout is not modelled exactly.
+        num_groups: KV cache groups sharing the pool (1 for a uniform model).
+        blocks_per_user_by_group: ``blocks_per_user`` split by group.
+        notes: why the figure may be approximate.
     """
 
     num_blocks: int
@@ -64,6 +139,9 @@ class Capacity:
     blocks_per_user_mid: int
     users_mid_answer: int
     is_exact: bool = True
+    num_groups: int = 1
+    blocks_per_user_by_group: tuple[int, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 def blocks_for_tokens(num_tokens: int, block_size: int) -> int:
@@ -104,3 +182,706 @@ def users_that_fit(
         blocks_per_user_mid=per_user_mid,
         users_mid_answer=usable // per_user_mid,
     )
+
+
+# --------------------------------------------------------------------------
+# KV cache groups
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KVCacheGroup:
+    """One KV cache group: layers of one kind sharing a block table.
+
+    Attributes:
+        kind: ``"full"`` (full attention and MLA), ``"sliding"``, ``"chunked"``
+            or ``"mamba"`` (Mamba and linear-attention state).
+        num_layers: real layers in the group.
+        num_padding_layers: ``group_size - num_layers``: memory reserved for
+            layers that do not exist (vLLM's "Add N padding layers").
+        block_size: tokens per block of this group.
+        window_tokens: sliding window or chunk size, else None.
+        layer_indices: the model's layer numbers in this group (vLLM assigns
+            ``layers[i::num_groups]`` to the i-th group of a kind).
+    """
+
+    kind: str
+    num_layers: int
+    num_padding_layers: int
+    block_size: int
+    window_tokens: int | None = None
+    layer_indices: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KVCacheLayout:
+    """The KV cache groups vLLM forms for a spec, and the block geometry.
+
+    Attributes:
+        groups: the KV cache groups, all drawing from one block pool.
+        group_size: layers per group (vLLM's ``group_size``), whole model.
+        block_size: tokens per attention block.
+        page_size_bytes: one block of one layer on one GPU (Mamba pages are
+            padded to it).
+        layers_per_block_on_gpu: layers a block id spans on the GPU the spec
+            is for (the stage's share of ``group_size``): bytes per block id =
+            ``page_size_bytes x layers_per_block_on_gpu``.
+        is_hybrid_manager: vLLM's hybrid KV cache manager is in use.
+        has_null_block: V1 keeps one block as its null block.
+        is_exact: False when a rule could not be pinned (see notes).
+        vllm_version: the version the layout was formed for (None: newest).
+        notes: assumptions and caveats.
+    """
+
+    groups: tuple[KVCacheGroup, ...]
+    group_size: int
+    block_size: int
+    page_size_bytes: int
+    layers_per_block_on_gpu: int
+    is_hybrid_manager: bool
+    has_null_block: bool = True
+    is_exact: bool = True
+    vllm_version: tuple[int, ...] | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def num_groups(self) -> int:
+        """Number of KV cache groups."""
+        return len(self.groups)
+
+    @property
+    def min_block_size(self) -> int:
+        """vLLM's ``min_block_size`` over the groups (the pool line uses it)."""
+        return min(g.block_size for g in self.groups)
+
+    @property
+    def bytes_per_block(self) -> int:
+        """Bytes of one block id on one GPU, across the layers that share it."""
+        return self.page_size_bytes * self.layers_per_block_on_gpu
+
+    @property
+    def is_single_full_group(self) -> bool:
+        """One full-attention group: the plain ``tokens / block_size`` arithmetic."""
+        return self.num_groups == 1 and self.groups[0].kind == "full"
+
+
+def mamba_attention_block_size(spec: KVSpec, *, kernel_block_alignment: int = 16) -> int:
+    """The attention block size vLLM picks so a block's page holds a Mamba state.
+
+    vLLM (HybridAttentionMambaModelConfig) raises the attention block size to
+    ``alignment x cdiv(mamba_page, alignment x attention_page_per_token)``.
+    Qwen3-Next-80B at TP 1: mamba page 1,097,728 B, attention 2 x 2 x 256 x 2 =
+    2,048 B per token -> 16 x cdiv(1,097,728, 32,768) = 16 x 34 = 544 tokens.
+    With prefix caching it is instead rounded to the Mamba chunk size; the
+    log's "Setting attention block size to N tokens" line is authoritative.
+    """
+    if spec.state_bytes_per_layer <= 0:
+        return 16
+    per_token = spec.page_bytes_per_token_per_layer
+    return kernel_block_alignment * cdiv(
+        spec.state_bytes_per_layer, kernel_block_alignment * per_token
+    )
+
+
+def _bucket_key(kind: str, window: int | None) -> tuple[str, int | None]:
+    if kind in ("full", "mla"):
+        return ("full", None)
+    if kind in ("mamba", "linear"):
+        return ("mamba", None)
+    return (kind, window)
+
+
+def kv_cache_layout(
+    spec: KVSpec,
+    *,
+    block_size: int | None = None,
+    vllm_version: str | Sequence[int] | None = None,
+    is_v1: bool | None = None,
+    hybrid_kv_cache_manager: bool | None = None,
+) -> KVCacheLayout:
+    """The KV cache groups vLLM forms for ``spec`` (``get_kv_cache_groups``).
+
+    Args:
+        spec: the model's KV spec (per GPU).
+        block_size: tokens per attention block; None -> 16, or for Mamba
+            hybrids the block size vLLM computes (:func:`mamba_attention_block_size`).
+            MLA backends often use 64 (FlashMLA): pass the log's value.
+        vllm_version: the log's vLLM version; None means the newest.
+        is_v1: the V1 engine; None -> V1 from 0.8.0 on.
+        hybrid_kv_cache_manager: force the hybrid manager on/off (the log's
+            "Hybrid KV cache manager is disabled" warning means off); None ->
+            on from 0.9.1 in V1, off for chunked local attention from 0.10.1.
+
+    Gemma 3 27B (52 sliding + 10 full layers): group_size = min(52, 10) = 10;
+    the sliding layers need cdiv(52, 10) = 6 groups with 60 - 52 = 8 padding
+    layers, plus 1 full group: 7 groups.
+    """
+    version = parse_version(vllm_version)
+    v1 = is_v1 if is_v1 is not None else _at_least(version, V1_DEFAULT_FROM)
+    notes: list[str] = []
+    is_exact = True
+    kinds = spec.layer_kinds
+    has_state = any(k in ("mamba", "linear") for k in kinds)
+    has_chunked = "chunked" in kinds
+    kv_kinds = {k for k in kinds if k != "none"}
+    is_hybrid_model = (
+        len(
+            {
+                _bucket_key(k, w)
+                for k, w in zip(kinds, spec.layer_windows, strict=True)
+                if k != "none"
+            }
+        )
+        > 1
+    )
+
+    if hybrid_kv_cache_manager is not None:
+        hma = hybrid_kv_cache_manager and v1 and _at_least(version, HYBRID_MANAGER_FROM)
+    elif not v1 or not _at_least(version, HYBRID_MANAGER_FROM):
+        hma = False
+    elif has_chunked and _at_least(version, CHUNKED_HYBRID_OFF_FROM):
+        hma = False
+        is_exact = False
+        notes.append(
+            "chunked local attention: assumed the hybrid KV cache manager is off (vLLM's "
+            "default from 0.10.1, which warns 'There is a latency regression when using "
+            "chunked local attention with the hybrid KV cache manager. Disabling it, by "
+            "default.'; VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1, the default "
+            "in some later releases, keeps it on): every layer reserves full context"
+        )
+    else:
+        hma = True
+        if has_chunked:
+            is_exact = False
+            notes.append(
+                "chunked local attention with the hybrid KV cache manager (vLLM 0.9.x-0.10.0 "
+                "or forced on): its rules are modelled but not checked against a log"
+            )
+
+    if block_size is None:
+        block_size = mamba_attention_block_size(spec) if (has_state and hma) else 16
+        if spec.is_mla:
+            notes.append(
+                "block size 16 assumed; vLLM's MLA backends often use 64 (FlashMLA) or "
+                "128 (CUTLASS MLA): pass the log's block size"
+            )
+    if block_size <= 0:
+        raise UsageError(f"block size must be positive, got {block_size}")
+    page = block_size * spec.page_bytes_per_token_per_layer
+    start, end = spec.stage_layer_range
+
+    if not hma:
+        attn = tuple(i for i, k in enumerate(kinds) if k in ("full", "mla", "sliding", "chunked"))
+        if is_hybrid_model and (kv_kinds & {"sliding", "chunked"}):
+            notes.append(
+                "without the hybrid KV cache manager every sliding-window / chunked layer "
+                "keeps full context (one group)"
+            )
+        if has_state:
+            if v1:
+                is_exact = False
+                notes.append(
+                    "vLLM V1 needs the hybrid KV cache manager for Mamba hybrids; "
+                    "modelled the attention layers only"
+                )
+            else:
+                notes.append("V0 keeps Mamba state in a separate cache outside the KV pool")
+        if kv_kinds == {"sliding"}:
+            is_exact = False
+            notes.append(
+                "a model whose every layer slides: before vLLM 0.9.1 (and in V0) its block "
+                "manager's window handling is not modelled; charged full context"
+            )
+        group = KVCacheGroup(
+            kind="full",
+            num_layers=len(attn),
+            num_padding_layers=0,
+            block_size=block_size,
+            layer_indices=attn,
+        )
+        on_gpu = sum(1 for i in attn if start <= i < end)
+        return KVCacheLayout(
+            groups=(group,),
+            group_size=len(attn),
+            block_size=block_size,
+            page_size_bytes=page,
+            layers_per_block_on_gpu=on_gpu,
+            is_hybrid_manager=False,
+            has_null_block=v1,
+            is_exact=is_exact,
+            vllm_version=version,
+            notes=tuple(notes),
+        )
+
+    # Bucket the layers by spec, in layer order (vLLM: same_type_layers).
+    buckets: dict[tuple[str, int | None], list[int]] = {}
+    for i, (k, w) in enumerate(zip(kinds, spec.layer_windows, strict=True)):
+        if k == "none":
+            continue
+        buckets.setdefault(_bucket_key(k, w), []).append(i)
+    if has_state:
+        if spec.state_bytes_per_layer > page:
+            is_exact = False
+            notes.append(
+                f"a Mamba state ({spec.state_bytes_per_layer:,} B) exceeds the attention "
+                f"page at block size {block_size} ({page:,} B); vLLM would have raised "
+                "the block size"
+            )
+            page = spec.state_bytes_per_layer
+        else:
+            notes.append(
+                f"Mamba state page padded from {spec.state_bytes_per_layer:,} B to the "
+                f"attention page of {page:,} B ({block_size} tokens)"
+            )
+    counts = [len(v) for v in buckets.values()]
+    group_size = min(counts)
+    if _at_least(version, GROUP_SIZE_MAX_HEURISTIC_FROM) and max(counts) < group_size * 1.5:
+        group_size = max(counts)
+    groups: list[KVCacheGroup] = []
+    for (kind, window), layers in buckets.items():
+        num_groups = cdiv(len(layers), group_size)
+        for g in range(num_groups):
+            members = tuple(layers[g::num_groups])
+            groups.append(
+                KVCacheGroup(
+                    kind=kind,
+                    num_layers=len(members),
+                    num_padding_layers=group_size - len(members),
+                    block_size=block_size,
+                    window_tokens=window,
+                    layer_indices=members,
+                )
+            )
+    if len(groups) == 1:
+        group_size = groups[0].num_layers
+    on_gpu = max(sum(1 for i in g.layer_indices if start <= i < end) for g in groups)
+    if spec.pipeline_parallel_size > 1 and len(groups) > 1:
+        notes.append("pipeline parallel: each stage keeps its share of every group")
+    return KVCacheLayout(
+        groups=tuple(groups),
+        group_size=group_size,
+        block_size=block_size,
+        page_size_bytes=page,
+        layers_per_block_on_gpu=on_gpu,
+        is_hybrid_manager=True,
+        has_null_block=True,
+        is_exact=is_exact,
+        vllm_version=version,
+        notes=tuple(notes),
+    )
+
+
+# --------------------------------------------------------------------------
+# Blocks per request
+
+
+def blocks_held(group: KVCacheGroup, num_tokens: int, *, mamba_blocks_per_request: int = 1) -> int:
+    """Blocks of ``group`` a request holds at a decode step with ``num_tokens`` tokens.
+
+    At that step ``num_tokens - 1`` tokens are computed; vLLM's
+    ``remove_skipped_blocks`` frees the sliding group's blocks wholly before
+    ``computed - W + 1`` and the chunked group's before the current chunk.
+
+    >>> sw = KVCacheGroup(kind="sliding", num_layers=12, num_padding_layers=0,
+    ...                   block_size=16, window_tokens=128)
+    >>> blocks_held(sw, 640), blocks_held(sw, 641), blocks_held(sw, 100)
+    (8, 9, 7)
+    """
+    bs = group.block_size
+    n = max(num_tokens, 0)
+    if group.kind == "mamba":
+        return mamba_blocks_per_request
+    total = cdiv(n, bs)
+    if group.kind == "sliding" and group.window_tokens is not None:
+        return total - max(0, n - group.window_tokens) // bs
+    if group.kind == "chunked" and group.window_tokens is not None and n > 0:
+        chunk_start = (n - 1) // group.window_tokens * group.window_tokens
+        return total - chunk_start // bs
+    return total
+
+
+def blocks_charged(
+    group: KVCacheGroup, num_tokens: int, *, mamba_blocks_per_request: int = 1
+) -> int:
+    """Blocks of ``group`` a user needs to reach ``num_tokens`` tokens: the peak.
+
+    :func:`blocks_held` oscillates for sliding and chunked groups (gpt-oss,
+    W = 128: 8 blocks at 640 tokens, 9 at 641, 8 again at 656), so a user is
+    charged the most it holds at any decode step up to ``num_tokens``; it then
+    fits at every step, and longer users never cost fewer blocks. Sliding:
+    ``min(cdiv(L, bs), cdiv(W - 1, bs) + 1)`` (gpt-oss: 9 blocks = 144 tokens
+    per layer; Mistral-7B-v0.1: 257 blocks = 4,112 tokens); chunked with C a
+    whole number of blocks: ``cdiv(min(L, C), bs)``.
+
+    >>> sw = KVCacheGroup(kind="sliding", num_layers=12, num_padding_layers=0,
+    ...                   block_size=16, window_tokens=128)
+    >>> blocks_charged(sw, 640), blocks_charged(sw, 656), blocks_charged(sw, 100)
+    (9, 9, 7)
+    """
+    n = max(num_tokens, 0)
+    if group.kind not in ("sliding", "chunked") or group.window_tokens is None:
+        return blocks_held(group, n, mamba_blocks_per_request=mamba_blocks_per_request)
+    bs, w = group.block_size, group.window_tokens
+    if group.kind == "sliding":
+        # The W tokens a step needs (W - 1 kept + the new one) straddle at most
+        # cdiv(W - 1, bs) + 1 blocks; shorter users hold all cdiv(L, bs).
+        return min(cdiv(n, bs), cdiv(w - 1, bs) + 1)
+    if n <= w or w % bs == 0:
+        return cdiv(min(n, w), bs)
+    # A chunk that is not a whole number of blocks: each chunk restarts the
+    # count, which peaks at the chunk's last token; chunk ends repeat their
+    # phase against the blocks within bs chunks.
+    last = w * min(cdiv(n, w), bs + 1)
+    ends = [min(m, n) for m in range(2 * w, last + 1, w)] + [n]
+    return max([cdiv(w, bs)] + [blocks_held(group, m) for m in ends])
+
+
+def blocks_at_max_len(
+    group: KVCacheGroup,
+    *,
+    max_model_len: int,
+    max_num_batched_tokens: int | None = None,
+    mamba_blocks_per_request: int = 1,
+) -> int:
+    """Blocks vLLM budgets for one max-length request in ``group`` (max concurrency).
+
+    vLLM's ``max_memory_usage_bytes`` / page size: full ``cdiv(L, bs)``;
+    sliding ``cdiv(min(W - 1 + max_num_batched_tokens, L), bs) + 1``; chunked
+    ``cdiv(min(C + max_num_batched_tokens, L), bs)``; Mamba 1 (+ align /
+    speculative extras).
+
+    >>> sw = KVCacheGroup(kind="sliding", num_layers=12, num_padding_layers=0,
+    ...                   block_size=16, window_tokens=128)
+    >>> blocks_at_max_len(sw, max_model_len=131072, max_num_batched_tokens=8192)
+    521
+    """
+    bs = group.block_size
+    if group.kind == "mamba":
+        return mamba_blocks_per_request
+    if group.kind in ("sliding", "chunked") and group.window_tokens is not None:
+        if max_num_batched_tokens is None:
+            raise UsageError(
+                "the max-concurrency budget of sliding-window / chunked layers needs "
+                "max_num_batched_tokens (the scheduler's token budget)"
+            )
+        w = group.window_tokens
+        if group.kind == "sliding":
+            return cdiv(min(w - 1 + max_num_batched_tokens, max_model_len), bs) + 1
+        return cdiv(min(w + max_num_batched_tokens, max_model_len), bs)
+    return cdiv(max_model_len, bs)
+
+
+def blocks_per_max_len_request(
+    layout: KVCacheLayout,
+    *,
+    max_model_len: int,
+    max_num_batched_tokens: int | None = None,
+    mamba_blocks_per_request: int = 1,
+) -> int:
+    """Blocks one max-length request is charged, summed over the groups.
+
+    vLLM 0.9.1-0.26 computes ``cdiv(sum of bytes, page)`` and 0.27+ ``sum of
+    cdiv(bytes, page)``; each group's bytes are a whole number of pages, so
+    both are this sum.
+    """
+    return sum(
+        blocks_at_max_len(
+            g,
+            max_model_len=max_model_len,
+            max_num_batched_tokens=max_num_batched_tokens,
+            mamba_blocks_per_request=mamba_blocks_per_request,
+        )
+        for g in layout.groups
+    )
+
+
+def max_concurrency(
+    layout: KVCacheLayout,
+    *,
+    num_blocks: int,
+    max_model_len: int,
+    vllm_version: str | Sequence[int] | None = None,
+    max_num_batched_tokens: int | None = None,
+    mamba_blocks_per_request: int = 1,
+) -> float:
+    """vLLM's "Maximum concurrency for L tokens per request: X" (unrounded).
+
+    V0 (0.6.3+) and V1 before 0.9.1: ``num_blocks x block_size / L``. From
+    0.9.1: ``num_blocks / blocks one max-length request needs`` over every
+    group. Qwen3-8B seed, 0.9.1+: 1,506 / cdiv(40,960, 16) = 1,506 / 2,560 =
+    0.588x.
+    """
+    if max_model_len <= 0:
+        raise UsageError(f"max_model_len must be positive, got {max_model_len}")
+    version = parse_version(vllm_version) if vllm_version is not None else layout.vllm_version
+    if not layout.has_null_block or not _at_least(version, HYBRID_MANAGER_FROM):
+        # V0 (no null block) and V1 before 0.9.1.
+        return num_blocks * layout.block_size / max_model_len
+    per_request = blocks_per_max_len_request(
+        layout,
+        max_model_len=max_model_len,
+        max_num_batched_tokens=max_num_batched_tokens,
+        mamba_blocks_per_request=mamba_blocks_per_request,
+    )
+    return num_blocks / per_request
+
+
+def pool_tokens_printed(
+    layout: KVCacheLayout,
+    *,
+    num_blocks: int,
+    vllm_version: str | Sequence[int] | None,
+    max_model_len: int | None = None,
+    max_num_batched_tokens: int | None = None,
+    mamba_blocks_per_request: int = 1,
+) -> int:
+    """The N of "GPU KV cache size: N tokens" vLLM prints for ``num_blocks``.
+
+    0.8.0-0.20: ``num_blocks // num_groups x min_block_size`` (one group:
+    ``num_blocks x block_size``); 0.21+: ``int(max_concurrency x max_model_len)``.
+    gpt-oss-120b, 2 groups: 39,192 blocks -> 39,192 // 2 x 16 = 313,536.
+    """
+    version = parse_version(vllm_version) if vllm_version is not None else layout.vllm_version
+    if version is not None and version < POOL_TOKENS_LINE_FROM:
+        raise UsageError("vLLM before 0.8.0 prints '# GPU blocks: N', not a token count")
+    if _at_least(version, POOL_TOKENS_FROM_CONCURRENCY):
+        if max_model_len is None:
+            raise UsageError("vLLM >= 0.21 derives the pool tokens from max_model_len")
+        conc = max_concurrency(
+            layout,
+            num_blocks=num_blocks,
+            max_model_len=max_model_len,
+            vllm_version=version,
+            max_num_batched_tokens=max_num_batched_tokens,
+            mamba_blocks_per_request=mamba_blocks_per_request,
+        )
+        return int(conc * max_model_len)
+    return num_blocks // layout.num_groups * layout.min_block_size
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockRange:
+    """The pool's ``num_blocks`` as far as the printed lines pin it: [low, high].
+
+    Attributes:
+        low, high: inclusive bounds.
+        formula: how the printed figure was decoded.
+    """
+
+    low: int
+    high: int
+    formula: str = ""
+
+    @property
+    def is_exact(self) -> bool:
+        """The lines pin one value."""
+        return self.low == self.high
+
+
+def num_blocks_from_pool_line(
+    layout: KVCacheLayout,
+    *,
+    pool_tokens: int,
+    vllm_version: str | Sequence[int] | None,
+    max_model_len: int | None = None,
+    max_concurrency_printed: float | None = None,
+    concurrency_decimals: int = 2,
+    max_num_batched_tokens: int | None = None,
+    mamba_blocks_per_request: int = 1,
+) -> BlockRange | None:
+    """Decode "GPU KV cache size: N tokens" (and the concurrency line) into num_blocks.
+
+    * 0.8.0-0.20, one group: ``N / block_size`` exactly.
+    * 0.9.1-0.20, G hybrid groups: ``N = num_blocks // G x min_block_size``,
+      so num_blocks is in ``[N / mbs x G, N / mbs x G + G - 1]``; the printed
+      concurrency (``%.2f``) narrows it.
+    * 0.21+: ``N = int(num_blocks / per_request x max_model_len)``.
+
+    Returns None when no block count reproduces the printed figures (wrong
+    block size, version or model).
+    """
+    version = parse_version(vllm_version) if vllm_version is not None else layout.vllm_version
+    if version is not None and version < POOL_TOKENS_LINE_FROM:
+        raise UsageError("vLLM before 0.8.0 prints '# GPU blocks: N' itself")
+
+    def per_request_blocks(max_len: int) -> int:
+        return blocks_per_max_len_request(
+            layout,
+            max_model_len=max_len,
+            max_num_batched_tokens=max_num_batched_tokens,
+            mamba_blocks_per_request=mamba_blocks_per_request,
+        )
+
+    if _at_least(version, POOL_TOKENS_FROM_CONCURRENCY):
+        if max_model_len is None:
+            raise UsageError("decoding the 0.21+ pool line needs max_model_len")
+        per_request = per_request_blocks(max_model_len)
+        lo = pool_tokens * per_request // max_model_len - 2
+        hi = cdiv((pool_tokens + 1) * per_request, max_model_len) + 2
+        candidates = [
+            nb
+            for nb in range(max(lo, 0), hi + 1)
+            if int(nb / per_request * max_model_len) == pool_tokens
+        ]
+        formula = f"tokens = int(num_blocks / {per_request} x {max_model_len})"
+    else:
+        mbs, groups = layout.min_block_size, layout.num_groups
+        if pool_tokens % mbs:
+            return None
+        base = pool_tokens // mbs * groups
+        candidates = list(range(base, base + groups))
+        formula = (
+            f"tokens = num_blocks // {groups} x {mbs}"
+            if groups > 1
+            else f"tokens = num_blocks x {mbs}"
+        )
+    if max_concurrency_printed is not None and max_model_len is not None:
+        want = f"{max_concurrency_printed:.{concurrency_decimals}f}"
+        kept = []
+        for nb in candidates:
+            conc = max_concurrency(
+                layout,
+                num_blocks=nb,
+                max_model_len=max_model_len,
+                vllm_version=version,
+                max_num_batched_tokens=max_num_batched_tokens,
+                mamba_blocks_per_request=mamba_blocks_per_request,
+            )
+            if f"{conc:.{concurrency_decimals}f}" == want:
+                kept.append(nb)
+        candidates = kept
+    if not candidates:
+        return None
+    return BlockRange(low=min(candidates), high=max(candidates), formula=formula)
+
+
+def num_blocks_for_memory(layout: KVCacheLayout, available_bytes: int) -> int:
+    """Blocks vLLM makes of ``available_bytes`` on one GPU (``get_num_blocks``).
+
+    ``int(available // page_size // layers sharing a block)``; Qwen3-8B on an
+    L4 (bf16, 16-token blocks): 3.31 GiB // 65,536 B // 36 layers ~ 1,506.
+    """
+    if layout.bytes_per_block <= 0:
+        return 0
+    return max(int(available_bytes // layout.page_size_bytes // layout.layers_per_block_on_gpu), 0)
+
+
+# --------------------------------------------------------------------------
+# Users
+
+
+def users_for_layout(
+    layout: KVCacheLayout,
+    *,
+    num_blocks: int,
+    workload: Workload,
+    mamba_blocks_per_request: int = 1,
+) -> Capacity:
+    """Users of ``workload`` that fit, charged group by group from one pool.
+
+    Each user is charged :func:`blocks_charged` per group. One full-attention
+    group gives exactly :func:`users_that_fit`. gpt-oss-20b (12 sliding-128 +
+    12 full layers, 2 groups), 640 tokens per user: 40 full blocks + 9 sliding
+    blocks = 49 blocks per user, instead of 80 if both groups kept every token.
+    """
+    if layout.is_single_full_group:
+        base = users_that_fit(
+            num_blocks=num_blocks,
+            block_size=layout.block_size,
+            workload=workload,
+            has_null_block=layout.has_null_block,
+        )
+        return Capacity(
+            num_blocks=base.num_blocks,
+            usable_blocks=base.usable_blocks,
+            block_size=base.block_size,
+            blocks_per_user=base.blocks_per_user,
+            users=base.users,
+            blocks_per_user_mid=base.blocks_per_user_mid,
+            users_mid_answer=base.users_mid_answer,
+            is_exact=layout.is_exact,
+            num_groups=1,
+            blocks_per_user_by_group=(base.blocks_per_user,),
+            notes=layout.notes,
+        )
+    usable = max(num_blocks - (1 if layout.has_null_block else 0), 0)
+    by_group = tuple(
+        blocks_charged(
+            g, workload.tokens_per_user, mamba_blocks_per_request=mamba_blocks_per_request
+        )
+        for g in layout.groups
+    )
+    per_user = max(sum(by_group), 1)
+    per_user_mid = max(
+        sum(
+            blocks_charged(
+                g, workload.tokens_mid_answer, mamba_blocks_per_request=mamba_blocks_per_request
+            )
+            for g in layout.groups
+        ),
+        1,
+    )
+    return Capacity(
+        num_blocks=num_blocks,
+        usable_blocks=usable,
+        block_size=layout.block_size,
+        blocks_per_user=per_user,
+        users=usable // per_user,
+        blocks_per_user_mid=per_user_mid,
+        users_mid_answer=usable // per_user_mid,
+        is_exact=layout.is_exact,
+        num_groups=layout.num_groups,
+        blocks_per_user_by_group=by_group,
+        notes=layout.notes,
+    )
+
+
+def users_for_spec(
+    spec: KVSpec,
+    *,
+    num_blocks: int,
+    workload: Workload,
+    block_size: int | None = None,
+    vllm_version: str | Sequence[int] | None = None,
+    is_v1: bool | None = None,
+    hybrid_kv_cache_manager: bool | None = None,
+    mamba_blocks_per_request: int = 1,
+) -> Capacity:
+    """:func:`users_for_layout` with the layout vLLM forms for ``spec``."""
+    layout = kv_cache_layout(
+        spec,
+        block_size=block_size,
+        vllm_version=vllm_version,
+        is_v1=is_v1,
+        hybrid_kv_cache_manager=hybrid_kv_cache_manager,
+    )
+    return users_for_layout(
+        layout,
+        num_blocks=num_blocks,
+        workload=workload,
+        mamba_blocks_per_request=mamba_blocks_per_request,
+    )
+
+
+__all__ = [
+    "BlockRange",
+    "Capacity",
+    "KVCacheGroup",
+    "KVCacheLayout",
+    "Workload",
+    "blocks_at_max_len",
+    "blocks_charged",
+    "blocks_for_tokens",
+    "blocks_held",
+    "blocks_per_max_len_request",
+    "cdiv",
+    "kv_cache_layout",
+    "mamba_attention_block_size",
+    "max_concurrency",
+    "num_blocks_for_memory",
+    "num_blocks_from_pool_line",
+    "parse_version",
+    "pool_tokens_printed",
+    "users_for_layout",
+    "users_for_spec",
+    "users_that_fit",
+]
