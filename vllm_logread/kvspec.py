@@ -1137,11 +1137,11 @@ def _canon_kv(kv_key: str) -> str:
 
 
 def _load_table() -> dict[str, Any]:
-    from importlib.resources import files
-
+    # Beside this module in every install (wheel, sdist, editable); importlib's
+    # MultiplexedPath under an editable install cannot join two parts at once.
     try:
-        text = files("vllm_logread").joinpath("data", "models.json").read_text(encoding="utf-8")
-    except (OSError, ModuleNotFoundError) as err:  # pragma: no cover - packaging error
+        text = (Path(__file__).resolve().parent / "data" / "models.json").read_text(encoding="utf-8")
+    except OSError as err:  # pragma: no cover - packaging error
         raise ConfigError(f"the shipped model table is missing: {err}") from err
     data = parse_config_text(text, name="vllm_logread/data/models.json")
     models = data.get("models")

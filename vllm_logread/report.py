@@ -8,7 +8,7 @@ line) or the result of a formula written out in ``arithmetic``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import capacity as cap
@@ -255,13 +255,32 @@ def build_report(
             spec_error = str(err)
             warnings.append(f"model config: {err}")
     is_uniform = spec is None or bool(getattr(spec, "is_uniform", True))
+    layout = None
+    if spec is not None and not is_uniform:
+        layout, block_size, block_src = _hybrid_layout(
+            spec, boot, gen, version, block_size, block_src, warnings
+        )
+        is_uniform = layout is None or layout.is_single_full_group
 
     engines: list[EngineReport] = []
     first_cap: cap.Capacity | None = None
     for eng in boot.pool_engines:
-        er, c = _engine_users(
-            eng, block_size, max_model_len, vt, opts.workload, gen, arithmetic, warnings
-        )
+        if layout is not None and not layout.is_single_full_group:
+            er, c = _hybrid_engine_users(
+                eng,
+                layout,
+                boot,
+                max_model_len,
+                version,
+                conc_f,
+                opts.workload,
+                arithmetic,
+                warnings,
+            )
+        else:
+            er, c = _engine_users(
+                eng, block_size, max_model_len, vt, opts.workload, gen, arithmetic, warnings
+            )
         engines.append(er)
         first_cap = first_cap or c
         if eng.ranks_disagree:
@@ -269,10 +288,10 @@ def build_report(
                 f"engine {eng.key}: ranks state different pools; vLLM schedules from the smallest, "
                 f"so the minimum is used"
             )
-    if not is_uniform and spec is not None:
+    if first_cap is not None and not first_cap.is_exact:
         warnings.append(
-            "this model mixes attention kinds (sliding window, MLA or Mamba layers): vLLM's pool "
-            "line means something else for it, so the users figure is marked approximate"
+            "this model's KV layout is not modelled exactly for this log, so the users figure is "
+            "approximate"
         )
     pool_tokens = engines[0].pool_tokens if engines else None
     num_blocks = engines[0].num_blocks if engines else None
@@ -282,6 +301,8 @@ def build_report(
         _checks(
             boot, spec, num_blocks, block_size, max_model_len, conc_f, avail_f, pool_tokens, vt, gen
         )
+        if layout is None or layout.is_single_full_group
+        else _hybrid_checks(layout, boot, num_blocks, max_model_len, conc_f, avail_f, version)
     )
     if spec is None and spec_error is None:
         checks.append(
@@ -292,7 +313,9 @@ def build_report(
                 "pass --config PATH to a config.json",
             )
         )
-    what_if = _what_ifs(boot, first_cap, block_size, spec, kv_cache_dtype, opts.workload, avail_f)
+    what_if = _what_ifs(
+        boot, first_cap, block_size, spec, kv_cache_dtype, opts.workload, avail_f, layout
+    )
     return Report(
         source=source,
         boot=boot,
@@ -313,7 +336,7 @@ def build_report(
         kv_bytes_per_token=kv_bpt,
         kv_bytes_per_token_source=None if spec is None else spec.source,
         kv_shape=None if spec is None else spec.describe(),
-        is_exact=is_uniform,
+        is_exact=first_cap.is_exact if first_cap is not None else is_uniform,
         workload=opts.workload,
         capacity=first_cap,
         engines=tuple(engines),
@@ -492,10 +515,22 @@ def _what_ifs(
     kv_cache_dtype: str | None,
     workload: cap.Workload,
     avail_f: Fact | None,
+    layout: Any = None,
 ) -> list[WhatIf]:
     out: list[WhatIf] = []
     if c is None or not block_size:
         return out
+
+    def fit(num_blocks: int) -> cap.Capacity:
+        if layout is not None and not layout.is_single_full_group:
+            return cap.users_for_layout(layout, num_blocks=num_blocks, workload=workload)
+        return cap.users_that_fit(
+            num_blocks=num_blocks,
+            block_size=block_size,
+            workload=workload,
+            has_null_block=c.usable_blocks < c.num_blocks,
+        )
+
     if kv_cache_dtype and kv_cache_dtype.startswith("fp8"):
         out.append(
             WhatIf(
@@ -509,12 +544,7 @@ def _what_ifs(
     else:
         # One byte per value instead of two: a block's page halves, so the
         # same memory holds twice the blocks (3.31 GiB: 1,506 -> 3,012).
-        fp8 = cap.users_that_fit(
-            num_blocks=2 * c.num_blocks,
-            block_size=block_size,
-            workload=workload,
-            has_null_block=c.usable_blocks < c.num_blocks,
-        )
+        fp8 = fit(2 * c.num_blocks)
         out.append(
             WhatIf(
                 change="kv_cache_dtype=fp8",
@@ -542,13 +572,13 @@ def _what_ifs(
         # parameter; assume they are nearly all of the weights, so about half
         # of the weight memory is freed for the KV cache.
         freed = float(weights.value) / 2 * GIB
-        extra = int(freed) // (int(spec.kv_bytes_per_token) * block_size)
-        est = cap.users_that_fit(
-            num_blocks=c.num_blocks + extra,
-            block_size=block_size,
-            workload=workload,
-            has_null_block=c.usable_blocks < c.num_blocks,
+        per_block = (
+            layout.bytes_per_block
+            if layout is not None and not layout.is_single_full_group
+            else int(spec.kv_bytes_per_token) * block_size
         )
+        extra = int(freed) // per_block
+        est = fit(c.num_blocks + extra)
         out.append(
             WhatIf(
                 change="weights=fp8",
@@ -557,6 +587,173 @@ def _what_ifs(
                 note=f"estimate: FP8 weights free about half of {float(weights.value):.2f} GiB "
                 f"(+{extra:,} blocks), if the weights were 16-bit",
                 is_exact=False,
+            )
+        )
+    return out
+
+
+# -- models with several KV cache groups (sliding window, MLA mixes, Mamba) ---
+
+# vLLM's default max_num_batched_tokens for `vllm serve` with chunked prefill
+# on a GPU; the log states it in `non-default args` when it was changed.
+DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
+
+
+def _hybrid_layout(
+    spec: Any,
+    boot: Boot,
+    gen: str | None,
+    version: Any,
+    block_size: int | None,
+    block_src: str,
+    warnings: list[str],
+) -> tuple[Any, int | None, str]:
+    """The KV cache groups vLLM forms for this model in this log's version."""
+    stated = boot.last("block_size")
+    try:
+        layout = cap.kv_cache_layout(
+            spec,
+            block_size=int(stated.value) if stated is not None else None,
+            vllm_version=str(version) if version else None,
+            is_v1=None if gen is None else gen == "V1",
+            hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,
+        )
+    except LogReadError as err:
+        warnings.append(f"KV cache groups: {err}")
+        return None, block_size, block_src
+    if stated is None and layout.block_size != block_size:
+        block_src = "vLLM's rule for this model (not stated in the log)"
+    return layout, layout.block_size, block_src
+
+
+def _mnbt(boot: Boot) -> int:
+    f = boot.last("max_num_batched_tokens")
+    return int(f.value) if f is not None else DEFAULT_MAX_NUM_BATCHED_TOKENS
+
+
+def _hybrid_engine_users(
+    eng: Engine,
+    layout: Any,
+    boot: Boot,
+    max_model_len: int | None,
+    version: Any,
+    conc_f: Fact | None,
+    workload: cap.Workload,
+    arithmetic: list[str],
+    warnings: list[str],
+) -> tuple[EngineReport, cap.Capacity | None]:
+    """Users of one engine when its pool is shared by several KV cache groups.
+
+    The pool line of such a model is not blocks x block size: vLLM printed
+    ``num_blocks // groups x min_block_size`` up to 0.20 and
+    ``int(concurrency x max_model_len)`` from 0.21, so the block count is
+    decoded from it (and the printed concurrency) before any division.
+    """
+    num_blocks = eng.gpu_blocks
+    how = f"# blocks line {eng.block_facts[0].line}" if eng.block_facts else ""
+    approx = False
+    if num_blocks is None and eng.pool_tokens is not None:
+        rng = None
+        try:
+            rng = cap.num_blocks_from_pool_line(
+                layout,
+                pool_tokens=eng.pool_tokens,
+                vllm_version=str(version) if version else None,
+                max_model_len=max_model_len,
+                max_concurrency_printed=None if conc_f is None else float(conc_f.value),
+                max_num_batched_tokens=_mnbt(boot),
+            )
+        except LogReadError as err:
+            warnings.append(f"engine {eng.key}: the pool line cannot be decoded: {err}")
+        if rng is None:
+            warnings.append(
+                f"engine {eng.key}: no block count reproduces the pool line "
+                f"({eng.pool_tokens:,} tokens) for this model's {layout.num_groups} KV cache "
+                "groups; users not computed"
+            )
+        else:
+            num_blocks, how = rng.low, rng.formula
+            approx = not rng.is_exact
+            if approx:
+                how += f" (between {rng.low:,} and {rng.high:,}: the lower is used)"
+    c = None
+    if num_blocks is not None and num_blocks >= 0:
+        c = cap.users_for_layout(layout, num_blocks=num_blocks, workload=workload)
+        if approx:
+            c = replace(c, is_exact=False)
+        groups = " + ".join(
+            f"{n} ({g.kind})"
+            for n, g in zip(c.blocks_per_user_by_group, layout.groups, strict=False)
+        )
+        null = " - 1 null block" if layout.has_null_block else ""
+        arithmetic.append(
+            f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} usable, "
+            f"shared by {layout.num_groups} KV cache groups; a user of "
+            f"{workload.tokens_per_user:,} tokens holds {groups} = {c.blocks_per_user} blocks -> "
+            f"{c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; mid-answer "
+            f"{c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
+        )
+    return (
+        EngineReport(
+            engine=eng.key,
+            pool_tokens=eng.pool_tokens,
+            num_blocks=num_blocks,
+            users=None if c is None else c.users,
+            users_mid_answer=None if c is None else c.users_mid_answer,
+            line=eng.pool_line,
+            ranks_disagree=eng.ranks_disagree,
+        ),
+        c,
+    )
+
+
+def _hybrid_checks(
+    layout: Any,
+    boot: Boot,
+    num_blocks: int | None,
+    max_model_len: int | None,
+    conc_f: Fact | None,
+    avail_f: Fact | None,
+    version: Any,
+) -> list[Check]:
+    out: list[Check] = []
+    if conc_f is not None and num_blocks is not None and max_model_len:
+        printed = float(conc_f.value)
+        try:
+            ours = cap.max_concurrency(
+                layout,
+                num_blocks=num_blocks,
+                max_model_len=max_model_len,
+                vllm_version=str(version) if version else None,
+                max_num_batched_tokens=_mnbt(boot),
+            )
+        except LogReadError as err:
+            out.append(Check(name="max_concurrency", status="unknown", detail=str(err)))
+        else:
+            ok = abs(round(ours, 2) - printed) <= 0.0051
+            out.append(
+                Check(
+                    name="max_concurrency",
+                    status="pass" if ok else "fail",
+                    detail=f"{num_blocks:,} blocks over {layout.num_groups} KV cache groups at "
+                    f"{max_model_len:,} tokens per request = {ours:.2f}x; the log says {printed:.2f}x"
+                    + ("" if ok else ": this model's KV layout is not understood for this log"),
+                    line=conc_f.line,
+                )
+            )
+    if avail_f is not None and num_blocks is not None and float(avail_f.value) > 0:
+        avail = float(avail_f.value)
+        lo = cap.num_blocks_for_memory(layout, int(max(avail - avail_f.half_ulp, 0) * GIB))
+        hi = cap.num_blocks_for_memory(layout, int((avail + avail_f.half_ulp) * GIB))
+        ok = lo <= num_blocks <= hi
+        out.append(
+            Check(
+                name="pool_vs_memory",
+                status="pass" if ok else "fail",
+                detail=f"{avail} GiB / {layout.bytes_per_block:,} B per block = {lo:,}..{hi:,} blocks "
+                f"within the printed precision; the pool is {num_blocks:,}"
+                + ("" if ok else ": the log does not match this model's KV layout"),
+                line=avail_f.line,
             )
         )
     return out
