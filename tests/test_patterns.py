@@ -101,6 +101,7 @@ CASES = [
             ("non_torch_gib", 0.1),
             ("cuda_graph_gib", 0.09),
             ("kv_cache_memory_bytes", 12917635953),
+            ("available_kv_gib", 11.85),
         ],
     ),
     (

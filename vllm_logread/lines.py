@@ -34,6 +34,7 @@ _WRAPPERS = re.compile(
       | --$                                                  # table separator rows
       | \d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?    # docker -t, kubectl --timestamps,
         (?:Z|[+-]\d\d:?\d\d)?[ \t]+                          #   Loki / CI exports
+        (?!-[ ](?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]-)     #   (not Python logging's own stamp)
       | \[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?  # "[2024-07-08 15:17:34] "
         (?:Z|[+-]\d\d:?\d\d)?\][ \t]*
       | \d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d[ ]\|[ ]\w+[ ]\|[ ]\w+[ ]\|[ ]  # FastChat "... | ERROR | stderr | "
@@ -46,8 +47,12 @@ _WRAPPERS = re.compile(
     re.VERBOSE,
 )
 
-# Right-hand wrappers: k9s borders and padding, Ray's dedup note.
-_TRAILERS = re.compile(r"(?:[ \t]*[│┃║])?[ \t]*(?:\[repeated \d{1,9}x across cluster\][ \t]*)?$")
+# Right-hand wrappers: k9s borders and padding, Ray's dedup note. Searched in
+# reverse ("(?r)", from the end of the line): a forward search retries the
+# space runs at every start, quadratic on "x" + 60,000 spaces + "y" (minutes).
+_TRAILERS = re.compile(
+    r"(?r)(?:[ \t]*[│┃║])?[ \t]*(?:\[repeated \d{1,9}x across cluster\][ \t]*)?$"
+)
 
 # "(EngineCore_DP0 pid=7) ", "(VllmWorker rank=0 pid=7) ", "(RayWorkerWrapper pid=7, ip=10.0.0.1) ".
 _PROCESS = re.compile(r"^\(([^()\n]{1,120}? pid=\d{1,10}(?:, ip=[0-9a-fA-F.:]{1,64})?)\)[ \t]*")
@@ -56,7 +61,7 @@ _PROCESS = re.compile(r"^\(([^()\n]{1,120}? pid=\d{1,10}(?:, ip=[0-9a-fA-F.:]{1,
 # VLLM_LOGGING_PREFIX, so it is searched, not matched; "[" is absent before 0.8.
 _HEADER = re.compile(
     r"(?:^|(?<=[\s\]]))(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)[ ]"
-    r"(?:\d\d-\d\d[ ]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?[ ])?"
+    r"(?:(\d\d-\d\d[ ]\d\d:\d\d:\d\d)(?:[.,]\d{1,6})?[ ])?"  # group 2: the time
     r"\[?[^\s\[\]]{1,200}:\d{1,7}\][ ]?"
 )
 # Python logging's default-ish format used by other libraries inside a tag:
@@ -84,12 +89,14 @@ class LogLine:
         process: the process tag, e.g. ``EngineCore_DP0 pid=200``, or None.
         level: ``INFO``, ``WARNING``, ... or None when the line had no header.
         message: the text after the header (the whole line when there is none).
+        time: the header's ``MM-DD HH:MM:SS`` (no year, fraction dropped), or None.
     """
 
     number: int
     process: str | None
     level: str | None
     message: str
+    time: str | None = None
 
 
 def strip_ansi(text: str) -> str:
@@ -156,16 +163,27 @@ def parse_line(text: str, number: int) -> LogLine:
             return record
     rest = _TRAILERS.sub("", rest, count=1)
     level: str | None = None
+    time: str | None = None
     h = _HEADER.search(rest, endpos=min(len(rest), 400))
     if h:
-        level = h.group(1)
+        level, time = h.group(1), h.group(2)
         rest = rest[h.end() :]
     else:
         m = _PYLOG.match(rest) or _BARE_SOURCE.match(rest)
         if m:
             level = m.group(1) if m.re is _PYLOG else None
             rest = rest[m.end() :]
-    return LogLine(number=number, process=process, level=level, message=rest.strip())
+    return LogLine(number=number, process=process, level=level, message=rest.strip(), time=time)
+
+
+def header_time(head: str) -> str | None:
+    """The time in vLLM's header, from the text before a line's message.
+
+    >>> header_time("(APIServer pid=1) INFO 11-29 10:00:58 [loggers.py:123] ")
+    '11-29 10:00:58'
+    """
+    h = _HEADER.search(strip_ansi(head))
+    return None if h is None else h.group(2)
 
 
 def _json_record(text: str, number: int) -> LogLine | None:

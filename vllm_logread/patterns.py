@@ -401,7 +401,10 @@ ROWS: tuple[Row, ...] = (
                     \ (?P<activation_peak_gib_b>{NUM})\ GiB\ for\ peak\ activation,
                     \ and\ (?P<cuda_graph_gib_b>{NUM})\ GiB\ for\ CUDAGraph\ memory
                  )
-                 (?:.{{0,200}}?--kv-cache-memory=(?P<kv_cache_memory_bytes>{INT}))?"""
+                 (?:.{{0,200}}?--kv-cache-memory=(?P<kv_cache_memory_bytes>{INT}))?
+                 # the KV memory this run uses (0.11+; 0.10.2 states it in bytes instead)
+                 (?:.{{0,400}}?Current\ kv\ cache\ memory\ in\ use\ is
+                    \ (?P<available_kv_gib>{NUM})\ GiB)?"""
         ),
         lambda m: [
             (k.removesuffix("_b"), v, d)
@@ -525,7 +528,9 @@ ROWS: tuple[Row, ...] = (
     Row(
         "non_default_args",
         ("non-default args:",),
-        _c(r"non-default\ args:\ (?P<d>\{.*\})\s*$"),
+        # Reverse search ("(?r)"): forward, every "non-default args: {" in a
+        # line without a closing "}" rescans to the end (quadratic).
+        _c(r"(?r)non-default\ args:\ (?P<d>\{.*\})\s*$"),
         _non_default_args,
     ),
     # -- version: old line, plain fallback, the 0.15+ logo lines.
@@ -607,7 +612,7 @@ MARKERS: tuple[str, ...] = tuple(sorted({m for row in ROWS for m in row.markers}
 
 
 def facts_from_message(
-    message: str, *, line: int, process: str | None, source: str = "-"
+    message: str, *, line: int, process: str | None, source: str = "-", time: str | None = None
 ) -> Iterator[Fact | NearMiss]:
     """Apply every row whose marker the message carries.
 
@@ -630,5 +635,31 @@ def facts_from_message(
             continue
         for kind, value, decimals in built:
             yield Fact(
-                kind=kind, value=value, line=line, process=process, decimals=decimals, source=source
+                kind=kind,
+                value=value,
+                line=line,
+                process=process,
+                decimals=decimals,
+                source=source,
+                time=time,
             )
+
+
+# -- the stats line's fast path (serving phase) -------------------------------
+# Once a boot is reported, pipeline.py reads stats lines (one line in twenty of
+# a busy log) without the row loop: ``STATS_FAST.finditer`` over a whole chunk
+# finds every STATS_MARKER (a literal prefix: the scan runs in C) and reads the
+# values in the shapes vLLM prints most (V0 "Swapped/Pending"; V1 "Waiting",
+# 0.11.1+ "Preemptions" when > 0). Where the values part does not match, its
+# groups are None and the line goes through the "stats" row above (0.7.1's
+# missing comma, 0.32's "KV fetch" part), so no stats line is lost;
+# tests/test_load.py reads every wording both ways and compares.
+STATS_MARKER = b"Avg prompt throughput: "
+STATS_FAST = re.compile(
+    rb"Avg prompt throughput: (?:(\d{1,20}\.\d) tokens/s, Avg generation throughput: "
+    rb"(\d{1,20}\.\d) tokens/s, Running: (\d{1,9}) reqs, (?:Swapped: (\d{1,9}) reqs, "
+    rb"Pending: (\d{1,9}) reqs|Waiting: (\d{1,9}) reqs)(?:, Preemptions: (\d{1,9}))?, "
+    rb"[A-Z]{2,5} KV cache usage: (\d{1,3}\.\d)%)?"
+)
+# The engine prefix just before the marker: "Engine 000: " / "2 Engines Aggregated: ".
+STATS_ENGINE_FAST = re.compile(rb"(?:Engine (\d{1,4})|(\d{1,4}) Engines Aggregated): \Z")
