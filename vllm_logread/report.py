@@ -14,6 +14,7 @@ from typing import Any
 from . import capacity as cap
 from .boot import Boot, Engine
 from .facts import Fact, LogReadError
+from .whatif import Basis, TargetPlan, WhatIf, basis_for_report, for_report
 
 GIB = 1 << 30
 
@@ -33,6 +34,11 @@ class Options:
     config: str | None = None
     block_size: int | None = None
     tensor_parallel_size: int | None = None
+    # --what-if changes (whatif.Change or their text), --target-users, and
+    # --gpu: the card the log came from when it does not state its memory.
+    what_ifs: tuple[Any, ...] = ()
+    target_users: int | None = None
+    gpu: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,26 +52,6 @@ class Check:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "status": self.status, "detail": self.detail}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WhatIf:
-    """One change and what it gives."""
-
-    change: str
-    pool_tokens: int | None
-    users: int | None
-    note: str
-    is_exact: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "change": self.change,
-            "pool_tokens": self.pool_tokens,
-            "users": self.users,
-            "exact": self.is_exact,
-            "note": self.note,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,6 +98,8 @@ class Report:
     what_if: tuple[WhatIf, ...]
     warnings: tuple[str, ...]
     arithmetic: tuple[str, ...]
+    target: TargetPlan | None = None  # --target-users
+    basis: Basis | None = None  # what the what-ifs start from (sweeps and plots use it)
 
     @property
     def users(self) -> int | None:
@@ -219,6 +207,10 @@ def build_report(
     ``spec_resolver(model, config=..., tensor_parallel_size=..., kv_cache_dtype=..., dtype=...)``
     returns a KV spec or None (kvspec.resolve_spec); tests pass their own.
     """
+    if boot.value("engine_kind") == "sglang":
+        from .sglang import build_sglang_report  # its pool is in tokens of pages
+
+        return build_sglang_report(boot, opts, source=source, spec_resolver=spec_resolver)
     warnings: list[str] = []
     arithmetic: list[str] = []
     checks: list[Check] = []
@@ -233,12 +225,22 @@ def build_report(
     conc_f = conc_engines[0].max_concurrency if conc_engines else boot.first("max_concurrency")
     conc_tokens_f = boot.first("concurrency_tokens")
     max_model_len = _int(max_len_f) if max_len_f else _int(conc_tokens_f)
+    if max_model_len is not None and max_model_len <= 0:
+        # "Using max model len -5" is no length: say so, never divide by it.
+        len_line = (max_len_f or conc_tokens_f).line  # type: ignore[union-attr]
+        warnings.append(f"line {len_line}: max model len {max_model_len} is not a length; ignored")
+        max_model_len = None
     tp = _int(boot.first("tensor_parallel_size")) or opts.tensor_parallel_size or 1
     kv_dtype_f = boot.last("kv_cache_dtype")
     kv_cache_dtype = str(kv_dtype_f.value) if kv_dtype_f else None
     dtype_f = boot.first("dtype")
     avail_f = boot.first("available_kv_gib")
     block_size, block_src = _block_size(boot, opts, device, gen)
+    bad_bs = boot.last("block_size")
+    if bad_bs is not None and int(bad_bs.value) <= 0:
+        warnings.append(
+            f"line {bad_bs.line}: block size {bad_bs.value} is not a block size; ignored"
+        )
 
     spec = None
     spec_error: str | None = None
@@ -313,9 +315,25 @@ def build_report(
                 "pass --config PATH to a config.json",
             )
         )
-    what_if = _what_ifs(
-        boot, first_cap, block_size, spec, kv_cache_dtype, opts.workload, avail_f, layout
-    )
+    basis = None
+    if first_cap is not None and block_size:
+        basis = basis_for_report(
+            boot,
+            first_cap,
+            block_size=block_size,
+            spec=spec,
+            layout=layout,
+            workload=opts.workload,
+            available_kv=avail_f,
+            kv_cache_dtype=kv_cache_dtype,
+            tensor_parallel_size=tp,
+            max_model_len=max_model_len,
+            generation=gen,
+            num_engines=len(engines),
+            options=opts,
+            spec_resolver=spec_resolver,
+        )
+    what_if, target = for_report(basis, opts)
     return Report(
         source=source,
         boot=boot,
@@ -344,6 +362,8 @@ def build_report(
         what_if=tuple(what_if),
         warnings=tuple(warnings),
         arithmetic=tuple(arithmetic),
+        target=target,
+        basis=basis,
     )
 
 
@@ -507,96 +527,18 @@ def _checks(
     return out
 
 
-def _what_ifs(
-    boot: Boot,
-    c: cap.Capacity | None,
-    block_size: int | None,
-    spec: Any,
-    kv_cache_dtype: str | None,
-    workload: cap.Workload,
-    avail_f: Fact | None,
-    layout: Any = None,
-) -> list[WhatIf]:
-    out: list[WhatIf] = []
-    if c is None or not block_size:
-        return out
-
-    def fit(num_blocks: int) -> cap.Capacity:
-        if layout is not None and not layout.is_single_full_group:
-            return cap.users_for_layout(layout, num_blocks=num_blocks, workload=workload)
-        return cap.users_that_fit(
-            num_blocks=num_blocks,
-            block_size=block_size,
-            workload=workload,
-            has_null_block=c.usable_blocks < c.num_blocks,
-        )
-
-    if kv_cache_dtype and kv_cache_dtype.startswith("fp8"):
-        out.append(
-            WhatIf(
-                change="kv_cache_dtype=fp8",
-                pool_tokens=c.num_blocks * block_size,
-                users=c.users,
-                note="the KV cache is FP8 already",
-                is_exact=True,
-            )
-        )
-    else:
-        # One byte per value instead of two: a block's page halves, so the
-        # same memory holds twice the blocks (3.31 GiB: 1,506 -> 3,012).
-        fp8 = fit(2 * c.num_blocks)
-        out.append(
-            WhatIf(
-                change="kv_cache_dtype=fp8",
-                pool_tokens=2 * c.num_blocks * block_size,
-                users=fp8.users,
-                note=f"--kv-cache-dtype fp8 halves the bytes per token: {2 * c.num_blocks:,} blocks, "
-                f"{fp8.users} users (rounding may move it by a block); measure quality on your own "
-                "eval first",
-                is_exact=True,
-            )
-        )
-    out.append(
-        WhatIf(
-            change="max_model_len=lower",
-            pool_tokens=c.num_blocks * block_size,
-            users=c.users,
-            note="a lower --max-model-len adds no users here: the pool is set by memory, not by the "
-            "length; it only stops one long request from taking a large share of it",
-            is_exact=True,
-        )
-    )
-    weights = boot.first("weights_gib")
-    if spec is not None and weights is not None and float(weights.value) > 0:
-        # Estimate: the linear layers' weights go from 2 bytes to 1 per
-        # parameter; assume they are nearly all of the weights, so about half
-        # of the weight memory is freed for the KV cache.
-        freed = float(weights.value) / 2 * GIB
-        per_block = (
-            layout.bytes_per_block
-            if layout is not None and not layout.is_single_full_group
-            else int(spec.kv_bytes_per_token) * block_size
-        )
-        extra = int(freed) // per_block
-        est = fit(c.num_blocks + extra)
-        out.append(
-            WhatIf(
-                change="weights=fp8",
-                pool_tokens=(c.num_blocks + extra) * block_size,
-                users=est.users,
-                note=f"estimate: FP8 weights free about half of {float(weights.value):.2f} GiB "
-                f"(+{extra:,} blocks), if the weights were 16-bit",
-                is_exact=False,
-            )
-        )
-    return out
-
-
 # -- models with several KV cache groups (sliding window, MLA mixes, Mamba) ---
 
 # vLLM's default max_num_batched_tokens for `vllm serve` with chunked prefill
 # on a GPU; the log states it in `non-default args` when it was changed.
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
+# The default depends on the card (EngineArgs batch defaults): `vllm serve`
+# takes 8192 on GPUs of 70 GiB or more that are not A100s (H100, H200,
+# MI300X) and 2048 on the others (L4, A100, RTX); an offline LLM(...) script
+# 16384. Only sliding-window and chunked groups depend on it (gpt-oss-20b at
+# 131,072 tokens: 8,192 + 521 blocks per request with 8192, 8,192 + 137 with
+# 2048), and the log does not name the card, so each is tried in this order.
+DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED = (DEFAULT_MAX_NUM_BATCHED_TOKENS, 2048, 16384)
 
 
 def _hybrid_layout(
@@ -626,9 +568,10 @@ def _hybrid_layout(
     return layout, layout.block_size, block_src
 
 
-def _mnbt(boot: Boot) -> int:
+def _mnbt_tried(boot: Boot) -> tuple[int, ...]:
+    """The stated max_num_batched_tokens, else vLLM's defaults to try."""
     f = boot.last("max_num_batched_tokens")
-    return int(f.value) if f is not None else DEFAULT_MAX_NUM_BATCHED_TOKENS
+    return (int(f.value),) if f is not None else DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED
 
 
 def _hybrid_engine_users(
@@ -651,18 +594,21 @@ def _hybrid_engine_users(
     """
     num_blocks = eng.gpu_blocks
     how = f"# blocks line {eng.block_facts[0].line}" if eng.block_facts else ""
-    approx = False
+    high_blocks = None
     if num_blocks is None and eng.pool_tokens is not None:
         rng = None
         try:
-            rng = cap.num_blocks_from_pool_line(
-                layout,
-                pool_tokens=eng.pool_tokens,
-                vllm_version=str(version) if version else None,
-                max_model_len=max_model_len,
-                max_concurrency_printed=None if conc_f is None else float(conc_f.value),
-                max_num_batched_tokens=_mnbt(boot),
-            )
+            for mnbt in _mnbt_tried(boot):
+                rng = cap.num_blocks_from_pool_line(
+                    layout,
+                    pool_tokens=eng.pool_tokens,
+                    vllm_version=str(version) if version else None,
+                    max_model_len=max_model_len,
+                    max_concurrency_printed=None if conc_f is None else float(conc_f.value),
+                    max_num_batched_tokens=mnbt,
+                )
+                if rng is not None:
+                    break
         except LogReadError as err:
             warnings.append(f"engine {eng.key}: the pool line cannot be decoded: {err}")
         if rng is None:
@@ -673,14 +619,19 @@ def _hybrid_engine_users(
             )
         else:
             num_blocks, how = rng.low, rng.formula
-            approx = not rng.is_exact
-            if approx:
+            if not rng.is_exact:
+                high_blocks = rng.high
                 how += f" (between {rng.low:,} and {rng.high:,}: the lower is used)"
     c = None
     if num_blocks is not None and num_blocks >= 0:
         c = cap.users_for_layout(layout, num_blocks=num_blocks, workload=workload)
-        if approx:
-            c = replace(c, is_exact=False)
+        if high_blocks is not None:
+            # Users grow with the pool, so when both ends of the range give the
+            # same users they are exact (gpt-oss-20b 0.11: 147,594 or 147,595
+            # blocks, 3,012 users either way).
+            top = cap.users_for_layout(layout, num_blocks=high_blocks, workload=workload)
+            if (top.users, top.users_mid_answer) != (c.users, c.users_mid_answer):
+                c = replace(c, is_exact=False)
         groups = " + ".join(
             f"{n} ({g.kind})"
             for n, g in zip(c.blocks_per_user_by_group, layout.groups, strict=False)
@@ -720,23 +671,39 @@ def _hybrid_checks(
     if conc_f is not None and num_blocks is not None and max_model_len:
         printed = float(conc_f.value)
         try:
-            ours = cap.max_concurrency(
-                layout,
-                num_blocks=num_blocks,
-                max_model_len=max_model_len,
-                vllm_version=str(version) if version else None,
-                max_num_batched_tokens=_mnbt(boot),
-            )
+            tried = [
+                (
+                    cap.max_concurrency(
+                        layout,
+                        num_blocks=num_blocks,
+                        max_model_len=max_model_len,
+                        vllm_version=str(version) if version else None,
+                        max_num_batched_tokens=mnbt,
+                    ),
+                    mnbt,
+                )
+                for mnbt in _mnbt_tried(boot)
+            ]
         except LogReadError as err:
             out.append(Check(name="max_concurrency", status="unknown", detail=str(err)))
         else:
-            ok = abs(round(ours, 2) - printed) <= 0.0051
+            matching = [t for t in tried if abs(round(t[0], 2) - printed) <= 0.0051]
+            ours, mnbt = (matching or tried)[0]
+            ok = bool(matching)
+            windowed = any(g.kind in ("sliding", "chunked") for g in layout.groups)
+            assumed = (
+                f" (max_num_batched_tokens {mnbt}: vLLM's default for some GPUs, "
+                "not stated in the log)"
+                if windowed and boot.last("max_num_batched_tokens") is None
+                else ""
+            )
             out.append(
                 Check(
                     name="max_concurrency",
                     status="pass" if ok else "fail",
                     detail=f"{num_blocks:,} blocks over {layout.num_groups} KV cache groups at "
-                    f"{max_model_len:,} tokens per request = {ours:.2f}x; the log says {printed:.2f}x"
+                    f"{max_model_len:,} tokens per request = {ours:.2f}x{assumed}; "
+                    f"the log says {printed:.2f}x"
                     + ("" if ok else ": this model's KV layout is not understood for this log"),
                     line=conc_f.line,
                 )
