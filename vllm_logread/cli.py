@@ -7,15 +7,19 @@ Exit codes (README): 0 ok; 1 a CI gate failed (--min-users); 2 usage error;
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from . import pipeline
-from .capacity import Workload
 from .facts import LogReadError, MissingPoolError
-from .report import Options
+
+if TYPE_CHECKING:
+    from . import pipeline
+
+# The reading machinery (patterns, regexes, report) is imported by the command
+# that reads, not here: `vllm-logread --help` and `kv` start as fast as click.
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_NO_POOL, EXIT_CONTRADICTION = 0, 1, 2, 3, 4
 
@@ -42,6 +46,30 @@ def main() -> None:
     """
 
 
+def _error(err: LogReadError) -> click.ClickException:
+    """A library error as click's one ``Error: ...`` line, with its documented
+    exit code (ClickException alone exits 1, the gate's code)."""
+    exc = click.ClickException(str(err))
+    exc.exit_code = err.exit_code
+    return exc
+
+
+class _IntList(click.ParamType):  # type: ignore[type-arg]
+    """One number, a list (256,512,2048) or a range (256:2048:256, stop included)."""
+
+    name = "N[,N...]|START:STOP[:STEP]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        from .tables import parse_int_list
+
+        try:
+            return parse_int_list(str(value))
+        except LogReadError as err:
+            self.fail(str(err), param, ctx)
+
+
 def _open_inputs(files: tuple[str, ...]) -> list[tuple[str, IO[bytes]]]:
     if not files:
         if sys.stdin.isatty():
@@ -50,6 +78,8 @@ def _open_inputs(files: tuple[str, ...]) -> list[tuple[str, IO[bytes]]]:
                 "or name a file (vllm-logread server.log)"
             )
         files = ("-",)
+    from . import pipeline
+
     out: list[tuple[str, IO[bytes]]] = []
     for name in files:
         if name == "-":
@@ -58,27 +88,48 @@ def _open_inputs(files: tuple[str, ...]) -> list[tuple[str, IO[bytes]]]:
         try:
             out.append((name, pipeline.open_input(name)))
         except LogReadError as err:
-            raise click.ClickException(str(err)) from err
+            raise _error(err) from err
     return out
+
+
+def _metrics_input(url: str, files: tuple[str, ...]) -> list[tuple[str, IO[bytes]]]:
+    """--metrics-url: the server's /metrics text, fetched now (exit 2, one line, if not)."""
+    import io
+
+    from .metrics import fetch_metrics
+
+    if files:
+        raise click.UsageError("--metrics-url reads a server, not files: give one or the other")
+    try:
+        return [(url, io.BytesIO(fetch_metrics(url)))]
+    except LogReadError as err:
+        raise _error(err) from err
 
 
 @main.command("read")
 @click.argument("files", nargs=-1, metavar="[FILE]...")
 @click.option(
+    "--metrics-url",
+    metavar="URL",
+    default=None,
+    help="Read a running vLLM's Prometheus text (http://host:8000/metrics) instead of a log: "
+    "the pool and the load now. A /metrics text piped in or named as FILE is recognised too.",
+)
+@click.option(
     "--prompt",
     "prompt_tokens",
-    type=click.IntRange(0, 10_000_000),
+    type=_IntList(),
     default=512,
     show_default=True,
-    help="Prompt tokens per user.",
+    help="Prompt tokens per user; a list (256,512,2048) or a range (256:2048:256) sweeps.",
 )
 @click.option(
     "--output",
     "output_tokens",
-    type=click.IntRange(0, 10_000_000),
+    type=_IntList(),
     default=128,
     show_default=True,
-    help="Output tokens per user.",
+    help="Output tokens per user; a list or a range sweeps (a table of users per workload).",
 )
 @click.option(
     "--config",
@@ -109,12 +160,67 @@ def _open_inputs(files: tuple[str, ...]) -> list[tuple[str, IO[bytes]]]:
 @click.option(
     "--echo/--no-echo",
     default=None,
-    help="Pass every input line through to stdout (default when reading a pipe in text mode).",
+    help="Pass every input line through to stdout, the report inserted as a marked block "
+    "(default when reading standard input without --json).",
+)
+@click.option(
+    "--stats-csv",
+    metavar="FILE",
+    default=None,
+    help="Write the stats lines' time series (time, engine, running, waiting, kv_usage_pct, "
+    "prompt_tps, generation_tps, preemptions) to FILE as CSV; needs pandas.",
+)
+@click.option(
+    "--no-stats",
+    "no_stats",
+    is_flag=True,
+    help="Skip the stats lines: the boot report alone, without the load (fastest on a big log).",
+)
+@click.option(
+    "--what-if",
+    "what_if",
+    multiple=True,
+    metavar="CHANGE",
+    help="Users under a change, added to 'What to change' (repeatable): kv_cache_dtype=fp8, "
+    "weights=fp8, gpu_memory_utilization=0.95, max_model_len=4096, tensor_parallel_size=2, "
+    "gpu=H100-80GB, gpu_memory_gib=80; combine with '+'.",
+)
+@click.option(
+    "--target-users",
+    type=click.IntRange(1),
+    default=None,
+    help="List the smallest changes (FP8 KV or weights, utilization, bigger GPUs, TP) that fit "
+    "this many users, with their arithmetic.",
+)
+@click.option(
+    "--gpu",
+    metavar="NAME",
+    default=None,
+    help="The GPU the log came from (L4, A10G, H100-80GB, ...), when the log does not state "
+    "its total memory; for the utilization and GPU what-ifs.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "csv", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="text; markdown (for any CI); csv (one row per server, or the sweep); json; github "
+    "(Actions annotations, and a summary to $GITHUB_STEP_SUMMARY).",
+)
+@click.option(
+    "--plot",
+    "plot_path",
+    metavar="FILE",
+    default=None,
+    help="Draw users against tokens per user (and the load over time) to FILE.png or .svg; "
+    "needs matplotlib.",
 )
 def read_cmd(
     files: tuple[str, ...],
-    prompt_tokens: int,
-    output_tokens: int,
+    metrics_url: str | None,
+    prompt_tokens: tuple[int, ...],
+    output_tokens: tuple[int, ...],
     config: str | None,
     block_size: int | None,
     as_json: bool,
@@ -122,50 +228,129 @@ def read_cmd(
     strict: bool,
     all_boots: bool,
     echo: bool | None,
+    stats_csv: str | None,
+    no_stats: bool,
+    what_if: tuple[str, ...],
+    target_users: int | None,
+    gpu: str | None,
+    fmt: str,
+    plot_path: str | None,
 ) -> None:
     """Report the KV pool and the users that fit, from vLLM logs or a pipe.
 
-    Example: vllm-logread sample_logs/qwen3-8b-l4-v0.11.log --prompt 512 --output 128
-    """
-    from . import kvspec
+    On a pipe the report comes as soon as the boot has stated its pool; then
+    the stats lines are watched against it until the end of input or Ctrl-C.
 
-    inputs = _open_inputs(files)
+    Example: vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
+    """
+    from . import ci_formats, kvspec, live, pipeline, tables
+    from .capacity import Workload
+    from .report import Options
+
+    if echo and as_json:
+        raise click.UsageError("--echo would mix log lines into the JSON; use one or the other")
+    if config is not None:
+        try:  # an explicit --config that cannot be read is a usage error (exit 2)
+            kvspec.load_config(config)
+        except LogReadError as err:
+            raise _error(err) from err
+    try:
+        csv = tables.StatsCsv(stats_csv) if stats_csv else None
+    except LogReadError as err:
+        raise click.UsageError(str(err)) from err
+    try:
+        extras = ci_formats.Extras(
+            fmt=fmt,
+            prompts=prompt_tokens,
+            outputs=output_tokens,
+            plot_path=plot_path,
+            what_ifs=what_if,
+            gpu=gpu,
+        )
+    except LogReadError as err:
+        raise _error(err) from err
+    as_json = as_json or extras.is_json
+    quiet = as_json or extras.is_quiet  # stdout is JSON, a table or annotations
+    inputs = _metrics_input(metrics_url, files) if metrics_url else _open_inputs(files)
     opts = Options(
-        workload=Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
+        workload=Workload(prompt_tokens=prompt_tokens[0], output_tokens=output_tokens[0]),
         config=config,
         block_size=block_size,
+        what_ifs=extras.changes,
+        target_users=target_users,
+        gpu=extras.gpu,
     )
-    do_echo = echo if echo is not None else (files in ((), ("-",)) and not as_json)
-    out = click.get_text_stream("stdout")
-    results = []
-    for name, stream in inputs:
-        session = pipeline.Session(
-            name, opts, spec_resolver=kvspec.resolve_spec, keep_all_facts=as_json
-        )
-        try:
-            for item in pipeline.run(session, stream, echo=out.buffer if do_echo else None):
-                _emit(item, as_json=as_json, all_boots=all_boots, strict=strict)
-        except LogReadError as err:
-            raise click.ClickException(str(err)) from err
-        results.append(session)
-    code = pipeline.exit_status(results, min_users=min_users, strict=strict, all_boots=all_boots)
+    do_echo = echo if echo is not None else (files in ((), ("-",)) and not quiet)
+    sink = live.Sink(sys.stdout.buffer)
+    sessions: list[pipeline.Session] = []
+    try:
+        with live.signals_as_exceptions():
+            for name, stream in inputs:
+                sessions.append(
+                    pipeline.Session(
+                        name,
+                        opts,
+                        spec_resolver=kvspec.resolve_spec,
+                        keep_all_facts=as_json,
+                        on_stats=extras.on_stats(None if csv is None else csv.add),
+                        read_stats=not no_stats,
+                    )
+                )
+                for item in pipeline.run(sessions[-1], stream, echo=do_echo):
+                    framed = do_echo and not sessions[-1].is_metrics  # no log lines around it
+                    _emit(item, sink, as_json=quiet, echo=framed, strict=strict)
+    except live.Interrupted as stop:
+        with live.signals_ignored():
+            for item in sessions[-1].interrupted() if sessions else []:
+                _emit(item, sink, as_json=quiet, echo=do_echo, strict=False)
+            if as_json and sessions:
+                sink.line(pipeline.json_text(sessions, all_boots=all_boots))
+            if csv is not None:
+                csv.close()
+        sys.exit(stop.exit_code)
+    except LogReadError as err:
+        click.echo(f"Error: {err}", err=True)
+        sys.exit(err.exit_code)
+    finally:
+        for name, stream in inputs:
+            if name != "-":
+                stream.close()
+    if csv is not None:
+        csv.close()
+    code = pipeline.exit_status(sessions, min_users=min_users, strict=strict, all_boots=all_boots)
     if as_json:
-        click.echo(pipeline.json_text(results, all_boots=all_boots))
-    elif not any(s.reported for s in results):
-        click.echo(pipeline.missing_pool_message(results), err=True)
+        sink.line(pipeline.json_text(sessions, all_boots=all_boots))
+    try:
+        extra = extras.finish(
+            sessions,
+            all_boots=all_boots,
+            min_users=min_users,
+            summary_path=os.environ.get("GITHUB_STEP_SUMMARY"),
+        )
+    except LogReadError as err:
+        raise _error(err) from err
+    if extra:
+        sink.line(extra)
+    if not any(s.reported for s in sessions):
+        click.echo(pipeline.missing_pool_message(sessions), err=True)
     if code.message and code.code not in (EXIT_OK, EXIT_NO_POOL):
         click.echo(code.message, err=True)
     sys.exit(code.code)
 
 
-def _emit(item: pipeline.Output, *, as_json: bool, all_boots: bool, strict: bool) -> None:
+def _emit(item: pipeline.Output, sink: Any, *, as_json: bool, echo: bool, strict: bool) -> None:
+    """One output of the reading loop: echoed bytes, a report, an alert, a summary
+    or (to stderr) a warning."""
+    from . import pipeline
+
     if item.kind == "warning":
         click.echo(item.text, err=True)
         if strict:
             raise MissingPoolError(f"--strict: {item.text}")
-        return
-    if item.kind == "report" and item.report is not None and not as_json:
-        click.echo(pipeline.report_block(item.report))
+    elif item.kind == "echo":
+        sink.write(item.data)
+    elif not as_json:
+        sink.line(pipeline.output_text(item, echo=echo))
 
 
 @main.command("kv")
@@ -215,7 +400,7 @@ def kv_cmd(
             kv_cache_dtype=kv_cache_dtype,
         )
     except LogReadError as err:
-        raise click.ClickException(str(err)) from err
+        raise _error(err) from err
     click.echo(dumps(kvspec.kv_report(spec)) if as_json else kvspec.kv_text(spec))
 
 

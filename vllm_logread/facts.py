@@ -26,6 +26,7 @@ class Fact:
         decimals: how many decimals the value was printed with (None: exact or
             not a printed float), so ``half_ulp`` gives the printed precision.
         source: which input (file name or ``-``) the line came from.
+        time: the line's header time ``MM-DD HH:MM:SS`` or None (not in the JSON).
     """
 
     kind: str
@@ -34,6 +35,7 @@ class Fact:
     process: str | None = None
     decimals: int | None = None
     source: str = "-"
+    time: str | None = None
 
     @property
     def half_ulp(self) -> float:

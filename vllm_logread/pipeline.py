@@ -1,102 +1,127 @@
-"""Reading one input end to end: bytes -> facts -> boots -> reports.
+"""Reading one input end to end: bytes -> facts -> boots -> reports -> load.
 
 The same ``Session`` serves a file and a live pipe. ``feed`` takes whatever
 bytes arrived and returns what is worth saying now: a report the moment a
-boot's pool is known (not at end of input, which a live server never sends),
-and warnings for near misses. ``finish`` says the rest at end of input.
+boot has said what it will say about its pool (never at end of input, which a
+live server does not send), compact load alerts after it, warnings for near
+misses. ``finish`` says the rest at end of input, ``quiet`` when a pipe went
+silent, ``interrupted`` on Ctrl-C.
 
-Memory stays flat on a multi-GB log: facts of stats lines are folded into a
-running summary and kept one by one only when asked (``keep_all_facts``, for
-``--json``).
+Two reading modes, one line count:
+
+* Boot mode (the Scanner, stream.py): every line that carries a marker of the
+  patterns table becomes facts. Used until the current boot is reported, and
+  throughout with ``keep_all_facts`` (``--json``).
+* Serving mode: once the boot is reported, what can still matter is the stats
+  line, V0's preemption warning and the start of a new boot. A busy log is
+  gigabytes of access lines, so serving mode looks for just those markers with
+  ``bytes.find`` and reads the stats line with one regex (patterns.STATS_FAST):
+  about 200 MB/s in pure Python instead of the Scanner's 20 MB/s, so a live
+  server is never held back. A new boot's first line hands the rest of the
+  input back to boot mode.
+
+Memory stays flat: stats lines are folded into a LoadWatch per boot, and facts
+are kept one by one only when asked (``keep_all_facts``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .boot import STATS_KINDS, Boot, BootTracker
+from .boot import STATS_KINDS, Boot, BootTracker, engine_key
 from .facts import Fact
-from .report import Options, Report, build_report
-from .stream import ParseWarning, Scanner
+from .lines import header_time
+from .load import Estimate, LoadSummary, LoadWatch, summary_text
+from .metrics import feed_session, looks_like_metrics
+from .patterns import STATS_ENGINE_FAST, STATS_FAST
+from .report import Options, Report, build_report, engine_generation
+from .stream import MAX_LINE_BYTES, ParseWarning, Scanner, scan_bytes
 
 READ_CHUNK_BYTES = 1 << 20
-
-
-@dataclass(slots=True)
-class LoadSummary:
-    """What the stats lines said, folded as they come."""
-
-    num_stats_lines: int = 0
-    peak_running: int | None = None
-    peak_waiting: int | None = None
-    peak_kv_usage_pct: float | None = None
-    preemptions: int = 0
-    first_line: int | None = None
-    last_line: int | None = None
-
-    def add(self, f: Fact) -> None:
-        if f.kind == "running_reqs":
-            self.num_stats_lines += 1
-            self.first_line = self.first_line or f.line
-            self.last_line = f.line
-            self.peak_running = max(self.peak_running or 0, int(f.value))
-        elif f.kind == "waiting_reqs":
-            self.peak_waiting = max(self.peak_waiting or 0, int(f.value))
-        elif f.kind == "kv_usage_pct":
-            self.peak_kv_usage_pct = max(self.peak_kv_usage_pct or 0.0, float(f.value))
+# A boot whose pool is known but whose last pool line may still come (another
+# TP rank's repeat, a concurrency line) is reported after this much silence
+# on a live pipe; vLLM prints those lines within milliseconds of each other.
+QUIET_S = 0.05
+# The same, while a data-parallel engine the config announced has not stated
+# its pool yet (engines boot in parallel, seconds apart).
+QUIET_MISSING_ENGINE_S = 5.0
+# The lines that start a new boot in serving mode: the API server's banner
+# (0.4+ "vLLM API server version", 0.32+ logo) and the engine config line
+# ("Initializing an LLM engine" V0, "Initializing a V1 LLM engine" V1).
+_BOOT_START_MARKERS = (b"LLM engine", b"server version", "▀▄▀".encode())
+# V0's preemption warning (patterns.py row "preemption_warning").
+_PREEMPT_MARKER = b"is preempted by"
+_BOM_UTF16 = (b"\xff\xfe", b"\xfe\xff")
+_POOL_LINE_KINDS = frozenset(
+    {"pool_tokens", "gpu_blocks", "cpu_blocks", "device", "max_concurrency", "concurrency_tokens"}
+)
+StatsSink = Callable[..., None]
 
 
 @dataclass(slots=True)
 class Output:
-    """One thing to tell the user: a report, or a warning line."""
+    """One thing to tell the user.
 
-    kind: str  # "report" | "warning"
+    Attributes:
+        kind: ``report``, ``alert``, ``summary``, ``warning`` (stderr) or
+            ``echo`` (input bytes passed through, in ``data``).
+        line: the input line after which it belongs (None: now).
+    """
+
+    kind: str
     report: Report | None = None
     text: str = ""
+    line: int | None = None
+    data: bytes = b""
 
 
 @dataclass(slots=True)
 class Session:
-    """Reads one input incrementally; see the module docstring."""
+    """Reads one input incrementally; see the module docstring.
+
+    ``on_stats`` (optional) is called for every stats line with ``time,
+    engine, running, waiting, kv_usage_pct, prompt_tps, generation_tps,
+    preemptions, line`` (``--stats-csv``). With ``read_stats=False`` stats
+    lines and V0 preemption warnings are not looked for (``--no-stats``: the
+    boot report alone, found through the boot lines' markers only).
+    """
 
     source: str
     options: Options
     spec_resolver: Callable[..., Any] | None = None
     keep_all_facts: bool = True
+    on_stats: StatsSink | None = None
+    read_stats: bool = True
     facts: list[Fact] = field(default_factory=list)
     warnings: list[ParseWarning] = field(default_factory=list)
     tracker: BootTracker = field(default_factory=BootTracker)
-    loads: dict[int, LoadSummary] = field(default_factory=dict)
+    watches: dict[int, LoadWatch] = field(default_factory=dict)
     reported: set[int] = field(default_factory=set)
-    _scanner: Scanner | None = None
+    summarized: set[int] = field(default_factory=set)
+    _scanner: Scanner = field(init=False)
+    _line_base: int = 0  # lines before the current Scanner's first line
+    _lines: int = 0  # complete physical lines taken so far
+    _tail: bytes = b""  # the unfinished last line
+    _skipping_long: bool = False
+    _serving: bool = False
+    _is_utf16: bool | None = None
+    _metrics: bytearray | None = None  # a Prometheus /metrics text, read whole (metrics.py)
 
     def __post_init__(self) -> None:
-        self._scanner = Scanner(self.source)
+        self._scanner = Scanner(self.source, read_stats=self.read_stats)
 
     @property
     def lines_read(self) -> int:
-        assert self._scanner is not None
-        return self._scanner.lines_read
+        return self._lines
 
-    def feed(self, data: bytes) -> list[Output]:
-        assert self._scanner is not None
-        return self._take(self._scanner.feed(data), final=False)
-
-    def finish(self) -> list[Output]:
-        assert self._scanner is not None
-        out = self._take(self._scanner.finish(), final=True)
-        boot = self.tracker.current
-        if boot.index not in self.reported and boot.has_pool:
-            out.append(self._report(boot))
-        return out
-
-    def report_for(self, boot: Boot) -> Report:
-        """The report for a boot (also for one without a pool)."""
-        return build_report(
-            boot, self.options, source=self.source, spec_resolver=self.spec_resolver
-        )
+    @property
+    def is_metrics(self) -> bool:
+        """The input is a /metrics text (its first lines said so), not a log."""
+        return self._metrics is not None
 
     @property
     def last_boot(self) -> Boot:
@@ -106,66 +131,400 @@ class Session:
                 return boot
         return self.tracker.current
 
-    def load_of(self, boot: Boot) -> LoadSummary:
-        return self.loads.setdefault(boot.index, LoadSummary())
+    def report_for(self, boot: Boot) -> Report:
+        """The report for a boot (also for one without a pool)."""
+        return build_report(
+            boot, self.options, source=self.source, spec_resolver=self.spec_resolver
+        )
 
-    # -- internals -----------------------------------------------------------
+    def watch_of(self, boot: Boot) -> LoadWatch:
+        w = self.watches.get(boot.index)
+        if w is None:
+            w = self.watches[boot.index] = LoadWatch()
+        return w
 
-    def _report(self, boot: Boot) -> Output:
-        self.reported.add(boot.index)
-        return Output(kind="report", report=self.report_for(boot))
+    def load_of(self, boot: Boot) -> LoadSummary | None:
+        """What the stats lines said while ``boot`` ran (None: no stats line)."""
+        w = self.watches.get(boot.index)
+        return None if w is None else w.summary()
 
-    def _take(self, events: list[Fact | ParseWarning], *, final: bool) -> list[Output]:
+    # -- feeding ---------------------------------------------------------------
+
+    def feed(self, data: bytes) -> list[Output]:
+        """The next bytes of the input; what to tell now.
+
+        Works on offsets into ``data``, never on a copy of it: a megabyte
+        chunk copied twice costs more than reading its stats lines.
+        """
+        if not data:
+            return []
+        if self._is_utf16 is None:
+            # The Scanner recodes UTF-16 (a Windows-saved log); serving mode
+            # reads UTF-8 bytes only, so such an input stays in boot mode.
+            self._is_utf16 = data[:2] in _BOM_UTF16
+            if looks_like_metrics(data):
+                self._metrics = bytearray()
+        if self._metrics is not None:
+            self._metrics += data
+            self._lines += data.count(b"\n")
+            return []
+        start = 0
+        if self._skipping_long:
+            nl = data.find(b"\n")
+            if nl < 0:
+                return []
+            self._skipping_long = False
+            start = nl + 1
+        out: list[Output] = []
+        if self._tail:
+            nl = data.find(b"\n", start)
+            if nl < 0:
+                return self._hold(data[start:])
+            line, self._tail = self._tail + data[start : nl + 1], b""
+            out += self._take_lines(line, 0, len(line))
+            start = nl + 1
+        end = data.rfind(b"\n", start) + 1
+        if end <= start:
+            return out + self._hold(data[start:])
+        out += self._take_lines(data, start, end)
+        self._tail = data[end:] if end < len(data) else b""
+        return out
+
+    def _hold(self, part: bytes) -> list[Output]:
+        """Keep an unfinished line; an over-long one is read from its head
+        (markers and values sit at the start of vLLM's lines), the rest skipped."""
+        self._tail += part
+        if len(self._tail) <= MAX_LINE_BYTES:
+            return []
+        head = self._tail[:MAX_LINE_BYTES] + b"\n"
+        self._tail = b""
+        self._skipping_long = True
+        return self._take_lines(head, 0, len(head))
+
+    def finish(self) -> list[Output]:
+        """End of input: the last line, the pending report, the load summary."""
+        if self._metrics is not None:
+            return feed_session(self, bytes(self._metrics))
+        out: list[Output] = []
+        if self._tail and not self._skipping_long:
+            tail, self._tail = self._tail + b"\n", b""
+            out += self._take_lines(tail, 0, len(tail))
+        if not self._serving:
+            out += self._events(self._scanner.finish(), self._line_base)
+        boot = self.tracker.current
+        if boot.index not in self.reported and boot.has_pool:
+            out.append(self._report(boot, None))
+        out += self._summary(boot, None)
+        return out
+
+    def quiet(self) -> list[Output]:
+        """The input went silent for ``quiet_timeout()``: report a pending boot."""
+        boot = self.tracker.current
+        if boot.index in self.reported or not boot.has_pool:
+            return []
+        return [self._report(boot, None)]
+
+    def quiet_timeout(self) -> float | None:
+        """How long silence must last before ``quiet`` (None: nothing pending)."""
+        boot = self.tracker.current
+        if boot.index in self.reported or not boot.has_pool:
+            return None
+        return QUIET_S if _all_engines_spoke(boot) else QUIET_MISSING_ENGINE_S
+
+    def interrupted(self) -> list[Output]:
+        """Ctrl-C or SIGTERM: the pending report and the load so far."""
+        out = self.quiet()
+        out += self._summary(self.tracker.current, None)
+        return out
+
+    # -- internals -------------------------------------------------------------
+
+    def _take_lines(self, buf: bytes, start: int, end: int) -> list[Output]:
+        """The complete lines ``buf[start:end]`` (``end`` is just past a newline)."""
+        out: list[Output] = []
+        if self._serving:
+            cut = _boot_start(buf, start, end)
+            if self.read_stats:
+                out += self._serve(buf, start, cut)
+            self._lines += buf.count(b"\n", start, cut)
+            if cut == end:
+                return out
+            # A new boot may start here: boot mode from this line on.
+            self._serving = False
+            self._scanner = Scanner(self.source, read_stats=self.read_stats)
+            self._line_base = self._lines
+            start = cut
+        part = buf if start == 0 and end == len(buf) else buf[start:end]
+        out += self._events(self._scanner.feed(part), self._line_base)
+        self._lines += part.count(b"\n")
+        self._enter_serving()
+        return out
+
+    def _enter_serving(self) -> None:
+        """Serving mode once the current boot is reported and the Scanner is
+        not holding lines back (a near miss waiting for a wrapped rest)."""
+        if (
+            not self._serving
+            and not self.keep_all_facts
+            and not self._is_utf16
+            and self.tracker.current.index in self.reported
+            and self._scanner.lines_read + self._line_base == self._lines
+            # SGLang's decode stats lines are read by the Scanner only.
+            and self.tracker.current.value("engine_kind") != "sglang"
+        ):
+            self._serving = True
+
+    def _serve(self, buf: bytes, start: int, stop: int) -> list[Output]:
+        """Serving mode over the complete lines ``buf[start:stop]``: stats lines and
+        V0 preemption warnings, in line order.
+
+        Kept lean: a busy log has a stats line every twenty lines. Line numbers
+        and header times are worked out only where they are used (an alert, a
+        CSV row, a full pool's time, the first and last line).
+        """
+        out: list[Output] = []
+        boot = self.tracker.current
+        p_pre = buf.find(_PREEMPT_MARKER, start, stop)
+        watch = self.watch_of(boot)
+        on_stats = self.on_stats
+        rfind = buf.rfind
+        engine_rx = STATS_ENGINE_FAST.search
+        counted_pos, counted = start, self._lines  # lines before counted_pos
+        last: tuple[int, int, str | None] | None = (
+            None  # the last stats line: start, marker, engine
+        )
+        for m in STATS_FAST.finditer(buf, start, stop):
+            p = m.start()
+            while 0 <= p_pre < p:  # a V0 preemption warning before this stats line
+                ls = rfind(b"\n", 0, p_pre) + 1
+                counted += buf.count(b"\n", counted_pos, ls)
+                counted_pos = ls
+                out += self._slow_line(buf[ls : buf.find(b"\n", p_pre)], counted + 1)
+                p_pre = buf.find(_PREEMPT_MARKER, buf.find(b"\n", p_pre), stop)
+            g = m.groups()
+            if g[0] is None:  # a wording the fast regex does not read
+                ls = rfind(b"\n", 0, p) + 1
+                counted += buf.count(b"\n", counted_pos, ls)
+                counted_pos = ls
+                out += self._slow_line(buf[ls : buf.find(b"\n", p)], counted + 1)
+                continue
+            engine = None
+            if buf[p - 2 : p] == b": ":
+                e = engine_rx(buf, max(p - 32, 0), p)
+                if e is not None:
+                    engine = (e[1] or e[2] + b" engines").decode()
+            running = int(g[2])
+            waiting = int(g[5] if g[5] is not None else g[4])
+            kv = float(g[7])
+            pre = 0 if g[6] is None else int(g[6])
+            ls = -1
+            time = None
+            if watch.wants_time(engine, kv) or on_stats is not None:
+                ls = rfind(b"\n", 0, p) + 1
+                time = header_time(buf[ls:p].decode("utf-8", "replace"))
+            last = (ls, p, engine)
+            alerts = watch.add(0, time, engine, running, waiting, kv, pre)
+            if alerts or on_stats is not None:
+                if ls < 0:
+                    ls = rfind(b"\n", 0, p) + 1
+                    time = header_time(buf[ls:p].decode("utf-8", "replace"))
+                counted += buf.count(b"\n", counted_pos, ls)
+                counted_pos = ls
+                for a in alerts:
+                    a = dataclasses.replace(a, line=counted + 1, time=time)
+                    out.append(Output(kind="alert", text=str(a), line=a.line))
+                if on_stats is not None:
+                    on_stats(
+                        time,
+                        engine,
+                        running,
+                        waiting,
+                        kv,
+                        float(g[0]),
+                        float(g[1]),
+                        pre,
+                        counted + 1,
+                    )
+        if last is not None and last[0] < 0:
+            # The last stats line of the chunk: its time ends the load's span.
+            ls = rfind(b"\n", 0, last[1]) + 1
+            watch.note_time(last[2], header_time(buf[ls : last[1]].decode("utf-8", "replace")))
+        while p_pre >= 0:
+            ls = rfind(b"\n", 0, p_pre) + 1
+            counted += buf.count(b"\n", counted_pos, ls)
+            counted_pos = ls
+            out += self._slow_line(buf[ls : buf.find(b"\n", p_pre)], counted + 1)
+            p_pre = buf.find(_PREEMPT_MARKER, buf.find(b"\n", p_pre), stop)
+        return out
+
+    def _slow_line(self, line: bytes, number: int) -> list[Output]:
+        """One line through the patterns table (a stats wording the fast regex
+        does not read, a preemption warning)."""
+        return self._events(list(scan_bytes(line + b"\n", self.source)), number - 1)
+
+    def _events(self, events: list[Fact | ParseWarning], base: int) -> list[Output]:
+        """Scanner events (numbered from ``base`` + 1) -> outputs, a line at a time."""
         out: list[Output] = []
         line: list[Fact] = []
         for e in events:
+            if base:
+                e = dataclasses.replace(e, line=e.line + base)
             if isinstance(e, ParseWarning):
                 self.warnings.append(e)
-                out.append(Output(kind="warning", text=f"warning: {e} (near miss)"))
+                out.append(Output(kind="warning", text=f"warning: {e} (near miss)", line=e.line))
                 continue
             if line and e.line != line[0].line:
-                out.extend(self._add_line(line))
+                out += self._add_line(line)
                 line = []
             line.append(e)
         if line:
-            out.extend(self._add_line(line))
+            out += self._add_line(line)
         return out
 
     def _add_line(self, line: list[Fact]) -> list[Output]:
         out: list[Output] = []
         if self.keep_all_facts:
             self.facts.extend(line)
-        if line[0].kind in STATS_KINDS or line[0].kind == "stats_engine":
-            load = self.load_of(self.tracker.current)
-            for f in line:
-                load.add(f)
-            if not self.keep_all_facts:
-                return out
-        prev = self.tracker.current
-        started = self.tracker.add_line(line)
-        if started and prev.index not in self.reported and prev.has_pool:
-            out.append(self._report(prev))
+        first = line[0].kind
+        # A stats line (printed by the API server) or V0's preemption warning
+        # is the load of the current boot, never one of a boot's own facts.
+        is_load = first in STATS_KINDS or (first == "preemptions" and len(line) == 1)
+        if not is_load or self.keep_all_facts:
+            prev = self.tracker.current
+            # A version line after the boot was reported is a restart even
+            # from new processes (new pids; boot.py needs the same process):
+            # vLLM states its version once per boot, before the pool. Not from
+            # an engine that has no pool yet (a late data-parallel engine).
+            pool_keys = {e.key for e in prev.pool_engines}
+            forced = (
+                prev.index in self.reported
+                and any(
+                    f.kind == "vllm_version" and engine_key(f.process) in pool_keys for f in line
+                )
+                and not prev.restarts_with(line)
+            )
+            if forced:
+                self.tracker.boots.append(Boot(index=len(self.tracker.boots)))
+            if self.tracker.add_line(line) or forced:
+                if prev.index not in self.reported and prev.has_pool:
+                    out.append(self._report(prev, line[0].line))
+                out += self._summary(prev, line[0].line)
         boot = self.tracker.current
         if boot.index not in self.reported and _boot_complete(boot, line):
-            out.append(self._report(boot))
+            out.append(self._report(boot, line[0].line))
+        if is_load:
+            for a in self.watch_of(boot).add_facts(line):
+                out.append(Output(kind="alert", text=str(a), line=a.line))
+            if self.on_stats is not None and first != "preemptions":
+                self._stats_row(line)
         return out
+
+    def _stats_row(self, line: list[Fact]) -> None:
+        assert self.on_stats is not None
+        v = {f.kind: f.value for f in line}
+        self.on_stats(
+            line[0].time,
+            v.get("stats_engine"),
+            v.get("running_reqs"),
+            v.get("waiting_reqs"),
+            v.get("kv_usage_pct"),
+            v.get("prompt_tps"),
+            v.get("generation_tps"),
+            v.get("preemptions", 0),
+            line[0].line,
+        )
+
+    def _report(self, boot: Boot, line: int | None) -> Output:
+        self.reported.add(boot.index)
+        report = self.report_for(boot)
+        self.watch_of(boot).start_alerts(Estimate.from_report(report))
+        return Output(kind="report", report=report, line=line)
+
+    def _summary(self, boot: Boot, line: int | None) -> list[Output]:
+        """The load summary of a boot that ran under load, once."""
+        summary = self.load_of(boot)
+        if summary is None or boot.index in self.summarized:
+            return []
+        self.summarized.add(boot.index)
+        model = boot.value("model")
+        title = str(model) if model else ""
+        if len(self.tracker.boots) > 1:
+            title = f"boot {boot.index + 1}" + (f", {title}" if title else "")
+        return [Output(kind="summary", text=summary_text(summary, title=title), line=line)]
+
+
+def _boot_start(buf: bytes, start: int, end: int) -> int:
+    """Offset of the first line in ``buf[start:end]`` that may start a boot, else end."""
+    cut = end
+    for marker in _BOOT_START_MARKERS:
+        # The logo's first byte (0xe2) is rare in a serving log: memchr finds
+        # it ten times faster than a multi-byte search.
+        p = buf.find(marker[:1] if marker[0] > 0x7F else marker, start, cut)
+        while p >= 0 and marker[0] > 0x7F and not buf.startswith(marker, p):
+            p = buf.find(marker[:1], p + 1, cut)
+        if p >= 0:
+            cut = buf.rfind(b"\n", start, p) + 1 or start
+    return cut
+
+
+def _version(boot: Boot) -> tuple[int, ...]:
+    """The boot's vLLM version as numbers; () when unknown."""
+    v = boot.value("vllm_version")
+    parts: list[int] = []
+    for p in str(v or "").lstrip("v").split("+")[0].split("."):
+        digits = p[: len(p) - len(p.lstrip("0123456789"))]
+        if not digits:
+            break
+        parts.append(int(digits))
+        if digits != p:
+            break
+    return tuple(parts)
+
+
+def _all_engines_spoke(boot: Boot) -> bool:
+    """Whether every data-parallel engine the config announced stated a pool."""
+    dp = boot.value("data_parallel_size")
+    expected = int(dp) if isinstance(dp, int) and dp > 0 else 1
+    return len(boot.pool_engines) >= expected
 
 
 def _boot_complete(boot: Boot, line: list[Fact]) -> bool:
     """Whether the boot has said what it will say about its pool.
 
-    V1 prints the pool and then the max concurrency (one line from 0.28); V0
-    prints "# GPU blocks" then "Maximum concurrency" (0.6.3+). A line of
-    another kind after the pool (graph capture, stats) also closes it, for
-    versions that print no concurrency.
+    Every engine states its pool, then (V0 0.6.3+, V1 0.7.1+) its maximum
+    concurrency: on one line from 0.28, on the next line before. Before
+    0.11.1 V1 prints both once per TP/PP worker (N identical pairs). So the
+    boot is complete on the concurrency line that leaves no engine and no
+    worker's repeat to wait for; for versions without a concurrency line, on
+    the pool line itself. A line of another kind after the pool (graph
+    capture, a stats line) also closes it; when neither comes, a live pipe's
+    silence does (``Session.quiet``).
     """
     if not boot.has_pool:
         return False
     kinds = {f.kind for f in line}
-    if "max_concurrency" in kinds:
-        return True
-    if kinds & {"pool_tokens", "gpu_blocks", "cpu_blocks", "device"}:
+    all_spoke = _all_engines_spoke(boot)
+    if not kinds & _POOL_LINE_KINDS:
+        return all_spoke or bool(kinds & STATS_KINDS)
+    if not all_spoke:
         return False
+    version = _version(boot)
+    gen = engine_generation(boot)
+    if version:
+        prints_concurrency = version >= ((0, 6, 3) if gen == "V0" else (0, 7, 1))
+    else:
+        prints_concurrency = True  # unknown: wait for it, or for silence
+    repeats = 1
+    if gen != "V0" and version and version < (0, 11, 1):
+        tp = boot.value("tensor_parallel_size")
+        pp = boot.value("pipeline_parallel_size")
+        repeats = (int(tp) if isinstance(tp, int) else 1) * (int(pp) if isinstance(pp, int) else 1)
+    for eng in boot.pool_engines:
+        if eng.concurrency_facts:
+            if len(eng.concurrency_facts) < repeats:
+                return False
+        elif prints_concurrency:
+            return False
     return True
 
 
@@ -174,7 +533,6 @@ def open_input(name: str) -> Any:
 
     A FIFO is fine (it is read like a pipe); a directory is not a log.
     """
-    import os
     import stat
 
     from .facts import InputError
@@ -193,35 +551,116 @@ def open_input(name: str) -> Any:
         raise InputError(f"{name}: cannot read it ({err.strerror})") from None
 
 
-def read_chunks(stream: Any) -> Any:
+def _fileno(stream: Any) -> int | None:
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    return fd if isinstance(fd, int) else None
+
+
+def _grow_pipe(fd: int) -> None:
+    """Ask for a 1 MiB pipe buffer (Linux F_SETPIPE_SZ): a writer that logs a
+    burst is not held back while we print a report. Best effort."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, 1031, 1 << 20)  # F_SETPIPE_SZ
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def read_chunks(stream: Any, session: Session | None = None) -> Iterator[bytes | None]:
     """Yield byte chunks as they arrive: a pipe's data is handled at once.
 
-    ``read1``/raw ``read`` return what is available (up to a megabyte)
-    instead of waiting for a full buffer, so a live pipe is never held back.
+    On a real file descriptor, reads go straight to ``os.read`` (what the
+    pipe holds, up to a megabyte, never waiting for a full buffer), and while
+    ``session`` has a report pending, a silence of ``quiet_timeout()`` yields
+    None. Other streams use ``read1``/``read``.
     """
-    read = getattr(stream, "read1", None) or stream.read
+    fd = _fileno(stream)
+    if fd is None:
+        read = getattr(stream, "read1", None) or stream.read
+        while True:
+            try:
+                chunk = read(READ_CHUNK_BYTES)
+            except OSError as err:
+                raise _read_failed(err, session) from None
+            if not chunk:
+                return
+            yield chunk
+    import select
+
+    _grow_pipe(fd)
     while True:
-        chunk = read(READ_CHUNK_BYTES)
+        wait = None if session is None else session.quiet_timeout()
+        if wait is not None:
+            ready, _, _ = select.select([fd], [], [], wait)
+            if not ready:
+                yield None
+                continue
+        try:
+            chunk = os.read(fd, READ_CHUNK_BYTES)
+        except OSError as err:  # /proc/self/mem, a failing disk: EIO after open
+            raise _read_failed(err, session) from None
         if not chunk:
             return
         yield chunk
 
 
-def run(session: Session, stream: Any, *, echo: Any = None) -> Any:
+def _read_failed(err: OSError, session: Session | None) -> Exception:
+    from .facts import InputError
+
+    name = "the input" if session is None else session.source
+    return InputError(f"{name}: cannot read it ({err.strerror or err})")
+
+
+def run(session: Session, stream: Any, *, echo: bool = False) -> Iterator[Output]:
     """Read ``stream`` to its end through ``session``, yielding outputs as they
-    arise. With ``echo`` (a binary stream), every input byte is passed through
-    first; if that stream closes (``| head``), echoing stops and the input is
-    still drained, so the writer upstream is never stalled or killed.
+    arise. With ``echo``, every input byte comes out too (``Output.kind ==
+    "echo"``), unchanged, and each report, alert or summary right after the
+    line it belongs to.
     """
-    for chunk in read_chunks(stream):
-        if echo is not None:
-            try:
-                echo.write(chunk)
-                echo.flush()
-            except (BrokenPipeError, OSError, ValueError):
-                echo = None
-        yield from session.feed(chunk)
+    lines_out = 0  # newlines passed through so far
+    for chunk in read_chunks(stream, session):
+        if chunk is None:
+            yield from session.quiet()
+            continue
+        outs = session.feed(chunk)
+        if not echo or session.is_metrics:
+            yield from outs
+            continue
+        pos = 0
+        for o in outs:
+            if o.line is not None and o.line > lines_out and o.kind != "warning":
+                stop = pos
+                while lines_out < o.line:
+                    nl = chunk.find(b"\n", stop)
+                    if nl < 0:
+                        break
+                    stop = nl + 1
+                    lines_out += 1
+                if stop > pos:
+                    yield Output(kind="echo", data=chunk[pos:stop])
+                    pos = stop
+            yield o
+        if pos < len(chunk):
+            yield Output(kind="echo", data=chunk[pos:] if pos else chunk)
+            lines_out += chunk.count(b"\n", pos)
     yield from session.finish()
+
+
+def output_text(item: Output, *, echo: bool) -> str:
+    """The text of a report, alert or summary (no trailing newline). Among
+    echoed lines, reports and summaries come as a marked block."""
+    text = report_block(item.report) if item.report is not None else item.text
+    if echo and item.kind in ("report", "summary"):
+        return f"{_BLOCK_OPEN}\n{text}\n{_BLOCK_CLOSE}"
+    return text
+
+
+_BLOCK_OPEN = "=" * 30 + " vllm-logread " + "=" * 30
+_BLOCK_CLOSE = "=" * 74
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +671,7 @@ class ExitStatus:
 
 def reports_of(session: Session, *, all_boots: bool) -> list[Report]:
     """The reports to give: the last boot with a pool, or every boot."""
-    boots = session.tracker.boots if all_boots else [session.last_boot]
+    boots = session.tracker.boots if all_boots or session.is_metrics else [session.last_boot]
     return [session.report_for(b) for b in boots if b.facts or not all_boots]
 
 
@@ -264,7 +703,7 @@ def missing_pool_message(sessions: list[Session]) -> str:
     parts = []
     for s in sessions:
         kinds = sorted({f.kind for b in s.tracker.boots for f in b.facts})
-        if s.loads:
+        if any(w.num_stats_lines for w in s.watches.values()):
             kinds.append("stats lines")
         seen = ", ".join(kinds) if kinds else "no vLLM lines at all"
         parts.append(
@@ -276,21 +715,38 @@ def missing_pool_message(sessions: list[Session]) -> str:
 
 
 def json_text(sessions: list[Session], *, all_boots: bool) -> str:
+    """The ``--json`` text: one object per input (``servers`` for several),
+    each with the ``load`` its stats lines showed (null: none)."""
     from .render import dumps, report_json
 
     objs = []
     for s in sessions:
         warns = [str(w) for w in s.warnings]
-        if all_boots:
-            for r in reports_of(s, all_boots=True):
-                objs.append(report_json(r, [f for f in s.facts if _in_boot(f, r.boot)], warns))
+        if all_boots or s.is_metrics:
+            for boot in s.tracker.boots:
+                if not boot.facts:
+                    continue
+                r = s.report_for(boot)
+                obj = report_json(r, [f for f in s.facts if _in_boot(f, boot)], warns)
+                objs.append(_with_load(obj, s, boot))
         else:
             boot = s.last_boot
-            rep = s.report_for(boot)
-            objs.append(report_json(rep, s.facts, warns))
+            obj = report_json(s.report_for(boot), s.facts, warns)
+            objs.append(_with_load(obj, s, boot))
     if len(objs) == 1:
         return dumps(objs[0])
     return dumps({"servers": objs})
+
+
+def _with_load(obj: dict[str, Any], session: Session, boot: Boot) -> dict[str, Any]:
+    if boot.index not in session.reported:
+        # A file read to its end: hold its stats against the report now.
+        watch = session.watches.get(boot.index)
+        if watch is not None and watch.estimate is None:
+            watch.start_alerts(Estimate.from_report(session.report_for(boot)))
+    summary = session.load_of(boot)
+    obj["load"] = None if summary is None else summary.to_json()
+    return obj
 
 
 def _in_boot(f: Fact, boot: Boot) -> bool:

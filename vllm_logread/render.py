@@ -102,6 +102,7 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
             ],
             "checks": [ch.to_json() for ch in report.checks],
             "what_if": [wi.to_json() for wi in report.what_if],
+            "target": None if report.target is None else report.target.to_json(),
             "arithmetic": list(report.arithmetic),
             "warnings": list(warnings) + list(report.warnings),
         }
@@ -185,8 +186,14 @@ def report_text(report: Report) -> str:
         lines.append("What to change:")
         for wi in r.what_if:
             users = "" if wi.users is None else f": {wi.users} users"
-            tag = "" if wi.is_exact else " [estimate]"
+            tag = "" if wi.is_exact or wi.users is None else " [estimate]"
             lines.append(f"  {wi.change}{users}{tag} - {wi.note}")
+            if wi.arithmetic:
+                lines.append(f"      how: {wi.arithmetic}")
+    if r.target is not None:
+        from .whatif import target_text
+
+        lines.extend(target_text(r.target))
     for warn in r.warnings:
         lines.append(f"warning: {warn}")
     return "\n".join(lines) + "\n"

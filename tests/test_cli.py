@@ -1,0 +1,162 @@
+"""The command line through click's CliRunner, stdout and stderr apart."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vllm_logread.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / "sample_logs" / "seed_qwen3-8b_l4.log"
+
+
+def run(*args: str, stdin: bytes | None = None):
+    return CliRunner().invoke(main, list(args), input=stdin, catch_exceptions=False)
+
+
+def test_seed_says_37_users_and_explains_294() -> None:
+    r = run(str(SEED), "--prompt", "512", "--output", "128")
+    assert r.exit_code == 0, r.stderr
+    assert "37 at 512 prompt + 128 output" in r.stdout
+    assert "41 mid-answer" in r.stdout
+    assert "2.94x" in r.stdout and "fill the whole max model length" in r.stdout
+    assert "147,456" in r.stdout
+
+
+def test_seed_json() -> None:
+    r = run(str(SEED), "--json")
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["users"] == 37
+    assert out["users_mid_answer"] == 41
+    assert out["kv_bytes_per_token"] == 147456
+    assert out["vllm_max_concurrency"] == 2.94
+    assert out["pool_tokens"] == 24096 and out["num_blocks"] == 1506 and out["block_size"] == 16
+    assert out["workload"] == {
+        "prompt_tokens": 512,
+        "output_tokens": 128,
+        "tokens_per_user": 640,
+        "blocks_per_user": 40,
+    }
+    fp8 = [w for w in out["what_if"] if w["change"] == "kv_cache_dtype=fp8"]
+    assert fp8 and fp8[0]["users"] == 75
+    assert {
+        "kind": "pool_tokens",
+        "value": 24096,
+        "line": 16,
+        "process": "EngineCore pid=200",
+    } in out["facts"]
+
+
+def test_json_matches_the_schema() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "vllm_logread" / "data" / "report.schema.json").read_text())
+    for log in sorted((ROOT / "sample_logs").glob("*.log")):
+        r = run(str(log), "--json")
+        obj = json.loads(r.stdout)
+        for server in obj.get("servers", [obj]):
+            jsonschema.validate(server, schema)
+
+
+@pytest.mark.parametrize(("gate", "code"), [("37", 0), ("38", 1)])
+def test_min_users_gate(gate: str, code: int) -> None:
+    assert run(str(SEED), "--min-users", gate).exit_code == code
+
+
+def test_no_pool_exits_3_and_still_prints_facts_as_json(tmp_path: Path) -> None:
+    log = tmp_path / "cut.log"
+    log.write_text("".join(SEED.read_text().splitlines(keepends=True)[:13]))
+    r = run(str(log), "--json")
+    assert r.exit_code == 3
+    out = json.loads(r.stdout)
+    assert out["pool_tokens"] is None and out["users"] is None
+    assert any(f["kind"] == "weights_gib" for f in out["facts"])
+    assert "no KV cache pool line" in r.stderr
+
+
+def test_no_pool_text_says_what_was_seen(tmp_path: Path) -> None:
+    log = tmp_path / "cut.log"
+    log.write_text("hello\nworld\n")
+    r = run(str(log))
+    assert r.exit_code == 3
+    assert "not a vLLM log" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_contradiction_exits_4(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.json"
+    # Llama-3.1-8B's shape: 32 layers x 8 KV heads x 128: 131,072 bytes per token,
+    # which cannot fill 3.31 GiB with 1,506 blocks of 16.
+    cfg.write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "num_hidden_layers": 32,
+                "num_attention_heads": 32,
+                "num_key_value_heads": 8,
+                "hidden_size": 4096,
+                "torch_dtype": "bfloat16",
+            }
+        )
+    )
+    r = run(str(SEED), "--config", str(cfg))
+    assert r.exit_code == 4
+    assert "contradicts" in r.stderr
+
+
+def test_missing_file_is_a_usage_error() -> None:
+    r = run("/nonexistent/x.log")
+    assert r.exit_code != 0 and "no such file" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_stdin_dash() -> None:
+    r = run("-", "--no-echo", stdin=SEED.read_bytes())
+    assert r.exit_code == 0
+    assert "37 at 512" in r.stdout
+    assert "(APIServer pid=1)" not in r.stdout
+
+
+def test_kv_command() -> None:
+    r = run("kv", "Qwen/Qwen3-8B", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["kv_bytes_per_token"] == 147456
+
+
+def test_every_command_has_an_example_in_its_help() -> None:
+    for name in main.commands:
+        r = run(name, "--help")
+        assert "Example:" in r.stdout, f"{name} --help has no example"
+
+
+def test_help_does_not_import_pandas() -> None:
+    code = (
+        "import sys; from vllm_logread.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "assert 'pandas' not in sys.modules, 'pandas imported'\n"
+        "assert 'matplotlib' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_report_does_not_import_pandas() -> None:
+    code = (
+        "import sys; from vllm_logread.cli import main\n"
+        f"try:\n    main([{str(SEED)!r}])\nexcept SystemExit:\n    pass\n"
+        "assert 'pandas' not in sys.modules, 'pandas imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_python_dash_m() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "vllm_logread", str(SEED), "--json"], capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["users"] == 37
