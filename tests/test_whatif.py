@@ -1,0 +1,231 @@
+"""What-ifs and --target-users: every figure here is worked by hand in a comment.
+
+The seed (Qwen/Qwen3-8B, vLLM 0.32, one GPU): 1,506 blocks of 16 tokens,
+36 layers x 8 KV heads x 128 x 2 x 2 B = 147,456 B per token, so a block is
+2,359,296 B and the pool takes 1,506 x 2,359,296 = 3,553,099,776 B (3.309 GiB);
+weights 15.27 GiB; a user of 512 + 128 tokens holds 40 blocks.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from vllm_logread import whatif
+from vllm_logread.cli import main
+from vllm_logread.facts import UsageError
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / "sample_logs" / "seed_qwen3-8b_l4.log"
+V0_L4 = ROOT / "sample_logs" / "era_0_6_4_v0.log"  # total 22.05 GiB, utilization 0.90 logged
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def json_of(*args: str) -> dict[str, Any]:
+    r = run(*args, "--json")
+    assert r.exit_code == 0, r.stderr
+    out: dict[str, Any] = json.loads(r.stdout)
+    return out
+
+
+def what_if(obj: dict[str, Any], change: str) -> dict[str, Any]:
+    found = [w for w in obj["what_if"] if w["change"] == change]
+    assert found, [w["change"] for w in obj["what_if"]]
+    return found[0]
+
+
+def test_kv_fp8_on_the_seed_gives_75_exact() -> None:
+    # A page halves: 3,012 blocks; 3,011 usable // 40 = 75.
+    w = what_if(json_of(str(SEED), "--what-if", "kv_cache_dtype=fp8"), "kv_cache_dtype=fp8")
+    assert (w["users"], w["num_blocks"], w["pool_tokens"], w["exact"]) == (75, 3012, 48192, True)
+    assert set(w) >= {"change", "pool_tokens", "users", "exact", "note"}
+
+
+def test_max_model_len_4096_keeps_37_and_says_why() -> None:
+    obj = json_of(str(SEED), "--what-if", "max_model_len=4096")
+    w = what_if(obj, "max_model_len=4096")
+    # The pool stays 1,506 blocks, so 37 users; vLLM's figure: 1,506 / cdiv(4,096, 16) = 5.88x.
+    assert (w["users"], w["num_blocks"], w["exact"]) == (37, 1506, True)
+    assert w["vllm_max_concurrency"] == 5.88
+    assert "the pool stays 1,506 blocks" in w["note"] and "memory sets it" in w["note"]
+    assert "2.94x at 8,192 now" in w["note"]
+
+
+def test_max_model_len_below_the_workload_says_so() -> None:
+    obj = json_of(str(SEED), "--what-if", "max_model_len=600", "--what-if", "max_model_len=500")
+    cut = what_if(obj, "max_model_len=600")
+    # Answers cut at 600 - 512 = 88 tokens: 600 tokens = 38 blocks; 1,505 // 38 = 39.
+    assert cut["users"] == 39 and "below the workload's 640 tokens" in cut["note"]
+    rejected = what_if(obj, "max_model_len=500")
+    assert rejected["users"] == 0 and "rejects them" in rejected["note"]
+
+
+def test_weights_fp8_is_an_estimate_that_keeps_the_embeddings() -> None:
+    w = what_if(json_of(str(SEED)), "weights=fp8")
+    # Embeddings + lm_head: 151,936 x 4,096 x 2 B x 2 = 2.32 GiB stay; the rest
+    # halves: (15.27 - 2.32) / 2 = 6.48 GiB more; 9.78 GiB / 2,359,296 B =
+    # 4,453 blocks; 4,452 // 40 = 111.
+    assert (w["users"], w["num_blocks"], w["exact"]) == (111, 4453, False)
+    assert "2.32 GiB" in w["note"] and "vocab 151,936 x hidden 4,096" in w["note"]
+
+
+def test_text_labels_estimates() -> None:
+    r = run(str(SEED))
+    assert "weights=fp8: 111 users [estimate]" in r.stdout
+    assert "kv_cache_dtype=fp8: 75 users -" in r.stdout  # exact: no tag
+
+
+def test_tensor_parallel_2_and_a_refused_3() -> None:
+    obj = json_of(str(SEED), "--what-if", "tensor_parallel_size=3")
+    tp2 = what_if(obj, "tensor_parallel_size=2")
+    # Weights per GPU 15.27 -> 7.635 GiB: 3.309 + 7.635 = 10.944 GiB; per block at
+    # TP 2: 4 KV heads -> 1,179,648 B: 9,961 blocks; 9,960 // 40 = 249.
+    assert (tp2["users"], tp2["num_blocks"], tp2["num_gpus"], tp2["exact"]) == (249, 9961, 2, False)
+    tp3 = what_if(obj, "tensor_parallel_size=3")
+    assert tp3["users"] is None and "does not divide the 32 attention heads" in tp3["note"]
+
+
+def test_utilization_on_a_log_that_states_total_and_utilization_is_exact() -> None:
+    w = what_if(
+        json_of(str(V0_L4), "--what-if", "gpu_memory_utilization=0.95"),
+        "gpu_memory_utilization=0.95",
+    )
+    # Qwen2.5-7B: 28 x 4 x 128 x 2 x 2 = 57,344 B/token, 917,504 B/block; 3,389
+    # blocks = 2.8959 GiB; + (0.95 - 0.90) x 22.05 = 1.1025 GiB -> 3.9984 GiB =
+    # 4,679 blocks; V0 has no null block: 4,679 // 40 = 116.
+    assert (w["users"], w["num_blocks"], w["exact"]) == (116, 4679, True)
+
+
+def test_gpu_needs_the_total_memory() -> None:
+    plain = what_if(json_of(str(SEED), "--what-if", "gpu=H100-80GB"), "gpu=H100-80GB")
+    assert plain["users"] is None and "--gpu NAME" in plain["note"]
+    w = what_if(json_of(str(SEED), "--what-if", "gpu=H100-80GB", "--gpu", "L4"), "gpu=H100-80GB")
+    # (79.19 - 22.05) GiB x 0.92 (0.32's default) = 52.57 GiB more: 55.88 GiB =
+    # 25,430 blocks; 25,429 // 40 = 635.
+    assert (w["users"], w["num_blocks"], w["exact"]) == (635, 25430, False)
+
+
+def test_gpu_memory_gib_is_the_same_as_the_table_row() -> None:
+    a = json_of(str(SEED), "--gpu", "L4", "--what-if", "gpu_memory_gib=79.19")
+    b = json_of(str(SEED), "--gpu", "L4", "--what-if", "gpu=H100")
+    assert what_if(a, "gpu_memory_gib=79.19")["users"] == what_if(b, "gpu=H100-80GB")["users"]
+
+
+def test_target_users_100_on_the_seed() -> None:
+    obj = json_of(str(SEED), "--target-users", "100")
+    plan = obj["target"]
+    assert plan["target_users"] == 100 and plan["users"] == 37 and not plan["reached"]
+    got = {o["change"]: (o["users"], o["exact"], o["num_gpus"]) for o in plan["options"]}
+    # FP8 weights alone (111, above) and TP 2 (249, above); FP8 KV alone (75) does
+    # not reach 100, and FP8 KV + FP8 weights is not listed: FP8 weights alone do.
+    assert got == {"weights=fp8": (111, False, 1), "tensor_parallel_size=2": (249, False, 2)}
+    assert plan["replicas"] == 3  # ceil(100 / 37)
+    assert "--gpu NAME" in plan["note"]  # utilization and bigger GPUs left out, and why
+
+
+def test_target_users_with_the_gpu_named_adds_bigger_gpus() -> None:
+    plan = json_of(str(SEED), "--target-users", "100", "--gpu", "L4")["target"]
+    changes = [o["change"] for o in plan["options"]]
+    # A100-40GB: (39.39 - 22.05) x 0.92 = 15.95 GiB more -> 19.26 GiB = 8,766
+    # blocks -> 219 users; bigger cards are not listed (a smaller one does it).
+    assert "gpu=A100-40GB" in changes and "gpu=H100-80GB" not in changes
+    a100 = next(o for o in plan["options"] if o["change"] == "gpu=A100-40GB")
+    assert a100["users"] == 219
+    # Cheapest first: one GPU before two.
+    assert changes[-1] == "tensor_parallel_size=2"
+
+
+def test_target_text_lists_the_arithmetic() -> None:
+    out = run(str(SEED), "--target-users", "100").stdout
+    assert "To serve 100 users (now 37):" in out
+    assert "  weights=fp8: 111 users, 1 GPU [estimate]" in out
+    assert "4,452 // 40 blocks per user = 111 users" in out
+
+
+def test_target_already_reached() -> None:
+    plan = json_of(str(SEED), "--target-users", "30")["target"]
+    assert plan["reached"] and plan["options"] == []
+
+
+def test_max_num_seqs_advice() -> None:
+    obj = json_of(str(SEED))
+    w = what_if(obj, "max_num_seqs=37")
+    # Not in the log: 256, vLLM's default below 70 GiB; 256 > 37: preemptions.
+    assert "max_num_seqs 256" in w["note"] and "preempts" in w["note"]
+    assert "--max-num-seqs 37" in w["note"]
+
+
+def test_max_num_seqs_below_the_pool_caps_concurrency(tmp_path: Path) -> None:
+    log = tmp_path / "seqs.log"
+    text = SEED.read_text().replace(
+        "'max_model_len': 8192}", "'max_model_len': 8192, 'max_num_seqs': 16}"
+    )
+    log.write_text(text)
+    w = what_if(json_of(str(log)), "max_num_seqs=37")
+    assert "max_num_seqs 16 (line 7), not the KV cache, caps concurrency" in w["note"]
+
+
+def test_quantized_weights_are_not_shrunk_again(tmp_path: Path) -> None:
+    log = tmp_path / "awq.log"
+    log.write_text(
+        SEED.read_text().replace(
+            "'max_model_len': 8192}", "'max_model_len': 8192, 'quantization': 'awq'}"
+        )
+    )
+    w = what_if(json_of(str(log)), "weights=fp8")
+    assert w["users"] == 37 and "already quantized (quantization=awq)" in w["note"]
+
+
+def test_combined_changes() -> None:
+    w = what_if(
+        json_of(str(SEED), "--what-if", "kv_cache_dtype=fp8+weights=fp8"),
+        "weights=fp8 + kv_cache_dtype=fp8",
+    )
+    # 9.78 GiB (above) / 1,179,648 B = 8,906 blocks; 8,905 // 40 = 222.
+    assert (w["users"], w["num_blocks"], w["exact"]) == (222, 8906, False)
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("kv_cache_dtype", "expected one of"),
+        ("colour=blue", "expected one of"),
+        ("weights=int4", "only weights=fp8"),
+        ("gpu_memory_utilization=1.5", "utilization must be in (0, 1]"),
+        ("max_model_len=abc", "is not a number"),
+        ("gpu=TPU-v9", "is not in the table"),
+        ("tp=2+tp=4", "given twice"),
+    ],
+)
+def test_bad_what_ifs_are_usage_errors(text: str, needle: str) -> None:
+    with pytest.raises(UsageError, match=None) as err:
+        whatif.parse_change(text)
+    assert needle in str(err.value)
+    r = run(str(SEED), "--what-if", text)
+    assert r.exit_code == 2 and needle in r.stderr
+
+
+def test_embeddings_tied_and_untied(tmp_path: Path) -> None:
+    cfg = tmp_path / "tied.json"
+    cfg.write_text(json.dumps({"vocab_size": 1000, "hidden_size": 64}))
+    tied = whatif.embeddings_of(None, str(cfg))
+    assert tied is not None and tied.num_bytes == 1000 * 64 * 2  # the transformers default ties
+    cfg = tmp_path / "untied.json"
+    cfg.write_text(
+        json.dumps({"vocab_size": 1000, "hidden_size": 64, "tie_word_embeddings": False})
+    )
+    untied = whatif.embeddings_of(None, str(cfg))
+    assert untied is not None and untied.num_bytes == 1000 * 64 * 2 * 2
+
+
+def test_default_utilization_by_version() -> None:
+    assert whatif.default_utilization("0.19.1")[0] == 0.9
+    assert whatif.default_utilization("0.20.0")[0] == 0.92
+    assert whatif.default_utilization(None)[0] == 0.9

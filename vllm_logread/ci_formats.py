@@ -1,0 +1,395 @@
+"""Outputs for CI and for tables: ``--format github|markdown|csv|json`` and sweeps.
+
+GitHub Actions reads workflow commands from a step's output; one line each:
+
+    ::error file=logs/boot.log,line=16,title=vllm-logread pool_vs_memory::3.31 GiB ...
+
+In the message, ``%``, ``\\r`` and ``\\n`` are written ``%25``, ``%0D`` and
+``%0A``; in a property (file, title) also ``:`` and ``,`` as ``%3A`` and
+``%2C`` (GitHub's workflow-command syntax, the escaping its toolkit does). A
+Markdown summary for ``$GITHUB_STEP_SUMMARY`` goes with them; the same
+Markdown is ``--format markdown`` for any CI.
+
+Nothing here prints: each function returns text for the CLI to write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import tables
+
+FORMATS = ("text", "markdown", "csv", "json", "github")
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message.
+
+    >>> escape_data("100% full\\nnext")
+    '100%25 full%0Anext'
+    """
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command's property value (file, title).
+
+    >>> escape_property("logs/a,b.log: x")
+    'logs/a%2Cb.log%3A x'
+    """
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(
+    level: str,
+    message: str,
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    title: str | None = None,
+) -> str:
+    """``::error file=F,line=N,title=T::message`` (level: error, warning, notice).
+
+    >>> annotation("notice", "37 users", file="seed.log", line=16, title="capacity")
+    '::notice file=seed.log,line=16,title=capacity::37 users'
+    """
+    if level not in ("error", "warning", "notice"):
+        raise ValueError(f"annotation level must be error, warning or notice, not {level!r}")
+    props = []
+    if file is not None and file != "-":
+        props.append(f"file={escape_property(file)}")
+        if line is not None:
+            props.append(f"line={line}")
+    if title:
+        props.append(f"title={escape_property(title)}")
+    head = f"::{level}" + (" " + ",".join(props) if props else "")
+    return f"{head}::{escape_data(message)}"
+
+
+def _pool_line(report: Any) -> int | None:
+    return report.engines[0].line if report.engines else None
+
+
+def _headline(report: Any) -> str:
+    r = report
+    w = r.workload
+    if r.users is None:
+        return f"{r.model or 'model not named'}: users unknown"
+    text = (
+        f"{r.users} users fit at {w.prompt_tokens:,}+{w.output_tokens:,} tokens "
+        f"({r.users_mid_answer} mid-answer)"
+    )
+    if r.vllm_max_concurrency is not None:
+        length = r.concurrency_tokens or r.max_model_len
+        text += (
+            f"; vLLM's {r.vllm_max_concurrency:.2f}x is for users who each fill {length:,} tokens"
+            if length
+            else f"; vLLM says {r.vllm_max_concurrency:.2f}x"
+        )
+    return text
+
+
+def github_annotations(
+    sessions: Sequence[Any], *, all_boots: bool = False, min_users: int | None = None
+) -> list[str]:
+    """Annotations for every report: the users as a notice on the pool line, a
+    failed check as an error on its line, the --min-users gate as an error on
+    the pool line, warnings and preemption advice as warnings."""
+    from .pipeline import missing_pool_message, reports_of
+
+    out: list[str] = []
+    for s in sessions:
+        for w in s.warnings:
+            out.append(
+                annotation(
+                    "warning",
+                    f"a line carries a known marker but does not match its pattern: {w.text}",
+                    file=s.source,
+                    line=w.line,
+                    title="vllm-logread near miss",
+                )
+            )
+        reports = reports_of(s, all_boots=all_boots)
+        if not reports or not any(r.has_pool for r in reports):
+            out.append(
+                annotation(
+                    "error",
+                    missing_pool_message([s]),
+                    file=s.source,
+                    title="vllm-logread: no KV pool",
+                )
+            )
+            continue
+        for r in reports:
+            if not r.has_pool:
+                continue
+            line = _pool_line(r)
+            for ch in r.checks:
+                if ch.status == "fail":
+                    out.append(
+                        annotation(
+                            "error",
+                            f"{ch.name}: {ch.detail}",
+                            file=r.source,
+                            line=ch.line or line,
+                            title=f"vllm-logread {ch.name}",
+                        )
+                    )
+            if min_users is not None and (r.users is None or r.users < min_users):
+                got = "unknown" if r.users is None else f"only {r.users}"
+                out.append(
+                    annotation(
+                        "error",
+                        f"--min-users {min_users}: {got} users fit at "
+                        f"{r.workload.prompt_tokens:,}+{r.workload.output_tokens:,} tokens",
+                        file=r.source,
+                        line=line,
+                        title="vllm-logread --min-users",
+                    )
+                )
+            for wi in r.what_if:
+                if wi.change.startswith("max_num_seqs=") and "preempts" in wi.note:
+                    out.append(
+                        annotation(
+                            "warning",
+                            wi.note,
+                            file=r.source,
+                            line=line,
+                            title="vllm-logread max_num_seqs",
+                        )
+                    )
+            for warn in r.warnings:
+                out.append(annotation("warning", warn, file=r.source, line=line))
+            out.append(
+                annotation(
+                    "notice",
+                    _headline(r),
+                    file=r.source,
+                    line=line,
+                    title=f"vllm-logread: {r.model or 'KV cache'}",
+                )
+            )
+    return out
+
+
+def _md(text: Any) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def markdown_report(report: Any, load: Any = None) -> str:
+    """One report as Markdown: the answer, the numbers, the checks, what to change."""
+    from .whatif import target_text
+
+    r = report
+    lines = [f"### {_md(r.model or 'model not named in the log')} ({_md(r.source)})", ""]
+    if not r.has_pool:
+        lines.append("**No KV cache pool line in the log.**")
+        return "\n".join(lines)
+    lines.append(f"**{_md(_headline(r))}**")
+    lines.append("")
+    rows = [
+        ("vLLM", r.vllm_version or "unknown"),
+        ("KV pool", f"{r.pool_tokens:,} tokens" if r.pool_tokens is not None else "unknown"),
+        (
+            "blocks",
+            f"{r.num_blocks:,} of {r.block_size} tokens"
+            if r.num_blocks is not None and r.block_size
+            else "unknown",
+        ),
+        ("max model len", f"{r.max_model_len:,}" if r.max_model_len else "unknown"),
+        ("KV bytes per token", f"{r.kv_bytes_per_token:,}" if r.kv_bytes_per_token else "unknown"),
+        ("tensor parallel", str(r.tensor_parallel_size)),
+    ]
+    lines += ["| | |", "|---|---|"] + [f"| {k} | {_md(v)} |" for k, v in rows]
+    if r.checks:
+        lines += ["", "| check | status | detail |", "|---|---|---|"]
+        icon = {"pass": "pass", "fail": "**FAIL**", "unknown": "unknown"}
+        for ch in r.checks:
+            lines.append(f"| {ch.name} | {icon.get(ch.status, ch.status)} | {_md(ch.detail)} |")
+    if r.what_if:
+        lines += ["", "| what to change | users | | note |", "|---|---:|---|---|"]
+        for wi in r.what_if:
+            users = "" if wi.users is None else f"{wi.users:,}"
+            kind = "exact" if wi.is_exact else "estimate"
+            lines.append(f"| `{_md(wi.change)}` | {users} | {kind} | {_md(wi.note)} |")
+    if r.target is not None:
+        lines += ["", "```text", *target_text(r.target), "```"]
+    if load is not None:
+        lines += [
+            "",
+            f"Load: {load.num_stats_lines:,} stats lines, peak {load.peak_running} running, "
+            f"{load.peak_waiting} waiting, {load.peak_kv_usage_pct:.1f}% KV usage, "
+            f"{load.preemptions:,} preemptions printed"
+            + (f". {_md(load.verdict)}" if load.verdict else ""),
+        ]
+    if r.warnings:
+        lines += [""] + [f"- warning: {_md(w)}" for w in r.warnings]
+    return "\n".join(lines)
+
+
+def _reports(sessions: Sequence[Any], all_boots: bool) -> list[tuple[Any, Any]]:
+    """(report, load summary) for each boot to give."""
+    from .pipeline import reports_of
+
+    out = []
+    for s in sessions:
+        for r in reports_of(s, all_boots=all_boots):
+            out.append((r, s.load_of(r.boot)))
+    return out
+
+
+def markdown_summary(sessions: Sequence[Any], *, all_boots: bool = False) -> str:
+    """``--format markdown`` and the GitHub step summary: the servers side by
+    side (several inputs), then each report."""
+    pairs = _reports(sessions, all_boots)
+    parts = ["## vllm-logread: KV cache capacity"]
+    if len(pairs) > 1:
+        rows = tables.server_rows([r for r, _ in pairs])
+        parts.append(tables.format_rows(rows, tables.SERVER_COLUMNS, "markdown"))
+    parts += [markdown_report(r, load) for r, load in pairs]
+    return "\n\n".join(parts) + "\n"
+
+
+def is_sweep(prompts: Sequence[int], outputs: Sequence[int]) -> bool:
+    """More than one workload asked for."""
+    return len(prompts) > 1 or len(outputs) > 1
+
+
+def final_output(
+    sessions: Sequence[Any],
+    *,
+    fmt: str,
+    prompts: Sequence[int],
+    outputs: Sequence[int],
+    all_boots: bool = False,
+    min_users: int | None = None,
+) -> str:
+    """What ``--format`` (or a sweep) prints once the inputs are read; "" when
+    the ordinary output already said it (text, no sweep)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}")
+    if fmt == "github":
+        return "\n".join(github_annotations(sessions, all_boots=all_boots, min_users=min_users))
+    pairs = _reports(sessions, all_boots)
+    reports = [r for r, _ in pairs if r.has_pool]
+    if is_sweep(prompts, outputs):
+        first = sessions[0] if sessions else None
+        rows = tables.sweep_rows(
+            reports,
+            tuple(prompts),
+            tuple(outputs),
+            options=first.options if first is not None else None,
+            spec_resolver=first.spec_resolver if first is not None else None,
+        )
+        cols: tuple[str, ...] = tables.SWEEP_COLUMNS
+        if fmt in ("text", "markdown") and len({r.source for r in reports}) <= 1:
+            cols = cols[1:]  # one log: the source column says nothing
+        return tables.format_rows(rows, cols, fmt)
+    if fmt == "csv":
+        return tables.format_rows(
+            tables.server_rows([r for r, _ in pairs]), tables.SERVER_COLUMNS, "csv"
+        )
+    if fmt == "markdown":
+        return markdown_summary(sessions, all_boots=all_boots).rstrip("\n")
+    return ""
+
+
+def append_step_summary(path: str, sessions: Sequence[Any], *, all_boots: bool = False) -> None:
+    """Append the Markdown summary to ``$GITHUB_STEP_SUMMARY`` (the CLI passes the path)."""
+    from .facts import UsageError
+
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(markdown_summary(sessions, all_boots=all_boots))
+    except OSError as err:
+        raise UsageError(f"GITHUB_STEP_SUMMARY {path}: cannot append ({err.strerror})") from None
+
+
+class Extras:
+    """What ``read`` does beyond the ordinary report: ``--format``, a sweep,
+    ``--what-if`` / ``--gpu`` checks and ``--plot``. Built (and validated) before
+    any reading, so a bad option fails at once; ``finish`` gives the output
+    once the inputs are read."""
+
+    def __init__(
+        self,
+        *,
+        fmt: str = "text",
+        prompts: Sequence[int] = (512,),
+        outputs: Sequence[int] = (128,),
+        plot_path: str | None = None,
+        what_ifs: Sequence[str] = (),
+        gpu: str | None = None,
+    ) -> None:
+        from . import whatif
+        from .facts import UsageError
+        from .gpus import find_gpu
+
+        if fmt not in FORMATS:
+            raise UsageError(f"--format {fmt!r}: one of {', '.join(FORMATS)}")
+        if not prompts or not outputs:
+            raise UsageError("--prompt and --output need at least one value")
+        self.fmt = fmt
+        self.prompts = tuple(prompts)
+        self.outputs = tuple(outputs)
+        self.changes = whatif.parse_changes(what_ifs)
+        self.gpu = None if gpu is None else find_gpu(gpu).name
+        self.plot_path = plot_path
+        self.recorder = None
+        if plot_path is not None:
+            from . import plot
+
+            plot.check_available(plot_path)
+            self.recorder = plot.StatsRecorder()
+        if self.is_sweep and fmt == "github":
+            raise UsageError("--format github reports one workload; sweep with another format")
+
+    @property
+    def is_sweep(self) -> bool:
+        return is_sweep(self.prompts, self.outputs)
+
+    @property
+    def is_json(self) -> bool:
+        """``--format json`` of one workload is ``--json``."""
+        return self.fmt == "json" and not self.is_sweep
+
+    @property
+    def is_quiet(self) -> bool:
+        """No report text while reading: stdout is a table or annotations."""
+        return self.fmt != "text" or self.is_sweep
+
+    def on_stats(self, *sinks: Any) -> Any:
+        """The Session's ``on_stats``: the given sinks and the plot's recorder."""
+        from .plot import fan_out
+
+        return fan_out(*sinks, None if self.recorder is None else self.recorder.add)
+
+    def finish(
+        self,
+        sessions: Sequence[Any],
+        *,
+        all_boots: bool = False,
+        min_users: int | None = None,
+        summary_path: str | None = None,
+    ) -> str:
+        """Draw the plot, append the GitHub step summary, and return the text
+        to print ("" when the ordinary output said it all)."""
+        if self.plot_path is not None:
+            from . import plot
+
+            reports = [r for r, _ in _reports(sessions, all_boots)]
+            rows = self.recorder.rows if self.recorder is not None else []
+            plot.render(self.plot_path, reports, rows if len(sessions) == 1 else ())
+        if self.fmt == "github" and summary_path:
+            append_step_summary(summary_path, sessions, all_boots=all_boots)
+        if self.is_json or (self.fmt == "text" and not self.is_sweep):
+            return ""
+        return final_output(
+            sessions,
+            fmt=self.fmt,
+            prompts=self.prompts,
+            outputs=self.outputs,
+            all_boots=all_boots,
+            min_users=min_users,
+        )

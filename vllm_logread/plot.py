@@ -1,0 +1,279 @@
+"""Pictures (``--plot FILE.png|.svg``): the capacity curve, and the load over time.
+
+The capacity panel draws users against tokens per user: the pool divided by
+what each user holds, ``usable // cdiv(tokens, block_size)``. On the seed
+(1,505 usable blocks of 16 tokens) the curve passes through 37 users at 640
+tokens and 2.94 at 8,192: vLLM's "maximum concurrency" is the curve's point at
+the max model len, and the workload's point is where the users really are.
+Both are marked, so the "2.94 versus 37" story is one image.
+
+With stats lines a second panel shows requests running (and waiting) and the
+KV cache usage over time, with our estimate (users at the end of their answers
+to users mid-answer) as a band: running settles in the band when the pool is
+the limit.
+
+matplotlib is the optional extra ``plot`` and is imported inside the
+functions; the figure is drawn on a ``matplotlib.figure.Figure`` (no pyplot,
+no global backend), at a fixed size: 1000 x 600 pixels for one panel, 1000 x
+1000 for two.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import capacity as cap
+from .facts import UsageError
+
+PLOT_HINT = "pip install 'vllm-logread[plot]'"
+DPI = 100
+WIDTH_IN = 10.0
+PANEL_HEIGHT_IN = 6.0
+TWO_PANEL_HEIGHT_IN = 10.0
+# The curve's points: every block boundary up to this many, then sampled.
+MAX_CURVE_POINTS = 4000
+PLOT_SUFFIXES = (".png", ".svg")
+# The curve starts here: shorter users are not what anyone asks about, and
+# the flat top (every block a user) would squash the rest.
+MIN_CURVE_TOKENS = 64
+
+
+def check_available(path: str) -> None:
+    """Fail before reading when ``--plot`` cannot be honoured.
+
+    Raises:
+        UsageError: matplotlib is missing, or the file is not .png / .svg.
+    """
+    if not path.lower().endswith(PLOT_SUFFIXES):
+        raise UsageError(f"--plot {path}: name a .png or .svg file")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError(f"--plot needs matplotlib: {PLOT_HINT}")
+
+
+@dataclass(slots=True)
+class StatsRecorder:
+    """The stats lines' values, kept for the load panel (``Session.on_stats``).
+
+    Each row: time (``MM-DD HH:MM:SS`` or None), engine label, running,
+    waiting, KV usage %, prompt and generation throughput, preemptions, line.
+    A stats line every 10 s is 8,640 rows a day: a few hundred kilobytes.
+    """
+
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def add(self, *row: Any) -> None:
+        self.rows.append(row)
+
+
+def fan_out(*sinks: Any) -> Any:
+    """One ``on_stats`` callback that calls each given one (None: none given)."""
+    live = [s for s in sinks if s is not None]
+    if not live:
+        return None
+    if len(live) == 1:
+        return live[0]
+
+    def call(*row: Any) -> None:
+        for s in live:
+            s(*row)
+
+    return call
+
+
+def capacity_curve(report: Any, *, max_tokens: int | None = None) -> tuple[list[int], list[int]]:
+    """(tokens per user, users) along the curve, at every block boundary.
+
+    Uses the report's what-if basis (the same arithmetic as the users figure,
+    KV cache groups included); the prompt/output split does not matter at the
+    end of an answer, so each point is a user of ``tokens`` prompt tokens.
+    """
+    basis = report.basis
+    if basis is None:
+        return [], []
+    bs = basis.block_size
+    top = max_tokens or max(report.max_model_len or 0, 2 * basis.workload.tokens_per_user, 8 * bs)
+    steps = cap.cdiv(top, bs)
+    stride = max(1, cap.cdiv(steps, MAX_CURVE_POINTS))
+    xs: list[int] = []
+    ys: list[int] = []
+    from dataclasses import replace
+
+    first = max(1, cap.cdiv(MIN_CURVE_TOKENS, bs))
+    for k in range(first, steps + 1, stride):
+        tokens = k * bs
+        b = replace(basis, workload=cap.Workload(prompt_tokens=tokens, output_tokens=0))
+        xs.append(tokens)
+        ys.append(b.fit(basis.num_blocks).users * basis.num_engines)
+    return xs, ys
+
+
+def _draw_capacity(ax: Any, reports: Sequence[Any]) -> None:
+    colors = ["tab:blue", "tab:green", "tab:purple", "tab:brown", "tab:olive", "tab:cyan"]
+    for i, r in enumerate(reports):
+        color = colors[i % len(colors)]
+        xs, ys = capacity_curve(r)
+        if not xs:
+            continue
+        label = r.model or r.source
+        if len(reports) > 1:
+            label = f"{r.source}: {label}"
+        pos = [(x, y) for x, y in zip(xs, ys, strict=True) if y > 0]
+        ax.step([p[0] for p in pos], [p[1] for p in pos], where="post", color=color, label=label)
+        w = r.workload
+        if r.users is not None and r.users > 0:
+            ax.plot([w.tokens_per_user], [r.users], "o", color="tab:red", zorder=5)
+            ax.annotate(
+                f"your users: {w.prompt_tokens:,}+{w.output_tokens:,} tokens\n"
+                f"{r.users} users ({r.users_mid_answer} mid-answer)",
+                (w.tokens_per_user, r.users),
+                textcoords="offset points",
+                xytext=(-10, -10),
+                ha="right",
+                va="top",
+                fontsize=10,
+                color="tab:red",
+                fontweight="bold",
+            )
+        length = r.concurrency_tokens or r.max_model_len
+        if r.vllm_max_concurrency is not None and length and r.vllm_max_concurrency > 0:
+            ax.plot([length], [r.vllm_max_concurrency], "s", color="black", zorder=5)
+            ax.annotate(
+                f"vLLM: {r.vllm_max_concurrency:.2f}x at {length:,} tokens\n"
+                "(every user fills the max model len)",
+                (length, r.vllm_max_concurrency),
+                textcoords="offset points",
+                xytext=(-14, -4),
+                ha="right",
+                va="top",
+                fontsize=10,
+            )
+        fp8 = next((wi for wi in r.what_if if wi.change == "kv_cache_dtype=fp8"), None)
+        if fp8 is not None and fp8.num_blocks and fp8.num_blocks != (r.num_blocks or 0):
+            from dataclasses import replace
+
+            rb = replace(r, basis=replace(r.basis, num_blocks=fp8.num_blocks))
+            fx, fy = capacity_curve(rb)
+            pos = [(x, y) for x, y in zip(fx, fy, strict=True) if y > 0]
+            ax.step(
+                [p[0] for p in pos],
+                [p[1] for p in pos],
+                where="post",
+                color=color,
+                linestyle="--",
+                alpha=0.6,
+                label=f"with --kv-cache-dtype fp8 ({fp8.users} users at {w.tokens_per_user:,})",
+            )
+    from matplotlib.ticker import FuncFormatter
+
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    plain = FuncFormatter(lambda v, _pos: f"{v:,.0f}" if v >= 1 else f"{v:g}")
+    ax.xaxis.set_major_formatter(plain)
+    ax.yaxis.set_major_formatter(plain)
+    ax.set_xlabel("tokens each user holds (prompt + answer so far)")
+    ax.set_ylabel("users that fit in the KV cache")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="upper right", fontsize=9)
+    if len(reports) == 1:
+        r = reports[0]
+        pool = f"{r.pool_tokens:,} tokens" if r.pool_tokens is not None else "pool unknown"
+        blocks = (
+            f" = {r.num_blocks:,} blocks of {r.block_size}"
+            if r.num_blocks is not None and r.block_size
+            else ""
+        )
+        ax.set_title(f"{r.model or r.source}: KV cache {pool}{blocks}")
+    else:
+        ax.set_title("KV cache capacity by server")
+
+
+def _seconds(rows: Sequence[tuple[Any, ...]]) -> tuple[list[float], str]:
+    """x values: minutes since the first stats line, or the stats line count."""
+    from .load import header_seconds
+
+    secs = [None if r[0] is None else header_seconds(str(r[0])) for r in rows]
+    if rows and all(s is not None for s in secs):
+        t0 = secs[0]
+        assert t0 is not None
+        out = []
+        for s in secs:
+            assert s is not None
+            d = s - t0
+            if d < -300 * 86_400:  # over New Year
+                d += 365 * 86_400
+            out.append(d / 60)
+        return out, "minutes since the first stats line"
+    return [float(i) for i in range(len(rows))], "stats line"
+
+
+def _draw_load(ax: Any, report: Any, rows: Sequence[tuple[Any, ...]]) -> None:
+    labels = list(dict.fromkeys(r[1] for r in rows))
+    label = labels[0]
+    mine = [r for r in rows if r[1] == label]
+    xs, xlabel = _seconds(mine)
+    running = [r[2] or 0 for r in mine]
+    waiting = [r[3] or 0 for r in mine]
+    kv = [r[4] or 0.0 for r in mine]
+    if report is not None and report.users is not None:
+        from .load import Estimate
+
+        est = Estimate.from_report(report)
+        users, mid = est.for_engine(label) if est is not None else (report.users, report.users)
+        ax.axhspan(
+            users,
+            max(mid, users) + 0.0001,
+            color="tab:red",
+            alpha=0.18,
+            label=f"our estimate: {users} (end of answers) to {mid} (mid-answer)",
+        )
+        ax.axhline(users, color="tab:red", linewidth=0.8, alpha=0.6)
+    ax.plot(xs, running, "-o", color="tab:blue", markersize=3, label="running requests")
+    ax.plot(xs, waiting, ":", color="tab:gray", label="waiting requests")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("requests")
+    top = max(running + waiting + [report.users_mid_answer or 0 if report is not None else 0])
+    ax.set_ylim(0, top * 1.45 + 1)  # room for the legend above the lines
+    ax.grid(True, alpha=0.3)
+    kv_ax = ax.twinx()
+    kv_ax.plot(xs, kv, "-", color="tab:orange", alpha=0.8, label="KV cache usage %")
+    kv_ax.set_ylim(0, 145)
+    kv_ax.set_yticks([0, 20, 40, 60, 80, 100])
+    kv_ax.set_ylabel("KV cache usage %")
+    lines = ax.get_legend_handles_labels()
+    more = kv_ax.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper left", fontsize=9, ncol=2)
+    who = "" if label is None or len(labels) == 1 else f" (engine {label})"
+    ax.set_title(f"Under load{who}: running requests against our estimate")
+
+
+def render(path: str, reports: Sequence[Any], stats: Sequence[tuple[Any, ...]] = ()) -> None:
+    """Draw the capacity panel (and the load panel when ``stats`` has rows and
+    there is one report) into ``path`` (.png or .svg).
+
+    Raises:
+        UsageError: matplotlib missing, no report with a pool, or the file
+            cannot be written.
+    """
+    check_available(path)
+    from matplotlib.figure import Figure
+
+    shown = [r for r in reports if r.has_pool and r.basis is not None]
+    if not shown:
+        raise UsageError("--plot: no report with a KV pool to draw")
+    with_load = bool(stats) and len(shown) == 1
+    height = TWO_PANEL_HEIGHT_IN if with_load else PANEL_HEIGHT_IN
+    fig = Figure(figsize=(WIDTH_IN, height), dpi=DPI)
+    if with_load:
+        top, bottom = fig.subplots(2, 1, height_ratios=[1.1, 1])
+        _draw_capacity(top, shown)
+        _draw_load(bottom, shown[0], stats)
+    else:
+        _draw_capacity(fig.subplots(), shown)
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=DPI)
+    except OSError as err:
+        raise UsageError(f"--plot {path}: cannot write it ({err.strerror})") from None

@@ -1,0 +1,1124 @@
+"""What-ifs: the pool and the users at the workload under a changed setting.
+
+The log already holds what a capacity calculator has to guess: the pool in
+blocks, the memory it took, the weights, and (in many versions) the GPU's
+total memory and the utilization. So a what-if keeps every overhead the log
+measured and moves only what the change moves:
+
+* ``kv_cache_dtype=fp8``: a block's page halves, the KV memory stays: the
+  seed's 1,506 blocks of 2,359,296 B become 3,012 of 1,179,648 B; 3,011
+  usable // 40 blocks per user = 75 users. Exact.
+* ``weights=fp8``: the linear layers drop to one byte per parameter; the
+  embeddings and lm_head (``vocab_size x hidden_size x 2`` bytes, twice
+  unless ``tie_word_embeddings``) stay. Qwen3-8B: 151,936 x 4,096 x 2 x 2 =
+  2.32 GiB of its 15.27 GiB, so (15.27 - 2.32) / 2 = 6.47 GiB more for the
+  KV cache: 9.78 GiB = 4,452 blocks -> 111 users. An estimate.
+* ``gpu_memory_utilization=X``: vLLM budgets ``total x utilization`` and the
+  KV cache gets what the rest leaves, so it grows by ``(X - now) x total``.
+  Exact when the log states both; else an estimate or unknown.
+* ``max_model_len=N``: the pool stays (memory sets it, not the length), so the
+  users at the workload stay; vLLM's "maximum concurrency" becomes
+  ``blocks / cdiv(N, block_size)``.
+* ``tensor_parallel_size=N``: each GPU keeps ``1/N`` of the weights and of
+  the KV heads; the rest of the overhead per GPU is kept. An estimate.
+* ``gpu=NAME`` / ``gpu_memory_gib=N``: the same overheads on a card with a
+  different total: ``(new - now) x utilization`` more. An estimate.
+
+Changes combine with ``+`` (``kv_cache_dtype=fp8+weights=fp8``), and
+:func:`plan_for_target` searches the combinations for the smallest that
+reach a number of users.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from . import capacity as cap
+from .facts import Fact, LogReadError, UsageError
+from .gpus import Gpu, all_gpus, find_gpu
+
+GIB = 1 << 30
+# What --target-users tries: utilization up to this, these TP sizes.
+TARGET_UTILIZATION = 0.95
+TARGET_TP_SIZES = (2, 4, 8)
+# The cards --target-users proposes (data-centre GPUs of the table), when
+# they hold at least this much more than the log's card.
+TARGET_GPUS = ("L40S", "A100-40GB", "A100-80GB", "H100-80GB", "H200", "B200")
+TARGET_GPU_MIN_EXTRA_GIB = 4.0
+MAX_PLAN_ROWS = 8
+# vLLM's default gpu_memory_utilization (VLLM_LINES.md): 0.90 up to 0.19,
+# 0.92 from 0.20.
+UTILIZATION_092_FROM = (0, 20)
+# vLLM's default max_num_seqs for `vllm serve` on a GPU: 256 (V0, and V1 on
+# GPUs under 70 GiB or named A100); 1024 on other GPUs of 70 GiB or more in
+# V1 since the per-device defaults (EngineArgs' default_max_num_seqs).
+DEFAULT_MAX_NUM_SEQS = 256
+DEFAULT_MAX_NUM_SEQS_BIG_GPU = 1024
+BIG_GPU_GIB = 70.0
+# Bytes per parameter of the embeddings and lm_head, which stay 16-bit.
+EMBEDDING_DTYPE_BYTES = 2
+_QUANTIZED_NAME_WORDS = ("fp8", "awq", "gptq", "int4", "int8", "w8a8", "w4a16", "nvfp4", "mxfp4")
+_FP8_KV = ("fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WhatIf:
+    """One change and what it gives.
+
+    Attributes:
+        change: the change as typed (``kv_cache_dtype=fp8``).
+        pool_tokens: the pool after the change (blocks x block size).
+        users: users at the workload after the change (all DP engines).
+        note: what it means, for a person.
+        is_exact: arithmetic on logged values only (False: an estimate).
+        users_mid_answer: users mid-answer after the change.
+        num_blocks: blocks per engine after the change.
+        kv_gib: KV cache memory per GPU after the change.
+        num_gpus: GPUs the deployment needs after the change.
+        vllm_max_concurrency: vLLM's figure after the change (max_model_len).
+        arithmetic: how the figure was reached.
+    """
+
+    change: str
+    pool_tokens: int | None
+    users: int | None
+    note: str
+    is_exact: bool
+    users_mid_answer: int | None = None
+    num_blocks: int | None = None
+    kv_gib: float | None = None
+    num_gpus: int | None = None
+    vllm_max_concurrency: float | None = None
+    arithmetic: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "change": self.change,
+            "pool_tokens": self.pool_tokens,
+            "users": self.users,
+            "exact": self.is_exact,
+            "note": self.note,
+            "users_mid_answer": self.users_mid_answer,
+            "num_blocks": self.num_blocks,
+            "kv_gib": None if self.kv_gib is None else round(self.kv_gib, 2),
+            "num_gpus": self.num_gpus,
+            "arithmetic": self.arithmetic,
+        }
+        if self.vllm_max_concurrency is not None:
+            out["vllm_max_concurrency"] = round(self.vllm_max_concurrency, 2)
+        return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """A setting to change; None / False leaves it as the log has it."""
+
+    kv_cache_dtype: str | None = None
+    weights_fp8: bool = False
+    gpu_memory_utilization: float | None = None
+    max_model_len: int | None = None
+    tensor_parallel_size: int | None = None
+    gpu: Gpu | None = None
+    gpu_memory_gib: float | None = None
+
+    @property
+    def text(self) -> str:
+        """``kv_cache_dtype=fp8 + weights=fp8``."""
+        parts = []
+        if self.gpu is not None:
+            parts.append(f"gpu={self.gpu.name}")
+        if self.gpu_memory_gib is not None:
+            parts.append(f"gpu_memory_gib={self.gpu_memory_gib:g}")
+        if self.tensor_parallel_size is not None:
+            parts.append(f"tensor_parallel_size={self.tensor_parallel_size}")
+        if self.gpu_memory_utilization is not None:
+            parts.append(f"gpu_memory_utilization={self.gpu_memory_utilization:g}")
+        if self.weights_fp8:
+            parts.append("weights=fp8")
+        if self.kv_cache_dtype is not None:
+            parts.append(f"kv_cache_dtype={self.kv_cache_dtype}")
+        if self.max_model_len is not None:
+            parts.append(f"max_model_len={self.max_model_len}")
+        return " + ".join(parts)
+
+    @property
+    def num_changes(self) -> int:
+        return len(self.text.split(" + ")) if self.text else 0
+
+    @property
+    def new_total_gib(self) -> float | None:
+        if self.gpu_memory_gib is not None:
+            return self.gpu_memory_gib
+        return None if self.gpu is None else self.gpu.total_gib
+
+
+_KEYS = {
+    "kv_cache_dtype": "kv_cache_dtype",
+    "kv-cache-dtype": "kv_cache_dtype",
+    "weights": "weights",
+    "gpu_memory_utilization": "gpu_memory_utilization",
+    "gpu-memory-utilization": "gpu_memory_utilization",
+    "utilization": "gpu_memory_utilization",
+    "max_model_len": "max_model_len",
+    "max-model-len": "max_model_len",
+    "tensor_parallel_size": "tensor_parallel_size",
+    "tensor-parallel-size": "tensor_parallel_size",
+    "tp": "tensor_parallel_size",
+    "gpu": "gpu",
+    "gpu_memory_gib": "gpu_memory_gib",
+    "gpu-memory-gib": "gpu_memory_gib",
+}
+WHAT_IF_HELP = (
+    "kv_cache_dtype=fp8, weights=fp8, gpu_memory_utilization=0.95, max_model_len=4096, "
+    "tensor_parallel_size=2, gpu=H100-80GB, gpu_memory_gib=80; combine with '+'"
+)
+
+
+def parse_change(text: str) -> Change:
+    """``--what-if`` text -> a Change.
+
+    Raises:
+        UsageError: an unknown key or a value out of range (exit 2).
+
+    >>> parse_change("kv_cache_dtype=fp8+weights=fp8").text
+    'weights=fp8 + kv_cache_dtype=fp8'
+    >>> parse_change("tp=2").tensor_parallel_size
+    2
+    """
+    values: dict[str, Any] = {}
+    for part in text.split("+"):
+        part = part.strip()
+        key, sep, raw = part.partition("=")
+        key, raw = key.strip().lower(), raw.strip()
+        name = _KEYS.get(key)
+        if not sep or name is None or not raw:
+            raise UsageError(f"--what-if {text!r}: expected one of {WHAT_IF_HELP}")
+        if name in values:
+            raise UsageError(f"--what-if {text!r}: {name} given twice")
+        try:
+            if name == "kv_cache_dtype":
+                values[name] = raw.lower()
+            elif name == "weights":
+                if raw.lower() != "fp8":
+                    raise UsageError(f"--what-if {text!r}: only weights=fp8 is modelled")
+                values["weights_fp8"] = True
+            elif name == "gpu_memory_utilization":
+                u = float(raw)
+                if not 0 < u <= 1:
+                    raise UsageError(f"--what-if {text!r}: utilization must be in (0, 1]")
+                values[name] = u
+            elif name in ("max_model_len", "tensor_parallel_size"):
+                n = int(raw.replace(",", "").replace("_", ""))
+                if n < 1:
+                    raise UsageError(f"--what-if {text!r}: {name} must be positive")
+                values[name] = n
+            elif name == "gpu":
+                values[name] = find_gpu(raw)
+            else:
+                g = float(raw)
+                if not 0 < g < 100_000:
+                    raise UsageError(f"--what-if {text!r}: GPU memory must be positive GiB")
+                values[name] = g
+        except ValueError as err:
+            if isinstance(err, LogReadError):
+                raise
+            raise UsageError(f"--what-if {text!r}: {raw!r} is not a number") from None
+    if "gpu" in values and "gpu_memory_gib" in values:
+        raise UsageError(f"--what-if {text!r}: give gpu= or gpu_memory_gib=, not both")
+    return Change(**values)
+
+
+def parse_changes(texts: Sequence[str]) -> tuple[Change, ...]:
+    """Every ``--what-if``, parsed (usage errors before any reading)."""
+    return tuple(parse_change(t) for t in texts)
+
+
+# --------------------------------------------------------------------------
+# What the log says
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Basis:
+    """What a what-if starts from: one engine's pool and what the log measured.
+
+    Attributes:
+        num_blocks: the engine's pool in blocks.
+        block_size: tokens per block.
+        has_null_block: V1 keeps one block as its null block.
+        workload: the users' tokens.
+        num_engines: data-parallel engines (users are summed over them).
+        bytes_per_block: one block id on one GPU (None: unknown).
+        bytes_per_block_source: how it is known.
+        spec: the model's KV spec at the log's settings (kvspec.KVSpec) or None.
+        layout: the KV cache groups of a hybrid model, or None.
+        model, config: how to look the model up again at other settings.
+        dtype: the model dtype the log states.
+        kv_cache_dtype: the log's ``--kv-cache-dtype`` (None: auto).
+        tensor_parallel_size, pipeline_parallel_size: the parallel layout.
+        vllm_version, is_v1: for vLLM's rules.
+        stated_block_size: the block size the log states (hybrid layouts).
+        hybrid_kv_cache_manager: False when the log says it is disabled.
+        max_model_len: the log's max model len.
+        available_kv_gib: the KV memory line.
+        weights_gib: the weights per GPU the log states.
+        quantization: the log's quantization, or one the model name says.
+        total_gpu_gib, total_gpu_source: the GPU's total memory and where it
+            comes from (the log, or ``--gpu``).
+        utilization, utilization_source, is_utilization_logged: vLLM's
+            ``gpu_memory_utilization`` and where it comes from.
+        max_num_seqs, max_num_seqs_source: the scheduler's limit.
+        spec_resolver: ``kvspec.resolve_spec``-like lookup (None: no lookups).
+    """
+
+    num_blocks: int
+    block_size: int
+    has_null_block: bool
+    workload: cap.Workload
+    num_engines: int = 1
+    bytes_per_block: int | None = None
+    bytes_per_block_source: str = ""
+    spec: Any = None
+    layout: Any = None
+    model: str | None = None
+    config: str | None = None
+    dtype: str | None = None
+    kv_cache_dtype: str | None = None
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    vllm_version: str | None = None
+    is_v1: bool | None = None
+    stated_block_size: int | None = None
+    hybrid_kv_cache_manager: bool | None = None
+    max_model_len: int | None = None
+    available_kv_gib: float | None = None
+    weights_gib: float | None = None
+    quantization: str | None = None
+    total_gpu_gib: float | None = None
+    total_gpu_source: str = ""
+    utilization: float = 0.9
+    utilization_source: str = ""
+    is_utilization_logged: bool = False
+    max_num_seqs: int | None = None
+    max_num_seqs_source: str = ""
+    spec_resolver: Callable[..., Any] | None = field(default=None, repr=False)
+
+    @property
+    def kv_is_fp8(self) -> bool:
+        return bool(self.kv_cache_dtype) and str(self.kv_cache_dtype).startswith("fp8")
+
+    @property
+    def mem_bytes(self) -> int | None:
+        """The KV memory the pool takes on one GPU: blocks x bytes per block."""
+        if self.bytes_per_block is None:
+            return None
+        return self.num_blocks * self.bytes_per_block
+
+    @property
+    def num_gpus(self) -> int:
+        return self.tensor_parallel_size * self.pipeline_parallel_size * self.num_engines
+
+    def fit(self, num_blocks: int, layout: Any = None) -> cap.Capacity:
+        """Users of the workload in ``num_blocks`` blocks (one engine)."""
+        layout = layout if layout is not None else self.layout
+        if layout is not None and not layout.is_single_full_group:
+            return cap.users_for_layout(layout, num_blocks=num_blocks, workload=self.workload)
+        return cap.users_that_fit(
+            num_blocks=num_blocks,
+            block_size=self.block_size,
+            workload=self.workload,
+            has_null_block=self.has_null_block,
+        )
+
+
+def _version_tuple(version: str | None) -> tuple[int, ...] | None:
+    try:
+        return cap.parse_version(version)
+    except LogReadError:
+        return None
+
+
+def default_utilization(version: str | None) -> tuple[float, str]:
+    """vLLM's default ``gpu_memory_utilization`` for a version, and why.
+
+    >>> default_utilization("0.11.0")[0], default_utilization("0.32.0")[0]
+    (0.9, 0.92)
+    """
+    v = _version_tuple(version)
+    if v is None:
+        return 0.9, "vLLM's default 0.90 assumed (0.92 from 0.20; the log states neither)"
+    if v >= UTILIZATION_092_FROM:
+        return 0.92, f"vLLM {version}'s default 0.92 (not stated in the log)"
+    return 0.9, f"vLLM {version}'s default 0.90 (not stated in the log)"
+
+
+def default_max_num_seqs(
+    generation: str | None, total_gpu_gib: float | None, gpu_name: str | None
+) -> tuple[int, str]:
+    """vLLM's default ``max_num_seqs`` for ``vllm serve``, and how sure that is.
+
+    >>> default_max_num_seqs("V1", 79.19, "H100-80GB")[0], default_max_num_seqs("V1", None, None)[0]
+    (1024, 256)
+    """
+    if generation == "V0":
+        return DEFAULT_MAX_NUM_SEQS, "vLLM's V0 default; not in the log"
+    if total_gpu_gib is None:
+        return (
+            DEFAULT_MAX_NUM_SEQS,
+            "vLLM's default below 70 GiB of GPU memory, 1024 on H100-class GPUs in recent "
+            "versions; not in the log",
+        )
+    if total_gpu_gib >= BIG_GPU_GIB:
+        if gpu_name and "A100" in gpu_name.upper():
+            return DEFAULT_MAX_NUM_SEQS, "vLLM's default on an A100; not in the log"
+        return (
+            DEFAULT_MAX_NUM_SEQS_BIG_GPU,
+            "vLLM's default on GPUs of 70 GiB or more in recent V1 versions, 256 before; "
+            "not in the log",
+        )
+    return DEFAULT_MAX_NUM_SEQS, "vLLM's default below 70 GiB of GPU memory; not in the log"
+
+
+def _quantized(boot: Any, model: str | None) -> str | None:
+    q = boot.value("quantization")
+    if q and str(q).lower() not in ("none", "null"):
+        return str(q)
+    name = (model or "").lower().replace("_", "-")
+    for word in _QUANTIZED_NAME_WORDS:
+        if f"-{word}" in name:
+            return f"{word} (by the model name)"
+    return None
+
+
+def basis_for_report(
+    boot: Any,
+    capacity: cap.Capacity,
+    *,
+    block_size: int,
+    spec: Any,
+    layout: Any,
+    workload: cap.Workload,
+    available_kv: Fact | None,
+    kv_cache_dtype: str | None,
+    tensor_parallel_size: int,
+    max_model_len: int | None,
+    generation: str | None,
+    num_engines: int,
+    options: Any,
+    spec_resolver: Callable[..., Any] | None,
+) -> Basis:
+    """The Basis of a report's first engine (report.build_report calls this)."""
+    model = boot.value("model")
+    model_s = str(model) if model else None
+    version = boot.value("vllm_version")
+    version_s = str(version) if version else None
+    num_blocks = capacity.num_blocks
+    bpb: int | None = None
+    bpb_src = ""
+    if layout is not None and not layout.is_single_full_group:
+        bpb, bpb_src = int(layout.bytes_per_block), "the model's KV cache groups"
+    elif spec is not None:
+        bpb = int(spec.kv_bytes_per_token) * block_size
+        bpb_src = f"{int(spec.kv_bytes_per_token):,} B per token x {block_size}"
+    elif available_kv is not None and num_blocks > 0 and float(available_kv.value) > 0:
+        # Model unknown: the memory line over the blocks (to the printed precision).
+        bpb = int(float(available_kv.value) * GIB / num_blocks)
+        bpb_src = f"{float(available_kv.value)} GiB / {num_blocks:,} blocks (model shape unknown)"
+    total_f = boot.first("total_gpu_gib")
+    total: float | None = None
+    total_src = ""
+    gpu_hint = getattr(options, "gpu", None)
+    if total_f is not None:
+        total, total_src = float(total_f.value), f"the log (line {total_f.line})"
+    elif gpu_hint is not None:
+        g = gpu_hint if isinstance(gpu_hint, Gpu) else find_gpu(str(gpu_hint))
+        total, total_src = g.total_gib, f"--gpu {g.name} ({g.source})"
+    util_f = boot.last("gpu_memory_utilization")
+    if util_f is not None:
+        util, util_src, util_logged = (
+            float(util_f.value),
+            f"the log (line {util_f.line})",
+            True,
+        )
+    else:
+        util, util_src = default_utilization(version_s)
+        util_logged = False
+    seqs_f = boot.last("max_num_seqs")
+    if seqs_f is not None:
+        seqs, seqs_src = int(seqs_f.value), f"line {seqs_f.line}"
+    else:
+        name = gpu_hint.name if isinstance(gpu_hint, Gpu) else gpu_hint
+        seqs, seqs_src = default_max_num_seqs(generation, total, name)
+    weights_f = boot.first("weights_gib")
+    dtype_f = boot.first("dtype")
+    stated_bs = boot.last("block_size")
+    pp = boot.value("pipeline_parallel_size")
+    return Basis(
+        num_blocks=num_blocks,
+        block_size=block_size,
+        has_null_block=capacity.usable_blocks < capacity.num_blocks
+        or (capacity.num_blocks == 0 and generation != "V0"),
+        workload=workload,
+        num_engines=max(num_engines, 1),
+        bytes_per_block=bpb,
+        bytes_per_block_source=bpb_src,
+        spec=spec,
+        layout=layout if layout is not None and not layout.is_single_full_group else None,
+        model=model_s,
+        config=getattr(options, "config", None),
+        dtype=str(dtype_f.value) if dtype_f is not None else None,
+        kv_cache_dtype=kv_cache_dtype,
+        tensor_parallel_size=tensor_parallel_size,
+        pipeline_parallel_size=int(pp) if isinstance(pp, int) and pp > 0 else 1,
+        vllm_version=version_s,
+        is_v1=None if generation is None else generation == "V1",
+        stated_block_size=int(stated_bs.value) if stated_bs is not None else None,
+        hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,
+        max_model_len=max_model_len,
+        available_kv_gib=None if available_kv is None else float(available_kv.value),
+        weights_gib=None if weights_f is None else float(weights_f.value),
+        quantization=_quantized(boot, model_s),
+        total_gpu_gib=total,
+        total_gpu_source=total_src,
+        utilization=util,
+        utilization_source=util_src,
+        is_utilization_logged=util_logged,
+        max_num_seqs=seqs,
+        max_num_seqs_source=seqs_src,
+        spec_resolver=spec_resolver,
+    )
+
+
+# --------------------------------------------------------------------------
+# The model's embeddings (the part of the weights FP8 does not shrink)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Embeddings:
+    """The embedding and lm_head bytes of the whole model, from its config."""
+
+    num_bytes: int
+    basis: str
+
+
+def _config_for(model: str | None, config: str | None) -> tuple[dict[str, Any], str] | None:
+    """The model's config.json object, offline: --config, a local folder, the
+    Hugging Face cache, the shipped table."""
+    from . import kvspec
+
+    try:
+        if config is not None:
+            path = Path(config).expanduser()
+            path = path / "config.json" if path.is_dir() else path
+            return kvspec.load_config(path), f"config.json at {path}"
+        if not model:
+            return None
+        local = Path(model).expanduser()
+        if local.is_dir() and (local / "config.json").is_file():
+            return kvspec.load_config(local / "config.json"), f"config.json at {local}"
+        cached = kvspec.find_cached_config(model)
+        if cached is not None:
+            return kvspec.load_config(cached), f"Hugging Face cache: {cached}"
+        entry = kvspec.table_entry(model)
+        if entry is not None:
+            return dict(entry[1]), f"{kvspec.TABLE_SOURCE}, entry {entry[0]}"
+    except (LogReadError, OSError):
+        return None
+    return None
+
+
+@lru_cache(maxsize=64)
+def embeddings_of(model: str | None, config: str | None) -> Embeddings | None:
+    """``vocab_size x hidden_size x 2`` bytes, twice unless the embeddings are tied.
+
+    A config without ``tie_word_embeddings`` ties them (the transformers default).
+    """
+    found = _config_for(model, config)
+    if found is None:
+        return None
+    data, src = found
+    nested = data.get("text_config")
+    text: dict[str, Any] = nested if isinstance(nested, dict) else {}
+    vocab = text.get("vocab_size", data.get("vocab_size"))
+    hidden = text.get("hidden_size", data.get("hidden_size"))
+    tied = text.get("tie_word_embeddings", data.get("tie_word_embeddings", True))
+    if not isinstance(vocab, int) or not isinstance(hidden, int) or vocab <= 0 or hidden <= 0:
+        return None
+    copies = 1 if tied else 2
+    num = vocab * hidden * EMBEDDING_DTYPE_BYTES * copies
+    how = (
+        f"vocab {vocab:,} x hidden {hidden:,} x {EMBEDDING_DTYPE_BYTES} B"
+        + (" (tied embeddings and lm_head)" if tied else " x 2 (embeddings and lm_head)")
+        + f" = {num / GIB:.2f} GiB, from {src}"
+    )
+    return Embeddings(num_bytes=num, basis=how)
+
+
+# --------------------------------------------------------------------------
+# One scenario
+
+
+def _gib(num_bytes: float) -> str:
+    return f"{num_bytes / GIB:.2f} GiB"
+
+
+def _is_fp8(dtype: str | None) -> bool:
+    return dtype is not None and dtype.lower() in _FP8_KV
+
+
+def evaluate(basis: Basis, change: Change) -> WhatIf:
+    """What ``change`` gives on ``basis``: pool, users, exact or an estimate."""
+    if change.max_model_len is not None and change.num_changes == 1:
+        return _max_model_len(basis, change.max_model_len)
+    text = change.text
+    b = basis
+    mem = b.mem_bytes
+    if mem is None or b.bytes_per_block is None:
+        return _unknown(
+            text, "the pool's bytes per block are unknown (no model shape, no KV memory line)"
+        )
+    notes: list[str] = []
+    steps: list[str] = [
+        f"KV memory per GPU {b.num_blocks:,} blocks x {b.bytes_per_block:,} B = {_gib(mem)}"
+    ]
+    exact = True
+    delta = 0.0
+
+    # 1. GPU total and utilization: vLLM's budget is total x utilization.
+    new_total = change.new_total_gib
+    new_util = change.gpu_memory_utilization
+    if new_total is not None or new_util is not None:
+        if b.total_gpu_gib is None:
+            return _unknown(
+                text,
+                "the log does not state the GPU's total memory (total_gpu_memory); pass "
+                "--gpu NAME for the card this log came from",
+            )
+        cur_t, cur_u = b.total_gpu_gib, b.utilization
+        t, u = (
+            new_total if new_total is not None else cur_t,
+            new_util if new_util is not None else cur_u,
+        )
+        d = (t * u - cur_t * cur_u) * GIB
+        delta += d
+        steps.append(
+            f"{'+' if d >= 0 else '-'} {_gib(abs(d))} (budget {t:.2f} GiB x {u:.2f} instead of "
+            f"{cur_t:.2f} GiB x {cur_u:.2f})"
+        )
+        if new_total is not None:
+            exact = False
+            src = change.gpu.source if change.gpu is not None else "as given"
+            notes.append(f"the same overheads on {t:.2f} GiB ({src})")
+        if not b.is_utilization_logged or not b.total_gpu_source.startswith("the log"):
+            exact = False
+            notes.append(
+                f"utilization {cur_u:.2f} from {b.utilization_source}; "
+                f"total {cur_t:.2f} GiB from {b.total_gpu_source}"
+            )
+        if u > 0.95 and new_util is not None:
+            notes.append("above 0.95 leaves little room for memory vLLM does not profile")
+
+    # 2. Weights: TP splits them; FP8 halves the linear layers.
+    tp_now = b.tensor_parallel_size
+    tp_new = change.tensor_parallel_size or tp_now
+    if change.weights_fp8 or tp_new != tp_now:
+        exact = False
+        if b.weights_gib is None:
+            if change.weights_fp8:
+                return _unknown(text, "the log does not state the weights' memory")
+            notes.append("the weights are not in the log: only the KV split is counted")
+        else:
+            w_gpu = b.weights_gib * GIB
+            whole = w_gpu * tp_now
+            emb = 0.0
+            if change.weights_fp8:
+                if b.quantization:
+                    return WhatIf(
+                        change=text,
+                        pool_tokens=b.num_blocks * b.block_size,
+                        users=b.fit(b.num_blocks).users * b.num_engines,
+                        note=f"the weights are already quantized (quantization={b.quantization}): "
+                        "FP8 would not shrink them",
+                        is_exact=True,
+                        num_blocks=b.num_blocks,
+                        num_gpus=b.num_gpus,
+                    )
+                e = embeddings_of(b.model, b.config)
+                if e is None:
+                    notes.append(
+                        "embedding size unknown (no vocab_size in a config): all weights counted "
+                        "as linear layers, an upper bound"
+                    )
+                else:
+                    emb = float(min(e.num_bytes, whole))
+                    notes.append(f"embeddings and lm_head stay 16-bit: {e.basis}")
+            linear = whole - emb
+            new_gpu = (emb + (linear / 2 if change.weights_fp8 else linear)) / tp_new
+            d = w_gpu - new_gpu
+            delta += d
+            how = []
+            if change.weights_fp8:
+                how.append(
+                    f"FP8 linear layers: ({_gib(whole)} - {_gib(emb)} embeddings) / 2"
+                    if emb
+                    else f"FP8 weights: {_gib(whole)} / 2"
+                )
+            if tp_new != tp_now:
+                how.append(f"split over {tp_new} GPUs instead of {tp_now}")
+            steps.append(
+                f"+ {_gib(d)} (weights per GPU {_gib(w_gpu)} -> {_gib(new_gpu)}: {'; '.join(how)})"
+            )
+
+    # 3. Bytes per block at the new KV dtype and TP.
+    kv_new = change.kv_cache_dtype
+    bpb_new, layout_new, why = _bytes_per_block(b, kv_new, tp_new)
+    if bpb_new is None:
+        return _unknown(text, why)
+    if kv_new is not None and _is_fp8(kv_new) and b.kv_is_fp8:
+        notes.append("the KV cache is FP8 already")
+    elif kv_new is not None and _is_fp8(kv_new):
+        notes.append("measure quality on your own eval first")
+    if tp_new != tp_now:
+        notes.append(
+            "activation, NCCL and CUDA graph memory per GPU assumed unchanged; vLLM refuses a "
+            "TP the heads cannot split"
+        )
+    new_mem = mem + delta
+    if new_mem <= 0:
+        return WhatIf(
+            change=text,
+            pool_tokens=0,
+            users=0,
+            note="does not fit: the overheads the log measured exceed the memory budget "
+            f"({_gib(new_mem)} left for the KV cache)",
+            is_exact=exact,
+            num_blocks=0,
+            kv_gib=new_mem / GIB,
+            num_gpus=tp_new * b.pipeline_parallel_size * b.num_engines,
+            arithmetic="; ".join(steps),
+        )
+    if delta == 0 and bpb_new * 2 == b.bytes_per_block:
+        blocks = 2 * b.num_blocks  # a page halves: exactly twice the blocks
+    elif delta == 0 and bpb_new == b.bytes_per_block:
+        blocks = b.num_blocks
+    else:
+        blocks = int(new_mem // bpb_new)
+    c = b.fit(blocks, layout_new)
+    users = c.users * b.num_engines
+    mid = c.users_mid_answer * b.num_engines
+    null = f" - 1 null = {c.usable_blocks:,}" if c.usable_blocks < c.num_blocks else ""
+    head = f"= {_gib(new_mem)} / " if len(steps) > 1 else "/ "
+    steps.append(
+        f"{head}{bpb_new:,} B per block = {blocks:,} blocks{null} // "
+        f"{c.blocks_per_user} blocks per user = {c.users} users"
+        + (f" x {b.num_engines} engines = {users}" if b.num_engines > 1 else "")
+    )
+    if not c.is_exact:
+        exact = False
+    note = f"{blocks:,} blocks, {users} users at {b.workload.tokens_per_user:,} tokens"
+    if change.kv_cache_dtype is not None and delta == 0 and exact:
+        note += " (rounding may move it by a block)"
+    if notes:
+        note += "; " + "; ".join(notes)
+    return WhatIf(
+        change=text,
+        pool_tokens=blocks * b.block_size,
+        users=users,
+        note=note,
+        is_exact=exact,
+        users_mid_answer=mid,
+        num_blocks=blocks,
+        kv_gib=new_mem / GIB,
+        num_gpus=tp_new * b.pipeline_parallel_size * b.num_engines,
+        arithmetic="; ".join(steps),
+    )
+
+
+def _unknown(text: str, why: str) -> WhatIf:
+    return WhatIf(change=text, pool_tokens=None, users=None, note=f"unknown: {why}", is_exact=False)
+
+
+def _bytes_per_block(b: Basis, kv_new: str | None, tp_new: int) -> tuple[int | None, Any, str]:
+    """Bytes of one block id on one GPU at a KV dtype and TP; the new layout."""
+    assert b.bytes_per_block is not None
+    same_kv = kv_new is None or (kv_new == (b.kv_cache_dtype or "auto"))
+    if same_kv and tp_new == b.tensor_parallel_size:
+        return b.bytes_per_block, b.layout, ""
+    if tp_new == b.tensor_parallel_size and b.layout is None and kv_new != "fp8_ds_mla":
+        # One group: a page is proportional to the bytes per element (vLLM's
+        # page_size_bytes), so 2 -> 1 byte halves it: 2,359,296 -> 1,179,648 B.
+        now_bytes = int(getattr(b.spec, "dtype_bytes", 0) or (1 if b.kv_is_fp8 else 2))
+        new_bytes = 1 if _is_fp8(kv_new) else 2
+        return b.bytes_per_block * new_bytes // now_bytes, None, ""
+    if b.spec is None or b.spec_resolver is None:
+        return None, None, "the model's KV shape is unknown (pass --config PATH)"
+    try:
+        spec = b.spec_resolver(
+            b.model,
+            config=b.config,
+            tensor_parallel_size=tp_new,
+            kv_cache_dtype=kv_new or b.kv_cache_dtype or "auto",
+            dtype=b.dtype,
+        )
+    except LogReadError as err:
+        return None, None, f"refused: {err}"
+    if spec is None:
+        return None, None, "the model's KV shape is unknown (pass --config PATH)"
+    if b.layout is None and getattr(spec, "is_uniform", True):
+        return int(spec.kv_bytes_per_token) * b.block_size, None, ""
+    try:
+        layout = cap.kv_cache_layout(
+            spec,
+            block_size=b.stated_block_size,
+            vllm_version=b.vllm_version,
+            is_v1=b.is_v1,
+            hybrid_kv_cache_manager=b.hybrid_kv_cache_manager,
+        )
+    except LogReadError as err:
+        return None, None, f"KV cache groups: {err}"
+    if layout.is_single_full_group:
+        return int(spec.kv_bytes_per_token) * layout.block_size, None, ""
+    return int(layout.bytes_per_block), layout, ""
+
+
+def _max_model_len(b: Basis, n: int) -> WhatIf:
+    """The pool stays; the users at the workload stay; vLLM's figure moves."""
+    text = f"max_model_len={n}"
+    c = b.fit(b.num_blocks)
+    per_req = cap.cdiv(n, b.block_size)
+    v = _version_tuple(b.vllm_version)
+    old_formula = b.is_v1 is False or (v is not None and v < cap.HYBRID_MANAGER_FROM)
+    if b.layout is not None:
+        try:
+            conc = cap.max_concurrency(
+                b.layout, num_blocks=b.num_blocks, max_model_len=n, vllm_version=b.vllm_version
+            )
+            formula = f"{b.num_blocks:,} blocks over {b.layout.num_groups} KV cache groups"
+        except LogReadError:
+            conc, formula = b.num_blocks / per_req, f"{b.num_blocks:,} / {per_req:,}"
+    elif old_formula:
+        conc = b.num_blocks * b.block_size / n
+        formula = f"{b.num_blocks:,} x {b.block_size} / {n:,}"
+    else:
+        conc = b.num_blocks / per_req
+        formula = f"{b.num_blocks:,} blocks / cdiv({n:,}, {b.block_size}) = {b.num_blocks:,} / {per_req:,}"
+    users = c.users * b.num_engines
+    w = b.workload
+    parts = [
+        f"the pool stays {b.num_blocks:,} blocks (memory sets it, not the length), so the "
+        f"users at {w.tokens_per_user:,} tokens stay {users}; vLLM's max concurrency becomes "
+        f"{formula} = {conc:.2f}x for {n:,}-token requests"
+    ]
+    if b.max_model_len:
+        now = (
+            b.num_blocks * b.block_size / b.max_model_len
+            if old_formula or b.layout is not None
+            else b.num_blocks / cap.cdiv(b.max_model_len, b.block_size)
+        )
+        parts[0] += (
+            f" (about {now:.2f}x at {b.max_model_len:,} now)"
+            if b.layout
+            else f" ({now:.2f}x at {b.max_model_len:,} now)"
+        )
+    if n < w.tokens_per_user:
+        cut = replace(
+            w, prompt_tokens=min(w.prompt_tokens, n), output_tokens=max(0, n - w.prompt_tokens)
+        )
+        if w.prompt_tokens >= n:
+            parts.append(
+                f"{n:,} is below the workload's {w.prompt_tokens:,}-token prompts: vLLM rejects them"
+            )
+            users = 0
+        else:
+            users = replace(b, workload=cut).fit(b.num_blocks).users * b.num_engines
+            parts.append(
+                f"{n:,} is below the workload's {w.tokens_per_user:,} tokens per user: answers are "
+                f"cut at {n - w.prompt_tokens:,} tokens, so {users} users of {n:,} tokens fit"
+            )
+    capacity_tokens = b.num_blocks * b.block_size
+    if b.layout is None and n > capacity_tokens:
+        parts.append(f"{n:,} tokens exceed the pool ({capacity_tokens:,}): vLLM refuses to start")
+    return WhatIf(
+        change=text,
+        pool_tokens=b.num_blocks * b.block_size,
+        users=users,
+        note="; ".join(parts),
+        is_exact=True,
+        users_mid_answer=c.users_mid_answer * b.num_engines,
+        num_blocks=b.num_blocks,
+        num_gpus=b.num_gpus,
+        vllm_max_concurrency=conc,
+        arithmetic=formula,
+    )
+
+
+def max_num_seqs_advice(b: Basis) -> WhatIf | None:
+    """Whether ``max_num_seqs`` or the KV cache caps concurrency at the workload."""
+    if b.max_num_seqs is None:
+        return None
+    c = b.fit(b.num_blocks)
+    m, users, mid = b.max_num_seqs, c.users, c.users_mid_answer
+    w = b.workload
+    per = " per engine" if b.num_engines > 1 else ""
+    if m > users:
+        note = (
+            f"max_num_seqs {m} ({b.max_num_seqs_source}) admits more requests than the pool "
+            f"holds at {w.prompt_tokens:,}+{w.output_tokens:,} tokens ({users}{per}): under full "
+            f"load vLLM preempts (recomputes) the newest as answers grow; --max-num-seqs {users} "
+            f"keeps every admitted answer in the pool ({mid} fit mid-answer)"
+        )
+    elif m < users:
+        note = (
+            f"max_num_seqs {m} ({b.max_num_seqs_source}), not the KV cache, caps concurrency: "
+            f"at most {m} run at once though {users}{per} fit; --max-num-seqs {users} uses the pool"
+        )
+    else:
+        return None
+    return WhatIf(
+        change=f"max_num_seqs={users}",
+        pool_tokens=b.num_blocks * b.block_size,
+        users=users * b.num_engines,
+        note=note,
+        is_exact=True,
+        num_blocks=b.num_blocks,
+        num_gpus=b.num_gpus,
+    )
+
+
+# --------------------------------------------------------------------------
+# The report's list, and --target-users
+
+
+def default_changes(b: Basis) -> list[Change]:
+    """The what-ifs every report lists."""
+    out = [Change(kv_cache_dtype="fp8")]
+    if b.weights_gib is not None:
+        out.append(Change(weights_fp8=True))
+    if b.total_gpu_gib is not None and b.utilization < TARGET_UTILIZATION:
+        out.append(Change(gpu_memory_utilization=TARGET_UTILIZATION))
+    if b.spec is not None and b.spec_resolver is not None:
+        out.append(Change(tensor_parallel_size=2 * b.tensor_parallel_size))
+    return out
+
+
+def _lower_max_model_len(b: Basis) -> WhatIf:
+    c = b.fit(b.num_blocks)
+    return WhatIf(
+        change="max_model_len=lower",
+        pool_tokens=b.num_blocks * b.block_size,
+        users=c.users * b.num_engines,
+        note="a lower --max-model-len adds no users here: the pool is set by memory, not by the "
+        "length; it only stops one long request from taking a large share of it "
+        "(--what-if max_model_len=N shows vLLM's figure at N)",
+        is_exact=True,
+        users_mid_answer=c.users_mid_answer * b.num_engines,
+        num_blocks=b.num_blocks,
+        num_gpus=b.num_gpus,
+    )
+
+
+def what_ifs(b: Basis, requested: Sequence[Change] = ()) -> list[WhatIf]:
+    """The report's "what to change": the defaults, the advice, then each ``--what-if``."""
+    out: list[WhatIf] = []
+    for ch in default_changes(b):
+        wi = evaluate(b, ch)
+        if ch.kv_cache_dtype is not None and b.kv_is_fp8:
+            wi = replace(wi, note="the KV cache is FP8 already", is_exact=True)
+        out.append(wi)
+    out.insert(1, _lower_max_model_len(b))
+    advice = max_num_seqs_advice(b)
+    if advice is not None:
+        out.append(advice)
+    seen = {w.change for w in out}
+    for ch in requested:
+        wi = evaluate(b, ch)
+        if wi.change in seen:
+            out = [wi if w.change == wi.change else w for w in out]
+        else:
+            out.append(wi)
+            seen.add(wi.change)
+    return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TargetPlan:
+    """The smallest changes that reach ``target_users``.
+
+    Attributes:
+        target_users: what was asked.
+        users: what fits now.
+        options: changes that reach it, none a superset of another, cheapest first.
+        replicas: copies of this server (data parallel) that reach it.
+        note: what was searched, and what was left out.
+    """
+
+    target_users: int
+    users: int
+    options: tuple[WhatIf, ...]
+    replicas: int | None
+    note: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target_users": self.target_users,
+            "users": self.users,
+            "reached": self.users >= self.target_users,
+            "options": [o.to_json() for o in self.options],
+            "replicas": self.replicas,
+            "note": self.note,
+        }
+
+
+def _rank(value: Any, order: Sequence[Any]) -> int:
+    return order.index(value)
+
+
+def _memoized(resolver: Callable[..., Any]) -> Callable[..., Any]:
+    """The resolver, each (model, TP, KV dtype) looked up once: the plan tries
+    a few hundred combinations of a handful of shapes."""
+    seen: dict[Any, tuple[bool, Any]] = {}
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        key = (args, tuple(sorted(kwargs.items())))
+        if key not in seen:
+            try:
+                seen[key] = (True, resolver(*args, **kwargs))
+            except LogReadError as err:
+                seen[key] = (False, err)
+        ok, value = seen[key]
+        if not ok:
+            raise value
+        return value
+
+    return call
+
+
+def plan_for_target(b: Basis, target: int) -> TargetPlan:
+    """Search FP8 KV, FP8 weights, utilization 0.95, bigger GPUs and TP 2/4/8,
+    alone and combined, for the smallest changes that reach ``target`` users."""
+    now = b.fit(b.num_blocks).users * b.num_engines
+    if b.spec_resolver is not None:
+        b = replace(b, spec_resolver=_memoized(b.spec_resolver))
+    left_out: list[str] = []
+    kv_opts: list[str | None] = [None] if b.kv_is_fp8 else [None, "fp8"]
+    w_opts = [False]
+    if b.weights_gib is not None and not b.quantization:
+        w_opts.append(True)
+    elif b.quantization:
+        left_out.append(f"FP8 weights (already quantized: {b.quantization})")
+    u_opts: list[float | None] = [None]
+    g_opts: list[Gpu | None] = [None]
+    now_gib = b.total_gpu_gib
+    if now_gib is not None:
+        if b.utilization < TARGET_UTILIZATION:
+            u_opts.append(TARGET_UTILIZATION)
+        bigger = [
+            g
+            for g in all_gpus()
+            if g.name in TARGET_GPUS and g.total_gib >= now_gib + TARGET_GPU_MIN_EXTRA_GIB
+        ]
+        bigger.sort(key=lambda g: g.total_gib)
+        g_opts.extend(bigger)
+    else:
+        left_out.append(
+            "utilization and bigger GPUs (the log does not state the GPU's total memory; "
+            "pass --gpu NAME)"
+        )
+    t_opts: list[int | None] = [None]
+    if b.spec is not None and b.spec_resolver is not None:
+        t_opts += [t for t in TARGET_TP_SIZES if t > b.tensor_parallel_size]
+    else:
+        left_out.append("tensor parallelism (the model's KV shape is unknown)")
+    found: list[tuple[tuple[int, ...], Change, WhatIf]] = []
+    combos = itertools.product(kv_opts, w_opts, u_opts, g_opts, t_opts)
+    for kv, wf, u, g, t in combos if now < target else ():
+        ch = Change(
+            kv_cache_dtype=kv,
+            weights_fp8=wf,
+            gpu_memory_utilization=u,
+            gpu=g,
+            tensor_parallel_size=t,
+        )
+        if ch.num_changes == 0:
+            continue
+        wi = evaluate(b, ch)
+        if wi.users is None or wi.users < target:
+            continue
+        key = (
+            _rank(kv, kv_opts),
+            _rank(wf, w_opts),
+            _rank(u, u_opts),
+            _rank(g, g_opts),
+            _rank(t, t_opts),
+        )
+        found.append((key, ch, wi))
+    minimal = [
+        (k, ch, wi)
+        for k, ch, wi in found
+        if not any(o != k and all(a <= c for a, c in zip(o, k, strict=True)) for o, _, _ in found)
+    ]
+
+    def cost(item: tuple[tuple[int, ...], Change, WhatIf]) -> tuple[float, ...]:
+        _, ch, wi = item
+        total = ch.new_total_gib or b.total_gpu_gib or 0.0
+        return (wi.num_gpus or b.num_gpus, total, ch.num_changes, -(wi.users or 0))
+
+    minimal.sort(key=cost)
+    per_engine = now // b.num_engines
+    replicas = math.ceil(target / per_engine) if per_engine > 0 else None
+    note_parts = [
+        f"searched: FP8 KV cache, FP8 weights, utilization up to 0.95, bigger GPUs "
+        f"({', '.join(TARGET_GPUS)}), TP 2/4/8, alone and combined; listed: the ones no "
+        "smaller change beats"
+    ]
+    if now >= target:
+        note_parts = [f"{now} users fit already"]
+        left_out = []
+    if left_out:
+        note_parts.append("left out: " + "; ".join(left_out))
+    if replicas is not None and now < target:
+        gpus = replicas * b.tensor_parallel_size * b.pipeline_parallel_size
+        note_parts.append(
+            f"or {replicas} copies of this engine behind a load balancer (data parallel): "
+            f"{replicas} x {per_engine} = {replicas * per_engine} users on {gpus} GPUs, exact"
+        )
+    return TargetPlan(
+        target_users=target,
+        users=now,
+        options=tuple(wi for _, _, wi in minimal[:MAX_PLAN_ROWS]),
+        replicas=replicas,
+        note="; ".join(note_parts),
+    )
+
+
+def for_report(basis: Basis | None, options: Any) -> tuple[list[WhatIf], TargetPlan | None]:
+    """The report's what-ifs and target plan (report.build_report calls this)."""
+    if basis is None:
+        return [], None
+    requested = tuple(getattr(options, "what_ifs", ()) or ())
+    changes = tuple(c if isinstance(c, Change) else parse_change(str(c)) for c in requested)
+    target = getattr(options, "target_users", None)
+    plan = None if target is None else plan_for_target(basis, int(target))
+    return what_ifs(basis, changes), plan
+
+
+def target_text(plan: TargetPlan) -> list[str]:
+    """The plan for a person, one line each (render.py prints them)."""
+    lines = [f"To serve {plan.target_users} users (now {plan.users}):"]
+    if plan.users >= plan.target_users:
+        lines.append("  already reached: no change needed")
+    elif not plan.options:
+        lines.append("  no combination searched reaches it")
+    for o in plan.options:
+        tag = "" if o.is_exact else " [estimate]"
+        gpus = f", {o.num_gpus} GPU{'s' if (o.num_gpus or 0) > 1 else ''}" if o.num_gpus else ""
+        lines.append(f"  {o.change}: {o.users} users{gpus}{tag}")
+        if o.arithmetic:
+            lines.append(f"      {o.arithmetic}")
+    lines.append(f"  ({plan.note})")
+    return lines
