@@ -155,11 +155,11 @@ def report_text(report: Report) -> str:
     if r.users is not None and c is not None:
         approx = "" if r.is_exact else " (approximate: this model's layout is not modelled exactly)"
         lines.append(
-            f"Users that fit: {r.users} at {w.prompt_tokens:,} prompt + {w.output_tokens:,} output "
+            f"Users that fit: {r.users} users at {w.prompt_tokens:,} prompt + {w.output_tokens:,} output "
             f"tokens, at the end of their answers{approx}"
         )
         lines.append(
-            f"                {r.users_mid_answer} mid-answer (each holding "
+            f"                {r.users_mid_answer} users mid-answer (each holding "
             f"{w.prompt_tokens:,} + {w.output_tokens // 2:,} tokens)"
         )
         if len(r.engines) > 1:
