@@ -119,7 +119,7 @@ def test_missing_file_is_a_usage_error() -> None:
 def test_stdin_dash() -> None:
     r = run("-", "--no-echo", stdin=SEED.read_bytes())
     assert r.exit_code == 0
-    assert "37 at 512" in r.stdout
+    assert "37 users at 512" in r.stdout
     assert "(APIServer pid=1)" not in r.stdout
 
 
