@@ -330,6 +330,99 @@ CASES = [
     # -- lines that state nothing
     ("Loading weights took 4.91 seconds", []),
     ("init engine (profile, create kv cache, warmup model) took 32.41 seconds", []),
+    # -- SGLang boot logs (sglang.py; SGLang's own format strings)
+    (
+        "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', tokenizer_path='Qwen/Qwen3-8B', "
+        "dtype='auto', kv_cache_dtype='auto', quantization=None, context_length=None, "
+        "mem_fraction_static=0.88, max_running_requests=None, page_size=1, tp_size=2, pp_size=1, "
+        "dp_size=1, disable_radix_cache=False)",
+        [
+            ("engine_kind", "sglang"),
+            ("model", "Qwen/Qwen3-8B"),
+            ("kv_cache_dtype", "auto"),
+            ("mem_fraction_static", 0.88),
+            ("block_size", 1),
+            ("tensor_parallel_size", 2),
+            ("pipeline_parallel_size", 1),
+            ("data_parallel_size", 1),
+            ("enable_prefix_caching", True),
+        ],
+    ),
+    (
+        "Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=6.48 GB, "
+        "mem usage=15.27 GB.",
+        [("avail_after_weights_gib", 6.48), ("dtype", "torch.bfloat16"), ("weights_gib", 15.27)],
+    ),
+    (
+        "Load weight end. elapsed=1.97 s, type=Qwen3ForCausalLM, avail mem=162.30 GB, "
+        "mem usage=15.28 GB.",
+        [("avail_after_weights_gib", 162.3), ("weights_gib", 15.28)],
+    ),
+    (
+        "Load weight end. type=MistralForCausalLM, dtype=torch.bfloat16, avail mem=9.69 GB",
+        [("avail_after_weights_gib", 9.69), ("dtype", "torch.bfloat16")],
+    ),
+    (
+        "KV Cache is allocated. #tokens: 250000, K size: 17.17 GB, V size: 17.17 GB",
+        [
+            ("engine_kind", "sglang"),
+            ("kv_alloc_tokens", 250000),
+            ("kv_k_gib", 17.17),
+            ("kv_v_gib", 17.17),
+        ],
+    ),
+    (
+        "KV Cache is allocated. #tokens: 524288, KV size: 17.16 GB",
+        [("engine_kind", "sglang"), ("kv_alloc_tokens", 524288), ("kv_size_gib", 17.16)],
+    ),
+    ("Memory pool end. avail mem=2.44 GB", [("avail_after_pool_gib", 2.44)]),
+    (
+        "max_total_num_tokens=298447, chunked_prefill_size=2048, max_prefill_tokens=16384, "
+        "max_running_requests=3730, context_len=40960, available_gpu_mem=2.82 GB",
+        [
+            ("engine_kind", "sglang"),
+            ("pool_tokens", 298447),
+            ("max_num_seqs", 3730),
+            ("max_model_len", 40960),
+        ],
+    ),
+    (
+        "max_total_num_tokens=56524, max_prefill_tokens=16384, max_running_requests=2049, "
+        "context_len=32768",
+        [
+            ("engine_kind", "sglang"),
+            ("pool_tokens", 56524),
+            ("max_num_seqs", 2049),
+            ("max_model_len", 32768),
+        ],
+    ),
+    (
+        "TensorRT-LLM MHA only supports page_size of 16, 32 or 64, changing page_size from None "
+        "to 64.",
+        [("block_size", 64)],
+    ),
+    (
+        "Decode batch. #running-req: 40, #token: 25600, token usage: 0.99, "
+        "gen throughput (token/s): 1234.56, #queue-req: 3, ",
+        [
+            ("running_reqs", 40),
+            ("kv_usage_pct", 99.0),
+            ("generation_tps", 1234.56),
+            ("waiting_reqs", 3),
+        ],
+    ),
+    (
+        "Decode batch, #running-req: 1, #full token: 44, full token usage: 0.29, #swa token: 3, "
+        "swa token usage: 0.01, cuda graph: True, gen throughput (token/s): 6.41, #queue-req: 0, ",
+        [
+            ("running_reqs", 1),
+            ("kv_usage_pct", 29.0),
+            ("generation_tps", 6.41),
+            ("waiting_reqs", 0),
+        ],
+    ),
+    # SGLang's pool-leak warning shares the scheduler line's marker: not a pool, not a warning.
+    ("Warning: available_size=9, max_total_num_tokens=56524 KV cache pool leak detected!", []),
 ]
 
 

@@ -56,6 +56,11 @@ _TRAILERS = re.compile(
 
 # "(EngineCore_DP0 pid=7) ", "(VllmWorker rank=0 pid=7) ", "(RayWorkerWrapper pid=7, ip=10.0.0.1) ".
 _PROCESS = re.compile(r"^\(([^()\n]{1,120}? pid=\d{1,10}(?:, ip=[0-9a-fA-F.:]{1,64})?)\)[ \t]*")
+# SGLang's header names its rank instead: "[2025-08-13 14:27:06 TP0] ",
+# "[2025-11-04 05:27:13 DP0 TP0 EP0] " (sglang.py); the ranks are its process tag.
+_SGLANG_RANKS = re.compile(
+    r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d((?: [A-Z]{2,8}\d{1,6}){1,8})\][ \t]*"
+)
 
 # vLLM's header in every vintage. The level may be preceded by an arbitrary
 # VLLM_LOGGING_PREFIX, so it is searched, not matched; "[" is absent before 0.8.
@@ -124,6 +129,11 @@ def _peel(text: str) -> tuple[str | None, str]:
             # innermost tag names the vLLM process, so the last one wins.
             process = p.group(1)
             text = text[p.end() :]
+            continue
+        r = _SGLANG_RANKS.match(text)
+        if r:
+            process = r.group(1).strip()
+            text = text[r.end() :]
             continue
         break
     return process, text

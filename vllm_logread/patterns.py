@@ -19,17 +19,22 @@ import ast
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any, cast
 
 import regex as re
 
 from .facts import Fact, Value
 
 # A printed float or int, keeping its sign; nan/inf are recognised so the line
-# is not a near miss, and dropped with a warning by `_number`.
-NUM = r"(?:-?\d{1,20}(?:\.\d{1,12})?|-?nan|-?inf)"
+# is not a near miss, and dropped with a warning by `_number`. Every number
+# ends where its text ends (_END): 21 nines are no number, never the first 20
+# of them (1e20 read from "999999999999999999999"), and "1e-308", "0x10" or
+# "1_000" are not 1, 0 or 1.
+_END = r"(?![eE][-+]?\d|[xX][0-9a-fA-F]|_\d)"
+NUM = rf"(?:-?\d{{1,20}}(?:\.\d{{1,20}})?(?!\.?\d){_END}|-?nan|-?inf)"
 # An integer that may carry thousands separators ("24,096").
-INT_C = r"(?:\d{1,3}(?:,\d{3}){1,6}|\d{1,20})"
-INT = r"\d{1,20}"
+INT_C = rf"(?:\d{{1,3}}(?:,\d{{3}}){{1,6}}|\d{{1,20}})(?![,.]?\d){_END}"
+INT = rf"\d{{1,20}}(?![,.]?\d){_END}"
 
 # The type of each fact kind (FACTS.md), plus our extensions.
 KIND_TYPES: dict[str, type] = {
@@ -75,6 +80,15 @@ KIND_TYPES: dict[str, type] = {
     "hybrid_kv_disabled": bool,
     "padding_layers": int,
     "num_speculative_tokens": int,
+    # SGLang boot logs (sglang.py), where the meaning differs from a FACTS.md kind:
+    "engine_kind": str,  # "sglang": the log is SGLang's (its pool arithmetic differs)
+    "kv_alloc_tokens": int,  # "#tokens: N" of "KV Cache is allocated" (the K/V buffers hold N + page_size)
+    "kv_k_gib": float,  # "K size: X GB" (SGLang's GB is 2**30 bytes)
+    "kv_v_gib": float,  # "V size: X GB"
+    "kv_size_gib": float,  # "KV size: X GB" (MLA models: one latent buffer)
+    "avail_after_weights_gib": float,  # "Load weight end. ... avail mem=X GB"
+    "avail_after_pool_gib": float,  # "Memory pool end. avail mem=X GB"
+    "mem_fraction_static": float,  # server_args mem_fraction_static
 }
 
 
@@ -301,8 +315,122 @@ _TABULAR_KEYS = {
 }
 
 
+class _LazyPattern:
+    """A row's VERBOSE regex, compiled the first time it is used.
+
+    The rows' regexes take about 30 ms to compile, a quarter of a report's
+    start-up on a short log, and a log uses a dozen of them: the others are
+    never compiled.
+    """
+
+    __slots__ = ("_compiled", "_source")
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    def _get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, re.VERBOSE)
+        return self._compiled
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        return self._get().search(*args, **kwargs)
+
+    def match(self, *args: Any, **kwargs: Any) -> Any:
+        return self._get().match(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # pattern, finditer, groupindex, ...
+        return getattr(self._get(), name)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> Any:
+        # isinstance(row.regex, regex.Pattern) holds, as for the compiled pattern.
+        return type(self._get())
+
+
 def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.VERBOSE)
+    return cast("re.Pattern[str]", _LazyPattern(pattern))
+
+
+# -- SGLang (its arithmetic is in sglang.py) -----------------------------------
+# The wordings are SGLang's format strings: launch_server / engine.py
+# `logger.info(f"{server_args=}")`, model_runner.py "Load weight end. ...",
+# mem_cache/memory_pool.py "KV Cache is allocated. ..." (GB = 1024**3),
+# managers/scheduler.py "max_total_num_tokens=..., ..." and the decode stats
+# (scheduler.py, later scheduler_metrics_mixin.py).
+
+# server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ..., tp_size=1, ...): the
+# dataclass repr; each field searched inside it like _CONFIG_FIELDS.
+_SGLANG_ARGS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("model", re.compile(r"(?:^|, )model_path='([^']{1,500})'")),
+    ("tensor_parallel_size", re.compile(rf"(?:^|, )tp_size=({INT})\b")),
+    ("pipeline_parallel_size", re.compile(rf"(?:^|, )pp_size=({INT})\b")),
+    ("data_parallel_size", re.compile(rf"(?:^|, )dp_size=({INT})\b")),
+    ("kv_cache_dtype", re.compile(r"(?:^|, )kv_cache_dtype='([\w]{1,40})'")),
+    ("dtype", re.compile(r"(?:^|, )dtype='([\w.]{1,40})'")),
+    ("quantization", re.compile(r"(?:^|, )quantization='([\w-]{1,40})'")),
+    ("block_size", re.compile(rf"(?:^|, )page_size=({INT})\b")),
+    ("max_model_len", re.compile(rf"(?:^|, )context_length=({INT})\b")),
+    ("max_num_seqs", re.compile(rf"(?:^|, )max_running_requests=({INT})\b")),
+    ("mem_fraction_static", re.compile(rf"(?:^|, )mem_fraction_static=({NUM})\b")),
+    ("enable_prefix_caching", re.compile(r"(?:^|, )disable_radix_cache=(True|False)\b")),
+)
+
+
+def _sglang_server_args(m: re.Match[str]) -> Built:
+    out: Built = [("engine_kind", "sglang", None)]
+    args = m.group("args")
+    for kind, rx in _SGLANG_ARGS:
+        f = rx.search(args)
+        if not f:
+            continue
+        text = f.group(1)
+        if kind == "enable_prefix_caching":
+            # SGLang's radix cache is its prefix cache: enabled unless disabled.
+            out.append((kind, text == "False", None))
+        elif KIND_TYPES[kind] is str:
+            if kind != "dtype" or text != "auto":  # "auto" is not the dtype it runs in
+                out.append((kind, text, None))
+        else:
+            out.append((kind, *_number(kind, text)))
+    return out
+
+
+def _sglang_weights(m: re.Match[str]) -> Built:
+    """SGLang's weights line: ``Load weight end. [elapsed=1.97 s, ]type=X,
+    [dtype=torch.bfloat16, ]avail mem=X GB[, mem usage=Y GB].`` ("mem usage"
+    from 2025; no dtype from late 2025); "GB" is get_available_gpu_memory's
+    2**30 bytes."""
+    avail = _number("avail_after_weights_gib", m.group("avail"))
+    out: Built = [("avail_after_weights_gib", *avail)]
+    if m.group("dtype"):
+        out.append(("dtype", m.group("dtype"), None))
+    usage = m.group("usage")
+    if usage is not None:
+        out.append(("weights_gib", *_number("weights_gib", usage)))
+    return out
+
+
+def _sglang_decode(m: re.Match[str]) -> Built:
+    """The decode stats line: "token usage: 0.99" is a fraction (2 decimals)."""
+    out: Built = [("running_reqs", int(m.group("running")), None)]
+    usage = m.group("usage")
+    value, dec = _number("kv_usage_pct", usage)
+    dec_pct = max((dec or 0) - 2, 0)
+    out.append(("kv_usage_pct", round(float(value) * 100, dec_pct), dec_pct))
+    line = m.string
+    for kind, rx in _SGLANG_DECODE_PARTS:
+        part = rx.search(line, m.end())
+        if part:
+            out.append((kind, *_number(kind, part.group(1))))
+    return out
+
+
+_SGLANG_DECODE_PARTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("generation_tps", re.compile(rf"gen throughput \(token/s\): ({NUM})")),
+    ("waiting_reqs", re.compile(rf"#queue-req: ({INT})")),
+)
 
 
 ROWS: tuple[Row, ...] = (
@@ -536,7 +664,11 @@ ROWS: tuple[Row, ...] = (
     # -- version: old line, plain fallback, the 0.15+ logo lines.
     Row(
         "version",
-        ("server version", "API version"),
+        # The regex's own literal heads (warn_on_miss=False, so nothing else
+        # changes): with "LLM" in them stream.py finds them through a rare
+        # byte; "API version" alone has none and cost a regex pass (1.1 s on
+        # a 1.6 GB serving log).
+        ("vLLM API server version", "vLLM server version", "vLLM batch processing API version"),
         _c(
             r"""vLLM\ (?:API\ server|server|batch\ processing\ API)\ version\ (?P<vllm_version>[^\s,]{1,60})
                 (?:,\ serving\ model\ (?P<model>\S{1,500}))?"""
@@ -578,7 +710,7 @@ ROWS: tuple[Row, ...] = (
         ("is preempted by",),
         _c(
             r"""is\ preempted\ by\ (?:PreemptionMode\.)?\w{1,20}\ mode\ because\ there\ is\ not\ enough
-                \ KV\ cache\ space(?:.{0,400}?total_num_cumulative_preemption=(?P<preemptions>\d{1,20}))?"""
+                \ KV\ cache\ space(?:.{0,400}?total_num_cumulative_preemption=(?P<preemptions>\d{1,20}(?![,.]?\d)))?"""
         ),
         _preemption_warning,
     ),
@@ -604,6 +736,73 @@ ROWS: tuple[Row, ...] = (
         "padding_layers",
         ("padding layers",),
         _c(rf"Add\ (?P<padding_layers>{INT})\ padding\ layers"),
+    ),
+    # -- SGLang boot logs (sglang.py): "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ...)".
+    Row(
+        "sglang_server_args",
+        ("server_args=ServerArgs(",),
+        _c(r"server_args=ServerArgs\((?P<args>.*)$"),
+        _sglang_server_args,
+    ),
+    Row(
+        "sglang_weights",
+        ("Load weight end.",),
+        _c(
+            rf"""Load\ weight\ end\.\ (?:elapsed={NUM}\ s,\ )?type=\w{{1,200}}
+                 (?:,\ dtype=(?P<dtype>[\w.]{{1,40}}))?(?:,\ [\w-]{{1,40}}=[^,]{{1,100}})?
+                 ,\ avail\ mem=(?P<avail>{NUM})\ GB(?:,\ mem\ usage=(?P<usage>{NUM})\ GB)?"""
+        ),
+        _sglang_weights,
+    ),
+    # "KV Cache is allocated. #tokens: 250000, K size: 17.17 GB, V size: 17.17 GB"
+    # (MHA), "... #tokens: N, KV size: X GB" (MLA); some builds add "dtype: X, ".
+    Row(
+        "sglang_kv_allocated",
+        ("KV Cache is allocated.",),
+        _c(
+            rf"""KV\ Cache\ is\ allocated\.(?:\ dtype:\ [\w.]{{1,40}},)?
+                 \ \#tokens:\ (?P<kv_alloc_tokens>{INT}),
+                 \ (?:K\ size:\ (?P<kv_k_gib>{NUM})\ GB,\ V\ size:\ (?P<kv_v_gib>{NUM})\ GB
+                    |KV\ size:\ (?P<kv_size_gib>{NUM})\ GB)"""
+        ),
+        lambda m: [("engine_kind", "sglang", None), *_groups(m)],
+    ),
+    Row(
+        "sglang_pool_end",
+        ("Memory pool end.",),
+        _c(rf"Memory\ pool\ end\.\ avail\ mem=(?P<avail_after_pool_gib>{NUM})\ GB"),
+    ),
+    # The scheduler's line, every vintage: "max_total_num_tokens=N, [chunked_prefill_size=C, ]
+    # max_prefill_tokens=P, [max_running_requests=R, ]context_len=L[, available_gpu_mem=X GB]".
+    # The marker also starts SGLang's pool-leak warning, so a miss is not worth a warning.
+    Row(
+        "sglang_scheduler",
+        ("max_total_num_tokens=",),
+        _c(
+            rf"""max_total_num_tokens=(?P<pool_tokens>{INT}),\ (?:chunked_prefill_size=-?\w{{1,20}},\ )?
+                 max_prefill_tokens={INT},\ (?:max_running_requests=(?P<max_num_seqs>{INT}),\ )?
+                 context_len=(?P<max_model_len>{INT})"""
+        ),
+        lambda m: [("engine_kind", "sglang", None), *_groups(m)],
+        warn_on_miss=False,
+    ),
+    # "TensorRT-LLM MHA only supports page_size of 16, 32 or 64, changing page_size from None to 64."
+    Row(
+        "sglang_page_size",
+        ("changing page_size from",),
+        _c(rf"changing\ page_size\ from\ \w{{1,20}}\ to\ (?P<block_size>{INT})"),
+    ),
+    # "Decode batch. #running-req: 40, #token: 25600, token usage: 0.99, [cuda graph: True, ]
+    # gen throughput (token/s): 1234.56, #queue-req: 0, " ("Decode batch," from 2025;
+    # hybrid models "#full token: N, full token usage: 0.99, ...").
+    Row(
+        "sglang_decode",
+        ("Decode batch",),
+        _c(
+            rf"""Decode\ batch(?:\ \[\d{{1,20}}\])?[.,]\ \#running-req:\ (?P<running>{INT}),
+                 \ (?:\#full\ token:\ {INT},\ full\ |\#token:\ {INT},\ )token\ usage:\ (?P<usage>{NUM})"""
+        ),
+        _sglang_decode,
     ),
 )
 

@@ -52,7 +52,16 @@ QUIET_MISSING_ENGINE_S = 5.0
 # The lines that start a new boot in serving mode: the API server's banner
 # (0.4+ "vLLM API server version", 0.32+ logo) and the engine config line
 # ("Initializing an LLM engine" V0, "Initializing a V1 LLM engine" V1).
-_BOOT_START_MARKERS = (b"LLM engine", b"server version", "▀▄▀".encode())
+# They are found through a byte that is rare in a serving log, by memchr: "L"
+# ("vLLM API server version", "vLLM server version", "LLM engine") and the
+# logo's first byte; a search for each whole marker costs ten times more (1 s
+# against 0.1 s on a 1.6 GB log). A chunk where the byte is common (upper-case
+# prompts) is searched for the markers themselves.
+_BOOT_START_ANCHORS = (
+    (b"L", (b"LLM engine", b"LLM API server version", b"LLM server version")),
+    (b"\xe2", ("▀▄▀".encode(),)),
+)
+_BOOT_START_DENSE = 256  # anchor hits in a chunk before searching the markers
 # V0's preemption warning (patterns.py row "preemption_warning").
 _PREEMPT_MARKER = b"is preempted by"
 _BOM_UTF16 = (b"\xff\xfe", b"\xfe\xff")
@@ -456,12 +465,17 @@ class Session:
 def _boot_start(buf: bytes, start: int, end: int) -> int:
     """Offset of the first line in ``buf[start:end]`` that may start a boot, else end."""
     cut = end
-    for marker in _BOOT_START_MARKERS:
-        # The logo's first byte (0xe2) is rare in a serving log: memchr finds
-        # it ten times faster than a multi-byte search.
-        p = buf.find(marker[:1] if marker[0] > 0x7F else marker, start, cut)
-        while p >= 0 and marker[0] > 0x7F and not buf.startswith(marker, p):
-            p = buf.find(marker[:1], p + 1, cut)
+    find, startswith = buf.find, buf.startswith
+    for anchor, heads in _BOOT_START_ANCHORS:
+        p = find(anchor, start, cut)
+        n = 0
+        while p >= 0 and not any(startswith(h, p) for h in heads):
+            n += 1
+            if n > _BOOT_START_DENSE:
+                found = [q for q in (find(h, p, cut) for h in heads) if q >= 0]
+                p = min(found) if found else -1
+                break
+            p = find(anchor, p + 1, cut)
         if p >= 0:
             cut = buf.rfind(b"\n", start, p) + 1 or start
     return cut

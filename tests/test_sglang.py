@@ -1,0 +1,195 @@
+"""SGLang boot logs: its lines read as facts, its pool counted as SGLang counts it.
+
+The samples are checked field by field in their ``.golden.json`` (and one in a
+``.facts.json``); here: the arithmetic's edge cases, the rank tags, and the
+log read through a pipe. Numbers are worked by hand (sglang.py's docstring):
+Qwen3-8B holds 73,728 bytes of K per token and as much of V; SGLang's pool has
+no null block, its buffers one padding page beside the pool.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vllm_logread import kvspec, pipeline
+from vllm_logread.boot import BootTracker
+from vllm_logread.capacity import Workload
+from vllm_logread.cli import main
+from vllm_logread.lines import parse_line
+from vllm_logread.report import Options
+from vllm_logread.sglang import build_sglang_report, measured_bytes_per_token
+from vllm_logread.stream import scan_bytes
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
+H100 = SAMPLES / "sglang_qwen3-8b_h100.log"
+TP2 = SAMPLES / "sglang_qwen3-8b_tp2_page64.log"
+
+
+def run(*args: str, stdin: bytes | None = None):
+    return CliRunner().invoke(main, list(args), input=stdin, catch_exceptions=False)
+
+
+def report_of(text: str, **workload: int):
+    tracker = BootTracker()
+    tracker.add_all(e for e in scan_bytes(text.encode()) if not hasattr(e, "text"))
+    opts = Options(workload=Workload(**workload)) if workload else Options()
+    return build_sglang_report(tracker.current, opts, spec_resolver=kvspec.resolve_spec)
+
+
+ARGS = (
+    "[2026-04-27 02:35:54] server_args=ServerArgs(model_path='Qwen/Qwen3-8B', "
+    "kv_cache_dtype='auto', page_size={page}, tp_size=1, pp_size=1, dp_size={dp})\n"
+)
+
+
+def test_boot_log_gives_612_users_with_the_arithmetic_shown() -> None:
+    r = run(str(H100), "--prompt", "512", "--output", "128")
+    assert r.exit_code == 0, r.stderr
+    assert re.search(r"Users that fit: 612\b", r.stdout)
+    assert re.search(r"\b680\b.*mid-answer", r.stdout)
+    assert "391,815 // 640 = 612 users" in r.stdout
+    assert "pass    kv_bytes_per_token" in r.stdout
+
+
+def test_rank_tags_are_the_process() -> None:
+    line = parse_line(
+        "[2025-06-02 09:58:56 TP1] KV Cache is allocated. #tokens: 5, K size: 1.00 GB", 4
+    )
+    assert (line.process, line.message.split(".")[0]) == ("TP1", "KV Cache is allocated")
+    line = parse_line("[2025-11-04 05:27:13 DP1 TP0 EP0] Decode batch, #running-req: 1", 9)
+    assert line.process == "DP1 TP0 EP0"
+    assert parse_line("[2025-11-04 05:27:13] Memory pool end. avail mem=1.00 GB", 1).process is None
+
+
+def test_page_rounding_charges_whole_pages() -> None:
+    out = json.loads(run(str(TP2), "--prompt", "500", "--output", "100", "--json").stdout)
+    # 600 tokens = ceil(600 / 64) = 10 pages; 436,864 / 64 = 6,826 pages // 10 = 682,
+    # where slots alone would give 436,864 // 600 = 728.
+    assert (out["users"], out["workload"]["blocks_per_user"]) == (682, 10)
+
+
+def test_no_null_block_the_padding_sits_beside_the_pool() -> None:
+    text = ARGS.format(page=1, dp=1) + (
+        "[2026-04-27 02:36:10] max_total_num_tokens=640, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=2, context_len=40960\n"
+    )
+    rep = report_of(text)
+    # vLLM would lose a block to its null block; SGLang hands out slots 1..640: one user fits.
+    assert (rep.users, rep.capacity.usable_blocks) == (1, 640)
+
+
+def test_the_kv_line_covers_tokens_plus_one_page() -> None:
+    text = ARGS.format(page=64, dp=1) + (
+        "[2025-06-02 09:58:56] KV Cache is allocated. #tokens: 436864, K size: 15.00 GB, "
+        "V size: 15.00 GB\n"
+    )
+    tracker = BootTracker()
+    tracker.add_all(e for e in scan_bytes(text.encode()) if not hasattr(e, "text"))
+    found = measured_bytes_per_token(tracker.current, 64)
+    assert found is not None
+    low, high, slots, _, _ = found
+    assert slots == 436_928
+    # (15.00 - 0.005) x 2 GiB / 436,928 and (15.00 + 0.005) x 2 GiB / 436,928
+    assert (round(low), round(high)) == (73_700, 73_749)
+
+
+def test_a_kv_line_that_does_not_fit_the_model_is_a_contradiction(tmp_path: Path) -> None:
+    log = tmp_path / "fp8.log"
+    # the pool of the H100 sample, but K and V of one byte per value (an FP8 cache the
+    # server_args do not state): 13.45 GiB each is half of Qwen3-8B's bf16 bytes
+    log.write_text(
+        H100.read_text().replace(
+            "K size: 26.90 GB, V size: 26.90 GB", "K size: 13.45 GB, V size: 13.45 GB"
+        )
+    )
+    r = run(str(log))
+    assert r.exit_code == 4
+    assert "fail    kv_bytes_per_token" in r.stdout
+
+
+def test_unknown_model_takes_its_bytes_from_the_kv_line(tmp_path: Path) -> None:
+    log = tmp_path / "unknown.log"
+    log.write_text(H100.read_text().replace("Qwen/Qwen3-8B", "acme/never-published-8b"))
+    out = json.loads(run(str(log), "--json").stdout)
+    # (147,407.39 + 147,462.20) / 2 = 147,434.79 -> 147,435
+    assert out["kv_bytes_per_token"] == 147_435
+    assert out["kv_bytes_per_token_source"].startswith("SGLang's KV Cache line (line 10)")
+    assert out["users"] == 612
+
+
+def test_older_tp_ranks_each_printing_the_scheduler_line_are_one_boot() -> None:
+    text = TP2.read_text()
+    line = next(x for x in text.splitlines() if "max_total_num_tokens=" in x)
+    text = text.replace(line, line + "\n" + line.replace(" TP0]", " TP1]"))
+    session = pipeline.Session("-", Options(), spec_resolver=kvspec.resolve_spec)
+    session.feed(text.encode())
+    session.finish()
+    assert len(session.tracker.boots) == 1
+    assert [r.users for r in pipeline.reports_of(session, all_boots=True)] == [682]
+
+
+def test_data_parallel_ranks_are_engines() -> None:
+    sched = (
+        "[2026-01-01 00:00:0{d} DP{d} TP0] max_total_num_tokens=64000, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=512, context_len=40960\n"
+    )
+    text = ARGS.format(page=1, dp=2) + sched.format(d=0) + sched.format(d=1)
+    rep = report_of(text)
+    # each DP rank: 64,000 // 640 = 100 users
+    assert [(e.engine, e.users) for e in rep.engines] == [("DP0", 100), ("DP1", 100)]
+    assert rep.users == 200
+
+
+def test_max_running_requests_below_the_users_is_said() -> None:
+    text = ARGS.format(page=1, dp=1) + (
+        "[2026-04-27 02:36:10] max_total_num_tokens=64000, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=48, context_len=40960\n"
+    )
+    rep = report_of(text)
+    assert rep.users == 100
+    assert any("at most 48 requests at once" in w for w in rep.warnings)
+
+
+def test_a_page_size_the_backend_forces_is_the_block_size() -> None:
+    text = (
+        "[2026-05-24 00:52:39] TensorRT-LLM MHA only supports page_size of 16, 32 or 64, "
+        "changing page_size from None to 64.\n"
+        "[2026-05-24 00:52:40] server_args=ServerArgs(model_path='Qwen/Qwen3-8B', page_size=64, tp_size=1)\n"
+        "[2026-05-24 00:53:40] max_total_num_tokens=992896, chunked_prefill_size=16384, "
+        "max_prefill_tokens=16384, max_running_requests=4096, context_len=40960\n"
+    )
+    rep = report_of(text, prompt_tokens=500, output_tokens=100)
+    # 992,896 / 64 = 15,514 pages // 10 = 1,551
+    assert (rep.block_size, rep.num_blocks, rep.users) == (64, 15_514, 1_551)
+
+
+def test_pool_stated_without_a_page_size_uses_sglang_default_one() -> None:
+    rep = report_of(
+        "[2024-12-13 01:45:02 TP0] max_total_num_tokens=56524, max_prefill_tokens=16384, "
+        "max_running_requests=2049, context_len=32768\n"
+    )
+    assert rep.block_size == 1 and rep.block_size_source.startswith("SGLang's default page_size")
+    assert rep.users == 56524 // 640 == 88
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+def test_through_a_pipe_the_decode_lines_after_the_report_are_the_load(chunk: int) -> None:
+    """A live pipe: the report comes at the first line after the pool, and the
+    decode stats that follow are still read (SGLang stays in boot mode)."""
+    data = H100.read_bytes()
+    session = pipeline.Session(
+        "-", Options(), spec_resolver=kvspec.resolve_spec, keep_all_facts=False
+    )
+    outs = []
+    for i in range(0, len(data), chunk):
+        outs += session.feed(data[i : i + chunk])
+    outs += session.finish()
+    assert [o.report.users for o in outs if o.kind == "report"] == [612]
+    summary = session.load_of(session.last_boot)
+    assert summary is not None
+    assert (summary.num_stats_lines, summary.peak_running, summary.peak_waiting) == (3, 650, 76)

@@ -1,0 +1,487 @@
+"""A running vLLM's Prometheus ``/metrics`` text -> the facts of its pool and its load now.
+
+Often the boot log is gone (weeks of serving, a rotated pod log), but the
+server still says what its pool is: vLLM publishes its CacheConfig as the
+labels of ``vllm:cache_config_info`` (``num_gpu_blocks``, ``block_size``,
+``cache_dtype``, ``gpu_memory_utilization``, ...), and its load as gauges.
+This module turns that text into the facts a boot log gives (FACTS.md), so the
+report is the same: ``num_gpu_blocks="1506"``, ``block_size="16"``,
+``cache_dtype="auto"`` for Qwen/Qwen3-8B is 1,506 blocks - 1 null block =
+1,505 usable, // 40 blocks per user of 512 + 128 tokens = 37 users, exactly as
+from the boot log.
+
+The names changed over vLLM's eras (checked in vLLM's source):
+
+* V0 engine (vllm/engine/metrics.py; the only engine before 0.8, opt-in with
+  ``VLLM_USE_V1=0`` until 0.10): gauges labelled ``model_name`` only;
+  ``vllm:gpu_cache_usage_perc``, ``vllm:cpu_cache_usage_perc`` and
+  ``vllm:num_requests_swapped`` exist only here; ``vllm:cache_config_info``
+  (a prometheus_client Info of ``CacheConfig.metrics_info()``) carries
+  ``num_cpu_blocks``, the swap space. No null block.
+* V1 engine (vllm/v1/metrics/loggers.py): gauges labelled ``model_name`` and
+  ``engine`` (the data-parallel engine index); ``cache_config_info`` gets the
+  ``engine`` label too (``log_metrics_info``). ``vllm:gpu_cache_usage_perc``
+  was "Deprecated in 0.9 - Renamed as vllm:kv_cache_usage_perc", so 0.9 and
+  0.10 publish both and later versions the new name only. V1's EngineCore
+  sets ``num_cpu_blocks`` to 0 (no swap; "None" on 0.32): not a V0 sign, and
+  not a fact. Block 0 of the pool is the null block.
+* 0.32 adds ``kv_cache_size_tokens`` and ``kv_cache_max_concurrency`` to the
+  cache config labels (seen on a real 0.32 server).
+
+``vllm:cache_config_info`` never carries ``model_name``: an engine's model is
+the ``model_name`` of the load gauge whose other labels (``engine``, and
+``instance`` or ``job`` in a replayed Prometheus scrape) agree with it. Each
+model (and each scraped instance) becomes one boot, its engines that boot's
+data-parallel engines, so each gets its row in the report.
+
+The exposition format is read with prometheus-client's
+``text_string_to_metric_families`` (the optional extra ``metrics``); it does
+not say which line a sample came from, so line numbers are put back by
+matching sample names to the text's lines in order.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .facts import Fact, InputError, UsageError, Value
+
+if TYPE_CHECKING:
+    from .load import LoadSummary
+    from .pipeline import Output, Session
+
+# How long --metrics-url waits for the server (connect and each read).
+METRICS_TIMEOUT_S = 10.0
+# A /metrics text is tens of KB (a 0.32 server with histograms: 60 KB); a
+# bigger answer is not one.
+MAX_METRICS_BYTES = 64 << 20
+# How far into the input the content sniff looks (first lines only).
+SNIFF_BYTES = 64 * 1024
+
+CACHE_CONFIG = "vllm:cache_config_info"
+# The gauges of the load now, by fact kind. A later name in a tuple is the
+# older one, used only when the newer is absent.
+LOAD_METRICS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("running_reqs", ("vllm:num_requests_running",)),
+    ("waiting_reqs", ("vllm:num_requests_waiting",)),
+    ("swapped_reqs", ("vllm:num_requests_swapped",)),
+    ("kv_usage_pct", ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")),
+    ("preemptions", ("vllm:num_preemptions_total",)),
+)
+V0_ONLY_METRICS = frozenset({"vllm:num_requests_swapped", "vllm:cpu_cache_usage_perc"})
+# Labels of cache_config_info that state a fact (CacheConfig field -> kind).
+CONFIG_LABELS: tuple[tuple[str, str], ...] = (
+    ("cache_dtype", "kv_cache_dtype"),
+    ("block_size", "block_size"),
+    ("gpu_memory_utilization", "gpu_memory_utilization"),
+    ("enable_prefix_caching", "enable_prefix_caching"),
+    ("num_gpu_blocks", "gpu_blocks"),
+    ("kv_cache_size_tokens", "pool_tokens"),
+    ("kv_cache_memory_bytes", "kv_cache_memory_bytes"),
+)
+# Labels that name the thing measured, not the server: not an identity.
+_NOT_IDENTITY = frozenset({"model_name", "engine"})
+
+_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_SAMPLE_LINE = re.compile(rb"(?:vllm|sglang):[a-zA-Z0-9_:]*(?:\{|[ \t]+\S)")
+_INT_TEXT = re.compile(r"\d{1,20}")
+_FLOAT_TEXT = re.compile(r"\d{1,20}(?:\.\d{1,12})?")
+
+
+def looks_like_metrics(head: bytes) -> bool:
+    """Whether an input is a Prometheus text, from its first non-empty lines:
+    a ``# HELP``/``# TYPE`` line, or a ``vllm:``/``sglang:`` sample line
+    (a grep of the text) before any other line. A log line never starts so.
+
+    >>> looks_like_metrics(b"\\n# HELP python_gc_objects_collected_total Objects\\n")
+    True
+    >>> looks_like_metrics(b'vllm:cache_config_info{block_size="16"} 1.0\\n')
+    True
+    >>> looks_like_metrics(b"INFO 11-29 10:00:00 [core.py:1] # HELP\\n")
+    False
+    """
+    for raw in head[:SNIFF_BYTES].removeprefix(b"\xef\xbb\xbf").split(b"\n")[:50]:
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith((b"# HELP ", b"# TYPE ")):
+            return True
+        if line.startswith(b"#"):
+            continue  # another comment: look at the next line
+        return _SAMPLE_LINE.match(line) is not None
+    return False
+
+
+# -- reading the text ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sample:
+    """One sample line: name, labels, value, and its 1-based line number."""
+
+    name: str
+    labels: dict[str, str]
+    value: float
+    line: int
+
+
+def parse_samples(text: str, *, source: str = "-") -> list[Sample]:
+    """Every sample of a Prometheus exposition text, with its line number.
+
+    Raises:
+        UsageError: prometheus-client is not installed.
+        InputError: the text is not valid exposition format.
+    """
+    try:
+        from prometheus_client.parser import text_string_to_metric_families
+    except ImportError:
+        raise UsageError(
+            "reading a /metrics text needs prometheus-client: pip install 'vllm-logread[metrics]'"
+        ) from None
+    lines: dict[str, deque[int]] = {}
+    for number, raw in enumerate(text.split("\n"), 1):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        m = _NAME.match(stripped)
+        if m:
+            lines.setdefault(m.group(0), deque()).append(number)
+    out: list[Sample] = []
+    try:
+        for family in text_string_to_metric_families(text):
+            for s in family.samples:
+                queue = lines.get(s.name)
+                line = queue.popleft() if queue else 0
+                out.append(
+                    Sample(name=s.name, labels=dict(s.labels), value=float(s.value), line=line)
+                )
+    except (ValueError, TypeError, KeyError, IndexError) as err:
+        raise InputError(f"{source}: not a readable Prometheus text: {err}") from None
+    return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineLoad:
+    """One engine's load now: the gauges' values and their facts."""
+
+    engine: str | None
+    line: int
+    running_reqs: int
+    waiting_reqs: int
+    kv_usage_pct: float
+    preemptions: int
+    swapped_reqs: int | None = None
+    facts: tuple[Fact, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Server:
+    """One model on the endpoint (one scraped instance of it): its engines."""
+
+    model: str | None
+    generation: str  # "V0" | "V1"
+    identity: tuple[tuple[str, str], ...]
+    config_facts: tuple[Fact, ...]
+    loads: tuple[EngineLoad, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricsRead:
+    servers: tuple[Server, ...]
+    warnings: tuple[str, ...]
+
+
+def _agrees(sample: Sample, config: Sample) -> bool:
+    """Whether a load gauge belongs to the engine of a cache_config_info sample:
+    every label of the gauge but ``model_name`` has the same value there."""
+    return all(config.labels.get(k) == v for k, v in sample.labels.items() if k != "model_name")
+
+
+def _config_facts(
+    config: Sample, *, generation: str, process: str | None, source: str
+) -> list[Fact]:
+    out: list[Fact] = []
+    labels = dict(CONFIG_LABELS)
+    if generation == "V0":
+        labels["num_cpu_blocks"] = "cpu_blocks"  # V0's swap space; V1 says 0 or None
+    for label, kind in labels.items():
+        text = config.labels.get(label)
+        value: Value
+        decimals = None
+        if text is None or text == "None":
+            continue
+        if kind in ("kv_cache_dtype",):
+            value = text
+        elif kind == "enable_prefix_caching":
+            if text not in ("True", "False"):
+                continue
+            value = text == "True"
+        elif kind == "gpu_memory_utilization":
+            if not _FLOAT_TEXT.fullmatch(text):
+                continue
+            value = float(text)
+            decimals = len(text) - text.index(".") - 1 if "." in text else None
+        else:
+            if not _INT_TEXT.fullmatch(text):
+                continue
+            value = int(text)
+        out.append(
+            Fact(
+                kind=kind,
+                value=value,
+                line=config.line,
+                process=process,
+                decimals=decimals,
+                source=source,
+            )
+        )
+    return out
+
+
+def _number_fact(kind: str, s: Sample, process: str | None, source: str) -> Fact | None:
+    if not math.isfinite(s.value) or s.value < 0:
+        return None
+    value: Value
+    if kind == "kv_usage_pct":
+        value = s.value * 100  # "1 means 100 percent usage"
+    else:
+        value = int(round(s.value))
+    return Fact(kind=kind, value=value, line=s.line, process=process, source=source)
+
+
+def read_metrics(text: str, *, source: str = "-") -> MetricsRead:
+    """The servers a /metrics text describes, each with its pool and load facts."""
+    samples = parse_samples(text, source=source)
+    names = {s.name for s in samples}
+    generation = "V0" if names & V0_ONLY_METRICS else "V1"
+    by_name: dict[str, list[Sample]] = {}
+    for s in samples:
+        by_name.setdefault(s.name, []).append(s)
+    configs = by_name.get(CACHE_CONFIG, [])
+    warnings: list[str] = []
+    if not configs:
+        has_vllm = any(n.startswith("vllm:") for n in names)
+        warnings.append(
+            f"{source}: the /metrics text has no {CACHE_CONFIG} line, so it does not state the "
+            "KV pool"
+            + (
+                " (vLLM publishes it once the engine has allocated its KV cache)"
+                if has_vllm
+                else " (is it a vLLM server's /metrics?)"
+            )
+        )
+    models = {
+        s.labels["model_name"]
+        for s in by_name.get("vllm:num_requests_running", [])
+        if "model_name" in s.labels
+    }
+    groups: dict[
+        tuple[str | None, tuple[tuple[str, str], ...]], tuple[list[Fact], list[EngineLoad]]
+    ] = {}
+    for config in configs:
+        running = next(
+            (s for s in by_name.get("vllm:num_requests_running", []) if _agrees(s, config)), None
+        )
+        engine = config.labels.get("engine") or (
+            None if running is None else running.labels.get("engine")
+        )
+        process = f"EngineCore_DP{engine}" if engine and engine.isdigit() else None
+        model = None if running is None else running.labels.get("model_name")
+        if model is None and len(models) == 1:
+            model = next(iter(models))
+        identity = (
+            ()
+            if running is None
+            else tuple(sorted((k, v) for k, v in running.labels.items() if k not in _NOT_IDENTITY))
+        )
+        facts, loads = groups.setdefault((model, identity), ([], []))
+        if model is not None:
+            line = running.line if running is not None else config.line
+            facts.append(Fact(kind="model", value=model, line=line, process=process, source=source))
+        facts.extend(_config_facts(config, generation=generation, process=process, source=source))
+        if not config.labels.get("num_gpu_blocks", "None").isdigit():
+            warnings.append(
+                f"{source}:{config.line}: {CACHE_CONFIG} says num_gpu_blocks="
+                f"{config.labels.get('num_gpu_blocks')!r}: the pool is not known yet"
+            )
+        load = _engine_load(by_name, config, engine, process, source)
+        if load is not None:
+            loads.append(load)
+    servers = tuple(
+        Server(
+            model=model,
+            generation=generation,
+            identity=identity,
+            config_facts=tuple(sorted(facts, key=lambda f: f.line)),
+            loads=tuple(loads),
+        )
+        for (model, identity), (facts, loads) in groups.items()
+    )
+    return MetricsRead(servers=servers, warnings=tuple(warnings))
+
+
+def _engine_load(
+    by_name: dict[str, list[Sample]],
+    config: Sample,
+    engine: str | None,
+    process: str | None,
+    source: str,
+) -> EngineLoad | None:
+    found: dict[str, Sample] = {}
+    for kind, metric_names in LOAD_METRICS:
+        for name in metric_names:
+            s = next((s for s in by_name.get(name, []) if _agrees(s, config)), None)
+            if s is not None:
+                found[kind] = s
+                break
+    if "running_reqs" not in found:
+        return None
+    facts = [
+        f for kind, s in found.items() if (f := _number_fact(kind, s, process, source)) is not None
+    ]
+    values = {f.kind: f.value for f in facts}
+    return EngineLoad(
+        engine=engine,
+        line=found["running_reqs"].line,
+        running_reqs=int(values.get("running_reqs", 0)),
+        waiting_reqs=int(values.get("waiting_reqs", 0)),
+        kv_usage_pct=float(values.get("kv_usage_pct", 0.0)),
+        preemptions=int(values.get("preemptions", 0)),
+        swapped_reqs=None if "swapped_reqs" not in values else int(values["swapped_reqs"]),
+        facts=tuple(sorted(facts, key=lambda f: f.line)),
+    )
+
+
+# -- into a pipeline.Session -------------------------------------------------------
+
+
+def feed_session(session: Session, data: bytes) -> list[Output]:
+    """A whole /metrics text read by ``session``: each server becomes a boot of
+    the session (so the report, ``--json`` and the exit code are a log's),
+    reported at once, then its load now held against the report."""
+    from .boot import Boot
+    from .load import Estimate
+    from .pipeline import Output
+
+    if len(data) > MAX_METRICS_BYTES:
+        raise InputError(
+            f"{session.source}: over {MAX_METRICS_BYTES >> 20} MiB: not a /metrics text"
+        )
+    read = read_metrics(data.decode("utf-8", "replace"), source=session.source)
+    out = [Output(kind="warning", text=f"warning: {w}") for w in read.warnings]
+    for server in read.servers:
+        if session.tracker.current.facts:
+            session.tracker.boots.append(Boot(index=len(session.tracker.boots)))
+        boot = session.tracker.current
+        load_facts = [f for load in server.loads for f in load.facts]
+        for f in server.config_facts:
+            boot.add(f)
+        if session.keep_all_facts:
+            # As for a log: the load's facts are listed, and kept in the boot.
+            for f in load_facts:
+                boot.add(f)
+            session.facts.extend(sorted([*server.config_facts, *load_facts], key=lambda f: f.line))
+        watch = session.watch_of(boot)
+        if boot.has_pool:
+            session.reported.add(boot.index)
+            report = session.report_for(boot)
+            watch.start_alerts(Estimate.from_report(report))
+            out.append(Output(kind="report", report=report))
+        for load in server.loads:
+            watch.add(
+                load.line,
+                None,
+                load.engine,
+                load.running_reqs,
+                load.waiting_reqs,
+                load.kv_usage_pct,
+                load.preemptions,
+            )
+        summary = session.load_of(boot)
+        if summary is not None and server.loads:
+            session.summarized.add(boot.index)
+            out.append(Output(kind="summary", text=load_text(server, summary)))
+    return out
+
+
+def load_text(server: Server, summary: LoadSummary) -> str:
+    """The load now, for a person: one snapshot, held against the estimate.
+
+    A /metrics text is one moment, not a history: its peaks are the values
+    now, and its preemptions the total since the server started.
+    """
+    title = server.model or "model not named"
+    lines = [f"== vllm-logread load now ({title}, from /metrics: one moment, not a history)"]
+    several = len(server.loads) > 1
+    for load in server.loads:
+        who = f"engine {load.engine}: " if several and load.engine is not None else ""
+        swapped = "" if load.swapped_reqs is None else f", {load.swapped_reqs} swapped"
+        lines.append(
+            f"  {who}{load.running_reqs} running, {load.waiting_reqs} waiting{swapped}, "
+            f"KV cache usage {load.kv_usage_pct:.1f}%, {load.preemptions:,} preemptions since "
+            f"the server started (line {load.line})"
+        )
+    if summary.verdict:
+        lines.append(f"  verdict:       {summary.verdict}")
+    if summary.phase:
+        lines.append(f"  phase:         {summary.phase}")
+    preempted = sum(load.preemptions for load in server.loads)
+    if preempted:
+        lines.append(
+            f"  note:          {preempted:,} preemptions since the server started: the pool ran "
+            "out at some earlier moment (a /metrics text keeps no history of when)"
+        )
+    return "\n".join(lines)
+
+
+# -- --metrics-url -------------------------------------------------------------------
+
+
+def fetch_metrics(url: str, *, timeout_s: float = METRICS_TIMEOUT_S) -> bytes:
+    """GET a /metrics URL (standard library only), with a timeout.
+
+    Raises:
+        UsageError: not an http(s) URL.
+        InputError: unreachable, an HTTP error, a timeout, or not a Prometheus text.
+    """
+    import socket
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"--metrics-url {url!r}: not an http:// or https:// URL")
+    handlers: list[Any] = []
+    if parts.hostname in ("127.0.0.1", "localhost", "::1"):
+        handlers.append(urllib.request.ProxyHandler({}))  # loopback never via a proxy
+    opener = urllib.request.build_opener(*handlers)
+    # Plain Prometheus text (format 0.0.4), not OpenMetrics.
+    request = urllib.request.Request(url, headers={"Accept": "text/plain"})
+    try:
+        with opener.open(request, timeout=timeout_s) as response:
+            body: bytes = response.read(MAX_METRICS_BYTES + 1)
+    except urllib.error.HTTPError as err:
+        err.close()  # it holds the connection
+        raise InputError(f"{url}: the server answered HTTP {err.code} {err.reason}") from None
+    except urllib.error.URLError as err:
+        reason = err.reason
+        if isinstance(reason, (TimeoutError, socket.timeout)):
+            raise InputError(f"{url}: no answer within {timeout_s:g} s") from None
+        text = reason.strerror if isinstance(reason, OSError) and reason.strerror else reason
+        raise InputError(f"{url}: cannot reach the server ({text})") from None
+    except TimeoutError:
+        raise InputError(f"{url}: no answer within {timeout_s:g} s") from None
+    except (OSError, ValueError) as err:
+        raise InputError(f"{url}: cannot read it ({err})") from None
+    if len(body) > MAX_METRICS_BYTES:
+        raise InputError(
+            f"{url}: the answer is over {MAX_METRICS_BYTES >> 20} MiB: not a /metrics text"
+        )
+    if not looks_like_metrics(body):
+        raise InputError(f"{url}: the answer is not a Prometheus text (it starts {body[:60]!r})")
+    return body

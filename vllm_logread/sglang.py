@@ -1,0 +1,336 @@
+"""SGLang boot logs -> the same report: its pool is in tokens, handed out in pages.
+
+SGLang states its KV pool twice at boot: ``KV Cache is allocated. #tokens: N,
+K size: X GB, V size: Y GB`` (mem_cache/memory_pool.py, one line per TP rank)
+and ``max_total_num_tokens=N, ..., max_running_requests=R, context_len=L``
+(managers/scheduler.py). The lines are rows of patterns.py; this module does
+the arithmetic, which differs from vLLM's in three ways:
+
+* The pool is counted in tokens and a request holds ``ceil(tokens /
+  page_size)`` pages of ``page_size`` tokens (``--page-size``, 1 by default;
+  some attention backends raise it, and say so). A user of 512 + 128 tokens
+  holds 640 slots at page size 1, or 10 pages of 64 at page size 64.
+* No null block inside the pool. The allocator hands out slots 1..N
+  (``TokenToKVPoolAllocator.clear``: ``free_pages = arange(1, size + 1)``;
+  the paged allocator: pages 1..size // page_size): slot 0 "is used for
+  writing dummy outputs from padded tokens" and the K and V buffers are
+  allocated with ``size + page_size`` rows for it
+  (``MHATokenToKVPool._create_buffers``). So all N tokens are usable, and the
+  printed K and V sizes cover N + page_size slots.
+* "GB" is ``1024 ** 3`` bytes (memory_pool.py ``GB = 1024 * 1024 * 1024``,
+  and ``get_available_gpu_memory`` divides by ``1 << 30``): GiB in our units.
+
+Worked through for Qwen/Qwen3-8B (36 layers x 8 KV heads x head size 128 x 2
+bytes = 73,728 bytes of K per token, as much of V): ``#tokens: 250000`` at page
+size 1 gives K = 73,728 x 250,001 = 18,432,073,728 bytes = 17.17 GiB, and
+users of 512 + 128 tokens: 250,000 // 640 = 390 (434 mid-answer, at 576).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from . import capacity as cap
+from .boot import Boot, Engine
+from .facts import Fact, LogReadError
+from .report import Check, EngineReport, Options, Report
+from .whatif import WhatIf
+
+GIB = 1 << 30
+DEFAULT_PAGE_SIZE = 1  # ServerArgs.page_size when nothing raised it
+
+
+def _page_size(boot: Boot, opts: Options) -> tuple[int, str]:
+    f = boot.last("block_size")
+    if f is not None and int(f.value) > 0:
+        return int(f.value), f"SGLang's page_size (line {f.line})"
+    if opts.block_size:
+        return opts.block_size, "--block-size"
+    return DEFAULT_PAGE_SIZE, "SGLang's default page_size (not stated in the log)"
+
+
+def _int_fact(boot: Boot, kind: str) -> int | None:
+    f = boot.last(kind)
+    return None if f is None else int(f.value)
+
+
+def kv_allocation(boot: Boot) -> tuple[Fact, list[Fact]] | None:
+    """The first ``KV Cache is allocated`` line: its ``#tokens`` fact and the
+    K, V (or MLA's single KV) size facts of the same line."""
+    tokens = boot.first("kv_alloc_tokens")
+    if tokens is None:
+        return None
+    sizes: list[Fact] = []
+    for f in boot.facts:
+        # One of each: two records glued on one line ("...TP1] KV Cache ...\r
+        # ...TP0] KV Cache ...") must not count the K and V sizes twice.
+        if f.line == tokens.line and f.kind in ("kv_k_gib", "kv_v_gib", "kv_size_gib"):
+            if all(g.kind != f.kind for g in sizes):
+                sizes.append(f)
+    return (tokens, sizes) if sizes else None
+
+
+def measured_bytes_per_token(
+    boot: Boot, page_size: int
+) -> tuple[float, float, int, Fact, list[Fact]] | None:
+    """Bytes per token from the KV Cache line, as the interval its printed
+    precision allows: (low, high, slots, #tokens fact, size facts).
+
+    The buffers hold ``#tokens + page_size`` slots, so 17.17 + 17.17 GiB over
+    250,001 slots is 147,446..147,532 bytes per token (Qwen3-8B: 147,456).
+    """
+    found = kv_allocation(boot)
+    if found is None:
+        return None
+    tokens, sizes = found
+    slots = int(tokens.value) + page_size
+    if slots <= 0:
+        return None
+    low = sum(max(float(f.value) - f.half_ulp, 0.0) for f in sizes) * GIB / slots
+    high = sum(float(f.value) + f.half_ulp for f in sizes) * GIB / slots
+    return low, high, slots, tokens, sizes
+
+
+def build_sglang_report(
+    boot: Boot, opts: Options, *, source: str = "-", spec_resolver: Any = None
+) -> Report:
+    """The report for one SGLang boot (same shape as report.build_report's)."""
+    warnings: list[str] = []
+    arithmetic: list[str] = []
+    checks: list[Check] = []
+    model = boot.value("model")
+    page, page_src = _page_size(boot, opts)
+    tp = _int_fact(boot, "tensor_parallel_size") or opts.tensor_parallel_size or 1
+    pp = _int_fact(boot, "pipeline_parallel_size") or 1
+    kv_dtype_f = boot.last("kv_cache_dtype")
+    kv_cache_dtype = str(kv_dtype_f.value) if kv_dtype_f else None
+    dtype_f = boot.first("dtype")
+    max_len_f = boot.last("max_model_len")
+    workload = opts.workload
+
+    spec = None
+    if spec_resolver is not None:
+        kwargs: dict[str, Any] = {
+            "config": opts.config,
+            "tensor_parallel_size": tp,
+            "kv_cache_dtype": kv_cache_dtype or "auto",
+            "dtype": str(dtype_f.value) if dtype_f else None,
+        }
+        if pp > 1:
+            kwargs["pipeline_parallel_size"] = pp
+        try:
+            spec = spec_resolver(str(model) if model else None, **kwargs)
+        except LogReadError as err:
+            warnings.append(f"model config: {err}")
+    is_uniform = spec is None or bool(getattr(spec, "is_uniform", True))
+    if not is_uniform:
+        warnings.append(
+            "this model mixes attention kinds; SGLang gives such models separate pools "
+            "(full and sliding-window tokens), which are not modelled here: the users figure "
+            "counts every layer as full attention"
+        )
+
+    engines: list[EngineReport] = []
+    first_cap: cap.Capacity | None = None
+    for eng in boot.pool_engines:
+        er, c = _engine_users(eng, page, workload, arithmetic)
+        engines.append(er)
+        first_cap = first_cap or c
+        if eng.ranks_disagree:
+            warnings.append(f"engine {eng.key}: ranks state different pools; the smallest is used")
+    if first_cap is not None and not is_uniform:
+        first_cap = replace(first_cap, is_exact=False)
+    pool_tokens = engines[0].pool_tokens if engines else None
+
+    running_cap = _int_fact(boot, "max_num_seqs")
+    if running_cap is not None and first_cap is not None and running_cap < first_cap.users:
+        f = boot.last("max_num_seqs")
+        warnings.append(
+            f"SGLang runs at most {running_cap:,} requests at once (max_running_requests, "
+            f"line {f.line if f else '?'}): of the {first_cap.users:,} users that fit per "
+            "engine, the rest wait in its queue"
+        )
+
+    measured = measured_bytes_per_token(boot, page)
+    kv_bpt = None if spec is None else int(spec.kv_bytes_per_token)
+    kv_src = None if spec is None else str(spec.source)
+    kv_shape = None if spec is None else str(spec.describe())
+    kv_memory_gib = None
+    if measured is not None:
+        low, high, slots, tokens_f, sizes = measured
+        kv_memory_gib = round(sum(float(f.value) for f in sizes), 2)
+        what = " + ".join(f"{float(f.value):.2f}" for f in sizes)
+        span = f"{what} GiB / {slots:,} slots ({int(tokens_f.value):,} tokens + {page} padding)"
+        if spec is not None:
+            ok = low <= int(spec.kv_bytes_per_token) <= high
+            checks.append(
+                Check(
+                    name="kv_bytes_per_token",
+                    status="pass" if ok else "fail",
+                    detail=f"{span} = {low:,.0f}..{high:,.0f} bytes per token within the printed "
+                    f"precision; the model's shape gives {kv_bpt:,}"
+                    + ("" if ok else ": the log does not match this model's KV shape"),
+                    line=tokens_f.line,
+                )
+            )
+        else:
+            # The log states the bytes itself: use them when the model is unknown.
+            kv_bpt = round((low + high) / 2)
+            kv_src = f"SGLang's KV Cache line (line {tokens_f.line}), not the model config"
+            kv_shape = f"{span} = {kv_bpt:,} bytes per token (+-{(high - low) / 2:,.0f})"
+        if pool_tokens is not None:
+            same = int(tokens_f.value) == pool_tokens
+            checks.append(
+                Check(
+                    name="pool_tokens",
+                    status="pass" if same else "unknown",
+                    detail=f"KV Cache line #tokens {int(tokens_f.value):,}; "
+                    f"max_total_num_tokens {pool_tokens:,}"
+                    + ("" if same else " (a draft model or a second pool may explain it)"),
+                    line=tokens_f.line,
+                )
+            )
+    elif spec is None:
+        checks.append(
+            Check(
+                name="kv_bytes_per_token",
+                status="unknown",
+                detail=f"the model's KV shape is unknown ({model or 'model not named in the log'}) "
+                "and the log has no KV Cache line; pass --config PATH to a config.json",
+            )
+        )
+
+    what_if = _what_ifs(boot, first_cap, page, kv_bpt, kv_cache_dtype, workload)
+    return Report(
+        source=source,
+        boot=boot,
+        model=str(model) if model else None,
+        vllm_version=None,
+        engine_generation=None,
+        device=None,
+        pool_tokens=pool_tokens,
+        num_blocks=engines[0].num_blocks if engines else None,
+        block_size=page,
+        block_size_source=page_src,
+        max_model_len=None if max_len_f is None else int(max_len_f.value),
+        vllm_max_concurrency=None,
+        concurrency_tokens=None,
+        available_kv_gib=kv_memory_gib,
+        kv_cache_dtype=kv_cache_dtype,
+        tensor_parallel_size=tp,
+        kv_bytes_per_token=kv_bpt,
+        kv_bytes_per_token_source=kv_src,
+        kv_shape=kv_shape,
+        is_exact=first_cap.is_exact if first_cap is not None else is_uniform,
+        workload=workload,
+        capacity=first_cap,
+        engines=tuple(engines),
+        checks=tuple(checks),
+        what_if=tuple(what_if),
+        warnings=tuple(warnings),
+        arithmetic=tuple(arithmetic),
+    )
+
+
+def _engine_users(
+    eng: Engine, page: int, workload: cap.Workload, arithmetic: list[str]
+) -> tuple[EngineReport, cap.Capacity | None]:
+    """Users of one SGLang engine (a DP rank with its TP ranks)."""
+    pool = eng.pool_tokens
+    c: cap.Capacity | None = None
+    pages = None
+    if pool is not None and pool >= 0:
+        # SGLang rounds max_total_num_tokens down to whole pages, so this is exact.
+        pages = pool // page
+        c = cap.users_that_fit(
+            num_blocks=pages, block_size=page, workload=workload, has_null_block=False
+        )
+        unit = "slots" if page == 1 else f"pages of {page} tokens"
+        per = (
+            f"{c.blocks_per_user:,} slots"
+            if page == 1
+            else f"{c.blocks_per_user} pages ({c.blocks_per_user * page:,} slots)"
+        )
+        per_mid = f"{c.blocks_per_user_mid:,}" if page == 1 else f"{c.blocks_per_user_mid} pages"
+        arithmetic.append(
+            f"SGLang {eng.key}: pool {pool:,} tokens (max_total_num_tokens, line {eng.pool_line}) "
+            f"= {pages:,} {unit}, all usable (its padding slot 0 is allocated beside them); "
+            f"{workload.tokens_per_user:,} tokens hold {per} -> {pages:,} // "
+            f"{c.blocks_per_user:,} = {c.users:,} users; mid-answer "
+            f"{workload.tokens_mid_answer:,} tokens = {per_mid} -> {c.users_mid_answer:,}"
+        )
+    return (
+        EngineReport(
+            engine=eng.key,
+            pool_tokens=pool,
+            num_blocks=pages,
+            users=None if c is None else c.users,
+            users_mid_answer=None if c is None else c.users_mid_answer,
+            line=eng.pool_line,
+            ranks_disagree=eng.ranks_disagree,
+        ),
+        c,
+    )
+
+
+def _what_ifs(
+    boot: Boot,
+    c: cap.Capacity | None,
+    page: int,
+    kv_bpt: int | None,
+    kv_cache_dtype: str | None,
+    workload: cap.Workload,
+) -> list[WhatIf]:
+    out: list[WhatIf] = []
+    if c is None:
+        return out
+
+    def fit(num_tokens: int) -> cap.Capacity:
+        return cap.users_that_fit(
+            num_blocks=num_tokens // page, block_size=page, workload=workload, has_null_block=False
+        )
+
+    pool = c.num_blocks * page
+    if kv_cache_dtype and kv_cache_dtype.startswith("fp8"):
+        out.append(
+            WhatIf(
+                change="kv_cache_dtype=fp8",
+                pool_tokens=pool,
+                users=c.users,
+                note="the KV cache is FP8 already",
+                is_exact=True,
+            )
+        )
+    else:
+        # SGLang sizes the pool as memory // bytes per token: one byte per
+        # value instead of two doubles the tokens (250,000 -> about 500,000).
+        doubled = fit(2 * pool)
+        out.append(
+            WhatIf(
+                change="kv_cache_dtype=fp8",
+                pool_tokens=2 * pool // page * page,
+                users=doubled.users,
+                note=f"--kv-cache-dtype fp8_e5m2 (or fp8_e4m3) halves the bytes per token: about "
+                f"{2 * pool:,} tokens, {doubled.users} users; measure quality on your own eval "
+                "first",
+                is_exact=False,
+            )
+        )
+    weights = boot.first("weights_gib")
+    if kv_bpt and weights is not None and float(weights.value) > 0:
+        # Estimate: FP8 weights free about half of 16-bit weights' memory,
+        # and SGLang gives what mem_fraction_static leaves to the pool.
+        extra = int(float(weights.value) / 2 * GIB) // kv_bpt // page * page
+        est = fit(pool + extra)
+        out.append(
+            WhatIf(
+                change="weights=fp8",
+                pool_tokens=pool + extra,
+                users=est.users,
+                note=f"estimate: FP8 weights free about half of {float(weights.value):.2f} GiB "
+                f"(+{extra:,} tokens), if the weights were 16-bit",
+                is_exact=False,
+            )
+        )
+    return out
