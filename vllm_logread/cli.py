@@ -49,9 +49,10 @@ def main() -> None:
 def _error(err: LogReadError) -> click.ClickException:
     """A library error as click's one ``Error: ...`` line, with its documented
     exit code (ClickException alone exits 1, the gate's code)."""
-    exc = click.ClickException(str(err))
-    exc.exit_code = err.exit_code
-    return exc
+    class _Error(click.ClickException):
+        exit_code = err.exit_code
+
+    return _Error(str(err))
 
 
 class _IntList(click.ParamType):  # type: ignore[type-arg]

@@ -28,10 +28,10 @@ from .facts import Fact, Value
 # A printed float or int, keeping its sign; nan/inf are recognised so the line
 # is not a near miss, and dropped with a warning by `_number`. Every number
 # ends where its text ends (_END): 21 nines are no number, never the first 20
-# of them (1e20 read from "999999999999999999999"), and "1e-308", "0x10" or
-# "1_000" are not 1, 0 or 1.
+# of them (1e20 read from "999999999999999999999"), and "1e-308", "0x10",
+# "1_000" or "1,2,3" are not 1, 0, 1 or 1.
 _END = r"(?![eE][-+]?\d|[xX][0-9a-fA-F]|_\d)"
-NUM = rf"(?:-?\d{{1,20}}(?:\.\d{{1,20}})?(?!\.?\d){_END}|-?nan|-?inf)"
+NUM = rf"(?:-?\d{{1,20}}(?:\.\d{{1,20}})?(?![,.]?\d){_END}|-?nan|-?inf)"
 # An integer that may carry thousands separators ("24,096").
 INT_C = rf"(?:\d{{1,3}}(?:,\d{{3}}){{1,6}}|\d{{1,20}})(?![,.]?\d){_END}"
 INT = rf"\d{{1,20}}(?![,.]?\d){_END}"
@@ -833,6 +833,11 @@ def facts_from_message(
             yield miss
             continue
         for kind, value, decimals in built:
+            if isinstance(value, str) and not value.isprintable():
+                # "meta-llama/Llama\x1b]8;;http://" (a cut colour or link code)
+                # is no name, and must not reach a terminal through the report.
+                yield NearMiss(f"{row.name}: {kind} {value!r} has control characters")
+                continue
             yield Fact(
                 kind=kind,
                 value=value,

@@ -7,6 +7,20 @@ literal markers of the patterns table, and only around a hit do we find the
 line's bounds, decode it and run the regexes. Line numbers come from counting
 newlines between hits (``bytes.count``, in C).
 
+Finding the markers is most of the work, so it is done in as few passes over
+a chunk as the markers allow (see ``_BootMarkers``): one ``bytes.find`` loop
+(memchr) per rare byte that some markers carry (``z`` of "KV cache size",
+``L`` of "vLLM"), and one stdlib-regex pass per common byte for the markers
+without a rare one (``y`` of "memory"). A single regex
+alternation of all 45 markers would try a match at nearly every byte: 56 s on
+a 1.6 GB serving log, against about 4 s this way.
+
+A stats line (one line in twenty of a busy log) that has vLLM's usual shape
+is read by one anchored bytes regex (``_STATS_LINE``) straight into the facts
+the patterns table would give; any other line with a marker goes through
+lines.py and patterns.py as before. tests/test_stream.py reads every stats
+wording both ways and compares.
+
 The same code serves a file and a live pipe: ``feed`` takes whatever bytes
 arrived, handles every complete line in them at once, and keeps the unfinished
 tail for the next call, so a fact is known the moment its line ends.
@@ -14,13 +28,15 @@ tail for the next call, so a fact is known the moment its line ends.
 
 from __future__ import annotations
 
+import codecs
+import functools
 import re as _re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .facts import Fact
 from .lines import has_header, parse_line, split_records
-from .patterns import MARKERS, NearMiss, facts_from_message
+from .patterns import MARKERS, ROWS, NearMiss, facts_from_message
 
 # A line longer than this is cut: its head is kept (markers and values sit at
 # the start of vLLM's lines) and the rest skipped, so a 2 GB line of JSON
@@ -46,8 +62,8 @@ Event = Fact | ParseWarning
 
 
 def _marker_regex(markers: tuple[str, ...]) -> _re.Pattern[bytes]:
-    # Longest first so that alternation prefers the specific marker. The
-    # stdlib engine is used on bytes: its literal-prefix scan is fast here.
+    # Longest first so that alternation prefers the specific marker. Used on
+    # one line at a time (is a wrapped line's continuation a new record?).
     alts = sorted({m.encode() for m in markers}, key=len, reverse=True)
     return _re.compile(b"|".join(_re.escape(a) for a in alts))
 
@@ -55,23 +71,199 @@ def _marker_regex(markers: tuple[str, ...]) -> _re.Pattern[bytes]:
 _MARKER_RX = _marker_regex(MARKERS)
 _BOM_UTF16 = (b"\xff\xfe", b"\xfe\xff")
 
+# -- finding marker lines ------------------------------------------------------
+
+# Bytes that are rare in a serving log (access lines, request lines, stats
+# lines): a memchr loop over a megabyte finds them in about 0.05 ms. Rarest
+# first; V, K, U and G come once per stats line (about 400 times a megabyte),
+# still cheap. The second byte of the block characters of vLLM's logo (0x96)
+# leads.
+_RARE_BYTES = b"\x96\x88ZQJXYzjDBLMCwVKUG"
+# For markers with none of those: common bytes, least common first. "y" alone
+# covers the "memory" family, "k" the blocks lines, "g" the rest.
+_COMMON_BYTES = b"ykgfxbdvpqmhcluwtnoeisarSTEWAPRNIOFH"
+# A rare byte seen more often than this in a chunk is searched there with its
+# group's regex instead (one pass in C) for the next _DENSE_CHUNKS chunks.
+_SPARSE_LIMIT = 512
+_DENSE_CHUNKS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """Markers found through one byte they all carry."""
+
+    anchor: bytes  # one byte
+    markers: tuple[tuple[bytes, int], ...]  # (marker, offset of the anchor in it)
+    source: bytes  # a regex: the anchor, then each marker around it
+    is_common: bool  # searched with the regex from the start
+
+    @property
+    def regex(self) -> _re.Pattern[bytes]:
+        # Compiled when first needed (re caches it): a rare byte's regex is
+        # only used on an input where that byte turns out common.
+        return _re.compile(self.source)
+
+
+@functools.cache
+def _groups(markers: tuple[bytes, ...]) -> tuple[_Group, ...]:
+    """Group the markers by the byte each is found through.
+
+    The regex passes are the costly part (about 0.3 ns a byte each), so there
+    are as few as the markers without a rare byte need; a marker that carries
+    one of those bytes rides along in that pass (a few nanoseconds per hit),
+    and the rest get a memchr loop on their rarest byte.
+    """
+    # A marker that holds another marker is found through that one.
+    needed = [m for m in markers if not any(o != m and o in m for o in markers)]
+    order = _COMMON_BYTES + bytes(range(256))  # least common first, then any byte
+    passes = sorted(
+        {next(b for b in order if b in m) for m in needed if not any(b in m for b in _RARE_BYTES)},
+        key=order.index,
+    )  # the common bytes that need a regex pass
+    by_anchor: dict[int, list[bytes]] = {}
+    for m in needed:
+        on_pass = [b for b in passes if b in m]
+        anchor = on_pass[0] if on_pass else next(b for b in _RARE_BYTES if b in m)
+        by_anchor.setdefault(anchor, []).append(m)
+    out = []
+    for b, ms in by_anchor.items():
+        a = bytes([b])
+        alts = []
+        pairs = []
+        for m in sorted(ms):
+            k = m.index(a)
+            pairs.append((m, k))
+            # The regex sits on the anchor. The marker's tail comes first, so
+            # that at most anchor bytes the branch fails on one literal byte
+            # (sre skips an alternative whose first literal differs); a
+            # lookbehind over the whole marker then checks its head.
+            look = b"(?<=" + _re.escape(m) + b")" if k else b""
+            alts.append(_re.escape(m[k + 1 :]) + look)
+        source = _re.escape(a) + b"(?:" + b"|".join(alts) + b")"
+        out.append(_Group(a, tuple(pairs), source, b in passes))
+    return tuple(out)
+
+
+class _BootMarkers:
+    """Where the markers of every row but the stats row are, in a chunk."""
+
+    def __init__(self, markers: list[bytes]) -> None:
+        self.groups = _groups(tuple(markers))
+        self._dense_left = {g.anchor: 0 for g in self.groups}
+
+    def hits(self, buf: bytes, end: int) -> list[int]:
+        """Sorted offsets in ``buf[:end]`` inside marker occurrences (one per
+        occurrence, maybe several per line)."""
+        out: list[int] = []
+        find = buf.find
+        startswith = buf.startswith
+        for g in self.groups:
+            if g.is_common or self._dense_left[g.anchor]:
+                if self._dense_left[g.anchor]:
+                    self._dense_left[g.anchor] -= 1
+                out.extend(m.start() for m in g.regex.finditer(buf, 0, end))
+                continue
+            a = g.anchor
+            found: list[int] = []
+            n = 0
+            i = find(a, 0, end)
+            while i >= 0:
+                n += 1
+                if n > _SPARSE_LIMIT:
+                    self._dense_left[a] = _DENSE_CHUNKS
+                    found = [m.start() for m in g.regex.finditer(buf, 0, end)]
+                    break
+                for m, k in g.markers:
+                    if i >= k and startswith(m, i - k):
+                        found.append(i)
+                        break
+                i = find(a, i + 1, end)
+            out.extend(found)
+        out.sort()
+        return out
+
+
+_STATS_ROW = next(row for row in ROWS if row.name == "stats")
+# The stats row is searched on its own (one line in twenty of a busy log).
+# "Avg prompt throughput", not "...: ": bytes.find skips by the needle's last
+# byte, and a space there makes the search three times slower.
+_STATS_NEEDLE = _STATS_ROW.markers[0].encode()
+_BOOT_MARKERS = [m.encode() for m in MARKERS if m.encode() != _STATS_NEEDLE]
+
+# -- the stats line's fast path ------------------------------------------------
+
+# vLLM's stats line in its usual shapes, as a whole physical line: an optional
+# process tag (with 0.10-0.15's colour codes around it), the header, an
+# optional engine prefix, then the parts in the order vLLM prints them:
+#   V0 (0.4.3-0.10.2): Running, Swapped, Pending, GPU KV usage, CPU KV usage, "."
+#   V1 (0.7.3+): Running, Waiting, [Deferred], [KV fetch], [Preemptions],
+#       <device> KV usage, [Prefix hit], [Corrupted], [External hit], [MM hit]
+# Every piece is one the unwrapping of lines.py leaves as it is (no wrapper,
+# one tag, no trailing text), and the message holds no other row's marker, so
+# the facts are those the "stats" row gives; any other line (0.7.1's missing
+# comma, nan, a Ray tag, a caret colour) takes the general path.
+_STATS_LINE = _re.compile(
+    rb"""
+    (?:(?:\x1b\[[0-9;]{0,16}m)?                          # 0.10-0.15 colour the tag
+       \((?P<proc>[A-Za-z][A-Za-z0-9_]{0,60}(?:\ [A-Za-z0-9_=]{1,20})?\ pid=\d{1,10})\)
+       (?:\x1b\[[0-9;]{0,16}m)?\ )?
+    (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]
+    (?:(?P<time>\d\d-\d\d\ \d\d:\d\d:\d\d)(?:[.,]\d{1,6})?\ )?
+    \[?[A-Za-z0-9_.\-]{1,100}:\d{1,7}\][ ]
+    (?:(?:Engine\ (?P<eng>\d{1,4})|(?P<neng>\d{1,4})\ Engines\ Aggregated):\ )?
+    Avg\ prompt\ throughput:\ (?P<prompt>{N})\ tokens/s,
+    \ Avg\ generation\ throughput:\ (?P<gen>{N})\ tokens/s,
+    \ Running:\ (?P<run>{I})\ reqs,
+    (?:\ Swapped:\ (?P<swap>{I})\ reqs,\ Pending|\ Waiting):\ (?P<wait>{I})\ reqs
+    (?:,\ Deferred:\ {I}\ reqs)?
+    (?:,\ KV\ fetch:\ {I}\ waiting\ to\ start,\ {I}\ in\ progress,\ {I}\ completed\ waiting)?
+    (?:,\ Preemptions:\ (?P<pre>{I}))?
+    ,\ [A-Z]{2,5}\ KV\ cache\ usage:\ (?P<kv>{N})%
+    (?:,\ CPU\ KV\ cache\ usage:\ {N}%)?                # V0: after the GPU's
+    (?:,\ Prefix\ cache\ hit\ rate:\ (?P<hit>{N})%)?
+    (?:,\ Corrupted:\ {I}\ reqs)?
+    (?:,\ External\ prefix\ cache\ hit\ rate:\ {N}%)?
+    (?:,\ MM\ cache\ hit\ rate:\ {N}%)?
+    \.?\r?
+    """.replace(b"{N}", rb"\d{1,20}(?:\.\d{1,12})?").replace(b"{I}", rb"\d{1,20}"),
+    _re.VERBOSE,
+)
+# (fact kind, group, is a float), in the order the "stats" row builds them.
+_STATS_FIELDS = (
+    ("prompt_tps", "prompt", True),
+    ("generation_tps", "gen", True),
+    ("running_reqs", "run", False),
+    ("swapped_reqs", "swap", False),
+    ("waiting_reqs", "wait", False),
+    ("preemptions", "pre", False),
+    ("kv_usage_pct", "kv", True),
+    ("prefix_hit_pct", "hit", True),
+)
+
 
 class Scanner:
     """Incremental scanner: ``feed(bytes)`` -> events for completed lines.
+
+    With ``read_stats=False`` stats lines are not looked for at all (a boot
+    report alone); a stats line that also carries another row's marker is
+    still read whole.
 
     >>> s = Scanner()
     >>> [f.kind for f in s.feed(b"INFO 01-01 00:00:00 [x.py:1] GPU KV cache size: 24,096 tokens\\n")]
     ['device', 'pool_tokens']
     """
 
-    def __init__(self, source: str = "-") -> None:
+    def __init__(self, source: str = "-", *, read_stats: bool = True) -> None:
         self.source = source
+        self.read_stats = read_stats
         self._rest = b""
         self._lines_done = 0  # physical lines fully consumed before _rest
         self._skipping_long = False  # inside an over-long line: drop until newline
         self._first = True
         self._utf16: str | None = None
-        self._decoder: object | None = None
+        self._decoder: codecs.IncrementalDecoder | None = None
+        self._boot = _BootMarkers(_BOOT_MARKERS)
+        self._fast_stats = True  # tests turn it off to compare with the general path
 
     @property
     def lines_read(self) -> int:
@@ -136,32 +328,56 @@ class Scanner:
         if data[:3] == b"\xef\xbb\xbf":
             return data[3:]
         if data[:2] in _BOM_UTF16:
-            import codecs
-
             self._utf16 = "utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be"
             self._decoder = codecs.getincrementaldecoder(self._utf16)(errors="replace")
             return self._recode(data[2:])
         return data
 
     def _recode(self, data: bytes) -> bytes:
-        text: str = self._decoder.decode(data)  # type: ignore[attr-defined]
+        assert self._decoder is not None
+        text: str = self._decoder.decode(data)
         return text.encode("utf-8", errors="replace")
 
     def _scan(self, buf: bytes, end: int, events: list[Event], *, final: bool) -> int:
-        """Handle complete lines in ``buf[:end]``; return bytes consumed."""
-        pos = 0  # start of the first line not yet counted
-        search = _MARKER_RX.search
+        """Handle complete lines in ``buf[:end]``; return bytes consumed.
+
+        Walks the marker hits in order: boot-row hits (found for the whole
+        chunk at once) and stats lines (found one after the other).
+        """
+        find, rfind, count = buf.find, buf.rfind, buf.count
+        pos = 0  # start of the first line not yet consumed
+        number = self._lines_done  # lines consumed before pos
+        hits = self._boot.hits(buf, end)
+        num_hits, h = len(hits), 0
+        needle = _STATS_NEEDLE
+        ns = find(needle, 0, end) if self.read_stats else -1
+        if ns < 0:
+            ns = end
+        fast = self._stats_facts if self._fast_stats else None
         while True:
-            m = search(buf, pos, end)
-            if m is None:
+            while h < num_hits and hits[h] < pos:
+                h += 1
+            nb = hits[h] if h < num_hits else end
+            if ns < pos:
+                ns = find(needle, pos, end)
+                if ns < 0:
+                    ns = end
+            at = nb if nb < ns else ns
+            if at >= end:
                 break
-            start = buf.rfind(b"\n", pos, m.start())
-            start = pos if start < 0 else start + 1
-            stop = buf.find(b"\n", m.end(), end)
-            number = self._lines_done + buf.count(b"\n", pos, start) + 1
+            start = rfind(b"\n", pos, at) + 1 or pos
+            stop = find(b"\n", at, end)
+            number += count(b"\n", pos, start)
+            if at == ns and nb > stop and fast is not None:
+                m = _STATS_LINE.fullmatch(buf, start, stop)
+                if m is not None:
+                    events.extend(fast(m, number + 1))
+                    number += 1
+                    pos = stop + 1
+                    continue
             line = buf[start:stop]
             nxt = stop + 1
-            line_events = self._line_events(line, number)
+            line_events = self._line_events(line, number + 1)
             num_follow = 0
             if any(isinstance(e, ParseWarning) for e in line_events):
                 # A near miss may be a record the terminal hard-wrapped: take
@@ -169,17 +385,65 @@ class Scanner:
                 more, complete = self._following(buf, nxt, end)
                 if not complete and not final:
                     # Wait for more input before deciding.
-                    self._lines_done = number - 1
+                    self._lines_done = number
                     return start
-                joined = self._joined_events(line, more, number) if more else None
+                joined = self._joined_events(line, more, number + 1) if more else None
                 if joined is not None:
                     line_events, num_follow = joined
                     nxt += sum(len(f) + 1 for f in more[:num_follow])
             events.extend(line_events)
-            self._lines_done = number + num_follow
+            number += 1 + num_follow
             pos = nxt
-        self._lines_done += buf.count(b"\n", pos, end)
+        self._lines_done = number + count(b"\n", pos, end)
         return end
+
+    def _stats_facts(self, m: _re.Match[bytes], number: int) -> list[Event]:
+        """The facts of a stats line that _STATS_LINE read (as the row builds them)."""
+        proc, when = m["proc"], m["time"]
+        process = None if proc is None else proc.decode()
+        time = None if when is None else when.decode()
+        source = self.source
+        out: list[Event] = []
+        eng = m["eng"]
+        if eng is not None:
+            engine: str | None = eng.decode()
+        else:
+            neng = m["neng"]
+            engine = None if neng is None else f"{neng.decode()} engines"
+        if engine is not None:
+            out.append(
+                Fact(
+                    kind="stats_engine",
+                    value=engine,
+                    line=number,
+                    process=process,
+                    source=source,
+                    time=time,
+                )
+            )
+        for kind, group, is_float in _STATS_FIELDS:
+            raw = m[group]
+            if raw is None:
+                continue
+            text = raw.decode()
+            if is_float:
+                dot = text.find(".")
+                value: float | int = float(text)
+                decimals = None if dot < 0 else len(text) - dot - 1
+            else:
+                value, decimals = int(text), None
+            out.append(
+                Fact(
+                    kind=kind,
+                    value=value,
+                    line=number,
+                    process=process,
+                    decimals=decimals,
+                    source=source,
+                    time=time,
+                )
+            )
+        return out
 
     @staticmethod
     def _following(buf: bytes, at: int, end: int) -> tuple[list[bytes], bool]:
@@ -221,7 +485,7 @@ class Scanner:
         for rec in split_records(text):
             ll = parse_line(rec, number)
             for e in facts_from_message(
-                ll.message, line=number, process=ll.process, source=self.source
+                ll.message, line=number, process=ll.process, source=self.source, time=ll.time
             ):
                 if isinstance(e, NearMiss):
                     events.append(ParseWarning(line=number, text=str(e), source=self.source))

@@ -1,0 +1,43 @@
+"""Start-up stays light: CI runs the tool on every boot, where start-up is most
+of the cost (benchmarks/README.md times it against ``import click``).
+
+``--help`` must not import the reading machinery (the patterns table, the
+``regex`` module) nor any heavy optional dependency; a report on a short log
+must not import pandas, numpy or matplotlib.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from strategies import SAMPLE_LOGS
+
+HEAVY = ("pandas", "numpy", "matplotlib", "huggingface_hub")
+
+
+def _modules_after(*argv: str) -> set[str]:
+    code = (
+        "import sys\n"
+        "from vllm_logread.cli import main\n"
+        f"sys.argv = ['vllm-logread', *{list(argv)!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    line = proc.stderr.rsplit("MODULES ", 1)[1]
+    return set(line.split())
+
+
+def test_help_imports_only_click() -> None:
+    mods = _modules_after("--help")
+    assert not mods & {*HEAVY, "regex", "vllm_logread.patterns", "vllm_logread.pipeline"}
+
+
+def test_a_report_imports_nothing_heavy() -> None:
+    mods = _modules_after(str(SAMPLE_LOGS / "seed_qwen3-8b_l4.log"), "--no-echo")
+    assert "vllm_logread.pipeline" in mods  # it did read the log
+    assert not mods & set(HEAVY)
