@@ -39,7 +39,7 @@ FULL_PCT = 95.0
 # Usage levels worth a line when crossed upwards.
 ALERT_PCTS = (90.0, 99.0)
 # A crossing alert is given again only after usage fell this far below it.
-REARM_POINTS = 10.0
+REARM_POINTS = 25.0
 # Day of the year at which each month starts (vLLM's header has no year; a
 # non-leap year is assumed, and a log that runs over New Year is handled).
 _MONTH_START_DAYS = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
@@ -390,8 +390,10 @@ class LoadWatch:
             )
         alerts: list[Alert] = []
         if self.is_alerting and (
-            kv_usage_pct >= ALERT_PCTS[0]
-            or not e.armed_all
+            # an upward crossing of a level is possible
+            (kv_usage_pct >= ALERT_PCTS[0] and kv_usage_pct > e.prev_kv < ALERT_PCTS[-1])
+            # a level can re-arm (usage fell far below the highest)
+            or (not e.armed_all and kv_usage_pct < ALERT_PCTS[-1] - REARM_POINTS)
             or preemptions
             or fell
             or (not e.told_over and running > e.users)
