@@ -151,7 +151,10 @@ def ensure_venv(venv: Path = VENV_DIR, log: IO[str] | None = None, force: bool =
 # --------------------------------------------------------------------------- tiny models
 
 #: Read-only reference configs of the real models (shipped in the project's shared folder).
-SHARED_CONFIGS = Path(os.environ.get("VLLM_LOGREAD_SHARED", "/work/shared")) / "configs"
+SHARED_CONFIGS = (
+    Path(os.environ.get("VLLM_LOGREAD_SHARED") or Path(__file__).resolve().parents[3] / "shared")
+    / "configs"
+)
 #: Where the tiny Hugging Face cache lives (config.json files only, no weights).
 TINY_HF_HOME = CACHE_BASE / "tiny-hf"
 #: Fixed fake revision so the snapshot path is stable across runs.
