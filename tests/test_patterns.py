@@ -327,6 +327,12 @@ CASES = [
         [("hybrid_kv_disabled", True)],
     ),
     ("Add 8 padding layers, may waste at most 15.38% KV cache memory", [("padding_layers", 8)]),
+    ("EngineCore failed to start.", [("engine_failed", True)]),
+    (
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+        "proc(s): {'EngineCore': 1}",
+        [("engine_failed", True)],
+    ),
     # -- lines that state nothing
     ("Loading weights took 4.91 seconds", []),
     ("init engine (profile, create kv cache, warmup model) took 32.41 seconds", []),

@@ -49,6 +49,7 @@ def main() -> None:
 def _error(err: LogReadError) -> click.ClickException:
     """A library error as click's one ``Error: ...`` line, with its documented
     exit code (ClickException alone exits 1, the gate's code)."""
+
     class _Error(click.ClickException):
         exit_code = err.exit_code
 
@@ -334,7 +335,7 @@ def read_cmd(
         sink.line(extra)
     if not any(s.reported for s in sessions):
         click.echo(pipeline.missing_pool_message(sessions), err=True)
-    if code.message and code.code not in (EXIT_OK, EXIT_NO_POOL):
+    if code.message and (code.code != EXIT_NO_POOL or any(s.reported for s in sessions)):
         click.echo(code.message, err=True)
     sys.exit(code.code)
 

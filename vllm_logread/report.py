@@ -264,6 +264,12 @@ def build_report(
         )
         is_uniform = layout is None or layout.is_single_full_group
 
+    failed = boot.first("engine_failed")
+    if failed is not None:
+        warnings.append(
+            f"the engine failed to start (line {failed.line}): the pool below was computed but "
+            "never served"
+        )
     engines: list[EngineReport] = []
     first_cap: cap.Capacity | None = None
     for eng in boot.pool_engines:
