@@ -92,7 +92,9 @@ def _shipped_table_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
 def _report(path: Path) -> dict[str, Any]:
     result = CliRunner().invoke(main, [str(path), "--json"])
-    assert result.exit_code in (0, 4), f"exit {result.exit_code}: {result.stderr}"
+    # 3: the engine died after printing its pool (the failed-boot sample);
+    # its pool and concurrency lines are still vLLM's own arithmetic.
+    assert result.exit_code in (0, 3, 4), f"exit {result.exit_code}: {result.stderr}"
     out: dict[str, Any] = json.loads(result.stdout)
     if "servers" in out:  # several inputs; one file gives one object
         out = out["servers"][0]

@@ -7,21 +7,17 @@ Exit codes (README): 0 ok; 1 a CI gate failed (--min-users); 2 usage error;
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import click
 
-from .facts import LogReadError, MissingPoolError
-
-if TYPE_CHECKING:
-    from . import pipeline
+from .facts import LogReadError
 
 # The reading machinery (patterns, regexes, report) is imported by the command
 # that reads, not here: `vllm-logread --help` and `kv` start as fast as click.
-
-EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_NO_POOL, EXIT_CONTRADICTION = 0, 1, 2, 3, 4
 
 
 class _DefaultGroup(click.Group):
@@ -72,40 +68,30 @@ class _IntList(click.ParamType):  # type: ignore[type-arg]
             self.fail(str(err), param, ctx)
 
 
-def _open_inputs(files: tuple[str, ...]) -> list[tuple[str, IO[bytes]]]:
-    if not files:
-        if sys.stdin.isatty():
-            raise click.UsageError(
-                "no log given: pipe a vLLM log in (vllm serve ... 2>&1 | vllm-logread) "
-                "or name a file (vllm-logread server.log)"
-            )
-        files = ("-",)
-    from . import pipeline
+class _Terminal:
+    """The library's Console (app.py) over this process's stdin, stdout, stderr.
 
-    out: list[tuple[str, IO[bytes]]] = []
-    for name in files:
-        if name == "-":
-            out.append(("-", sys.stdin.buffer))
-            continue
-        try:
-            out.append((name, pipeline.open_input(name)))
-        except LogReadError as err:
-            raise _error(err) from err
-    return out
+    stdout goes through live.Sink, which goes quiet when its reader closes
+    (``| head -3``) so that a live pipe is read on to the end.
+    """
 
+    @functools.cached_property
+    def _stdout(self) -> Any:  # at the first write, as sys.stdout may be swapped (CliRunner)
+        from .live import Sink
 
-def _metrics_input(url: str, files: tuple[str, ...]) -> list[tuple[str, IO[bytes]]]:
-    """--metrics-url: the server's /metrics text, fetched now (exit 2, one line, if not)."""
-    import io
+        return Sink(sys.stdout.buffer)
 
-    from .metrics import fetch_metrics
+    def stdin(self) -> IO[bytes]:
+        return sys.stdin.buffer
 
-    if files:
-        raise click.UsageError("--metrics-url reads a server, not files: give one or the other")
-    try:
-        return [(url, io.BytesIO(fetch_metrics(url)))]
-    except LogReadError as err:
-        raise _error(err) from err
+    def write(self, data: bytes) -> None:
+        self._stdout.write(data)
+
+    def out(self, text: str) -> None:
+        self._stdout.line(text)
+
+    def err(self, text: str) -> None:
+        click.echo(text, err=True)
 
 
 @main.command("read")
@@ -218,26 +204,7 @@ def _metrics_input(url: str, files: tuple[str, ...]) -> list[tuple[str, IO[bytes
     help="Draw users against tokens per user (and the load over time) to FILE.png or .svg; "
     "needs matplotlib.",
 )
-def read_cmd(
-    files: tuple[str, ...],
-    metrics_url: str | None,
-    prompt_tokens: tuple[int, ...],
-    output_tokens: tuple[int, ...],
-    config: str | None,
-    block_size: int | None,
-    as_json: bool,
-    min_users: int | None,
-    strict: bool,
-    all_boots: bool,
-    echo: bool | None,
-    stats_csv: str | None,
-    no_stats: bool,
-    what_if: tuple[str, ...],
-    target_users: int | None,
-    gpu: str | None,
-    fmt: str,
-    plot_path: str | None,
-) -> None:
+def read_cmd(**params: Any) -> None:
     """Report the KV pool and the users that fit, from vLLM logs or a pipe.
 
     On a pipe the report comes as soon as the boot has stated its pool; then
@@ -245,114 +212,16 @@ def read_cmd(
 
     Example: vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
     """
-    from . import ci_formats, kvspec, live, pipeline, tables
-    from .capacity import Workload
-    from .report import Options
+    from . import app
 
-    if echo and as_json:
-        raise click.UsageError("--echo would mix log lines into the JSON; use one or the other")
-    if config is not None:
-        try:  # an explicit --config that cannot be read is a usage error (exit 2)
-            kvspec.load_config(config)
-        except LogReadError as err:
-            raise _error(err) from err
+    options = app.ReadOptions(**params, summary_path=os.environ.get("GITHUB_STEP_SUMMARY"))
     try:
-        csv = tables.StatsCsv(stats_csv) if stats_csv else None
-    except LogReadError as err:
+        code = app.run_read(options, _Terminal())
+    except app.OptionsError as err:
         raise click.UsageError(str(err)) from err
-    try:
-        extras = ci_formats.Extras(
-            fmt=fmt,
-            prompts=prompt_tokens,
-            outputs=output_tokens,
-            plot_path=plot_path,
-            what_ifs=what_if,
-            gpu=gpu,
-        )
     except LogReadError as err:
         raise _error(err) from err
-    as_json = as_json or extras.is_json
-    quiet = as_json or extras.is_quiet  # stdout is JSON, a table or annotations
-    inputs = _metrics_input(metrics_url, files) if metrics_url else _open_inputs(files)
-    opts = Options(
-        workload=Workload(prompt_tokens=prompt_tokens[0], output_tokens=output_tokens[0]),
-        config=config,
-        block_size=block_size,
-        what_ifs=extras.changes,
-        target_users=target_users,
-        gpu=extras.gpu,
-    )
-    do_echo = echo if echo is not None else (files in ((), ("-",)) and not quiet)
-    sink = live.Sink(sys.stdout.buffer)
-    sessions: list[pipeline.Session] = []
-    try:
-        with live.signals_as_exceptions():
-            for name, stream in inputs:
-                sessions.append(
-                    pipeline.Session(
-                        name,
-                        opts,
-                        spec_resolver=kvspec.resolve_spec,
-                        keep_all_facts=as_json,
-                        on_stats=extras.on_stats(None if csv is None else csv.add),
-                        read_stats=not no_stats,
-                    )
-                )
-                for item in pipeline.run(sessions[-1], stream, echo=do_echo):
-                    framed = do_echo and not sessions[-1].is_metrics  # no log lines around it
-                    _emit(item, sink, as_json=quiet, echo=framed, strict=strict)
-    except live.Interrupted as stop:
-        with live.signals_ignored():
-            for item in sessions[-1].interrupted() if sessions else []:
-                _emit(item, sink, as_json=quiet, echo=do_echo, strict=False)
-            if as_json and sessions:
-                sink.line(pipeline.json_text(sessions, all_boots=all_boots))
-            if csv is not None:
-                csv.close()
-        sys.exit(stop.exit_code)
-    except LogReadError as err:
-        click.echo(f"Error: {err}", err=True)
-        sys.exit(err.exit_code)
-    finally:
-        for name, stream in inputs:
-            if name != "-":
-                stream.close()
-    if csv is not None:
-        csv.close()
-    code = pipeline.exit_status(sessions, min_users=min_users, strict=strict, all_boots=all_boots)
-    if as_json:
-        sink.line(pipeline.json_text(sessions, all_boots=all_boots))
-    try:
-        extra = extras.finish(
-            sessions,
-            all_boots=all_boots,
-            min_users=min_users,
-            summary_path=os.environ.get("GITHUB_STEP_SUMMARY"),
-        )
-    except LogReadError as err:
-        raise _error(err) from err
-    if extra:
-        sink.line(extra)
-    if not any(s.reported for s in sessions):
-        click.echo(pipeline.missing_pool_message(sessions), err=True)
-    if code.message and (code.code != EXIT_NO_POOL or any(s.reported for s in sessions)):
-        click.echo(code.message, err=True)
-    sys.exit(code.code)
-
-
-def _emit(item: pipeline.Output, sink: Any, *, as_json: bool, echo: bool, strict: bool) -> None:
-    """One output of the reading loop: echoed bytes, a report, an alert, a summary
-    or (to stderr) a warning."""
-    from . import pipeline
-
-    if item.kind == "warning":
-        click.echo(item.text, err=True)
-        if strict:
-            raise MissingPoolError(f"--strict: {item.text}")
-    elif item.kind == "echo":
-        sink.write(item.data)
-    elif not as_json:
-        sink.line(pipeline.output_text(item, echo=echo))
+    sys.exit(code)
 
 
 @main.command("kv")

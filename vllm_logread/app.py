@@ -1,0 +1,272 @@
+"""The ``read`` command as one library call: options in, output through a
+console, an exit code out.
+
+cli.py parses the options into a ``ReadOptions`` and calls ``run_read``,
+which checks the options, opens the inputs, reads each through a
+``pipeline.Session`` and hands every output to the console the moment it
+arises (on ``vllm serve ... | vllm-logread`` the report comes when the boot
+states its pool, not at the end of input), then returns the documented exit
+code. The library never prints and never exits: stdout and stderr are the
+caller's ``Console``, so a test passes a fake one and reads what was said.
+
+Errors stay ``LogReadError``s. ``OptionsError`` marks the ones about how the
+command was called (``--echo`` with ``--json``, no input on a terminal), which
+the CLI shows with click's usage line; every other error is one
+``Error: ...`` line with its own exit code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Protocol
+
+from . import ci_formats, kvspec, live, pipeline, tables
+from .capacity import Workload
+from .facts import LogReadError, MissingPoolError, UsageError
+from .report import Options
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+Inputs = list[tuple[str, IO[bytes]]]
+
+
+class Console(Protocol):
+    """Where a job reads standard input from and says things.
+
+    ``stdin`` is called only when standard input is read (``-``, or no file),
+    so a closed stdin does not matter to ``vllm-logread server.log``.
+    """
+
+    def stdin(self) -> IO[bytes]:
+        """Standard input, binary."""
+        ...
+
+    def write(self, data: bytes) -> None:
+        """Bytes to stdout as they are: input lines passed through (echo)."""
+        ...
+
+    def out(self, text: str) -> None:
+        """``text`` and a newline to stdout."""
+        ...
+
+    def err(self, text: str) -> None:
+        """``text`` and a newline to stderr: warnings and the exit's reason."""
+        ...
+
+
+class OptionsError(UsageError):
+    """Options or arguments that cannot work together; the CLI shows it as a
+    usage error (click's ``Usage:`` line, exit 2)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadOptions:
+    """The ``read`` command's options, named as its click parameters.
+
+    Attributes:
+        files: the inputs; ``-`` or none is standard input.
+        metrics_url: read a server's /metrics text instead of files.
+        prompt_tokens, output_tokens: one workload each, or several (a sweep).
+        as_json: one JSON object on stdout (also ``fmt="json"`` of one workload).
+        echo: pass the input through to stdout; None: when reading stdin
+            without JSON, a table or annotations on stdout.
+        summary_path: ``$GITHUB_STEP_SUMMARY`` for ``--format github``.
+    """
+
+    files: tuple[str, ...] = ()
+    metrics_url: str | None = None
+    prompt_tokens: tuple[int, ...] = (512,)
+    output_tokens: tuple[int, ...] = (128,)
+    config: str | None = None
+    block_size: int | None = None
+    as_json: bool = False
+    min_users: int | None = None
+    strict: bool = False
+    all_boots: bool = False
+    echo: bool | None = None
+    stats_csv: str | None = None
+    no_stats: bool = False
+    what_if: tuple[str, ...] = ()
+    target_users: int | None = None
+    gpu: str | None = None
+    fmt: str = "text"
+    plot_path: str | None = None
+    summary_path: str | None = None
+
+
+def run_read(opts: ReadOptions, console: Console) -> int:
+    """Read the inputs ``opts`` names, tell ``console`` what they say, and
+    return the exit code: 0 ok, 1 ``--min-users`` failed, 3 no pool (or a near
+    miss under ``--strict``), 4 a contradiction, 130/143 on SIGINT/SIGTERM.
+
+    Raises:
+        OptionsError: options that cannot work together (before any reading).
+        LogReadError: an option value or an input that cannot be used, or a
+            read that failed; its ``exit_code`` is the one to exit with.
+    """
+    if opts.echo and opts.as_json:
+        raise OptionsError("--echo would mix log lines into the JSON; use one or the other")
+    if opts.config is not None:
+        kvspec.load_config(opts.config)  # an explicit --config that cannot be read: exit 2
+    try:
+        csv = tables.StatsCsv(opts.stats_csv) if opts.stats_csv else None
+    except LogReadError as err:
+        raise OptionsError(str(err)) from err
+    extras = ci_formats.Extras(
+        fmt=opts.fmt,
+        prompts=opts.prompt_tokens,
+        outputs=opts.output_tokens,
+        plot_path=opts.plot_path,
+        what_ifs=opts.what_if,
+        gpu=opts.gpu,
+    )
+    is_json = opts.as_json or extras.is_json
+    is_quiet = is_json or extras.is_quiet  # stdout is JSON, a table or annotations
+    if opts.metrics_url:
+        inputs = _metrics_input(opts.metrics_url, opts.files)
+    else:
+        inputs = _open_inputs(opts.files, console)
+    job = _Job(
+        opts=opts,
+        console=console,
+        options=Options(
+            workload=Workload(
+                prompt_tokens=opts.prompt_tokens[0], output_tokens=opts.output_tokens[0]
+            ),
+            config=opts.config,
+            block_size=opts.block_size,
+            what_ifs=extras.changes,
+            target_users=opts.target_users,
+            gpu=extras.gpu,
+        ),
+        is_json=is_json,
+        is_quiet=is_quiet,
+        is_echo=opts.echo if opts.echo is not None else opts.files in ((), ("-",)) and not is_quiet,
+        on_stats=extras.on_stats(None if csv is None else csv.add),
+    )
+    try:
+        with live.signals_as_exceptions():
+            job.read(inputs)
+    except live.Interrupted as stop:
+        with live.signals_ignored():
+            job.interrupted()
+            if csv is not None:
+                csv.close()
+        return stop.exit_code
+    finally:
+        for name, stream in inputs:
+            if name != "-":
+                stream.close()
+    if csv is not None:
+        csv.close()
+    return job.finish(extras)
+
+
+def _open_inputs(files: tuple[str, ...], console: Console) -> Inputs:
+    """The named files, opened; ``-`` or none is standard input."""
+    if not files:
+        if console.stdin().isatty():
+            raise OptionsError(
+                "no log given: pipe a vLLM log in (vllm serve ... 2>&1 | vllm-logread) "
+                "or name a file (vllm-logread server.log)"
+            )
+        files = ("-",)
+    inputs: Inputs = []
+    try:
+        for name in files:
+            inputs.append((name, console.stdin() if name == "-" else pipeline.open_input(name)))
+    except LogReadError:
+        for name, stream in inputs:  # the ones opened before the bad one
+            if name != "-":
+                stream.close()
+        raise
+    return inputs
+
+
+def _metrics_input(url: str, files: Sequence[str]) -> Inputs:
+    """--metrics-url: the server's /metrics text, fetched now (exit 2 if not)."""
+    import io
+
+    from .metrics import fetch_metrics
+
+    if files:
+        raise OptionsError("--metrics-url reads a server, not files: give one or the other")
+    return [(url, io.BytesIO(fetch_metrics(url)))]
+
+
+@dataclass(slots=True, kw_only=True)
+class _Job:
+    """One ``read``: the sessions so far and how their outputs are shown."""
+
+    opts: ReadOptions
+    console: Console
+    options: Options  # what every Session reports with
+    is_json: bool  # a JSON object on stdout at the end
+    is_quiet: bool  # no report text while reading (JSON, a table or annotations)
+    is_echo: bool  # input bytes pass through to stdout
+    on_stats: pipeline.StatsSink | None
+    sessions: list[pipeline.Session] = field(default_factory=list)
+
+    def read(self, inputs: Inputs) -> None:
+        """Each input through its own Session, outputs shown as they come."""
+        for name, stream in inputs:
+            session = pipeline.Session(
+                name,
+                self.options,
+                spec_resolver=kvspec.resolve_spec,
+                keep_all_facts=self.is_json,
+                on_stats=self.on_stats,
+                read_stats=not self.opts.no_stats,
+            )
+            self.sessions.append(session)
+            for item in pipeline.run(session, stream, echo=self.is_echo):
+                # A /metrics text is not echoed, so its report needs no frame;
+                # the session knows it is one only once its first bytes are in.
+                is_framed = self.is_echo and not session.is_metrics
+                self._show(item, is_framed=is_framed, strict=self.opts.strict)
+
+    def interrupted(self) -> None:
+        """Ctrl-C or SIGTERM: the load so far, and the JSON if asked."""
+        sessions = self.sessions
+        for item in sessions[-1].interrupted() if sessions else []:
+            self._show(item, is_framed=self.is_echo, strict=False)
+        if self.is_json and sessions:
+            self.console.out(pipeline.json_text(sessions, all_boots=self.opts.all_boots))
+
+    def finish(self, extras: ci_formats.Extras) -> int:
+        """After the end of input: JSON, the format's output, the exit code
+        and (stderr) its reason."""
+        opts, sessions = self.opts, self.sessions
+        status = pipeline.exit_status(
+            sessions, min_users=opts.min_users, strict=opts.strict, all_boots=opts.all_boots
+        )
+        if self.is_json:
+            self.console.out(pipeline.json_text(sessions, all_boots=opts.all_boots))
+        extra = extras.finish(
+            sessions,
+            all_boots=opts.all_boots,
+            min_users=opts.min_users,
+            summary_path=opts.summary_path,
+        )
+        if extra:
+            self.console.out(extra)
+        is_reported = any(s.reported for s in sessions)
+        if not is_reported:
+            self.console.err(pipeline.missing_pool_message(sessions))
+        # Exit 3's own message is the missing-pool one, said just above.
+        if status.message and (status.code != MissingPoolError.exit_code or is_reported):
+            self.console.err(status.message)
+        return status.code
+
+    def _show(self, item: pipeline.Output, *, is_framed: bool, strict: bool) -> None:
+        """One output of the reading loop: echoed bytes, a report, an alert, a
+        summary or (to stderr) a warning."""
+        if item.kind == "warning":
+            self.console.err(item.text)
+            if strict:
+                raise MissingPoolError(f"--strict: {item.text}")
+        elif item.kind == "echo":
+            self.console.write(item.data)
+        elif not self.is_quiet:
+            self.console.out(pipeline.output_text(item, echo=is_framed))
