@@ -325,7 +325,10 @@ def load_config(path_or_folder: str | os.PathLike[str]) -> dict[str, Any]:
         ConfigError: missing, over 5 MiB, not UTF-8 JSON, nested too deeply,
             or not a JSON object.
     """
-    path = Path(path_or_folder).expanduser()
+    try:
+        path = Path(path_or_folder).expanduser()
+    except RuntimeError as err:  # "~nobody/config.json": no such home directory
+        raise ConfigError(f"cannot read model config {str(path_or_folder)!r}: {err}") from None
     if path.is_dir():
         path = path / "config.json"
     try:
@@ -1140,7 +1143,9 @@ def _load_table() -> dict[str, Any]:
     # Beside this module in every install (wheel, sdist, editable); importlib's
     # MultiplexedPath under an editable install cannot join two parts at once.
     try:
-        text = (Path(__file__).resolve().parent / "data" / "models.json").read_text(encoding="utf-8")
+        text = (Path(__file__).resolve().parent / "data" / "models.json").read_text(
+            encoding="utf-8"
+        )
     except OSError as err:  # pragma: no cover - packaging error
         raise ConfigError(f"the shipped model table is missing: {err}") from err
     data = parse_config_text(text, name="vllm_logread/data/models.json")
@@ -1231,11 +1236,11 @@ def resolve_spec(
         )
     if not model:
         return None
-    local = Path(model).expanduser()
     try:
+        local = Path(model).expanduser()
         local_cfg = local / "config.json" if local.is_dir() else local
         is_local = local_cfg.is_file() and (local.is_dir() or local.suffix == ".json")
-    except OSError:
+    except (OSError, RuntimeError, ValueError):  # "~nobody/x": no such home; a NUL byte
         is_local = False
     if is_local:
         return spec_from_config(

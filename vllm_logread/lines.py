@@ -192,8 +192,26 @@ def header_time(head: str) -> str | None:
     >>> header_time("(APIServer pid=1) INFO 11-29 10:00:58 [loggers.py:123] ")
     '11-29 10:00:58'
     """
-    h = _HEADER.search(strip_ansi(head))
-    return None if h is None else h.group(2)
+    return header_time_at(head)[0]
+
+
+def header_time_at(head: str) -> tuple[str | None, int]:
+    """``header_time`` and where the time starts in ``head`` (-1: no time, or
+    colour codes were stripped first so no offset in ``head`` holds it).
+
+    Serving mode reads the time of the next lines of the same layout straight
+    from their bytes at that offset (pipeline.py): ``_HEADER`` treats every
+    digit alike, so lines that differ only in the digits of the time match it
+    the same way.
+
+    >>> header_time_at("(APIServer pid=1) INFO 11-29 10:00:58 [loggers.py:123] ")
+    ('11-29 10:00:58', 23)
+    """
+    text = strip_ansi(head)
+    h = _HEADER.search(text)
+    if h is None or h.group(2) is None:
+        return None, -1
+    return h.group(2), h.start(2) if text is head else -1
 
 
 def _json_record(text: str, number: int) -> LogLine | None:

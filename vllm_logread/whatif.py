@@ -429,6 +429,8 @@ def basis_for_report(
         # Model unknown: the memory line over the blocks (to the printed precision).
         bpb = int(float(available_kv.value) * GIB / num_blocks)
         bpb_src = f"{float(available_kv.value)} GiB / {num_blocks:,} blocks (model shape unknown)"
+    if bpb is not None and bpb <= 0:  # "1e-20 GiB / 1,952 blocks": no block size to divide by
+        bpb, bpb_src = None, ""
     total_f = boot.first("total_gpu_gib")
     total: float | None = None
     total_src = ""
@@ -527,7 +529,7 @@ def _config_for(model: str | None, config: str | None) -> tuple[dict[str, Any], 
         entry = kvspec.table_entry(model)
         if entry is not None:
             return dict(entry[1]), f"{kvspec.TABLE_SOURCE}, entry {entry[0]}"
-    except (LogReadError, OSError):
+    except (LogReadError, OSError, RuntimeError, ValueError):  # RuntimeError: "~nobody/x"
         return None
     return None
 

@@ -1,0 +1,533 @@
+"""Hostile inputs, shared: example lines, hostile values, seeded mutators and
+the hypothesis strategies built on them.
+
+CI feeds the tool whatever a failed boot left behind, so the tests (and the
+long fuzz run in tools/fuzz.py) start from real vLLM lines and damage them the
+way captures do: truncated, glued, hard-wrapped, coloured, NUL-padded, with a
+number swapped for a 10,000-digit one, ``nan`` or a negative. The mutators take
+a ``random.Random`` so that a failing input is reproducible from its seed;
+the hypothesis strategies wrap them (``st.randoms``) so hypothesis can shrink.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from hypothesis import strategies as st
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_LOGS = REPO / "sample_logs"
+
+# One message (the text after vLLM's header) per row of patterns.ROWS, in
+# vLLM's own wording (VLLM_LINES.md). test_patterns_linear.py checks that each
+# row reads its example, so this table follows the patterns table.
+ROW_EXAMPLES: dict[str, str] = {
+    "weights": "Loading model weights took 14.9595 GB",
+    "v0_profile_oneline": "Memory profiling results: total_gpu_memory=23.58GiB "
+    "initial_memory_usage=15.34GiB peak_torch_memory=17.98GiB memory_usage_post_profile=15.35GiB "
+    "non_torch_memory=0.35GiB kv_cache_size=2.89GiB gpu_memory_utilization=0.90",
+    "v0_profile_total": "the current vLLM instance can use total_gpu_memory (79.22GiB) x "
+    "gpu_memory_utilization (0.90) = 71.30GiB",
+    "v0_profile_split": "model weights take 14.96GiB; non_torch_memory takes 1.79GiB; PyTorch "
+    "activation peak memory takes 1.26GiB; the rest of the memory reserved for KV Cache is 53.29GiB.",
+    "profile_tabular": "total_gpu_memory     79.22GiB",
+    "available_kv": "Available KV cache memory: 3.31 GiB",
+    "kv_bytes_mode": "Initial free memory 78.54 GiB, reserved 12.00GiB memory for KV Cache as "
+    "specified by kv_cache_memory_bytes config and skipped memory profiling.",
+    "cpu_kv_space": "Explicitly set (3.31/18.34) GiB for KV cache on node 0.",
+    "free_memory_summary": "Free memory on device (30.27/31.4 GiB) on startup. Desired GPU memory "
+    "utilization is (0.92, 28.88 GiB). Actual usage is 15.27 GiB for weight, 1.59 GiB for peak "
+    "activation, 0.1 GiB for non-torch memory, and 0.09 GiB for CUDAGraph memory. Replace "
+    "gpu_memory_utilization config with `--kv-cache-memory=12917635953` (12.03 GiB) to fit into "
+    "requested memory.",
+    "cudagraph_util_hint": "The current --gpu-memory-utilization=0.8800 is equivalent to "
+    "--gpu-memory-utilization=0.8592 without CUDA graph memory profiling.",
+    "graph_capture": "Graph capturing finished in 36 secs, took 0.44 GiB",
+    "graph_estimate": "Estimated CUDA graph memory: 0.44 GiB total",
+    "graph_pool": "CUDA graph pool memory: 0.09 GiB (actual), 0.44 GiB (estimated)",
+    "blocks": "# GPU blocks: 5691, # CPU blocks: 2048",
+    "cpu_backend_blocks": "# CPU blocks: 1170",
+    "pool_tokens": "GPU KV cache size: 24,096 tokens",
+    "max_concurrency": "Maximum concurrency for 8,192 tokens per request: 2.94x",
+    "cache_config_info": "Engine 000: vllm cache_config_info with initialization after "
+    "num_gpu_blocks is: 1506",
+    "max_model_len": "Using max model len 8192",
+    "too_small_v0": "The model's max seq len (29000) is larger than the maximum number of tokens "
+    "that can be stored in KV cache (23648). Try increasing `gpu_memory_utilization`",
+    "too_small_v1": "To serve at least one request with the models's max seq len (221000), "
+    "(10.12 GiB KV cache is needed, which is larger than the available KV cache memory "
+    "(5.59 GiB). Based on the available memory, the estimated maximum model length is 122080.",
+    "engine_config": "Initializing a V1 LLM engine (v0.11.0) with config: model='Qwen/Qwen3-8B', "
+    "dtype=torch.bfloat16, max_seq_len=8192, tensor_parallel_size=2, pipeline_parallel_size=1, "
+    "data_parallel_size=1, quantization=None, kv_cache_dtype=fp8, enable_prefix_caching=True",
+    "non_default_args": "non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'model': "
+    "'Qwen/Qwen3-8B', 'max_model_len': 32768, 'gpu_memory_utilization': 0.95, 'block_size': 32}",
+    "version": "vLLM API server version 0.11.0",
+    "version_logo": " ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.33.0",
+    "model_logo": "  █▄█▀ █     █     █     █  model   meta-llama/Llama-3.1-8B",
+    "starting_to_load": "Starting to load model openai/gpt-oss-120b...",
+    "stats": "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 44.9 tokens/s, "
+    "Running: 2 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 82.1%, "
+    "CPU KV cache usage: 0.0%",
+    "preemption_warning": "Sequence group 147 is preempted by PreemptionMode.RECOMPUTE mode "
+    "because there is not enough KV cache space. total_num_cumulative_preemption=51",
+    "block_size_set": "Setting attention block size to 544 tokens to ensure that attention page "
+    "size is >= mamba page size.",
+    "hybrid_disabled": "Hybrid KV cache manager is disabled for this hybrid model.",
+    "padding_layers": "Add 8 padding layers, may waste at most 15.38% KV cache memory",
+}
+
+# Physical lines as captures wrap them: process tags, vLLM's header in two
+# vintages, Docker stamps, k9s borders, journald, caret-rendered colours.
+PREFIXES: tuple[str, ...] = (
+    "",
+    "INFO 11-29 10:00:40 [kv_cache_utils.py:1087] ",
+    "(EngineCore_DP0 pid=200) INFO 11-29 10:00:40 [gpu_worker.py:298] ",
+    "(VllmWorker rank=1 pid=12) INFO 11-29 10:00:40 [gpu_worker.py:298] ",
+    "INFO 08-18 14:14:59 worker.py:237] ",
+    "2025-11-29T10:00:40.123456789Z (EngineCore pid=7) INFO 11-29 10:00:40 [x.py:1] ",
+    "│ (EngineCore pid=7) INFO 11-29 10:00:40 [x.py:1] ",
+    "Aug 18 14:14:59 host python3[28145]: INFO 08-18 14:14:59 [x.py:1] ",
+    "^[[0;36m(EngineCore_DP0 pid=200)^[[0;0m INFO 11-29 10:00:40 [x.py:1] ",
+    "\x1b[1;36m(EngineCore_DP0 pid=200)\x1b[0;0m WARNING 11-29 10:00:40 [x.py:1] ",
+)
+
+# Values no vLLM prints where a number belongs, and a few it does (the
+# negative KV memory and the nan concurrency are real lines).
+HOSTILE_NUMBERS: tuple[str, ...] = (
+    "0",
+    "0.0",
+    "-0",
+    "-1",
+    "-2.14",
+    "-24,096",
+    "nan",
+    "-nan",
+    "inf",
+    "-inf",
+    "NaN",
+    "Infinity",
+    "1e308",
+    "1e-308",
+    "18446744073709551616",
+    "9" * 20,
+    "9" * 21,
+    "9" * 10_000,
+    "1" + ",000" * 7,
+    "1,2,3",
+    "1.2.3",
+    "0x10",
+    "1_000",
+    "٢٤٠٩٦",  # Arabic-Indic digits
+    "２４０９６",  # full-width digits
+    "",
+)
+
+# Damage a capture can do inside a line.
+INSERTS: tuple[bytes, ...] = (
+    b"\x00",
+    b"\r",
+    b"\r\n",
+    b"\t",
+    b"\x1b[0;36m",
+    b"\x1b[0m",
+    b"^[[0;36m",
+    b"\x1b]8;;http://x\x07",
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"\xc3",
+    b"\xed\xa0\x80",  # a UTF-8-encoded surrogate: invalid
+    b" \xe2\x94\x82 ",  # " │ "
+    b"\n",
+    b"(EngineCore_DP1 pid=9) ",
+    b"INFO 11-29 10:00:40 [x.py:1] ",
+)
+
+_NUMBER = re.compile(rb"-?[0-9][0-9,]*(?:\.[0-9]+)?")
+
+
+def seed_log_lines() -> list[bytes]:
+    """Lines of every sample log plus every row example with a prefix: the
+    material mutations start from."""
+    out: list[bytes] = []
+    for path in sorted(SAMPLE_LOGS.glob("*.log")):
+        out.extend(path.read_bytes().splitlines())
+    for i, msg in enumerate(ROW_EXAMPLES.values()):
+        out.append((PREFIXES[i % len(PREFIXES)] + msg).encode())
+    return out
+
+
+def seed_logs() -> list[bytes]:
+    """The sample logs, each whole."""
+    return [p.read_bytes() for p in sorted(SAMPLE_LOGS.glob("*.log"))]
+
+
+# -- mutators: (rng, lines, material) -> lines --------------------------------
+
+
+def _pick(rng: random.Random, lines: list[bytes]) -> int:
+    return rng.randrange(len(lines))
+
+
+def swap_number(rng: random.Random, lines: list[bytes], material: list[bytes]) -> list[bytes]:
+    """Replace one number of a line with a hostile value."""
+    i = _pick(rng, lines)
+    spans = [m.span() for m in _NUMBER.finditer(lines[i])]
+    if not spans:
+        return lines
+    a, b = rng.choice(spans)
+    value = rng.choice(HOSTILE_NUMBERS).encode()
+    lines[i] = lines[i][:a] + value + lines[i][b:]
+    return lines
+
+
+def insert_junk(rng: random.Random, lines: list[bytes], material: list[bytes]) -> list[bytes]:
+    """Insert NUL, CR, ANSI, a BOM, a stray byte or a tag somewhere in a line."""
+    i = _pick(rng, lines)
+    at = rng.randint(0, len(lines[i]))
+    lines[i] = lines[i][:at] + rng.choice(INSERTS) + lines[i][at:]
+    return lines
+
+
+def truncate(rng: random.Random, lines: list[bytes], material: list[bytes]) -> list[bytes]:
+    """Cut a line short (a log cut mid-write)."""
+    i = _pick(rng, lines)
+    lines[i] = lines[i][: rng.randint(0, len(lines[i]))]
+    return lines
+
+
+def glue(rng: random.Random, lines: list[bytes], material: list[bytes]) -> list[bytes]:
+    """Join a line with the next (a capture lost the newline)."""
+    if len(lines) < 2:
+        return lines
+    i = rng.randrange(len(lines) - 1)
+    lines[i : i + 2] = [lines[i] + rng.choice((b"", b" ", b"\r")) + lines[i + 1]]
+    return lines
+
+
+def hard_wrap(rng: random.Random, lines: list[bytes], material: list[bytes]) -> list[bytes]:
+    """Break a line at a column (a terminal's hard wrap)."""
+    i = _pick(rng, lines)
+    if len(lines[i]) < 2:
+        return lines
+    at = rng.randint(1, len(lines[i]) - 1)
+    lines[i : i + 1] = [lines[i][:at], lines[i][at:]]
+    return lines
+
+
+def splice(rng: random.Random, lines: list[bytes], material: list[bytes]) -> list[bytes]:
+    """Put a piece of another real line inside this one."""
+    i = _pick(rng, lines)
+    other = rng.choice(material)
+    a = rng.randint(0, len(other))
+    b = rng.randint(a, min(len(other), a + 200))
+    at = rng.randint(0, len(lines[i]))
+    lines[i] = lines[i][:at] + other[a:b] + lines[i][at:]
+    return lines
+
+
+def add_line(rng: random.Random, lines: list[bytes], material: list[bytes]) -> list[bytes]:
+    """Insert a real line (maybe a second pool line) somewhere."""
+    lines.insert(rng.randint(0, len(lines)), rng.choice(material))
+    return lines
+
+
+def drop_line(rng: random.Random, lines: list[bytes], material: list[bytes]) -> list[bytes]:
+    if lines:
+        del lines[_pick(rng, lines)]
+    return lines
+
+
+def repeat_line(rng: random.Random, lines: list[bytes], material: list[bytes]) -> list[bytes]:
+    """Repeat a line, or one token of it, many times."""
+    i = _pick(rng, lines)
+    if rng.random() < 0.5:
+        lines[i : i + 1] = [lines[i]] * rng.randint(2, 50)
+    else:
+        words = lines[i].split(b" ")
+        w = rng.randrange(len(words))
+        words[w] = words[w] * rng.randint(2, 2000)
+        lines[i] = b" ".join(words)
+    return lines
+
+
+def flip_bytes(rng: random.Random, lines: list[bytes], material: list[bytes]) -> list[bytes]:
+    """Overwrite a few bytes with random ones (a damaged file)."""
+    i = _pick(rng, lines)
+    line = bytearray(lines[i])
+    for _ in range(rng.randint(1, 4)):
+        if line:
+            line[rng.randrange(len(line))] = rng.randrange(256)
+    lines[i] = bytes(line)
+    return lines
+
+
+def pad(rng: random.Random, lines: list[bytes], material: list[bytes]) -> list[bytes]:
+    """A long run of spaces, digits or commas inside or at the end of a line."""
+    i = _pick(rng, lines)
+    run = rng.choice((b" ", b"\t", b"9", b",", b"0,", b"(")) * rng.randint(1, 70_000)
+    at = rng.choice((len(lines[i]), rng.randint(0, len(lines[i]))))
+    lines[i] = lines[i][:at] + run + lines[i][at:]
+    return lines
+
+
+MUTATORS: tuple[Callable[[random.Random, list[bytes], list[bytes]], list[bytes]], ...] = (
+    swap_number,
+    swap_number,
+    swap_number,
+    insert_junk,
+    insert_junk,
+    truncate,
+    glue,
+    hard_wrap,
+    splice,
+    add_line,
+    drop_line,
+    repeat_line,
+    flip_bytes,
+    pad,
+)
+
+
+def mutate_log(
+    rng: random.Random, base: bytes, material: list[bytes], *, max_mutations: int = 6
+) -> bytes:
+    """A damaged copy of ``base``: 1..max_mutations mutators, and sometimes a
+    whole-file change (no final newline, CRLF, UTF-16 with a BOM, a UTF-8 BOM)."""
+    lines = base.splitlines() or [b""]
+    for _ in range(rng.randint(1, max_mutations)):
+        lines = rng.choice(MUTATORS)(rng, lines, material) or [b""]
+    data = b"\n".join(lines)
+    roll = rng.random()
+    if roll < 0.7:
+        data += b"\n"
+    elif roll < 0.8:
+        data = data.replace(b"\n", b"\r\n") + b"\r\n"
+    elif roll < 0.85:
+        text = data.decode("utf-8", errors="replace")
+        data = b"\xff\xfe" + text.encode("utf-16-le")
+    elif roll < 0.88:
+        data = b"\xef\xbb\xbf" + data
+    return data
+
+
+# -- hypothesis strategies -----------------------------------------------------
+
+
+@st.composite
+def damaged_logs(draw: st.DrawFn, *, max_mutations: int = 6) -> bytes:
+    """A sample log damaged by seeded mutations (see ``mutate_log``)."""
+    rng = draw(st.randoms(use_true_random=False))
+    bases = seed_logs()
+    base = bases[rng.randrange(len(bases))]
+    return mutate_log(rng, base, seed_log_lines(), max_mutations=max_mutations)
+
+
+def hostile_numbers() -> st.SearchStrategy[str]:
+    """Text where a number belongs: the table above, or random decimals,
+    signs and exponents."""
+    return st.one_of(
+        st.sampled_from(HOSTILE_NUMBERS),
+        st.integers(min_value=-(10**30), max_value=10**30).map(str),
+        st.floats(allow_nan=True, allow_infinity=True).map(repr),
+        st.from_regex(r"\A-?[0-9,.]{1,40}\Z", fullmatch=True),
+    )
+
+
+def row_line_with_value() -> st.SearchStrategy[tuple[str, bytes]]:
+    """(row name, a physical line of that row with its first number hostile)."""
+
+    def build(args: tuple[str, str, str]) -> tuple[str, bytes]:
+        name, prefix, value = args
+        msg = ROW_EXAMPLES[name]
+        m = re.search(r"-?[0-9][0-9,]*(?:\.[0-9]+)?", msg)
+        if m:
+            msg = msg[: m.start()] + value + msg[m.end() :]
+        return name, (prefix + msg).encode("utf-8", errors="surrogatepass")
+
+    return st.tuples(
+        st.sampled_from(sorted(ROW_EXAMPLES)), st.sampled_from(PREFIXES), hostile_numbers()
+    ).map(build)
+
+
+def garbage_bytes() -> st.SearchStrategy[bytes]:
+    """Bytes with no structure, with and without newlines, BOMs and NULs."""
+    return st.one_of(
+        st.binary(max_size=4096),
+        st.binary(max_size=512).map(lambda b: b"\xff\xfe" + b),
+        st.binary(max_size=512).map(lambda b: b"\xfe\xff" + b),
+        st.lists(st.sampled_from(INSERTS), max_size=60).map(b"".join),
+    )
+
+
+# -- the oracle: no value the input did not state ------------------------------
+
+_ANSI_ANY = re.compile(
+    r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]{0,200}(?:\x07|\x1b\\)|\^\[\[[0-9;]*m"
+)
+# Any decimal digit (Python's int() and the patterns' \d read every script's).
+# Python literals count too: "non-default args" is read with ast.literal_eval,
+# which takes 1_000, 0x10 and 1e3.
+_NUM_TEXT = re.compile(
+    r"[-+]?(?:0[xXoObB][0-9a-fA-F_]+|\d[\d_]*(?:\.\d[\d_]*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
+)
+# Kinds whose value is named, not quoted, by the line (FACTS.md): the device
+# word, the stats engine, flags, and a preemption warning that counts 1.
+_DERIVED_KINDS = frozenset(
+    {"device", "stats_engine", "hybrid_kv_disabled", "enable_prefix_caching", "engine_kind"}
+)
+
+
+def input_text(data: bytes) -> str:
+    """The input as the scanner decodes it (UTF-16 with a BOM, else UTF-8)."""
+    if data[:2] == b"\xff\xfe":
+        return data[2:].decode("utf-16-le", errors="replace")
+    if data[:2] == b"\xfe\xff":
+        return data[2:].decode("utf-16-be", errors="replace")
+    return data.decode("utf-8", errors="replace")
+
+
+def stated_numbers(data: bytes) -> set[int | float]:
+    """Every number written in the input, after the documented clean-ups: colour
+    codes removed, thousands separators removed, wrapped lines rejoined.
+
+    Whole numbers are kept as ints, so a 20-digit value compares exactly.
+    """
+    text = _ANSI_ANY.sub("", input_text(data))
+    out: set[int | float] = set()
+    # A hard-wrapped record is rejoined from up to 4 physical lines (stream.py):
+    # the text around each line break, joined with the next 1-3 lines.
+    lines = text.split("\n")
+    junctions = []
+    for i in range(len(lines) - 1):
+        piece = lines[i].rstrip("\r")[-60:]
+        for k in range(1, 4):
+            if i + k >= len(lines):
+                break
+            piece += lines[i + k].rstrip("\r")[:60]
+            junctions.append(piece)
+    for variant in (text, re.sub(r"[\r\n]", "", text), "\n".join(junctions)):
+        # Commas out: as thousands separators only ("24,096"; "0.90,,," stays
+        # 0.90), and every one ("2,4096" from a wrap).
+        both = re.sub(r"(?<=\d),(?=\d{3})", "", variant) + "\n" + variant.replace(",", "")
+        for tok in _NUM_TEXT.findall(both):
+            try:
+                if tok.lstrip("+-")[:2].lower() in ("0x", "0o", "0b"):
+                    out.add(int(tok, 0))
+                elif any(c in tok for c in ".eE"):
+                    out.add(float(tok.replace("_", "")))
+                else:
+                    out.add(int(tok.replace("_", "")))
+            except ValueError:  # over Python's 4,300-digit limit, or "1__0"
+                continue
+    return out
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def unstated_values(
+    data: bytes, obj: dict[str, object], *, block_size: int | None = None
+) -> list[str]:
+    """Problems with one ``--json`` object read from ``data``: a fact or summary
+    number the input does not state and no documented arithmetic produces, or
+    users that do not fit in the pool. Empty when all is well."""
+    problems: list[str] = []
+    numbers = stated_numbers(data)
+    as_floats = {float(n) for n in numbers if abs(n) < 1e308}
+    raw = input_text(data)
+    text = _ANSI_ANY.sub("", raw)
+    flat = re.sub(r"[\r\n]", "", text)
+    facts = obj.get("facts") or []
+    by_kind: dict[str, set[object]] = {}
+    for f in facts:  # type: ignore[union-attr]
+        kind, value = f["kind"], f["value"]
+        by_kind.setdefault(kind, set()).add(value)
+        if kind in _DERIVED_KINDS or isinstance(value, bool):
+            continue
+        if isinstance(value, str):
+            if not value.isprintable():
+                problems.append(f"fact {kind}={value!r} (line {f['line']}) has control characters")
+            elif value not in text and value not in flat and value not in raw:
+                problems.append(f"fact {kind}={value!r} (line {f['line']}) is not in the input")
+            continue
+        if (
+            not isinstance(value, (int, float))
+            or value != value
+            or value in (float("inf"), float("-inf"))
+        ):
+            problems.append(f"fact {kind}={value!r} is not a finite number")
+            continue
+        # A float fact is the stated text read as a float ("99999999999999999999" -> 1e20).
+        ok = value in (numbers if isinstance(value, int) else as_floats)
+        if kind == "preemptions" and value == 1:
+            ok = True  # a warning without the total counts one (FACTS.md)
+        if kind == "weights_gib" and not ok:  # "MB" lines are MiB: / 1024
+            ok = any(abs(n) < 1e300 and round(n / 1024, 6) == value for n in numbers)
+        if kind == "kv_usage_pct" and not ok:  # SGLang's "token usage: 0.59" is a fraction
+            ok = any(
+                abs(n) < 1e300 and round(float(n) * 100, k) == value
+                for n in numbers
+                for k in range(8)
+            )
+        if not ok:
+            problems.append(f"fact {kind}={value!r} (line {f['line']}) is not stated in the input")
+
+    def stated(kind: str, value: object) -> bool:
+        return value in by_kind.get(kind, set())
+
+    # SGLang states its KV memory as "K size: 26.90 GB, V size: 26.90 GB": the
+    # pool's memory is their sum (sglang.py).
+    for k in by_kind.get("kv_k_gib", set()):
+        for v in by_kind.get("kv_v_gib", set()):
+            for digits in range(2, 7):
+                by_kind.setdefault("available_kv_gib", set()).add(round(k + v, digits))  # type: ignore[operator]
+    for key, kinds in (
+        ("available_kv_gib", ("available_kv_gib", "kv_size_gib")),
+        ("vllm_max_concurrency", ("max_concurrency",)),
+        ("concurrency_tokens", ("concurrency_tokens",)),
+        ("max_model_len", ("max_model_len", "concurrency_tokens")),
+    ):
+        v = obj.get(key)
+        if v is not None and not any(stated(k, v) for k in kinds):
+            problems.append(f"{key}={v!r} is not a fact of the input")
+    bs = obj.get("block_size")
+    # Defaults: vLLM's 16 (GPU), 64 (XPU), 128 (CPU, HPU); SGLang's page_size 1.
+    # A hybrid model's block size follows vLLM's rule from its config.
+    by_rule = "rule for this model" in str(obj.get("block_size_source"))
+    if bs is not None and not (
+        stated("block_size", bs) or bs in (1, 16, 64, 128) or bs == block_size or by_rule
+    ):
+        problems.append(f"block_size={bs!r} is neither stated, given nor a default")
+    if isinstance(bs, int) and bs <= 0:
+        problems.append(f"block_size={bs} is not positive")
+    workload = obj.get("workload") or {}
+    per_user = workload.get("blocks_per_user") if isinstance(workload, dict) else None
+    for eng in obj.get("engines") or []:  # type: ignore[union-attr]
+        nb, pool, users = eng["num_blocks"], eng["pool_tokens"], eng["users"]
+        if nb is not None and isinstance(bs, int) and bs > 0:
+            if not (
+                stated("gpu_blocks", nb)
+                or stated("pool_tokens", nb * bs)
+                or (pool is not None and stated("pool_tokens", pool))
+            ):
+                problems.append(f"engine {eng['engine']}: num_blocks={nb} is not from the input")
+        if pool is not None and not (
+            stated("pool_tokens", pool)
+            or (nb is not None and isinstance(bs, int) and pool == nb * bs)
+        ):
+            problems.append(f"engine {eng['engine']}: pool_tokens={pool} is not from the input")
+        if users is not None:
+            if nb is None or nb < 0:
+                problems.append(f"engine {eng['engine']}: {users} users from no usable pool ({nb})")
+            elif users < 0:
+                problems.append(f"engine {eng['engine']}: negative users {users}")
+            elif isinstance(per_user, int) and per_user > 0 and users * per_user > nb:
+                problems.append(
+                    f"engine {eng['engine']}: {users} users x {per_user} blocks > {nb} blocks"
+                )
+    return problems
