@@ -27,7 +27,9 @@ verdict against the estimate.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,31 +47,59 @@ REARM_POINTS = 25.0
 _MONTH_START_DAYS = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
 _DAY_S = 86_400
 _YEAR_S = 365 * _DAY_S
+# The shape of vLLM's header time (lines.py _HEADER's group 2), as text and bytes.
+_TIME_SHAPE = re.compile(r"\d\d-\d\d \d\d:\d\d:\d\d")
+TIME_SHAPE_BYTES = re.compile(rb"\d\d-\d\d \d\d:\d\d:\d\d")
+# The line values serving mode reads (pipeline.py), as they are printed: a
+# dict lookup costs a fifth of float() on bytes (600,736 stats lines: 0.08 s).
+_KV_TEXT: dict[bytes, float] = {}
+_INT_TEXT: dict[bytes, int] = {}
 
 
-def header_seconds(time: str) -> int | None:
-    """Seconds since the start of the year for a header time ``MM-DD HH:MM:SS``.
+def header_seconds(time: str | bytes) -> int | None:
+    """Seconds since the start of the year for a header time ``MM-DD HH:MM:SS``
+    (text, or bytes as serving mode reads it).
 
-    >>> header_seconds("01-01 00:01:05"), header_seconds("11-29 10:00:40") - header_seconds("11-29 10:00:30")
+    >>> header_seconds("01-01 00:01:05"), header_seconds(b"11-29 10:00:40") - header_seconds("11-29 10:00:30")
     (65, 10)
     """
-    try:
-        month, day = int(time[0:2]), int(time[3:5])
-        hour, minute, second = int(time[6:8]), int(time[9:11]), int(time[12:14])
-    except (ValueError, IndexError):
+    shape = TIME_SHAPE_BYTES if isinstance(time, bytes) else _TIME_SHAPE
+    if shape.match(time) is None:  # type: ignore[arg-type]
         return None
+    month, day = int(time[0:2]), int(time[3:5])
+    hour, minute, second = int(time[6:8]), int(time[9:11]), int(time[12:14])
     if not 1 <= month <= 12:
         return None
     return (_MONTH_START_DAYS[month - 1] + day - 1) * _DAY_S + hour * 3600 + minute * 60 + second
 
 
-def _elapsed_s(earlier: int, later: int) -> int | None:
-    """Seconds between two header times; None when the clock went back (a
-    restart or pasted logs), except over New Year (12-31 -> 01-01)."""
+def _forward_s(earlier: int, later: int) -> int:
+    """Seconds between two header times; 0 when the clock went back (a
+    restart or pasted logs), except over New Year (12-31 -> 01-01).
+
+    >>> _forward_s(header_seconds("12-31 23:59:50"), header_seconds("01-01 00:00:10"))
+    20
+    """
     dt = later - earlier
-    if dt < -300 * _DAY_S:
-        dt += _YEAR_S
-    return dt if dt >= 0 else None
+    if dt >= 0:
+        return dt
+    return dt + _YEAR_S if dt < -300 * _DAY_S else 0
+
+
+def ints_of(texts: Sequence[bytes]) -> list[int]:
+    """``int`` of each number as a stats line prints it (decimal digits)."""
+    if not _INT_TEXT:
+        _INT_TEXT.update((str(i).encode(), i) for i in range(4096))
+    out = list(map(_INT_TEXT.get, texts))
+    return list(map(int, texts)) if None in out else out  # type: ignore[return-value]
+
+
+def kv_pcts_of(texts: Sequence[bytes]) -> list[float]:
+    """``float`` of each KV usage as a stats line prints it (``99.9``)."""
+    if not _KV_TEXT:
+        _KV_TEXT.update((t, float(t)) for t in (f"{i / 10:.1f}".encode() for i in range(1001)))
+    out = list(map(_KV_TEXT.get, texts))
+    return list(map(float, texts)) if None in out else out  # type: ignore[return-value]
 
 
 def duration_text(seconds: float) -> str:
@@ -171,8 +201,6 @@ class Point:
     running: int
     waiting: int
     kv_usage_pct: float
-    line: int
-    time: str | None
 
 
 @dataclass(slots=True)
@@ -186,17 +214,22 @@ class _EngineLoad:
     peak_kv_usage_pct: float = 0.0
     seconds_above_full: int = 0
     has_times: bool = False
+    # The span: the forward steps between timed lines summed, so that a clock
+    # that went back (a restart, pasted logs, a wrap) neither shrinks it nor
+    # counts twice, as for the time above FULL_PCT.
+    seconds_spanned: int = 0
     preemptions_printed: int = 0
     num_running_falls: int = 0
-    first_time: str | None = None
-    last_time: str | None = None
+    first_time: bytes | None = None  # header times as read ("11-29 10:00:55")
+    last_time: bytes | None = None
     peak_full: Point | None = None  # most running at a full pool (the first such line)
-    last_full: Point | None = None  # the last line at a full pool
+    last_full_running: int | None = None  # running on the last line at a full pool
     fall_after_peak: bool = False  # running fell at a full pool after peak_full
     peak_not_full: Point | None = None  # most running below a full pool
-    # the previous line, for crossings, falls and time above FULL_PCT
+    # the previous line, for crossings, falls, the span and time above FULL_PCT
     prev_running: int = -1
     prev_kv: float = 0.0
+    prev_s: int | None = None  # header seconds of the previous timed line
     prev_above_s: int | None = None  # header seconds of the previous line, if it was full
     armed: dict[float, bool] = field(default_factory=lambda: dict.fromkeys(ALERT_PCTS, True))
     armed_all: bool = True  # every crossing alert armed (the common case, checked first)
@@ -220,6 +253,7 @@ class EngineSummary:
     num_running_falls: int
     first_time: str | None
     last_time: str | None
+    seconds_spanned: int | None  # forward steps between timed lines, summed
     verdict: str | None
     phase: str | None
 
@@ -238,6 +272,7 @@ class EngineSummary:
             "seconds_above_95pct": self.seconds_above_95pct,
             "preemptions": self.preemptions,
             "num_running_falls": self.num_running_falls,
+            "seconds_spanned": self.seconds_spanned,
             "verdict": self.verdict,
             "phase": self.phase,
         }
@@ -257,6 +292,7 @@ class LoadSummary:
     num_running_falls: int
     first_time: str | None
     last_time: str | None
+    seconds_spanned: int | None  # forward steps between timed lines, summed
     verdict: str | None
     phase: str | None
     engines: tuple[EngineSummary, ...]
@@ -273,6 +309,7 @@ class LoadSummary:
             "num_running_falls": self.num_running_falls,
             "first_time": self.first_time,
             "last_time": self.last_time,
+            "seconds_spanned": self.seconds_spanned,
             "verdict": self.verdict,
             "phase": self.phase,
         }
@@ -319,23 +356,6 @@ class LoadWatch:
         if self.estimate is not None:
             e.users, e.users_mid_answer = self.estimate.for_engine(e.label)
 
-    def wants_time(self, engine: str | None, kv_usage_pct: float) -> bool:
-        """Whether ``add`` needs this line's time (the first line, a full pool
-        or the line after one); the caller may skip reading it otherwise."""
-        e = self._engines.get(engine)
-        return (
-            e is None
-            or e.first_time is None
-            or kv_usage_pct >= FULL_PCT
-            or e.prev_above_s is not None
-        )
-
-    def note_time(self, engine: str | None, time: str | None) -> None:
-        """The time of the last line added without one (the end of the span)."""
-        e = self._engines.get(engine)
-        if e is not None and time is not None:
-            e.last_time = time
-
     def add(
         self,
         line: int,
@@ -346,68 +366,241 @@ class LoadWatch:
         kv_usage_pct: float,
         preemptions: int = 0,
     ) -> list[Alert]:
-        """One stats line. Called for every stats line, so kept cheap: the
-        common line (no threshold, nothing new) returns after a few compares."""
-        e = self._engines.get(engine)
-        if e is None:
-            e = self._engines[engine] = _EngineLoad(label=engine)
-            self._set_users(e)
-        e.num_lines += 1
-        if time is not None:
-            if e.first_time is None:
-                e.first_time = time
-            e.last_time = time
-        if running > e.peak_running:
-            e.peak_running = running
-        if waiting > e.peak_waiting:
-            e.peak_waiting = waiting
-        if kv_usage_pct > e.peak_kv_usage_pct:
-            e.peak_kv_usage_pct = kv_usage_pct
-        full = kv_usage_pct >= FULL_PCT
-        if full or e.prev_above_s is not None:
-            # Time above FULL_PCT: the interval since the previous line counts
-            # when that line was full (vLLM's usage is a snapshot at each line).
-            now_s = None if time is None else header_seconds(time)
-            if now_s is not None:
-                e.has_times = True
-                if e.prev_above_s is not None:
-                    dt = _elapsed_s(e.prev_above_s, now_s)
-                    if dt is not None:
-                        e.seconds_above_full += dt
-            e.prev_above_s = now_s if full else None
-        fell = full and e.prev_kv >= FULL_PCT and 0 <= running < e.prev_running and waiting > 0
-        if fell:
-            e.num_running_falls += 1
-        if preemptions:
-            e.preemptions_printed += preemptions
-        if full:
-            point = Point(
-                running=running, waiting=waiting, kv_usage_pct=kv_usage_pct, line=line, time=time
-            )
-            if e.peak_full is None or running > e.peak_full.running:
-                e.peak_full = point
-                e.fall_after_peak = False
-            elif fell or preemptions:
-                e.fall_after_peak = True
-            e.last_full = point
-        elif e.peak_not_full is None or running > e.peak_not_full.running:
-            e.peak_not_full = Point(
-                running=running, waiting=waiting, kv_usage_pct=kv_usage_pct, line=line, time=time
-            )
+        """One stats line (the slow path: a line of the patterns table, a
+        test); the alerts it raises."""
+        alerts = self.add_batch(
+            [engine],
+            [None if time is None else time.encode()],
+            [None if time is None else header_seconds(time)],
+            [running],
+            [waiting],
+            [kv_usage_pct],
+            [preemptions],
+        )
+        return [Alert(line=line, time=a.time, text=a.text) for a in alerts]
+
+    def add_batch(
+        self,
+        engines: Sequence[str | None],
+        times: Sequence[bytes | None],
+        seconds: Sequence[int | None],
+        running: Sequence[int],
+        waiting: Sequence[int],
+        kv_usage_pct: Sequence[float],
+        preemptions: Sequence[int],
+    ) -> list[Alert]:
+        """Consecutive stats lines, as parallel sequences (serving mode reads a
+        chunk's lines, then folds them here); the alerts they raise, each with
+        ``line`` = its index in the batch.
+
+        ``times`` are the header times as read (``b"11-29 10:00:55"``, None:
+        no time), ``seconds`` the same as ``header_seconds`` (None: no time, or
+        not a date). Equivalent to ``add`` on each line in turn.
+        """
+        n = len(running)
         alerts: list[Alert] = []
-        if self.is_alerting and (
-            # an upward crossing of a level is possible
-            (kv_usage_pct >= ALERT_PCTS[0] and kv_usage_pct > e.prev_kv < ALERT_PCTS[-1])
-            # a level can re-arm (usage fell far below the highest)
-            or (not e.armed_all and kv_usage_pct < ALERT_PCTS[-1] - REARM_POINTS)
-            or preemptions
-            or fell
-            or (not e.told_over and running > e.users)
-        ):
-            alerts = self._alerts(e, line, time, running, waiting, kv_usage_pct, preemptions, fell)
-        e.prev_running = running
-        e.prev_kv = kv_usage_pct
+        lo = 0
+        while lo < n:
+            # A run of lines of one engine label: the whole batch, unless the
+            # stats lines name several engines.
+            label = engines[lo]
+            if lo == 0 and engines.count(label) == n:
+                hi = n
+            else:
+                hi = lo + 1
+                while hi < n and engines[hi] == label:
+                    hi += 1
+            e = self._engines.get(label)
+            if e is None:
+                e = self._engines[label] = _EngineLoad(label=label)
+                self._set_users(e)
+            if lo == 0 and hi == n:
+                self._fold(
+                    e, 0, times, seconds, running, waiting, kv_usage_pct, preemptions, alerts
+                )
+            else:
+                self._fold(
+                    e,
+                    lo,
+                    times[lo:hi],
+                    seconds[lo:hi],
+                    running[lo:hi],
+                    waiting[lo:hi],
+                    kv_usage_pct[lo:hi],
+                    preemptions[lo:hi],
+                    alerts,
+                )
+            lo = hi
         return alerts
+
+    def _fold(
+        self,
+        e: _EngineLoad,
+        base: int,
+        times: Sequence[bytes | None],
+        seconds: Sequence[int | None],
+        running: Sequence[int],
+        waiting: Sequence[int],
+        kvs: Sequence[float],
+        preemptions: Sequence[int],
+        alerts: list[Alert],
+    ) -> None:
+        """Lines of one engine (batch indexes from ``base``) into ``e``.
+
+        Called for every stats line, so kept lean: peaks and counts in C
+        (max, sum), then one loop with the state in local variables; the
+        common line (below a full pool, no level crossed, nothing new) costs
+        a few compares. Alerts are worked out only where one is due.
+        """
+        n = len(running)
+        e.num_lines += n
+        e.peak_running = max(e.peak_running, max(running))
+        e.peak_waiting = max(e.peak_waiting, max(waiting))
+        e.peak_kv_usage_pct = max(e.peak_kv_usage_pct, max(kvs))
+        e.preemptions_printed += sum(preemptions)
+        if times[-1] is not None:
+            e.last_time = times[-1]
+            if e.first_time is None:
+                e.first_time = next(t for t in times if t is not None)
+        else:
+            timed = [t for t in times if t is not None]
+            if timed:
+                e.last_time = timed[-1]
+                if e.first_time is None:
+                    e.first_time = timed[0]
+        full_pct, lo_pct, hi_pct = FULL_PCT, ALERT_PCTS[0], ALERT_PCTS[-1]
+        loose_rearm = hi_pct - REARM_POINTS
+        new_year = -300 * _DAY_S
+        prev_running, prev_kv = e.prev_running, e.prev_kv
+        prev_s, prev_above_s = e.prev_s, e.prev_above_s
+        spanned, above, has_times = e.seconds_spanned, e.seconds_above_full, e.has_times
+        # The span: times that only go forward (the common batch) add their
+        # last minus their first; otherwise each step is looked at.
+        span_each = None in seconds or list(seconds) != sorted(seconds)  # type: ignore[type-var]
+        if not span_each:
+            first_s, last_s = seconds[0], seconds[-1]
+            assert first_s is not None and last_s is not None
+            if prev_s is not None:
+                spanned += _forward_s(prev_s, first_s)
+            spanned += last_s - first_s
+            prev_s = last_s
+        falls, fall_after_peak = e.num_running_falls, e.fall_after_peak
+        last_full = e.last_full_running
+        none = -(1 << 62)
+        top_full = none if e.peak_full is None else e.peak_full.running
+        top_not_full = none if e.peak_not_full is None else e.peak_not_full.running
+        alerting = self.is_alerting
+        armed_all, told_over, users = e.armed_all, e.told_over, e.users
+        quiet, lo_armed, rearm_below = self._alert_bounds(e)
+        for i, kv in enumerate(kvs):
+            running_i = running[i]
+            if span_each:
+                now_s = seconds[i]
+                if now_s is not None:
+                    if prev_s is not None:
+                        spanned += _forward_s(prev_s, now_s)
+                    prev_s = now_s
+            full = kv >= full_pct
+            if full or prev_above_s is not None:
+                # Time above FULL_PCT: the interval since the previous line counts
+                # when that line was full (vLLM's usage is a snapshot at each line).
+                now_s = seconds[i]
+                if now_s is not None:
+                    has_times = True
+                    if prev_above_s is not None:
+                        dt = now_s - prev_above_s
+                        if dt >= 0:
+                            above += dt
+                        elif dt < new_year:  # 12-31 -> 01-01 (vLLM's header has no year)
+                            above += dt + _YEAR_S
+                prev_above_s = now_s if full else None
+            pre = preemptions[i]
+            fell = full and prev_kv >= full_pct and 0 <= running_i < prev_running and waiting[i] > 0
+            if full:
+                if fell:
+                    falls += 1
+                if running_i > top_full:
+                    top_full = running_i
+                    e.peak_full = Point(running=running_i, waiting=waiting[i], kv_usage_pct=kv)
+                    fall_after_peak = False
+                elif fell or pre:
+                    fall_after_peak = True
+                last_full = running_i
+            elif running_i > top_not_full:
+                top_not_full = running_i
+                e.peak_not_full = Point(running=running_i, waiting=waiting[i], kv_usage_pct=kv)
+            if (
+                alerting
+                and (
+                    # an upward crossing of a level is possible
+                    (kv >= lo_pct and kv > prev_kv < hi_pct)
+                    # a level can re-arm (usage fell far below the highest)
+                    or (not armed_all and kv < loose_rearm)
+                    or pre
+                    or fell
+                    or (not told_over and running_i > users)
+                )
+                # what can still be said: a level crossed or re-armed, or a
+                # first (preemption, over the estimate, waiting at a full pool)
+                and (not quiet or (kv >= lo_armed and kv > prev_kv) or kv < rearm_below)
+                and self._alert_due(e, prev_kv, running_i, waiting[i], kv, pre, fell)
+            ):
+                e.prev_running, e.prev_kv = prev_running, prev_kv
+                t = times[i]
+                alerts += self._alerts(
+                    e,
+                    base + i,
+                    None if t is None else t.decode(),
+                    running_i,
+                    waiting[i],
+                    kv,
+                    pre,
+                    fell,
+                )
+                armed_all, told_over = e.armed_all, e.told_over
+                quiet, lo_armed, rearm_below = self._alert_bounds(e)
+            prev_running, prev_kv = running_i, kv
+        e.prev_running, e.prev_kv = prev_running, prev_kv
+        e.prev_s, e.prev_above_s = prev_s, prev_above_s
+        e.seconds_spanned, e.seconds_above_full, e.has_times = spanned, above, has_times
+        e.num_running_falls, e.fall_after_peak = falls, fall_after_peak
+        e.last_full_running = last_full
+
+    def _alert_bounds(self, e: _EngineLoad) -> tuple[bool, float, float]:
+        """For ``_fold``'s quick test: whether every first-time alert was given
+        (``quiet``), the lowest level still armed (a crossing needs usage at
+        or above it), and the usage below which a level re-arms."""
+        quiet = (
+            self._told_preemption and e.told_waiting_full and (e.told_over or self.estimate is None)
+        )
+        armed = [pct for pct, on in e.armed.items() if on]
+        rearm = [pct - REARM_POINTS for pct, on in e.armed.items() if not on]
+        return quiet, min(armed, default=math.inf), max(rearm, default=-math.inf)
+
+    def _alert_due(
+        self,
+        e: _EngineLoad,
+        prev_kv: float,
+        running: int,
+        waiting: int,
+        kv: float,
+        preemptions: int,
+        fell: bool,
+    ) -> bool:
+        """Whether ``_alerts`` would say or change anything for this line:
+        the loose test in ``_fold`` passes on about a line in five of a busy
+        log near a full pool, and building the alerts' texts costs more than
+        the rest of the line."""
+        if (preemptions or fell) and not self._told_preemption:
+            return True
+        if self.estimate is not None and not e.told_over and running > e.users:
+            return True
+        if not e.told_waiting_full and waiting > 0 and kv >= FULL_PCT:
+            return True
+        for pct, armed in e.armed.items():
+            if (kv >= pct > prev_kv) if armed else (kv < pct - REARM_POINTS):
+                return True
+        return False
 
     def add_facts(self, facts: Iterable[Fact]) -> list[Alert]:
         """One stats line's facts (the slow path), or a V0 preemption warning."""
@@ -541,11 +734,13 @@ class LoadWatch:
                 num_running_falls=one.num_running_falls,
                 first_time=one.first_time,
                 last_time=one.last_time,
+                seconds_spanned=one.seconds_spanned,
                 verdict=one.verdict,
                 phase=one.phase,
                 engines=engines,
             )
         secs = [e.seconds_above_95pct for e in engines if e.seconds_above_95pct is not None]
+        spans = [e.seconds_spanned for e in engines if e.seconds_spanned is not None]
         verdicts = [f"engine {e.name}: {e.verdict}" for e in engines if e.verdict]
         phases = [f"engine {e.name}: {e.phase}" for e in engines if e.phase]
         times = sorted(t for e in engines for t in (e.first_time, e.last_time) if t)
@@ -559,6 +754,8 @@ class LoadWatch:
             num_running_falls=sum(e.num_running_falls for e in engines),
             first_time=times[0] if times else None,
             last_time=times[-1] if times else None,
+            # The engines ran side by side: the longest span is the server's.
+            seconds_spanned=max(spans) if spans else None,
             verdict="; ".join(verdicts) or None,
             phase="; ".join(phases) or None,
             engines=engines,
@@ -575,8 +772,9 @@ class LoadWatch:
             seconds_above_95pct=e.seconds_above_full if e.has_times or not e.peak_full else None,
             preemptions=e.preemptions_printed,
             num_running_falls=e.num_running_falls,
-            first_time=e.first_time,
-            last_time=e.last_time,
+            first_time=None if e.first_time is None else e.first_time.decode(),
+            last_time=None if e.last_time is None else e.last_time.decode(),
+            seconds_spanned=None if e.prev_s is None else e.seconds_spanned,
             verdict=verdict,
             phase=phase,
         )
@@ -637,7 +835,7 @@ class LoadWatch:
                 else None
             )
             return verdict, phase
-        last = e.last_full
+        last = e.last_full_running
         assert last is not None
         if not e.fall_after_peak:
             phase = (
@@ -645,14 +843,14 @@ class LoadWatch:
                 f"of their answers because users early in their answers hold fewer blocks; as "
                 f"the answers grow vLLM preempts (recomputes) the newest, back towards {users}"
             )
-        elif last.running <= users:
+        elif last <= users:
             phase = (
-                f"settled: running fell from {top.running} to {last.running} at a full pool "
+                f"settled: running fell from {top.running} to {last} at a full pool "
                 f"through preemptions (recompute): the end-of-answer figure {users} holds"
             )
         else:
             phase = (
-                f"preempting: running fell from {top.running} to {last.running} at a full pool; "
+                f"preempting: running fell from {top.running} to {last} at a full pool; "
                 f"on its way down to the {users} that fit at the end of their answers"
             )
         return verdict, phase
@@ -671,8 +869,10 @@ def summary_text(summary: LoadSummary, *, title: str = "") -> str:
     """The load summary for a person (a few lines, no trailing newline)."""
     s = summary
     span = ""
+    if s.seconds_spanned is not None:
+        span = f" over {duration_text(s.seconds_spanned)}"
     if s.first_time and s.last_time:
-        span = f", {s.first_time} to {s.last_time}"
+        span += f", {s.first_time} to {s.last_time}"
     lines = [
         f"== vllm-logread load summary{f' ({title})' if title else ''}: "
         f"{s.num_stats_lines:,} stats line{'s' if s.num_stats_lines != 1 else ''}{span}"

@@ -15,10 +15,11 @@ Two reading modes, one line count:
 * Serving mode: once the boot is reported, what can still matter is the stats
   line, V0's preemption warning and the start of a new boot. A busy log is
   gigabytes of access lines, so serving mode looks for just those markers with
-  ``bytes.find`` and reads the stats line with one regex (patterns.STATS_FAST):
-  about 200 MB/s in pure Python instead of the Scanner's 20 MB/s, so a live
-  server is never held back. A new boot's first line hands the rest of the
-  input back to boot mode.
+  ``bytes.find`` and reads the stats lines with one regex (patterns.STATS_FAST),
+  a chunk's at once (``Session._serve``): about 500 MB/s in pure Python
+  (a stats line in twenty) instead of the Scanner's 20 MB/s, so a live server
+  is never held back. A new boot's first line hands the rest of the input back
+  to boot mode.
 
 Memory stays flat: stats lines are folded into a LoadWatch per boot, and facts
 are kept one by one only when asked (``keep_all_facts``).
@@ -28,16 +29,27 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .boot import STATS_KINDS, Boot, BootTracker, engine_key
 from .facts import Fact
-from .lines import header_time
-from .load import Estimate, LoadSummary, LoadWatch, summary_text
+from .lines import header_time_at
+from .load import (
+    TIME_SHAPE_BYTES,
+    Alert,
+    Estimate,
+    LoadSummary,
+    LoadWatch,
+    header_seconds,
+    ints_of,
+    kv_pcts_of,
+    summary_text,
+)
 from .metrics import feed_session, looks_like_metrics
-from .patterns import STATS_ENGINE_FAST, STATS_FAST
+from .patterns import STATS_ENGINE_FAST, STATS_FAST, STATS_MARKER
 from .report import Options, Report, build_report, engine_generation
 from .stream import MAX_LINE_BYTES, ParseWarning, Scanner, scan_bytes
 
@@ -69,6 +81,23 @@ _POOL_LINE_KINDS = frozenset(
     {"pool_tokens", "gpu_blocks", "cpu_blocks", "device", "max_concurrency", "concurrency_tokens"}
 )
 StatsSink = Callable[..., None]
+# A stats line read in serving mode: its regex groups, marker offset, engine
+# label, header time and its seconds (pipeline.Session._serve).
+_Row = tuple[tuple[bytes | None, ...], int, str | None, bytes | None, int | None]
+_MISS: Any = object()
+# Bounds on the line layouts serving mode learns (a log whose heads vary, e.g.
+# a capture's own timestamps, falls back to the regexes line by line).
+_MAX_LAYOUTS = 64
+# Chunks in a row that did not fit the chunk regex before serving mode stops
+# building it (stats lines of several layouts in every chunk: each chunk would
+# be read twice).
+_MAX_CHUNK_MISSES = 8
+# Header times kept with their seconds: a chunk's (a busy log prints ten stats
+# lines a second); a few thousand cost 0.4 MB (65,536 grew the peak RSS by 7 MB).
+_MAX_CACHED_SECONDS = 4096
+# Session._chunk_rx's groups: time, engine digits, then STATS_FAST's.
+_C_TIME, _C_ENGINE, _C_VALUES = 0, 1, 2
+_GROUPS = re.Match.groups
 
 
 @dataclass(slots=True)
@@ -119,6 +148,17 @@ class Session:
     _serving: bool = False
     _is_utf16: bool | None = None
     _metrics: bytearray | None = None  # a Prometheus /metrics text, read whole (metrics.py)
+    # Stats line heads seen in serving mode, by length: (bytes before the
+    # time, the time's offset, {bytes after the time: engine label}).
+    _layouts: dict[int, tuple[bytes, int, dict[bytes, str | None]]] = field(default_factory=dict)
+    # The regex for a chunk's stats lines of one layout, its engine label
+    # (_MISS: read from the line) and the chunks in a row that did not fit it.
+    _chunk_rx: re.Pattern[bytes] | None = None
+    _chunk_engine: Any = None
+    _chunk_misses: int = 0
+    _engine_names: dict[bytes, str] = field(default_factory=dict)
+    _seconds_cache: dict[bytes, int] = field(default_factory=dict)
+    _hour_seconds: dict[bytes, int | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._scanner = Scanner(self.source, read_stats=self.read_stats)
@@ -254,8 +294,9 @@ class Session:
         if self._serving:
             cut = _boot_start(buf, start, end)
             if self.read_stats:
-                out += self._serve(buf, start, cut)
-            self._lines += buf.count(b"\n", start, cut)
+                out += self._serve(buf, start, cut)  # counts the lines too
+            else:
+                self._lines += buf.count(b"\n", start, cut)
             if cut == end:
                 return out
             # A new boot may start here: boot mode from this line on.
@@ -287,86 +328,277 @@ class Session:
 
     def _serve(self, buf: bytes, start: int, stop: int) -> list[Output]:
         """Serving mode over the complete lines ``buf[start:stop]``: stats lines and
-        V0 preemption warnings, in line order.
+        V0 preemption warnings, in line order. Counts the lines too.
 
-        Kept lean: a busy log has a stats line every twenty lines. Line numbers
-        and header times are worked out only where they are used (an alert, a
-        CSV row, a full pool's time, the first and last line).
+        A busy log has a stats line every twenty lines (the generated 1.6 GB
+        log: 600,736), so this is where a full report spends its time. Two
+        ways, the same result:
+
+        * the chunk at once (``_serve_chunk``): once the stats lines' head
+          layout is known, one regex reads every stats line's time, engine
+          label and values, the matches listed in C, and the columns are
+          converted and folded at once. Taken when every stats line of the
+          chunk has that layout and the usual wording, no V0 preemption
+          warning is in it and no CSV is written; otherwise
+        * line by line (``_serve_lines``), which learns the layouts.
+        """
+        p_pre = buf.find(_PREEMPT_MARKER, start, stop)
+        if p_pre < 0 and self._chunk_rx is not None and self.on_stats is None:
+            out = self._serve_chunk(buf, start, stop)
+            if out is not None:
+                return out
+        return self._serve_lines(buf, start, stop, p_pre)
+
+    def _serve_chunk(self, buf: bytes, start: int, stop: int) -> list[Output] | None:
+        """The stats lines of ``buf[start:stop]`` through ``_chunk_rx``; None
+        (nothing done) when a stats line has another layout or wording."""
+        assert self._chunk_rx is not None
+        lines = _LineCounter(buf, start, self._lines)
+        # The matches and their groups, listed in C; an alert's line is found
+        # from its match.
+        matches = list(self._chunk_rx.finditer(buf, start, stop))
+        out: list[Output] = []
+        if matches:
+            cols = tuple(zip(*map(_GROUPS, matches), strict=True))
+            if None in cols[_C_TIME] or None in cols[_C_VALUES]:
+                self._chunk_rx = None  # rebuilt by _serve_lines from the lines it reads
+                self._chunk_misses += 1
+                return None
+            engine = self._chunk_engine
+            if engine is _MISS:  # "Engine 000: ", its digits read by the regex
+                names = self._engine_names
+                engines: Sequence[str | None] = list(map(names.get, cols[_C_ENGINE]))
+                if None in engines:
+                    for digits in set(cols[_C_ENGINE]):
+                        names[digits] = digits.decode()
+                    engines = list(map(names.get, cols[_C_ENGINE]))
+            else:
+                engines = [engine] * len(matches)
+            times = cols[_C_TIME]
+            alerts = self._fold_columns(engines, times, self._seconds_of(times), cols[_C_VALUES:])
+            for a in alerts:
+                ls = buf.rfind(b"\n", 0, matches[a.line].start()) + 1
+                out.append(_alert_output(a, lines.line_at(ls)))
+        self._chunk_misses = 0
+        self._lines = lines.line_at(stop) - 1
+        return out
+
+    def _serve_lines(self, buf: bytes, start: int, stop: int, p_pre: int) -> list[Output]:
+        """``_serve`` a line at a time: the loop cuts each stats line's values,
+        engine label and header time out of ``buf``; the lines are then
+        converted and folded together (``_fold_columns``). The label and time
+        are read in place for a line whose head has a layout already seen
+        (``_read_head``): the same bytes before the time and after it, and
+        the time's 14 bytes of the same shape. Line numbers are counted only
+        where they are used (an alert, a CSV row, a slow line), and on from
+        there to ``stop``, so that no byte is counted twice.
         """
         out: list[Output] = []
-        boot = self.tracker.current
-        p_pre = buf.find(_PREEMPT_MARKER, start, stop)
-        watch = self.watch_of(boot)
-        on_stats = self.on_stats
-        rfind = buf.rfind
-        engine_rx = STATS_ENGINE_FAST.search
-        counted_pos, counted = start, self._lines  # lines before counted_pos
-        last: tuple[int, int, str | None] | None = (
-            None  # the last stats line: start, marker, engine
-        )
+        lines = _LineCounter(buf, start, self._lines)
+        layouts = self._layouts
+        rows: list[_Row] = []
+        rfind, startswith = buf.rfind, buf.startswith
+        is_time = TIME_SHAPE_BYTES.fullmatch
+        last_time, last_s = b"", None  # the last time read in place, and its seconds
+        time: bytes | None
+        p = -1
         for m in STATS_FAST.finditer(buf, start, stop):
             p = m.start()
-            while 0 <= p_pre < p:  # a V0 preemption warning before this stats line
-                ls = rfind(b"\n", 0, p_pre) + 1
-                counted += buf.count(b"\n", counted_pos, ls)
-                counted_pos = ls
-                out += self._slow_line(buf[ls : buf.find(b"\n", p_pre)], counted + 1)
-                p_pre = buf.find(_PREEMPT_MARKER, buf.find(b"\n", p_pre), stop)
             g = m.groups()
-            if g[0] is None:  # a wording the fast regex does not read
-                ls = rfind(b"\n", 0, p) + 1
-                counted += buf.count(b"\n", counted_pos, ls)
-                counted_pos = ls
-                out += self._slow_line(buf[ls : buf.find(b"\n", p)], counted + 1)
-                continue
-            engine = None
-            if buf[p - 2 : p] == b": ":
-                e = engine_rx(buf, max(p - 32, 0), p)
-                if e is not None:
-                    engine = (e[1] or e[2] + b" engines").decode()
-            running = int(g[2])
-            waiting = int(g[5] if g[5] is not None else g[4])
-            kv = float(g[7])
-            pre = 0 if g[6] is None else int(g[6])
-            ls = -1
-            time = None
-            if watch.wants_time(engine, kv) or on_stats is not None:
-                ls = rfind(b"\n", 0, p) + 1
-                time = header_time(buf[ls:p].decode("utf-8", "replace"))
-            last = (ls, p, engine)
-            alerts = watch.add(0, time, engine, running, waiting, kv, pre)
-            if alerts or on_stats is not None:
-                if ls < 0:
-                    ls = rfind(b"\n", 0, p) + 1
-                    time = header_time(buf[ls:p].decode("utf-8", "replace"))
-                counted += buf.count(b"\n", counted_pos, ls)
-                counted_pos = ls
-                for a in alerts:
-                    a = dataclasses.replace(a, line=counted + 1, time=time)
-                    out.append(Output(kind="alert", text=str(a), line=a.line))
-                if on_stats is not None:
-                    on_stats(
-                        time,
-                        engine,
-                        running,
-                        waiting,
-                        kv,
-                        float(g[0]),
-                        float(g[1]),
-                        pre,
-                        counted + 1,
-                    )
-        if last is not None and last[0] < 0:
-            # The last stats line of the chunk: its time ends the load's span.
-            ls = rfind(b"\n", 0, last[1]) + 1
-            watch.note_time(last[2], header_time(buf[ls : last[1]].decode("utf-8", "replace")))
+            if g[0] is None or 0 <= p_pre < p:
+                # A V0 preemption warning before this line, or a wording the
+                # fast regex does not read: the patterns table, in line order.
+                if rows:
+                    out += self._fold_rows(buf, rows, lines)
+                    rows = []
+                while 0 <= p_pre < p:
+                    out += self._slow_line_at(buf, p_pre, lines)
+                    p_pre = buf.find(_PREEMPT_MARKER, buf.find(b"\n", p_pre), stop)
+                if g[0] is None:
+                    out += self._slow_line_at(buf, p, lines)
+                    continue
+            ls = rfind(b"\n", 0, p) + 1
+            layout = layouts.get(p - ls)
+            engine: Any = _MISS
+            if layout is not None and startswith(layout[0], ls):
+                t0 = ls + layout[1]
+                engine = layout[2].get(buf[t0 + 14 : p], _MISS)
+                if engine is not _MISS:
+                    time = buf[t0 : t0 + 14]
+                    if time != last_time:
+                        if is_time(time) is None:
+                            engine = _MISS
+                        else:
+                            last_time, last_s = time, header_seconds(time)
+                    seconds = last_s
+            if engine is _MISS:
+                engine, time, seconds = self._read_head(buf, ls, p)
+            rows.append((g, p, engine, time, seconds))
+        if rows:
+            out += self._fold_rows(buf, rows, lines)
         while p_pre >= 0:
-            ls = rfind(b"\n", 0, p_pre) + 1
-            counted += buf.count(b"\n", counted_pos, ls)
-            counted_pos = ls
-            out += self._slow_line(buf[ls : buf.find(b"\n", p_pre)], counted + 1)
+            out += self._slow_line_at(buf, p_pre, lines)
             p_pre = buf.find(_PREEMPT_MARKER, buf.find(b"\n", p_pre), stop)
+        self._lines = lines.line_at(stop) - 1
+        if self._chunk_rx is None and p >= 0 and self._chunk_misses < _MAX_CHUNK_MISSES:
+            self._learn_chunk_rx(buf[rfind(b"\n", 0, p) + 1 : p])
         return out
+
+    def _read_head(
+        self, buf: bytes, ls: int, p: int
+    ) -> tuple[str | None, bytes | None, int | None]:
+        """The engine label, header time and its seconds of the stats line whose
+        marker is at ``p`` (line start ``ls``), by the regexes. Learns the
+        line's layout, so that the next lines like it are read in place.
+
+        A layout is the head's length, the bytes before the time and the
+        bytes after it (with the engine label: ``" [loggers.py:123] Engine
+        000: "``). Learned only from an ASCII head without colour codes (byte
+        offsets are text offsets) where the label cannot reach into the time
+        (STATS_ENGINE_FAST reads at most 25 bytes before the marker).
+        """
+        engine = None
+        if buf[p - 2 : p] == b": ":
+            e = STATS_ENGINE_FAST.search(buf, max(p - 32, 0), p)
+            if e is not None:
+                engine = (e[1] or e[2] + b" engines").decode()
+        head = buf[ls:p]
+        time, off = header_time_at(head.decode("utf-8", "replace"))
+        if time is None:
+            return engine, None, None
+        after = head[off + 14 :]
+        if off >= 0 and head.isascii() and (len(after) >= 25 or not after.endswith(b": ")):
+            layout = self._layouts.get(len(head))
+            if layout is None or layout[0] != head[:off]:
+                if len(self._layouts) >= _MAX_LAYOUTS:
+                    self._layouts.clear()
+                layout = self._layouts[len(head)] = (head[:off], off, {})
+            if len(layout[2]) < _MAX_LAYOUTS:
+                layout[2][after] = engine
+        return engine, time.encode(), header_seconds(time)
+
+    def _learn_chunk_rx(self, head: bytes) -> None:
+        """``_chunk_rx`` for stats lines whose head has the layout of ``head``
+        (a layout ``_read_head`` learned): STATS_FAST with a look-behind
+        for the line's start, the bytes before the time, the time, and the
+        bytes after it, with an ``Engine 000`` label's digits read as digits
+        of the same count (``STATS_ENGINE_FAST`` reads them so, and the
+        header regex treats every digit alike).
+        """
+        layout = self._layouts.get(len(head))
+        if layout is None or not head.startswith(layout[0]):
+            return
+        before, off = layout[0], layout[1]
+        after = head[off + 14 :]
+        engine = layout[2].get(after, _MISS)
+        if engine is _MISS:
+            return
+        digits = engine.encode() if engine is not None and engine.isdigit() else b""
+        if digits and after.endswith(b"Engine " + digits + b": "):
+            label = re.escape(after[: -len(digits) - 2]) + rb"(\d{%d}): " % len(digits)
+            self._chunk_engine = _MISS
+        else:
+            label = re.escape(after) + rb"()"
+            self._chunk_engine = engine
+        if not STATS_FAST.pattern.startswith(STATS_MARKER):
+            return  # (patterns.py changed its shape: the lines path reads it)
+        marker = re.escape(STATS_MARKER)
+        try:
+            self._chunk_rx = re.compile(
+                marker
+                + rb"(?:(?<=(?<![^\n])"  # at a line's start
+                + re.escape(before)
+                + rb"(\d\d-\d\d \d\d:\d\d:\d\d)"
+                + label
+                + marker
+                + rb")|)"
+                + STATS_FAST.pattern[len(STATS_MARKER) :]
+            )
+        except re.error:  # STATS_FAST uses syntax of the regex module only
+            self._chunk_misses = _MAX_CHUNK_MISSES
+
+    def _seconds_of(self, times: Sequence[bytes]) -> list[int | None]:
+        """``header_seconds`` of each time ``_chunk_rx`` read (its shape is
+        checked), cached: a busy log prints ten stats lines a second, and
+        the new seconds are worked out from their hour's."""
+        cache, hours = self._seconds_cache, self._hour_seconds
+        out = list(map(cache.get, times))
+        if None in out:
+            if len(cache) > _MAX_CACHED_SECONDS:
+                cache.clear()
+                hours.clear()
+            for t in set(times).difference(cache):
+                hour = t[:8]  # "11-29 10"
+                if hour not in hours:
+                    hours[hour] = header_seconds(hour + b":00:00")
+                at_hour = hours[hour]
+                if at_hour is not None:  # else not a date (month 13): None, not cached
+                    cache[t] = at_hour + int(t[9:11]) * 60 + int(t[12:14])
+            out = list(map(cache.get, times))
+        return out
+
+    def _fold_columns(
+        self,
+        engines: Sequence[str | None],
+        times: Sequence[bytes | None],
+        seconds: Sequence[int | None],
+        values: Sequence[Sequence[bytes]],
+    ) -> list[Alert]:
+        """Consecutive stats lines into the current boot's load watch, their
+        values as STATS_FAST's groups (None: none) a column each; the alerts,
+        ``line`` = the index of theirs."""
+        prompt_tps, gen_tps, running, swapped, pending, waiting, pre, kv = values
+        n = len(running)
+        if None in waiting:  # V0's "Pending"
+            waiting = [w or q for w, q in zip(waiting, pending, strict=True)]
+        preemptions = [0] * n if pre.count(None) == n else [int(x) if x else 0 for x in pre]
+        return self.watch_of(self.tracker.current).add_batch(
+            engines,
+            times,
+            seconds,
+            ints_of(running),
+            ints_of(waiting),
+            kv_pcts_of(kv),
+            preemptions,
+        )
+
+    def _fold_rows(self, buf: bytes, rows: list[_Row], lines: _LineCounter) -> list[Output]:
+        """``_fold_columns`` for rows cut line by line; outputs with their line
+        numbers, and the CSV rows."""
+        groups, offsets, engines, times, seconds = zip(*rows, strict=True)
+        values = tuple(zip(*groups, strict=True))
+        alerts = self._fold_columns(engines, times, seconds, values)
+        out: list[Output] = []
+        on_stats = self.on_stats
+        if on_stats is None:
+            for a in alerts:
+                number = lines.line_at(buf.rfind(b"\n", 0, offsets[a.line]) + 1)
+                out.append(_alert_output(a, number))
+            return out
+        k = 0
+        for i, p in enumerate(offsets):
+            number = lines.line_at(buf.rfind(b"\n", 0, p) + 1)
+            while k < len(alerts) and alerts[k].line == i:
+                out.append(_alert_output(alerts[k], number))
+                k += 1
+            g, t = groups[i], times[i]
+            on_stats(
+                None if t is None else t.decode(),
+                engines[i],
+                int(g[2]),
+                int(g[5] or g[4]),
+                float(g[7]),
+                float(g[0]),
+                float(g[1]),
+                int(g[6]) if g[6] else 0,
+                number,
+            )
+        return out
+
+    def _slow_line_at(self, buf: bytes, p: int, lines: _LineCounter) -> list[Output]:
+        """The line of ``buf`` holding offset ``p``, through the patterns table."""
+        ls = buf.rfind(b"\n", 0, p) + 1
+        return self._slow_line(buf[ls : buf.find(b"\n", p)], lines.line_at(ls))
 
     def _slow_line(self, line: bytes, number: int) -> list[Output]:
         """One line through the patterns table (a stats wording the fast regex
@@ -475,6 +707,26 @@ class Session:
         if len(self.tracker.boots) > 1:
             title = f"boot {boot.index + 1}" + (f", {title}" if title else "")
         return [Output(kind="summary", text=summary_text(summary, title=title), line=line)]
+
+
+class _LineCounter:
+    """Line numbers in one buffer, counted forward only as far as asked."""
+
+    __slots__ = ("buf", "pos", "lines")
+
+    def __init__(self, buf: bytes, pos: int, lines: int) -> None:
+        self.buf, self.pos, self.lines = buf, pos, lines  # ``lines`` before ``pos``
+
+    def line_at(self, ls: int) -> int:
+        """The 1-based number of the line starting at ``ls`` (never before the last asked)."""
+        self.lines += self.buf.count(b"\n", self.pos, ls)
+        self.pos = ls
+        return self.lines + 1
+
+
+def _alert_output(alert: Alert, line: int) -> Output:
+    a = dataclasses.replace(alert, line=line)
+    return Output(kind="alert", text=str(a), line=line)
 
 
 def _boot_start(buf: bytes, start: int, end: int) -> int:
