@@ -390,40 +390,68 @@ def input_text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def stated_numbers(data: bytes) -> set[int | float]:
-    """Every number written in the input, after the documented clean-ups: colour
-    codes removed, thousands separators removed, wrapped lines rejoined.
+# A fact's value is on its line or, for a hard-wrapped record, on the lines
+# after it (stream.py joins them). A line that arrives whole in one read chunk
+# (1 MiB) is read whole; the rest of a longer one is skipped.
+_WINDOW_LINES = 64
+_LINE_CHARS = 1 << 22
 
-    Whole numbers are kept as ints, so a 20-digit value compares exactly.
-    """
-    text = _ANSI_ANY.sub("", input_text(data))
+
+def _numbers_in(text: str) -> set[int | float]:
+    """Numbers written in ``text``; commas removed as thousands separators only
+    ("24,096"; "0.90,,," stays 0.90), and every one ("2,4096" from a wrap).
+    Whole numbers are kept as ints, so a 20-digit value compares exactly."""
     out: set[int | float] = set()
-    # A hard-wrapped record is rejoined from up to 4 physical lines (stream.py):
-    # the text around each line break, joined with the next 1-3 lines.
-    lines = text.split("\n")
-    junctions = []
-    for i in range(len(lines) - 1):
-        piece = lines[i].rstrip("\r")[-60:]
-        for k in range(1, 4):
-            if i + k >= len(lines):
-                break
-            piece += lines[i + k].rstrip("\r")[:60]
-            junctions.append(piece)
-    for variant in (text, re.sub(r"[\r\n]", "", text), "\n".join(junctions)):
-        # Commas out: as thousands separators only ("24,096"; "0.90,,," stays
-        # 0.90), and every one ("2,4096" from a wrap).
-        both = re.sub(r"(?<=\d),(?=\d{3})", "", variant) + "\n" + variant.replace(",", "")
-        for tok in _NUM_TEXT.findall(both):
-            try:
-                if tok.lstrip("+-")[:2].lower() in ("0x", "0o", "0b"):
-                    out.add(int(tok, 0))
-                elif any(c in tok for c in ".eE"):
-                    out.add(float(tok.replace("_", "")))
-                else:
-                    out.add(int(tok.replace("_", "")))
-            except ValueError:  # over Python's 4,300-digit limit, or "1__0"
-                continue
+    both = re.sub(r"(?<=\d),(?=\d{3})", "", text) + "\n" + text.replace(",", "")
+    for tok in _NUM_TEXT.findall(both):
+        try:
+            if tok.lstrip("+-")[:2].lower() in ("0x", "0o", "0b"):
+                out.add(int(tok, 0))
+            elif any(c in tok for c in ".eE"):
+                out.add(float(tok.replace("_", "")))
+            else:
+                out.add(int(tok.replace("_", "")))
+        except ValueError:  # over Python's 4,300-digit limit, or "1__0"
+            continue
     return out
+
+
+class _Stated:
+    """What the input states around a line, after the documented clean-ups:
+    colour codes removed, thousands separators removed, wrapped lines rejoined.
+    Each physical line is read once, however many facts point at it."""
+
+    def __init__(self, data: bytes) -> None:
+        self.lines = [ln[:_LINE_CHARS].rstrip("\r") for ln in input_text(data).split("\n")]
+        self._numbers: dict[int, set[int | float]] = {}
+        self._near: dict[int, tuple[set[int | float], set[float], tuple[str, ...]]] = {}
+
+    def _numbers_at(self, i: int) -> set[int | float]:
+        """Numbers of line i (0-based), and of its end joined with the starts of
+        the next 1-3 lines (a hard wrap inside a number)."""
+        if i not in self._numbers:
+            line = self.lines[i]
+            pieces = [line, _ANSI_ANY.sub("", line)]
+            joined = line[-60:]
+            for k in range(1, 4):
+                if i + k < len(self.lines):
+                    joined += self.lines[i + k][:60]
+                    pieces.append(_ANSI_ANY.sub("", joined))
+            self._numbers[i] = _numbers_in("\n".join(pieces))
+        return self._numbers[i]
+
+    def near(self, line: int) -> tuple[set[int | float], set[float], tuple[str, ...]]:
+        """(numbers, the same as floats, texts) of lines ``line`` .. +63."""
+        if line not in self._near:
+            rows = range(max(line - 1, 0), min(line - 1 + _WINDOW_LINES, len(self.lines)))
+            numbers: set[int | float] = set()
+            for i in rows:
+                numbers |= self._numbers_at(i)
+            raw = "\n".join(self.lines[i] for i in rows)
+            text = _ANSI_ANY.sub("", raw)
+            floats = {float(n) for n in numbers if abs(n) < 1e308}
+            self._near[line] = (numbers, floats, (raw, text, text.replace("\n", "")))
+        return self._near[line]
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -437,11 +465,7 @@ def unstated_values(
     number the input does not state and no documented arithmetic produces, or
     users that do not fit in the pool. Empty when all is well."""
     problems: list[str] = []
-    numbers = stated_numbers(data)
-    as_floats = {float(n) for n in numbers if abs(n) < 1e308}
-    raw = input_text(data)
-    text = _ANSI_ANY.sub("", raw)
-    flat = re.sub(r"[\r\n]", "", text)
+    source = _Stated(data)
     facts = obj.get("facts") or []
     by_kind: dict[str, set[object]] = {}
     for f in facts:  # type: ignore[union-attr]
@@ -449,10 +473,11 @@ def unstated_values(
         by_kind.setdefault(kind, set()).add(value)
         if kind in _DERIVED_KINDS or isinstance(value, bool):
             continue
+        numbers, as_floats, texts = source.near(int(f["line"]))
         if isinstance(value, str):
             if not value.isprintable():
                 problems.append(f"fact {kind}={value!r} (line {f['line']}) has control characters")
-            elif value not in text and value not in flat and value not in raw:
+            elif not any(value in t for t in texts):
                 problems.append(f"fact {kind}={value!r} (line {f['line']}) is not in the input")
             continue
         if (

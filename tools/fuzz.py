@@ -33,6 +33,7 @@ import argparse
 import json
 import multiprocessing as mp
 import random
+import signal
 import sys
 import time
 import traceback
@@ -188,8 +189,10 @@ class Pool:
         self.workers[slot][1].send(index)
         busy[slot] = (index, time.perf_counter())
 
-    def close(self) -> None:
+    def close(self, *, kill: bool = False) -> None:
         for proc, conn in self.workers:
+            if kill:
+                proc.kill()
             try:
                 conn.send(None)
             except OSError:
@@ -257,11 +260,15 @@ def main(argv: list[str] | None = None) -> int:
             rate = counts["inputs"] / (time.perf_counter() - start)
             print(f"  {counts['inputs']:,} inputs, {counts['failed']:,} failed, {rate:.0f}/s")
 
+    # SIGTERM as Ctrl-C: the workers are ended with the run, never left behind.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     pool = Pool(args.jobs, args.seed, corpora, args.timeout)
     try:
         pool.run(range(args.inputs), on_result)
-    finally:
-        pool.close()
+    except BaseException:
+        pool.close(kill=True)
+        raise
+    pool.close()
     elapsed = time.perf_counter() - start
     print(
         f"{counts['inputs']:,} inputs ({total_bytes / 1e6:,.1f} MB) in {elapsed:,.0f} s "
