@@ -66,6 +66,21 @@ class EngineReport:
     line: int | None
     ranks_disagree: bool
 
+    @classmethod
+    def of(
+        cls, eng: Engine, *, pool_tokens: int | None, num_blocks: int | None, c: Any
+    ) -> EngineReport:
+        """One engine's row from its pool and its capacity (None: unknown)."""
+        return cls(
+            engine=eng.key,
+            pool_tokens=pool_tokens,
+            num_blocks=num_blocks,
+            users=None if c is None else c.users,
+            users_mid_answer=None if c is None else c.users_mid_answer,
+            line=eng.pool_line,
+            ranks_disagree=eng.ranks_disagree,
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Report:
@@ -409,18 +424,7 @@ def _engine_users(
         )
     elif num_blocks is not None and num_blocks < 0:
         warnings.append(f"engine {eng.key}: the pool is negative ({num_blocks}); nothing fits")
-    return (
-        EngineReport(
-            engine=eng.key,
-            pool_tokens=pool_tokens,
-            num_blocks=num_blocks,
-            users=None if c is None else c.users,
-            users_mid_answer=None if c is None else c.users_mid_answer,
-            line=eng.pool_line,
-            ranks_disagree=eng.ranks_disagree,
-        ),
-        c,
-    )
+    return EngineReport.of(eng, pool_tokens=pool_tokens, num_blocks=num_blocks, c=c), c
 
 
 def _checks(
@@ -650,18 +654,7 @@ def _hybrid_engine_users(
             f"{c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; mid-answer "
             f"{c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
         )
-    return (
-        EngineReport(
-            engine=eng.key,
-            pool_tokens=eng.pool_tokens,
-            num_blocks=num_blocks,
-            users=None if c is None else c.users,
-            users_mid_answer=None if c is None else c.users_mid_answer,
-            line=eng.pool_line,
-            ranks_disagree=eng.ranks_disagree,
-        ),
-        c,
-    )
+    return EngineReport.of(eng, pool_tokens=eng.pool_tokens, num_blocks=num_blocks, c=c), c
 
 
 def _hybrid_checks(

@@ -260,18 +260,7 @@ def _engine_users(
             f"{c.blocks_per_user:,} = {c.users:,} users; mid-answer "
             f"{workload.tokens_mid_answer:,} tokens = {per_mid} -> {c.users_mid_answer:,}"
         )
-    return (
-        EngineReport(
-            engine=eng.key,
-            pool_tokens=pool,
-            num_blocks=pages,
-            users=None if c is None else c.users,
-            users_mid_answer=None if c is None else c.users_mid_answer,
-            line=eng.pool_line,
-            ranks_disagree=eng.ranks_disagree,
-        ),
-        c,
-    )
+    return EngineReport.of(eng, pool_tokens=pool, num_blocks=pages, c=c), c
 
 
 def _what_ifs(
