@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re as _stdre  # the stdlib engine: the stats fast path on bytes
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
@@ -877,3 +878,54 @@ STATS_FAST = re.compile(
 )
 # The engine prefix just before the marker: "Engine 000: " / "2 Engines Aggregated: ".
 STATS_ENGINE_FAST = re.compile(rb"(?:Engine (\d{1,4})|(\d{1,4}) Engines Aggregated): \Z")
+
+
+# -- the stats line's fast path (stream.py), checked against the "stats" row
+#    on every wording by tests/test_stream.py
+# vLLM's stats line in its usual shapes, as a whole physical line: an optional
+# process tag (with 0.10-0.15's colour codes around it), the header, an
+# optional engine prefix, then the parts in the order vLLM prints them:
+#   V0 (0.4.3-0.10.2): Running, Swapped, Pending, GPU KV usage, CPU KV usage, "."
+#   V1 (0.7.3+): Running, Waiting, [Deferred], [KV fetch], [Preemptions],
+#       <device> KV usage, [Prefix hit], [Corrupted], [External hit], [MM hit]
+# Every piece is one the unwrapping of lines.py leaves as it is (no wrapper,
+# one tag, no trailing text), and the message holds no other row's marker, so
+# the facts are those the "stats" row gives; any other line (0.7.1's missing
+# comma, nan, a Ray tag, a caret colour) takes the general path.
+STATS_LINE = _stdre.compile(
+    rb"""
+    (?:(?:\x1b\[[0-9;]{0,16}m)?                          # 0.10-0.15 colour the tag
+       \((?P<proc>[A-Za-z][A-Za-z0-9_]{0,60}(?:\ [A-Za-z0-9_=]{1,20})?\ pid=\d{1,10})\)
+       (?:\x1b\[[0-9;]{0,16}m)?\ )?
+    (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]
+    (?:(?P<time>\d\d-\d\d\ \d\d:\d\d:\d\d)(?:[.,]\d{1,6})?\ )?
+    \[?[A-Za-z0-9_.\-]{1,100}:\d{1,7}\][ ]
+    (?:(?:Engine\ (?P<eng>\d{1,4})|(?P<neng>\d{1,4})\ Engines\ Aggregated):\ )?
+    Avg\ prompt\ throughput:\ (?P<prompt>{N})\ tokens/s,
+    \ Avg\ generation\ throughput:\ (?P<gen>{N})\ tokens/s,
+    \ Running:\ (?P<run>{I})\ reqs,
+    (?:\ Swapped:\ (?P<swap>{I})\ reqs,\ Pending|\ Waiting):\ (?P<wait>{I})\ reqs
+    (?:,\ Deferred:\ {I}\ reqs)?
+    (?:,\ KV\ fetch:\ {I}\ waiting\ to\ start,\ {I}\ in\ progress,\ {I}\ completed\ waiting)?
+    (?:,\ Preemptions:\ (?P<pre>{I}))?
+    ,\ [A-Z]{2,5}\ KV\ cache\ usage:\ (?P<kv>{N})%
+    (?:,\ CPU\ KV\ cache\ usage:\ {N}%)?                # V0: after the GPU's
+    (?:,\ Prefix\ cache\ hit\ rate:\ (?P<hit>{N})%)?
+    (?:,\ Corrupted:\ {I}\ reqs)?
+    (?:,\ External\ prefix\ cache\ hit\ rate:\ {N}%)?
+    (?:,\ MM\ cache\ hit\ rate:\ {N}%)?
+    \.?\r?
+    """.replace(b"{N}", rb"\d{1,20}(?:\.\d{1,12})?").replace(b"{I}", rb"\d{1,20}"),
+    _stdre.VERBOSE,
+)
+# (fact kind, group, is a float), in the order the "stats" row builds them.
+STATS_LINE_FIELDS = (
+    ("prompt_tps", "prompt", True),
+    ("generation_tps", "gen", True),
+    ("running_reqs", "run", False),
+    ("swapped_reqs", "swap", False),
+    ("waiting_reqs", "wait", False),
+    ("preemptions", "pre", False),
+    ("kv_usage_pct", "kv", True),
+    ("prefix_hit_pct", "hit", True),
+)
