@@ -188,6 +188,34 @@ def _block_size(
     return None, f"unknown: vLLM's default for {device} is not known; pass --block-size"
 
 
+def range_check(
+    name: str,
+    *,
+    low: float,
+    high: float,
+    value: float,
+    how: str,
+    unit: str,
+    stated: str,
+    mismatch: str,
+    line: int | None,
+) -> Check:
+    """A check that a stated value lies in what a printed figure allows.
+
+    >>> range_check("x", low=1504, high=1508, value=1506, how="3.31 GiB / 2,359,296 B",
+    ...             unit="blocks", stated="the log says", mismatch="no", line=3).status
+    'pass'
+    """
+    ok = low <= value <= high
+    return Check(
+        name=name,
+        status="pass" if ok else "fail",
+        detail=f"{how} = {low:,.0f}..{high:,.0f} {unit} within the printed precision; "
+        f"{stated} {value:,}" + ("" if ok else f": {mismatch}"),
+        line=line,
+    )
+
+
 def _blocks_from_tokens(
     pool_tokens: int, block_size: int, max_model_len: int | None, version: tuple[int, ...] | None
 ) -> tuple[int | None, str]:
@@ -503,16 +531,16 @@ def _checks(
             )
         else:
             per_block = int(spec.kv_bytes_per_token) * block_size
-            lo = int(max(avail - avail_f.half_ulp, 0) * GIB) // per_block
-            hi = int((avail + avail_f.half_ulp) * GIB) // per_block
-            ok = lo <= num_blocks <= hi
             out.append(
-                Check(
-                    name="pool_vs_memory",
-                    status="pass" if ok else "fail",
-                    detail=f"{avail} GiB / ({int(spec.kv_bytes_per_token):,} B x {block_size} tokens) = "
-                    f"{lo:,}..{hi:,} blocks within the printed precision; the log says {num_blocks:,}"
-                    + ("" if ok else ": the log does not match this model's KV shape"),
+                range_check(
+                    "pool_vs_memory",
+                    low=int(max(avail - avail_f.half_ulp, 0) * GIB) // per_block,
+                    high=int((avail + avail_f.half_ulp) * GIB) // per_block,
+                    value=num_blocks,
+                    how=f"{avail} GiB / ({int(spec.kv_bytes_per_token):,} B x {block_size} tokens)",
+                    unit="blocks",
+                    stated="the log says",
+                    mismatch="the log does not match this model's KV shape",
                     line=avail_f.line,
                 )
             )
@@ -709,16 +737,16 @@ def _hybrid_checks(
             )
     if avail_f is not None and num_blocks is not None and float(avail_f.value) > 0:
         avail = float(avail_f.value)
-        lo = cap.num_blocks_for_memory(layout, int(max(avail - avail_f.half_ulp, 0) * GIB))
-        hi = cap.num_blocks_for_memory(layout, int((avail + avail_f.half_ulp) * GIB))
-        ok = lo <= num_blocks <= hi
         out.append(
-            Check(
-                name="pool_vs_memory",
-                status="pass" if ok else "fail",
-                detail=f"{avail} GiB / {layout.bytes_per_block:,} B per block = {lo:,}..{hi:,} blocks "
-                f"within the printed precision; the pool is {num_blocks:,}"
-                + ("" if ok else ": the log does not match this model's KV layout"),
+            range_check(
+                "pool_vs_memory",
+                low=cap.num_blocks_for_memory(layout, int(max(avail - avail_f.half_ulp, 0) * GIB)),
+                high=cap.num_blocks_for_memory(layout, int((avail + avail_f.half_ulp) * GIB)),
+                value=num_blocks,
+                how=f"{avail} GiB / {layout.bytes_per_block:,} B per block",
+                unit="blocks",
+                stated="the pool is",
+                mismatch="the log does not match this model's KV layout",
                 line=avail_f.line,
             )
         )

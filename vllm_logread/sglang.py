@@ -34,7 +34,7 @@ from typing import Any
 from . import capacity as cap
 from .boot import Boot, Engine
 from .facts import Fact, LogReadError
-from .report import Check, EngineReport, Options, Report
+from .report import Check, EngineReport, Options, Report, range_check
 from .whatif import WhatIf
 
 GIB = 1 << 30
@@ -163,14 +163,16 @@ def build_sglang_report(
         what = " + ".join(f"{float(f.value):.2f}" for f in sizes)
         span = f"{what} GiB / {slots:,} slots ({int(tokens_f.value):,} tokens + {page} padding)"
         if spec is not None:
-            ok = low <= int(spec.kv_bytes_per_token) <= high
             checks.append(
-                Check(
-                    name="kv_bytes_per_token",
-                    status="pass" if ok else "fail",
-                    detail=f"{span} = {low:,.0f}..{high:,.0f} bytes per token within the printed "
-                    f"precision; the model's shape gives {kv_bpt:,}"
-                    + ("" if ok else ": the log does not match this model's KV shape"),
+                range_check(
+                    "kv_bytes_per_token",
+                    low=low,
+                    high=high,
+                    value=int(spec.kv_bytes_per_token),
+                    how=span,
+                    unit="bytes per token",
+                    stated="the model's shape gives",
+                    mismatch="the log does not match this model's KV shape",
                     line=tokens_f.line,
                 )
             )
