@@ -573,9 +573,13 @@ class LoadWatch:
         quiet = (
             self._told_preemption and e.told_waiting_full and (e.told_over or self.estimate is None)
         )
-        armed = [pct for pct, on in e.armed.items() if on]
-        rearm = [pct - REARM_POINTS for pct, on in e.armed.items() if not on]
-        return quiet, min(armed, default=math.inf), max(rearm, default=-math.inf)
+        lowest_armed, rearm_below = math.inf, -math.inf
+        for pct, on in e.armed.items():
+            if on:
+                lowest_armed = min(lowest_armed, pct)
+            else:
+                rearm_below = max(rearm_below, pct - REARM_POINTS)
+        return quiet, lowest_armed, rearm_below
 
     def _alert_due(
         self,
@@ -842,6 +846,14 @@ class LoadWatch:
                 f"admitted early: {top.running} running is above the {users} that fit at the end "
                 f"of their answers because users early in their answers hold fewer blocks; as "
                 f"the answers grow vLLM preempts (recomputes) the newest, back towards {users}"
+            )
+        elif last >= top.running:
+            # Fell at a full pool, then climbed back to its peak (requests
+            # finished and new ones were admitted early): not settled.
+            phase = (
+                f"churning: running fell at a full pool and came back to {last}, above the "
+                f"{users} that fit at the end of their answers; expect more preemptions as "
+                "their answers grow"
             )
         elif last <= users:
             phase = (
