@@ -21,6 +21,7 @@ from vllm_logread.boot import BootTracker
 from vllm_logread.capacity import Workload
 from vllm_logread.cli import main
 from vllm_logread.lines import parse_line
+from vllm_logread.load import summary_text
 from vllm_logread.report import Options
 from vllm_logread.sglang import build_sglang_report, measured_bytes_per_token
 from vllm_logread.stream import scan_bytes
@@ -53,6 +54,8 @@ def test_boot_log_gives_612_users_with_the_arithmetic_shown() -> None:
     assert re.search(r"Users that fit: 612\b", r.stdout)
     assert re.search(r"\b680\b.*mid-answer", r.stdout)
     assert "391,815 // 640 = 612 users" in r.stdout
+    # a page of one token: no "391,815 blocks of 1 tokens"
+    assert "KV pool:       391,815 tokens (line 14)\n" in r.stdout
     assert "pass    kv_bytes_per_token" in r.stdout
 
 
@@ -193,3 +196,7 @@ def test_through_a_pipe_the_decode_lines_after_the_report_are_the_load(chunk: in
     summary = session.load_of(session.last_boot)
     assert summary is not None
     assert (summary.num_stats_lines, summary.peak_running, summary.peak_waiting) == (3, 650, 76)
+    # SGLang's words: it "retracts" a request when the pool is full.
+    alerts = [o.text for o in outs if o.kind == "alert" and "first preemption" in o.text]
+    assert alerts and alerts[0].endswith("(SGLang retracts and recomputes them)")
+    assert "  preemptions:   0 printed by SGLang;" in summary_text(summary)

@@ -296,6 +296,7 @@ class LoadSummary:
     verdict: str | None
     phase: str | None
     engines: tuple[EngineSummary, ...]
+    server: str = "vLLM"  # who printed the stats lines ("SGLang")
 
     def to_json(self) -> dict[str, Any]:
         """The ``load`` object of ``--json``."""
@@ -326,7 +327,8 @@ class LoadWatch:
     but every line counts in the summary.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, server: str = "vLLM") -> None:
+        self.server = server  # "vLLM" or "SGLang": who preempts, in the texts
         self.estimate: Estimate | None = None
         self.is_alerting = False
         self._engines: dict[str | None, _EngineLoad] = {}
@@ -638,6 +640,12 @@ class LoadWatch:
 
     # -- alerts ----------------------------------------------------------------
 
+    @property
+    def _preempts(self) -> str:
+        # SGLang's scheduler "retracts" a running request when the pool is full
+        # (back to the queue, recomputed), where vLLM "preempts" it.
+        return "SGLang retracts" if self.server == "SGLang" else f"{self.server} preempts"
+
     def _first_preemption(self, line: int, time: str | None, how: str) -> list[Alert]:
         if self._told_preemption or not self.is_alerting:
             self._told_preemption = True
@@ -686,7 +694,7 @@ class LoadWatch:
                 line,
                 time,
                 f"{who}running fell from {e.prev_running} to {running} at {kv:.1f}% KV usage "
-                f"with {waiting} waiting (vLLM preempts and recomputes them)",
+                f"with {waiting} waiting ({self._preempts} and recomputes them)",
             )
         est = self.estimate
         if est is not None and not e.told_over and running > e.users:
@@ -742,6 +750,7 @@ class LoadWatch:
                 verdict=one.verdict,
                 phase=one.phase,
                 engines=engines,
+                server=self.server,
             )
         secs = [e.seconds_above_95pct for e in engines if e.seconds_above_95pct is not None]
         spans = [e.seconds_spanned for e in engines if e.seconds_spanned is not None]
@@ -763,6 +772,7 @@ class LoadWatch:
             verdict="; ".join(verdicts) or None,
             phase="; ".join(phases) or None,
             engines=engines,
+            server=self.server,
         )
 
     def _engine_summary(self, e: _EngineLoad) -> EngineSummary:
@@ -845,7 +855,7 @@ class LoadWatch:
             phase = (
                 f"admitted early: {top.running} running is above the {users} that fit at the end "
                 f"of their answers because users early in their answers hold fewer blocks; as "
-                f"the answers grow vLLM preempts (recomputes) the newest, back towards {users}"
+                f"the answers grow {self._preempts} (recomputes) the newest, back towards {users}"
             )
         elif last >= top.running:
             # Fell at a full pool, then climbed back to its peak (requests
@@ -897,7 +907,7 @@ def summary_text(summary: LoadSummary, *, title: str = "") -> str:
         else duration_text(s.seconds_above_95pct)
     )
     lines.append(f"  KV cache usage: peak {s.peak_kv_usage_pct:.1f}%; above 95% for {above}")
-    pre = f"  preemptions:   {s.preemptions:,} printed by vLLM"
+    pre = f"  preemptions:   {s.preemptions:,} printed by {s.server}"
     if s.num_running_falls:
         pre += (
             f"; running fell at a full pool with requests waiting {s.num_running_falls} "

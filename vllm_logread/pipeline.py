@@ -194,7 +194,8 @@ class Session:
     def watch_of(self, boot: Boot) -> LoadWatch:
         w = self.watches.get(boot.index)
         if w is None:
-            w = self.watches[boot.index] = LoadWatch()
+            server = "SGLang" if boot.value("engine_kind") == "sglang" else "vLLM"
+            w = self.watches[boot.index] = LoadWatch(server=server)
         return w
 
     def load_of(self, boot: Boot) -> LoadSummary | None:

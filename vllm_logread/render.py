@@ -137,7 +137,8 @@ def report_text(report: Report) -> str:
         return "\n".join(lines) + "\n"
     w, c = r.workload, r.capacity
     pool = f"{_n(r.pool_tokens)} tokens"
-    if r.num_blocks is not None and r.block_size:
+    if r.num_blocks is not None and r.block_size and r.block_size > 1:
+        # (SGLang's default page is one token: "N blocks of 1 token" says nothing)
         pool += f" = {r.num_blocks:,} blocks of {r.block_size} tokens"
     if r.engines and r.engines[0].line:
         pool += f" (line {r.engines[0].line})"
