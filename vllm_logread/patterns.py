@@ -187,16 +187,61 @@ def _stats(m: re.Match[str]) -> Built:
     return out
 
 
+class _LazyPattern:
+    """A row's VERBOSE regex, compiled the first time it is used.
+
+    The rows' regexes take about 30 ms to compile, a quarter of a report's
+    start-up on a short log, and a log uses a dozen of them: the others are
+    never compiled.
+    """
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int = re.VERBOSE) -> None:
+        self._source, self._flags = source, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def _get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        return self._get().search(*args, **kwargs)
+
+    def match(self, *args: Any, **kwargs: Any) -> Any:
+        return self._get().match(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # pattern, finditer, groupindex, ...
+        return getattr(self._get(), name)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> Any:
+        # isinstance(row.regex, regex.Pattern) holds, as for the compiled pattern.
+        return type(self._get())
+
+
+def _c(pattern: str) -> re.Pattern[str]:
+    return cast("re.Pattern[str]", _LazyPattern(pattern))
+
+
+def _part(pattern: str) -> re.Pattern[str]:
+    """A part's regex (not VERBOSE), compiled when first used: the stats
+    line's parts are read by the row only for odd wordings, SGLang's only in
+    SGLang logs (the 20 take 8 ms, 7% of a seed report's start-up)."""
+    return cast("re.Pattern[str]", _LazyPattern(pattern, 0))
+
+
 _STATS_PARTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("prompt_tps", re.compile(rf"Avg prompt throughput: ({NUM}) tokens/s")),
-    ("generation_tps", re.compile(rf"Avg generation throughput: ({NUM}) tokens/s")),
-    ("running_reqs", re.compile(rf"Running: ({INT}) reqs")),
-    ("swapped_reqs", re.compile(rf"Swapped: ({INT}) reqs")),
-    ("waiting_reqs", re.compile(rf"(?:Pending|Waiting): ({INT}) reqs")),
-    ("preemptions", re.compile(rf"Preemptions: ({INT})")),
+    ("prompt_tps", _part(rf"Avg prompt throughput: ({NUM}) tokens/s")),
+    ("generation_tps", _part(rf"Avg generation throughput: ({NUM}) tokens/s")),
+    ("running_reqs", _part(rf"Running: ({INT}) reqs")),
+    ("swapped_reqs", _part(rf"Swapped: ({INT}) reqs")),
+    ("waiting_reqs", _part(rf"(?:Pending|Waiting): ({INT}) reqs")),
+    ("preemptions", _part(rf"Preemptions: ({INT})")),
     # The first device's usage: V0 also prints "CPU KV cache usage" (swap) after GPU.
-    ("kv_usage_pct", re.compile(rf"[A-Z]{{2,5}} KV cache usage: ({NUM})%")),
-    ("prefix_hit_pct", re.compile(rf"(?<!External )(?<!MM )Prefix cache hit rate: ({NUM})%")),
+    ("kv_usage_pct", _part(rf"[A-Z]{{2,5}} KV cache usage: ({NUM})%")),
+    ("prefix_hit_pct", _part(rf"(?<!External )(?<!MM )Prefix cache hit rate: ({NUM})%")),
 )
 
 # Keys of the engine config line ("Initializing a V1 LLM engine (v0.11.0) with
@@ -317,44 +362,6 @@ _TABULAR_KEYS = {
 }
 
 
-class _LazyPattern:
-    """A row's VERBOSE regex, compiled the first time it is used.
-
-    The rows' regexes take about 30 ms to compile, a quarter of a report's
-    start-up on a short log, and a log uses a dozen of them: the others are
-    never compiled.
-    """
-
-    __slots__ = ("_compiled", "_source")
-
-    def __init__(self, source: str) -> None:
-        self._source = source
-        self._compiled: re.Pattern[str] | None = None
-
-    def _get(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self._source, re.VERBOSE)
-        return self._compiled
-
-    def search(self, *args: Any, **kwargs: Any) -> Any:
-        return self._get().search(*args, **kwargs)
-
-    def match(self, *args: Any, **kwargs: Any) -> Any:
-        return self._get().match(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:  # pattern, finditer, groupindex, ...
-        return getattr(self._get(), name)
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> Any:
-        # isinstance(row.regex, regex.Pattern) holds, as for the compiled pattern.
-        return type(self._get())
-
-
-def _c(pattern: str) -> re.Pattern[str]:
-    return cast("re.Pattern[str]", _LazyPattern(pattern))
-
-
 # -- SGLang (its arithmetic is in sglang.py) -----------------------------------
 # The wordings are SGLang's format strings: launch_server / engine.py
 # `logger.info(f"{server_args=}")`, model_runner.py "Load weight end. ...",
@@ -365,18 +372,18 @@ def _c(pattern: str) -> re.Pattern[str]:
 # server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ..., tp_size=1, ...): the
 # dataclass repr; each field searched inside it like _CONFIG_FIELDS.
 _SGLANG_ARGS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("model", re.compile(r"(?:^|, )model_path='([^']{1,500})'")),
-    ("tensor_parallel_size", re.compile(rf"(?:^|, )tp_size=({INT})\b")),
-    ("pipeline_parallel_size", re.compile(rf"(?:^|, )pp_size=({INT})\b")),
-    ("data_parallel_size", re.compile(rf"(?:^|, )dp_size=({INT})\b")),
-    ("kv_cache_dtype", re.compile(r"(?:^|, )kv_cache_dtype='([\w]{1,40})'")),
-    ("dtype", re.compile(r"(?:^|, )dtype='([\w.]{1,40})'")),
-    ("quantization", re.compile(r"(?:^|, )quantization='([\w-]{1,40})'")),
-    ("block_size", re.compile(rf"(?:^|, )page_size=({INT})\b")),
-    ("max_model_len", re.compile(rf"(?:^|, )context_length=({INT})\b")),
-    ("max_num_seqs", re.compile(rf"(?:^|, )max_running_requests=({INT})\b")),
-    ("mem_fraction_static", re.compile(rf"(?:^|, )mem_fraction_static=({NUM})\b")),
-    ("enable_prefix_caching", re.compile(r"(?:^|, )disable_radix_cache=(True|False)\b")),
+    ("model", _part(r"(?:^|, )model_path='([^']{1,500})'")),
+    ("tensor_parallel_size", _part(rf"(?:^|, )tp_size=({INT})\b")),
+    ("pipeline_parallel_size", _part(rf"(?:^|, )pp_size=({INT})\b")),
+    ("data_parallel_size", _part(rf"(?:^|, )dp_size=({INT})\b")),
+    ("kv_cache_dtype", _part(r"(?:^|, )kv_cache_dtype='([\w]{1,40})'")),
+    ("dtype", _part(r"(?:^|, )dtype='([\w.]{1,40})'")),
+    ("quantization", _part(r"(?:^|, )quantization='([\w-]{1,40})'")),
+    ("block_size", _part(rf"(?:^|, )page_size=({INT})\b")),
+    ("max_model_len", _part(rf"(?:^|, )context_length=({INT})\b")),
+    ("max_num_seqs", _part(rf"(?:^|, )max_running_requests=({INT})\b")),
+    ("mem_fraction_static", _part(rf"(?:^|, )mem_fraction_static=({NUM})\b")),
+    ("enable_prefix_caching", _part(r"(?:^|, )disable_radix_cache=(True|False)\b")),
 )
 
 
@@ -430,8 +437,8 @@ def _sglang_decode(m: re.Match[str]) -> Built:
 
 
 _SGLANG_DECODE_PARTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("generation_tps", re.compile(rf"gen throughput \(token/s\): ({NUM})")),
-    ("waiting_reqs", re.compile(rf"#queue-req: ({INT})")),
+    ("generation_tps", _part(rf"gen throughput \(token/s\): ({NUM})")),
+    ("waiting_reqs", _part(rf"#queue-req: ({INT})")),
 )
 
 
