@@ -178,6 +178,31 @@ def test_crossings_merge_and_rearm_after_ten_points() -> None:
     assert crossed == [(2, "KV cache usage crossed 99%"), (6, "KV cache usage crossed 90%")]
 
 
+def test_a_level_is_alerted_three_times_then_left_to_the_summary() -> None:
+    # A server saturating in bursts: 50% -> 99.5% -> 50% ... ten times.
+    rows = []
+    for i in range(10):
+        rows += [(t(20 * i), 20, 0, 50.0), (t(20 * i + 10), 30, 0, 99.5)]
+    w, alerts = watch(*rows, estimate=None)
+    crossed = [(a.line, a.text) for a in alerts if "crossed" in a.text]
+    assert [line for line, _ in crossed] == [2, 4, 6]
+    assert crossed[-1][1] == (
+        "KV cache usage crossed 99%: 99.5% with 30 running, 0 waiting "
+        "(the last of 3 alerts for crossing 90% and 99%)"
+    )
+    s = w.summary()
+    # Ten full lines, each followed 10 s later by a line at 50%, but the last.
+    assert s is not None and s.seconds_above_95pct == 90
+    # A level that was alerted less often keeps its own count: 90% alone.
+    rows = [(t(0), 20, 0, 50.0), (t(10), 30, 0, 99.5)]  # 90% and 99% (1)
+    for i in range(4):
+        rows += [(t(20 * i + 20), 20, 0, 91.0), (t(20 * i + 30), 30, 0, 99.5)]  # 99% only
+    _, alerts = watch(*rows, estimate=None)
+    crossed = [a.text for a in alerts if "crossed" in a.text]
+    # 91% is not 25 points below 99%: the 99% level never re-arms.
+    assert crossed == ["KV cache usage crossed 99%: 99.5% with 30 running, 0 waiting"]
+
+
 def test_printed_preemptions_add_up_and_v0_totals_do_not() -> None:
     w = LoadWatch()
     w.start_alerts(SEED_ESTIMATE)

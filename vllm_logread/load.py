@@ -40,8 +40,13 @@ from .facts import Fact
 FULL_PCT = 95.0
 # Usage levels worth a line when crossed upwards.
 ALERT_PCTS = (90.0, 99.0)
-# A crossing alert is given again only after usage fell this far below it.
+# A crossing alert is given again only after usage fell this far below it,
+# and at most this many times a level: a server that saturates in bursts
+# crosses 90% again and again (the generated day of log: 13,654 crossing
+# alerts in 16 hours, one every 4 seconds), and after the third the news is
+# in the summary's time above 95%, not in another line.
 REARM_POINTS = 25.0
+MAX_CROSSING_ALERTS = 3
 # Day of the year at which each month starts (vLLM's header has no year; a
 # non-leap year is assumed, and a log that runs over New Year is handled).
 _MONTH_START_DAYS = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
@@ -231,8 +236,10 @@ class _EngineLoad:
     prev_kv: float = 0.0
     prev_s: int | None = None  # header seconds of the previous timed line
     prev_above_s: int | None = None  # header seconds of the previous line, if it was full
+    # The levels still alerted (a level leaves after MAX_CROSSING_ALERTS), armed or not.
     armed: dict[float, bool] = field(default_factory=lambda: dict.fromkeys(ALERT_PCTS, True))
     armed_all: bool = True  # every crossing alert armed (the common case, checked first)
+    crossing_alerts: dict[float, int] = field(default_factory=lambda: dict.fromkeys(ALERT_PCTS, 0))
     users: int = 1 << 62  # the estimate for this engine, once alerts started
     users_mid_answer: int = 1 << 62
     told_over: bool = False
@@ -668,19 +675,29 @@ class LoadWatch:
         who = "" if e.label is None or len(self._engines) == 1 else f"engine {e.label}: "
         state = f"{running} running, {waiting} waiting"
         crossed = [pct for pct, armed in e.armed.items() if armed and kv >= pct > e.prev_kv]
+        done = []  # levels given their last alert now
         for pct in crossed:
             e.armed[pct] = False
+            e.crossing_alerts[pct] += 1
+            if e.crossing_alerts[pct] >= MAX_CROSSING_ALERTS:
+                del e.armed[pct]
+                done.append(pct)
         for pct, armed in e.armed.items():
             if not armed and kv < pct - REARM_POINTS:
                 e.armed[pct] = True
         e.armed_all = all(e.armed.values())
         if crossed:
             # Several levels crossed between two lines: one alert, the highest.
+            last = ""
+            if done:
+                levels = " and ".join(f"{pct:.0f}%" for pct in done)
+                last = f" (the last of {MAX_CROSSING_ALERTS} alerts for crossing {levels})"
             out.append(
                 Alert(
                     line=line,
                     time=time,
-                    text=f"{who}KV cache usage crossed {max(crossed):.0f}%: {kv:.1f}% with {state}",
+                    text=f"{who}KV cache usage crossed {max(crossed):.0f}%: {kv:.1f}% with {state}"
+                    + last,
                 )
             )
         if preemptions:
@@ -910,7 +927,7 @@ def summary_text(summary: LoadSummary, *, title: str = "") -> str:
     pre = f"  preemptions:   {s.preemptions:,} printed by {s.server}"
     if s.num_running_falls:
         pre += (
-            f"; running fell at a full pool with requests waiting {s.num_running_falls} "
+            f"; running fell at a full pool with requests waiting {s.num_running_falls:,} "
             f"time{'s' if s.num_running_falls != 1 else ''} (the sign of preemption)"
         )
     lines.append(pre)
