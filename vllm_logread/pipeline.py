@@ -7,7 +7,7 @@ live server does not send), compact load alerts after it, warnings for near
 misses. ``finish`` says the rest at end of input, ``quiet`` when a pipe went
 silent, ``interrupted`` on Ctrl-C.
 
-Two reading modes, one line count:
+Two reading modes:
 
 * Boot mode (the Scanner, stream.py): every line that carries a marker of the
   patterns table becomes facts. Used until the current boot is reported, and
@@ -17,10 +17,17 @@ Two reading modes, one line count:
   prints it) and the start of a new boot. A busy log is
   gigabytes of access lines, so serving mode looks for just those markers with
   ``bytes.find`` and reads the stats lines with one regex (patterns.STATS_FAST),
-  a chunk's at once (``Session._serve``): about 500 MB/s in pure Python
+  a chunk's at once (``Session._serve``): about 800 MB/s in pure Python
   (a stats line in twenty) instead of the Scanner's 20 MB/s, so a live server
   is never held back. A new boot's first line hands the rest of the input back
   to boot mode.
+
+Line numbers: boot mode counts every newline. Serving mode numbers only what
+it says (an alert, a slow line); from a regular file it leaves the other
+lines uncounted and counts them from the file again when a later number is
+asked for (``Session.recount``): on the generated 1.6 GB log the alerts end
+in its first megabyte, and counting the rest would be a quarter of the run.
+A pipe's bytes are gone once read, so a pipe's lines are counted as they pass.
 
 Memory stays flat: stats lines are folded into a LoadWatch per boot, and facts
 are kept one by one only when asked (``keep_all_facts``).
@@ -31,12 +38,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .boot import STATS_KINDS, Boot, BootTracker, engine_key
-from .facts import Fact
+from .facts import Fact, InputError
 from .lines import header_time_at
 from .load import (
     TIME_SHAPE_BYTES,
@@ -135,6 +143,13 @@ class Session:
     keep_all_facts: bool = True
     on_stats: StatsSink | None = None
     read_stats: bool = True
+    # Newlines of the input's bytes [a, b) counted again from their source
+    # (a regular file: ``file_recount``); None: a pipe, whose bytes are gone.
+    # Counting newlines is a fifth of a full report's time on a big log, and
+    # serving mode numbers only its few alerts: with ``recount`` it leaves
+    # the lines it does not number uncounted and counts them when a number
+    # is asked for (a later alert, a new boot, ``lines_read``).
+    recount: Callable[[int, int], int] | None = None
     facts: list[Fact] = field(default_factory=list)
     warnings: list[ParseWarning] = field(default_factory=list)
     tracker: BootTracker = field(default_factory=BootTracker)
@@ -143,7 +158,10 @@ class Session:
     summarized: set[int] = field(default_factory=set)
     _scanner: Scanner = field(init=False)
     _line_base: int = 0  # lines before the current Scanner's first line
-    _lines: int = 0  # complete physical lines taken so far
+    _lines: int = 0  # complete physical lines taken so far (before _gap_from, if set)
+    _fed: int = 0  # input bytes fed so far
+    _gap_from: int | None = None  # input offset from which lines are not counted yet
+    _buf_at: int | None = None  # input offset of the buffer serving mode reads lazily
     _tail: bytes = b""  # the unfinished last line
     _skipping_long: bool = False
     _serving: bool = False
@@ -170,6 +188,8 @@ class Session:
 
     @property
     def lines_read(self) -> int:
+        if self._gap_from is not None:  # (never while an over-long line is skipped)
+            self._settle(self._fed - len(self._tail))
         return self._lines
 
     @property
@@ -213,6 +233,8 @@ class Session:
         """
         if not data:
             return []
+        at = self._fed  # the input offset of data[0]
+        self._fed += len(data)
         if self._is_utf16 is None:
             # The Scanner recodes UTF-16 (a Windows-saved log); serving mode
             # reads UTF-8 bytes only, so such an input stays in boot mode.
@@ -235,13 +257,15 @@ class Session:
             nl = data.find(b"\n", start)
             if nl < 0:
                 return self._hold(data[start:])
+            # (the input's own bytes: the tail is what came just before data)
+            line_at = at - len(self._tail)
             line, self._tail = self._tail + data[start : nl + 1], b""
-            out += self._take_lines(line, 0, len(line))
+            out += self._take_lines(line, 0, len(line), at=line_at)
             start = nl + 1
         end = data.rfind(b"\n", start) + 1
         if end <= start:
             return out + self._hold(data[start:])
-        out += self._take_lines(data, start, end)
+        out += self._take_lines(data, start, end, at=at)
         self._tail = data[end:] if end < len(data) else b""
         return out
 
@@ -251,6 +275,7 @@ class Session:
         self._tail += part
         if len(self._tail) <= MAX_LINE_BYTES:
             return []
+        self._settle(self._fed - len(self._tail))
         head = self._tail[:MAX_LINE_BYTES] + b"\n"
         self._tail = b""
         self._skipping_long = True
@@ -262,6 +287,7 @@ class Session:
             return feed_session(self, bytes(self._metrics))
         out: list[Output] = []
         if self._tail and not self._skipping_long:
+            self._settle(self._fed - len(self._tail))
             tail, self._tail = self._tail + b"\n", b""
             out += self._take_lines(tail, 0, len(tail))
         if not self._serving:
@@ -294,17 +320,30 @@ class Session:
 
     # -- internals -------------------------------------------------------------
 
-    def _take_lines(self, buf: bytes, start: int, end: int) -> list[Output]:
-        """The complete lines ``buf[start:end]`` (``end`` is just past a newline)."""
+    def _take_lines(
+        self, buf: bytes, start: int, end: int, *, at: int | None = None
+    ) -> list[Output]:
+        """The complete lines ``buf[start:end]`` (``end`` is just past a newline).
+
+        ``at``: the input offset of ``buf[0]``, when ``buf`` is the input's own
+        bytes; serving mode may then leave its lines uncounted (``recount``).
+        """
         out: list[Output] = []
         if self._serving:
+            lazy = at is not None and self.recount is not None
+            self._buf_at = at if lazy else None
             cut = _boot_start(buf, start, end)
             if self.read_stats:
-                out += self._serve(buf, start, cut)  # counts the lines too
+                out += self._serve(buf, start, cut)  # counts (or leaves) the lines too
+            elif lazy:
+                if self._gap_from is None:
+                    self._gap_from = at + start
             else:
                 self._lines += buf.count(b"\n", start, cut)
             if cut == end:
                 return out
+            if at is not None:
+                self._settle(at + cut)
             # A new boot may start here: boot mode from this line on.
             self._serving = False
             self._scanner = Scanner(self.source, read_stats=self.read_stats)
@@ -361,7 +400,7 @@ class Session:
         """The stats lines of ``buf[start:stop]`` through ``_chunk_rx``; None
         (nothing done) when a stats line has another layout or wording."""
         assert self._chunk_rx is not None
-        lines = _LineCounter(buf, start, self._lines)
+        lines = self._counter(buf, start)
         # The matches and their groups, listed in C; an alert's line is found
         # from its match.
         matches = list(self._chunk_rx.finditer(buf, start, stop))
@@ -388,7 +427,7 @@ class Session:
                 ls = buf.rfind(b"\n", 0, matches[a.line].start()) + 1
                 out.append(_alert_output(a, lines.line_at(ls)))
         self._chunk_misses = 0
-        self._lines = lines.line_at(stop) - 1
+        self._close(lines, stop)
         return out
 
     def _serve_lines(self, buf: bytes, start: int, stop: int, p_pre: int) -> list[Output]:
@@ -402,7 +441,7 @@ class Session:
         there to ``stop``, so that no byte is counted twice.
         """
         out: list[Output] = []
-        lines = _LineCounter(buf, start, self._lines)
+        lines = self._counter(buf, start)
         layouts = self._layouts
         rows: list[_Row] = []
         rfind, startswith = buf.rfind, buf.startswith
@@ -447,10 +486,37 @@ class Session:
         while p_pre >= 0:
             out += self._slow_line_at(buf, p_pre, lines)
             p_pre = buf.find(_PREEMPT_MARKER, buf.find(b"\n", p_pre), stop)
-        self._lines = lines.line_at(stop) - 1
+        self._close(lines, stop)
         if self._chunk_rx is None and p >= 0 and self._chunk_misses < _MAX_CHUNK_MISSES:
             self._learn_chunk_rx(buf[rfind(b"\n", 0, p) + 1 : p])
         return out
+
+    # -- line numbers in serving mode ----------------------------------------------
+
+    def _settle(self, to: int) -> int:
+        """Count the lines left uncounted up to input offset ``to``; the lines
+        before it."""
+        if self._gap_from is not None:
+            assert self.recount is not None
+            self._lines += self.recount(self._gap_from, to)
+            self._gap_from = None
+        return self._lines
+
+    def _counter(self, buf: bytes, start: int) -> _LineCounter:
+        """Line numbers for ``buf`` from ``start`` on (counted when asked)."""
+        if self._gap_from is None:
+            return _LineCounter(buf, start, self._lines)
+        assert self._buf_at is not None
+        at = self._buf_at + start
+        return _LineCounter(buf, start, self._lines, settle=lambda: self._settle(at))
+
+    def _close(self, lines: _LineCounter, stop: int) -> None:
+        """The lines of the buffer up to ``stop`` are taken: counted now (a
+        pipe), or from the last one numbered on, when needed (``recount``)."""
+        if self._buf_at is None:
+            self._lines = lines.line_at(stop) - 1
+        elif lines.settle is None:
+            self._lines, self._gap_from = lines.lines, self._buf_at + lines.pos
 
     def _read_head(
         self, buf: bytes, ls: int, p: int
@@ -725,13 +791,19 @@ class Session:
 class _LineCounter:
     """Line numbers in one buffer, counted forward only as far as asked."""
 
-    __slots__ = ("buf", "pos", "lines")
+    __slots__ = ("buf", "lines", "pos", "settle")
 
-    def __init__(self, buf: bytes, pos: int, lines: int) -> None:
-        self.buf, self.pos, self.lines = buf, pos, lines  # ``lines`` before ``pos``
+    def __init__(
+        self, buf: bytes, pos: int, lines: int, settle: Callable[[], int] | None = None
+    ) -> None:
+        # ``lines`` before ``pos``; with ``settle``, those are counted by it
+        # when a number is first asked for (lines left uncounted before ``pos``).
+        self.buf, self.pos, self.lines, self.settle = buf, pos, lines, settle
 
     def line_at(self, ls: int) -> int:
         """The 1-based number of the line starting at ``ls`` (never before the last asked)."""
+        if self.settle is not None:
+            self.lines, self.settle = self.settle(), None
         self.lines += self.buf.count(b"\n", self.pos, ls)
         self.pos = ls
         return self.lines + 1
@@ -902,6 +974,41 @@ def read_chunks(stream: Any, session: Session | None = None) -> Iterator[bytes |
         yield chunk
 
 
+def file_recount(stream: Any, name: str = "the input") -> Callable[[int, int], int] | None:
+    """``Session.recount`` for a regular file: its bytes read again with
+    ``os.pread`` (offsets from where reading starts); None for anything
+    else (a pipe, a socket, a terminal)."""
+    fd = _fileno(stream)
+    if fd is None:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        base = os.lseek(fd, 0, os.SEEK_CUR)
+    except OSError:
+        return None
+
+    def recount(a: int, b: int) -> int:
+        n, pos = 0, a
+        while pos < b:
+            try:
+                chunk = os.pread(fd, min(READ_CHUNK_BYTES, b - pos), base + pos)
+            except OSError as err:
+                raise InputError(f"{name}: cannot read it again ({err.strerror or err})") from None
+            if not chunk:
+                # Truncated or rotated under us (copytruncate): the bytes
+                # whose lines were to be counted are gone.
+                raise InputError(
+                    f"{name}: the file shrank while it was read (truncated or rotated): "
+                    "its line numbers cannot be counted"
+                )
+            n += chunk.count(b"\n")
+            pos += len(chunk)
+        return n
+
+    return recount
+
+
 def _read_failed(err: OSError, session: Session | None) -> Exception:
     from .facts import InputError
 
@@ -916,6 +1023,8 @@ def run(session: Session, stream: Any, *, echo: bool = False) -> Iterator[Output
     line it belongs to.
     """
     lines_out = 0  # newlines passed through so far
+    if not echo and session.recount is None:
+        session.recount = file_recount(stream, session.source)
     for chunk in read_chunks(stream, session):
         if chunk is None:
             yield from session.quiet()

@@ -1,0 +1,141 @@
+"""Line numbers in serving mode: counted as the bytes pass (a pipe), or only
+up to the lines that get a number, the rest counted again from the file when
+a number is asked for later (``Session.recount``, ``pipeline.file_recount``).
+Both ways give the same numbers as the patterns table."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vllm_logread import pipeline
+from vllm_logread.cli import main
+from vllm_logread.facts import InputError
+from vllm_logread.report import Options
+
+ROOT = Path(__file__).resolve().parents[1]
+RISING = (ROOT / "sample_logs" / "load_rising_qwen3-8b_l4.log").read_bytes()
+ACCESS = b'(APIServer pid=1) INFO:     10.0.0.1:4000 - "POST /v1/completions HTTP/1.1" 200 OK\n'
+
+
+def composite() -> bytes:
+    """A boot under load (alerts), a quiet stretch, an over-long line, a
+    restart (new pids: a second report, numbered far from the last alert),
+    its load, and a last line without a newline."""
+    second = RISING.replace(b"pid=200", b"pid=300").replace(b"pid=1)", b"pid=2)")
+    long = b"(APIServer pid=1) INFO 11-29 10:02:50 [x.py:1] " + b"y" * (pipeline.MAX_LINE_BYTES * 2)
+    return (
+        RISING
+        + ACCESS * 3000
+        + long
+        + b"\n"
+        + ACCESS * 3000
+        + second
+        + ACCESS * 500
+        + b"(APIServer pid=2) INFO 11-29 10:09:00 [x.py:1] the end, no newline"
+    )
+
+
+def read(
+    data: bytes,
+    *,
+    chunk: int,
+    lazy: bool,
+    keep_all_facts: bool = False,
+    read_stats: bool = True,
+) -> tuple[list[tuple[str, int | None, str]], int, list[tuple[int, int]]]:
+    """(every output with its line and text, lines read, the recounted ranges)."""
+    s = pipeline.Session("-", Options(), keep_all_facts=keep_all_facts, read_stats=read_stats)
+    ranges: list[tuple[int, int]] = []
+    if lazy:
+
+        def recount(a: int, b: int) -> int:
+            ranges.append((a, b))
+            return data.count(b"\n", a, b)
+
+        s.recount = recount
+    outs = []
+    for i in range(0, len(data), chunk):
+        outs += s.feed(data[i : i + chunk])
+    outs += s.finish()
+    shown = [(o.kind, o.line, pipeline.output_text(o, echo=False)) for o in outs]
+    return shown, s.lines_read, ranges
+
+
+@pytest.mark.parametrize("chunk", [997, 65_536, 1 << 20])
+@pytest.mark.parametrize("read_stats", [True, False])
+def test_lazy_and_eager_counts_agree_with_the_patterns_table(chunk: int, read_stats: bool) -> None:
+    data = composite()
+    lazy = read(data, chunk=chunk, lazy=True, read_stats=read_stats)
+    eager = read(data, chunk=chunk, lazy=False, read_stats=read_stats)
+    table = read(data, chunk=chunk, lazy=False, keep_all_facts=True, read_stats=read_stats)
+    assert lazy[:2] == eager[:2] == table[:2]
+    shown, lines, _ = lazy
+    assert lines == data.count(b"\n") + 1  # the last line has no newline
+    # The second boot starts after the first boot's 52 lines, 6,000 access
+    # lines and the over-long one; its pool line is the sample's line 16.
+    reports = [(line, text) for kind, line, text in shown if kind == "report"]
+    assert len(reports) == 2
+    second_pool = data.count(b"\n", 0, data.index(b"pid=300) INFO 11-29 10:00:40 [kv_cache")) + 1
+    assert second_pool == 52 + 6001 + 16
+    assert f"(line {second_pool})" in reports[1][1]
+    if read_stats:
+        alerts = [line for kind, line, _ in shown if kind == "alert"]
+        assert alerts == [37, 37, 40, 40] + [52 + 6001 + n for n in (37, 37, 40, 40)]
+
+
+def test_the_lines_after_the_last_number_are_counted_only_when_asked() -> None:
+    data = RISING + ACCESS * 20_000  # 1.8 MB: alerts in the first lines only
+    s = pipeline.Session("-", Options(), keep_all_facts=False)
+    ranges: list[tuple[int, int]] = []
+
+    def recount(a: int, b: int) -> int:
+        ranges.append((a, b))
+        return data.count(b"\n", a, b)
+
+    s.recount = recount
+    outs = []
+    for i in range(0, len(data), 1 << 16):
+        outs += s.feed(data[i : i + (1 << 16)])
+    outs += s.finish()
+    assert [o.line for o in outs if o.kind == "alert"] == [37, 37, 40, 40]
+    assert ranges == []  # nothing was counted twice, most not at all
+    assert s.lines_read == data.count(b"\n")
+    assert len(ranges) == 1 and ranges[0][1] == len(data)
+
+
+def test_file_recount_reads_the_file_again_from_where_reading_started(tmp_path: Path) -> None:
+    path = tmp_path / "a.log"
+    path.write_bytes(b"skip me\n" + b"one\ntwo\nthree\n")
+    with path.open("rb", buffering=0) as f:
+        f.read(8)  # the caller had read a line before handing the stream over
+        recount = pipeline.file_recount(f, "a.log")
+        assert recount is not None
+        assert recount(0, 14) == 3 and recount(4, 8) == 1 and recount(0, 0) == 0
+        os.truncate(path, 10)  # copytruncate: the bytes are gone
+        with pytest.raises(InputError, match=r"^a\.log: the file shrank while it was read"):
+            recount(0, 14)
+
+
+def test_a_pipe_has_no_recount() -> None:
+    r, w = os.pipe()
+    try:
+        with os.fdopen(r, "rb", buffering=0) as f:
+            assert pipeline.file_recount(f) is None
+    finally:
+        os.close(w)
+
+
+def test_a_file_and_the_same_bytes_through_a_pipe_print_the_same(tmp_path: Path) -> None:
+    data = composite()
+    path = tmp_path / "day.log"
+    path.write_bytes(data)
+    runner = CliRunner()
+    from_file = runner.invoke(main, [str(path), "--no-echo"], catch_exceptions=False)
+    from_pipe = runner.invoke(main, ["--no-echo"], input=data, catch_exceptions=False)
+    assert from_file.exit_code == from_pipe.exit_code == 0
+    assert from_file.stdout.replace(str(path), "-") == from_pipe.stdout.replace("<stdin>", "-")
+    assert f"line {52 + 6001 + 40}]" in from_file.stdout  # the second boot's last alert
