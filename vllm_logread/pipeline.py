@@ -106,7 +106,6 @@ _MAX_CHUNK_MISSES = 8
 _MAX_CACHED_SECONDS = 4096
 # Session._chunk_rx's groups: time, engine digits, then STATS_FAST's.
 _C_TIME, _C_ENGINE, _C_VALUES = 0, 1, 2
-_GROUPS = re.Match.groups
 
 
 @dataclass(slots=True)
@@ -401,13 +400,13 @@ class Session:
         (nothing done) when a stats line has another layout or wording."""
         assert self._chunk_rx is not None
         lines = self._counter(buf, start)
-        # The matches and their groups, listed in C; an alert's line is found
-        # from its match.
-        matches = list(self._chunk_rx.finditer(buf, start, stop))
+        # The groups of every match, listed in C (b"": a group that did not
+        # take part); an alert's line is found by finding the matches again.
+        rows = self._chunk_rx.findall(buf, start, stop)
         out: list[Output] = []
-        if matches:
-            cols = tuple(zip(*map(_GROUPS, matches), strict=True))
-            if None in cols[_C_TIME] or None in cols[_C_VALUES]:
+        if rows:
+            cols = tuple(zip(*rows, strict=True))
+            if b"" in cols[_C_TIME] or b"" in cols[_C_VALUES]:
                 self._chunk_rx = None  # rebuilt by _serve_lines from the lines it reads
                 self._chunk_misses += 1
                 return None
@@ -420,12 +419,16 @@ class Session:
                         names[digits] = digits.decode()
                     engines = list(map(names.get, cols[_C_ENGINE]))
             else:
-                engines = [engine] * len(matches)
+                engines = [engine] * len(rows)
             times = cols[_C_TIME]
-            alerts = self._fold_columns(engines, times, self._seconds_of(times), cols[_C_VALUES:])
-            for a in alerts:
-                ls = buf.rfind(b"\n", 0, matches[a.line].start()) + 1
-                out.append(_alert_output(a, lines.line_at(ls)))
+            alerts = self._fold_columns(
+                engines, times, self._seconds_of(times), cols[_C_VALUES:], absent=b""
+            )
+            if alerts:  # a few per boot (load.MAX_CROSSING_ALERTS, firsts)
+                starts = [m.start() for m in self._chunk_rx.finditer(buf, start, stop)]
+                for a in alerts:
+                    ls = buf.rfind(b"\n", 0, starts[a.line]) + 1
+                    out.append(_alert_output(a, lines.line_at(ls)))
         self._chunk_misses = 0
         self._close(lines, stop)
         return out
@@ -617,15 +620,17 @@ class Session:
         times: Sequence[bytes | None],
         seconds: Sequence[int | None],
         values: Sequence[Sequence[bytes]],
+        absent: bytes | None = None,
     ) -> list[Alert]:
         """Consecutive stats lines into the current boot's load watch, their
-        values as STATS_FAST's groups (None: none) a column each; the alerts,
-        ``line`` = the index of theirs."""
+        values as STATS_FAST's groups (``absent``: none, as ``finditer`` or
+        ``findall`` give it) a column each; the alerts, ``line`` = the index
+        of theirs."""
         prompt_tps, gen_tps, running, swapped, pending, waiting, pre, kv = values
         n = len(running)
-        if None in waiting:  # V0's "Pending"
+        if absent in waiting:  # V0's "Pending"
             waiting = [w or q for w, q in zip(waiting, pending, strict=True)]
-        preemptions = [0] * n if pre.count(None) == n else [int(x) if x else 0 for x in pre]
+        preemptions = [0] * n if pre.count(absent) == n else [int(x) if x else 0 for x in pre]
         return self.watch_of(self.tracker.current).add_batch(
             engines,
             times,
