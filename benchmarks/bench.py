@@ -11,7 +11,9 @@ times, on that same file and in one run:
 * ``vllm-logread FILE --no-echo --no-stats``: the boot report alone;
 * ``grep -E`` for the same line kinds (boot lines and stats lines);
 * ``grep -F`` for the boot lines;
-* ``cat FILE > /dev/null``: the floor (reading the bytes).
+* ``cat FILE > /dev/null``: the floor (reading the bytes);
+* ``cat FILE | vllm-logread --no-echo``: the full report through a pipe, as
+  from a live server (every line counted as it passes).
 
 Each is given as a ratio to ``grep -E`` (the boot report also to ``grep -F``),
 with our peak RSS on this file and on one a tenth of its size (flat memory:
@@ -227,6 +229,11 @@ def main(argv: list[str] | None = None) -> int:
             "grep_e": (["grep", "-E", GREP_E, str(big)], False),
             "grep_f": ([*grep_f, str(big)], False),
             "cat": (["cat", str(big)], False),
+            # The same log through a pipe, as from a live server: a pipe's
+            # bytes are gone once read, so every line is counted as it passes
+            # (a file's are counted again from the file only where numbered).
+            # Its CPU includes cat's.
+            "pipe": (["sh", "-c", 'cat "$1" | "$2" --no-echo', "sh", str(big), tool], False),
         }
         runs: dict[str, Run] = {}
         for _ in range(r):
@@ -292,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         row(f"`grep -E '{GREP_E}'`", ge),
         row("`grep -F -e 'KV cache size' -e 'Maximum concurrency' -e 'blocks:'`", gf),
         row("`cat FILE > /dev/null`", runs["cat"]),
+        row("`cat FILE | vllm-logread --no-echo` (full report through a pipe)", runs["pipe"]),
         "",
         f"Flat memory: peak RSS {_mib(rss_big)} on {args.lines:,} lines, "
         f"{_mib(rss_small)} on {small_lines:,} lines"
