@@ -6,10 +6,14 @@ Both ways give the same numbers as the patterns table."""
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import pytest
+import strategies
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from vllm_logread import pipeline
 from vllm_logread.cli import main
@@ -139,3 +143,24 @@ def test_a_file_and_the_same_bytes_through_a_pipe_print_the_same(tmp_path: Path)
     assert from_file.exit_code == from_pipe.exit_code == 0
     assert from_file.stdout.replace(str(path), "-") == from_pipe.stdout.replace("<stdin>", "-")
     assert f"line {52 + 6001 + 40}]" in from_file.stdout  # the second boot's last alert
+
+
+SAMPLES = sorted((ROOT / "sample_logs").glob("*.log"))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False), st.integers(min_value=1, max_value=70_000))
+def test_damaged_logs_number_their_lines_the_same_either_way(
+    rng: random.Random, chunk: int
+) -> None:
+    """Any sample, damaged (spliced, truncated, glued, wrapped lines, long
+    lines, no final newline...), under load and restarted: lazy counting
+    from the "file" gives what counting every byte gives."""
+    base = SAMPLES[rng.randrange(len(SAMPLES))].read_bytes()
+    tail = RISING if rng.random() < 0.5 else b""
+    data = strategies.mutate_log(
+        rng, base + ACCESS * rng.randrange(2000) + tail, strategies.seed_log_lines()
+    )
+    lazy = read(data, chunk=chunk, lazy=True)
+    eager = read(data, chunk=chunk, lazy=False)
+    assert lazy[:2] == eager[:2]
