@@ -232,6 +232,9 @@ def _part(pattern: str) -> re.Pattern[str]:
     return cast("re.Pattern[str]", _LazyPattern(pattern, 0))
 
 
+# The device words of V0's "# GPU blocks: N" line (the CPU backend's apart).
+_BLOCK_DEVICES = "GPU|CUDA|cuda|XLA|xla|TPU|tpu|HPU|hpu|XPU|xpu|NPU|npu|gpu"
+
 _STATS_PARTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("prompt_tps", _part(rf"Avg prompt throughput: ({NUM}) tokens/s")),
     ("generation_tps", _part(rf"Avg generation throughput: ({NUM}) tokens/s")),
@@ -583,7 +586,7 @@ ROWS: tuple[Row, ...] = (
         "blocks",
         ("blocks: ",),
         _c(
-            rf"""(?:^|\#\ )(?P<device>GPU|CUDA|cuda|XLA|xla|TPU|tpu|HPU|hpu|XPU|xpu|NPU|npu|gpu)
+            rf"""(?:^|\#\ )(?P<device>{_BLOCK_DEVICES})
                  \ blocks:\ (?P<gpu_blocks>{INT})(?:,\ \#\ CPU\ blocks:\ (?P<cpu_blocks>{INT}))?\s*$"""
         ),
         warn_on_miss=False,
@@ -865,6 +868,23 @@ def facts_from_message(
                 source=source,
                 time=time,
             )
+
+
+# -- pool lines in serving mode ------------------------------------------------
+# A boot already reported that states its pool again (a late data-parallel
+# engine, a worker's repeat, a pool allocated anew) is read by the rows above:
+# serving mode hands such a line back to boot mode (pipeline._hand_back). Each
+# head is found through a byte that is rare in a serving log, at its offset
+# in the head, then checked (a chunk dense in that byte is searched for the
+# head itself): "z" of V1's "KV cache size: ", "#" of V0's "# GPU blocks: ".
+POOL_HEADS: tuple[tuple[bytes, int, _stdre.Pattern[bytes]], ...] = (
+    (b"z", len(b"KV cache si"), _stdre.compile(rb"KV cache size: ")),
+    (
+        b"#",
+        0,
+        _stdre.compile(rb"# (?:%s|CPU|cpu) blocks: " % _BLOCK_DEVICES.encode()),
+    ),
+)
 
 
 # -- the stats line's fast path (serving phase) -------------------------------

@@ -58,7 +58,7 @@ from .load import (
     summary_text,
 )
 from .metrics import feed_session, looks_like_metrics
-from .patterns import STATS_ENGINE_FAST, STATS_FAST, STATS_MARKER
+from .patterns import POOL_HEADS, STATS_ENGINE_FAST, STATS_FAST, STATS_MARKER
 from .report import Options, Report, build_report, engine_generation
 from .stream import MAX_LINE_BYTES, ParseWarning, Scanner, scan_bytes
 
@@ -78,11 +78,14 @@ QUIET_MISSING_ENGINE_S = 5.0
 # logo's first byte; a search for each whole marker costs ten times more (1 s
 # against 0.1 s on a 1.6 GB log). A chunk where the byte is common (upper-case
 # prompts) is searched for the markers themselves.
-_BOOT_START_ANCHORS = (
-    (b"L", (b"LLM engine", b"LLM API server version", b"LLM server version")),
-    (b"\xe2", ("▀▄▀".encode(),)),
+# A pool line is handed back to boot mode too (patterns.POOL_HEADS). Each
+# entry: the byte, its offset in the head, and the head.
+_HAND_BACK_ANCHORS: tuple[tuple[bytes, int, re.Pattern[bytes]], ...] = (
+    (b"L", 0, re.compile(rb"LLM (?:engine|API server version|server version)")),
+    (b"\xe2", 0, re.compile(re.escape("▀▄▀".encode()))),
+    *POOL_HEADS,
 )
-_BOOT_START_DENSE = 256  # anchor hits in a chunk before searching the markers
+_HAND_BACK_DENSE = 256  # anchor hits in a chunk before searching the heads
 # V0's preemption warning (patterns.py row "preemption_warning").
 _PREEMPT_MARKER = b"is preempted by"
 _BOM_UTF16 = (b"\xff\xfe", b"\xfe\xff")
@@ -154,6 +157,8 @@ class Session:
     tracker: BootTracker = field(default_factory=BootTracker)
     watches: dict[int, LoadWatch] = field(default_factory=dict)
     reported: set[int] = field(default_factory=set)
+    # The figures of each boot's last printed report (_figures).
+    _printed: dict[int, tuple[Any, ...]] = field(default_factory=dict)
     summarized: set[int] = field(default_factory=set)
     _scanner: Scanner = field(init=False)
     _line_base: int = 0  # lines before the current Scanner's first line
@@ -331,7 +336,7 @@ class Session:
         if self._serving:
             lazy = at is not None and self.recount is not None
             self._buf_at = at if lazy else None
-            cut = _boot_start(buf, start, end)
+            cut = _hand_back(buf, start, end)
             if self.read_stats:
                 out += self._serve(buf, start, cut)  # counts (or leaves) the lines too
             elif lazy:
@@ -343,7 +348,7 @@ class Session:
                 return out
             if at is not None:
                 self._settle(at + cut)
-            # A new boot may start here: boot mode from this line on.
+            # A new boot (or a pool line) may start here: boot mode from this line on.
             self._serving = False
             self._scanner = Scanner(self.source, read_stats=self.read_stats)
             self._line_base = self._lines
@@ -735,6 +740,8 @@ class Session:
         boot = self.tracker.current
         if boot.index not in self.reported and _boot_complete(boot, line):
             out.append(self._report(boot, line[0].line))
+        elif boot.index in self.reported and any(f.kind in _POOL_LINE_KINDS for f in line):
+            out += self._report_again(boot, line[0].line)
         elif (
             first == "engine_failed"
             and boot.index in self.reported
@@ -777,8 +784,26 @@ class Session:
     def _report(self, boot: Boot, line: int | None) -> Output:
         self.reported.add(boot.index)
         report = self.report_for(boot)
+        self._printed[boot.index] = _figures(report)
         self.watch_of(boot).start_alerts(Estimate.from_report(report))
         return Output(kind="report", report=report, line=line)
+
+    def _report_again(self, boot: Boot, line: int) -> list[Output]:
+        """A pool line of a boot already reported (a late data-parallel
+        engine, a worker's repeat, a pool stated anew): the report again, with
+        a warning, when its figures changed; else nothing (a repeat)."""
+        report = self.report_for(boot)
+        if _figures(report) == self._printed.get(boot.index):
+            return []
+        self._printed[boot.index] = _figures(report)
+        self.watch_of(boot).start_alerts(Estimate.from_report(report))
+        warning = Output(
+            kind="warning",
+            text=f"warning: {self.source}:{line}: the pool was stated again after the report "
+            "above, with other figures: reported again",
+            line=line,
+        )
+        return [warning, Output(kind="report", report=report, line=line)]
 
     def _summary(self, boot: Boot, line: int | None) -> list[Output]:
         """The load summary of a boot that ran under load, once."""
@@ -791,6 +816,19 @@ class Session:
         if len(self.tracker.boots) > 1:
             title = f"boot {boot.index + 1}" + (f", {title}" if title else "")
         return [Output(kind="summary", text=summary_text(summary, title=title), line=line)]
+
+
+def _figures(report: Report) -> tuple[Any, ...]:
+    """What a report says about the pool and the users (a reprint is due
+    when these change, not when only a cited line does)."""
+    return (
+        report.pool_tokens,
+        report.num_blocks,
+        report.vllm_max_concurrency,
+        report.users,
+        report.users_mid_answer,
+        len(report.engines),
+    )
 
 
 class _LineCounter:
@@ -819,18 +857,19 @@ def _alert_output(alert: Alert, line: int) -> Output:
     return Output(kind="alert", text=text, line=line)
 
 
-def _boot_start(buf: bytes, start: int, end: int) -> int:
-    """Offset of the first line in ``buf[start:end]`` that may start a boot, else end."""
+def _hand_back(buf: bytes, start: int, end: int) -> int:
+    """Offset of the first line in ``buf[start:end]`` that boot mode must read
+    (a boot's first lines, a pool line), else end."""
     cut = end
-    find, startswith = buf.find, buf.startswith
-    for anchor, heads in _BOOT_START_ANCHORS:
-        p = find(anchor, start, cut)
+    find = buf.find
+    for anchor, off, head in _HAND_BACK_ANCHORS:
+        p = find(anchor, start + off, cut)
         n = 0
-        while p >= 0 and not any(startswith(h, p) for h in heads):
+        while p >= 0 and head.match(buf, p - off) is None:
             n += 1
-            if n > _BOOT_START_DENSE:
-                found = [q for q in (find(h, p, cut) for h in heads) if q >= 0]
-                p = min(found) if found else -1
+            if n > _HAND_BACK_DENSE:
+                m = head.search(buf, p - off, cut)
+                p = -1 if m is None else m.start()
                 break
             p = find(anchor, p + 1, cut)
         if p >= 0:
