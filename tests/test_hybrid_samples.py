@@ -255,3 +255,21 @@ def test_pool_line_range_that_moves_the_users_is_approximate() -> None:
     out = run_json("hybrid_gpt_oss_20b_v0_11", 40, 8)
     assert (out["users"], out["users_mid_answer"]) == (24598, 24598)
     assert out["is_exact"] is False
+
+
+def test_the_live_report_holds_the_pool_as_a_range_until_the_blocks_are_stated() -> None:
+    """Gemma 3 on 0.11: the report comes at the pool line (29,760 tokens:
+    13,020 to 13,026 blocks over 7 groups); the API server states the exact
+    13,025 blocks 16 seconds later. The memory check takes the range (15.9 GiB
+    allows 13,021..13,029), so the report printed at once holds, and the
+    stated count, which changes no user, prints no second report."""
+    r = CliRunner().invoke(
+        main, [str(SAMPLES / "hybrid_gemma3_27b.log"), "--no-echo"], catch_exceptions=False
+    )
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.count("== vllm-logread: ") == 1
+    assert "stated again" not in r.stderr
+    assert (
+        "pass    pool_vs_memory: 15.9 GiB / 1,310,720 B per block = 13,021..13,029 blocks "
+        "within the printed precision; the pool is 13,020..13,026" in r.stdout
+    )

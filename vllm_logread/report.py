@@ -65,10 +65,19 @@ class EngineReport:
     users_mid_answer: int | None
     line: int | None
     ranks_disagree: bool
+    # The pool line allows up to this many blocks (decoded from its tokens,
+    # when several block counts print the same line); None: num_blocks exactly.
+    num_blocks_high: int | None = None
 
     @classmethod
     def of(
-        cls, eng: Engine, *, pool_tokens: int | None, num_blocks: int | None, c: Any
+        cls,
+        eng: Engine,
+        *,
+        pool_tokens: int | None,
+        num_blocks: int | None,
+        c: Any,
+        num_blocks_high: int | None = None,
     ) -> EngineReport:
         """One engine's row from its pool and its capacity (None: unknown)."""
         return cls(
@@ -79,6 +88,7 @@ class EngineReport:
             users_mid_answer=None if c is None else c.users_mid_answer,
             line=eng.pool_line,
             ranks_disagree=eng.ranks_disagree,
+            num_blocks_high=num_blocks_high,
         )
 
 
@@ -199,19 +209,27 @@ def range_check(
     stated: str,
     mismatch: str,
     line: int | None,
+    value_high: float | None = None,
 ) -> Check:
-    """A check that a stated value lies in what a printed figure allows.
+    """A check that a stated value lies in what a printed figure allows; a
+    value known only as a range (``value``..``value_high``) passes when the
+    two ranges meet.
 
     >>> range_check("x", low=1504, high=1508, value=1506, how="3.31 GiB / 2,359,296 B",
     ...             unit="blocks", stated="the log says", mismatch="no", line=3).status
     'pass'
+    >>> range_check("x", low=13021, high=13029, value=13020, value_high=13026, how="15.9 GiB",
+    ...             unit="blocks", stated="the pool is", mismatch="no", line=3).detail
+    '15.9 GiB = 13,021..13,029 blocks within the printed precision; the pool is 13,020..13,026'
     """
-    ok = low <= value <= high
+    top = value if value_high is None else value_high
+    ok = low <= top and value <= high
+    said = f"{value:,}" if value_high is None else f"{value:,}..{value_high:,}"
     return Check(
         name=name,
         status="pass" if ok else "fail",
         detail=f"{how} = {low:,.0f}..{high:,.0f} {unit} within the printed precision; "
-        f"{stated} {value:,}" + ("" if ok else f": {mismatch}"),
+        f"{stated} {said}" + ("" if ok else f": {mismatch}"),
         line=line,
     )
 
@@ -353,7 +371,16 @@ def build_report(
             boot, spec, num_blocks, block_size, max_model_len, conc_f, avail_f, pool_tokens, vt, gen
         )
         if layout is None or layout.is_single_full_group
-        else _hybrid_checks(layout, boot, num_blocks, max_model_len, conc_f, avail_f, version)
+        else _hybrid_checks(
+            layout,
+            boot,
+            num_blocks,
+            max_model_len,
+            conc_f,
+            avail_f,
+            version,
+            num_blocks_high=engines[0].num_blocks_high if engines else None,
+        )
     )
     if spec is None and spec_error is None:
         checks.append(
@@ -682,7 +709,10 @@ def _hybrid_engine_users(
             f"{c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; mid-answer "
             f"{c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
         )
-    return EngineReport.of(eng, pool_tokens=eng.pool_tokens, num_blocks=num_blocks, c=c), c
+    report = EngineReport.of(
+        eng, pool_tokens=eng.pool_tokens, num_blocks=num_blocks, c=c, num_blocks_high=high_blocks
+    )
+    return report, c
 
 
 def _hybrid_checks(
@@ -693,6 +723,8 @@ def _hybrid_checks(
     conc_f: Fact | None,
     avail_f: Fact | None,
     version: Any,
+    *,
+    num_blocks_high: int | None = None,
 ) -> list[Check]:
     out: list[Check] = []
     if conc_f is not None and num_blocks is not None and max_model_len:
@@ -743,6 +775,7 @@ def _hybrid_checks(
                 low=cap.num_blocks_for_memory(layout, int(max(avail - avail_f.half_ulp, 0) * GIB)),
                 high=cap.num_blocks_for_memory(layout, int((avail + avail_f.half_ulp) * GIB)),
                 value=num_blocks,
+                value_high=num_blocks_high,
                 how=f"{avail} GiB / {layout.bytes_per_block:,} B per block",
                 unit="blocks",
                 stated="the pool is",
