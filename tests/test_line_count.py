@@ -164,3 +164,18 @@ def test_damaged_logs_number_their_lines_the_same_either_way(
     lazy = read(data, chunk=chunk, lazy=True)
     eager = read(data, chunk=chunk, lazy=False)
     assert lazy[:2] == eager[:2]
+
+
+def test_a_buffer_with_a_numbered_line_is_counted_through() -> None:
+    """V0 prints a warning per preemption, each numbered: a buffer where a
+    line was numbered is counted to its end at once, so a log that numbers a
+    line in every buffer is never read twice."""
+    v0 = (ROOT / "sample_logs" / "era_0_7_2_v0.log").read_bytes()
+    warning = v0.splitlines(keepends=True)[-1]  # "... is preempted by ..." (a V0 warning)
+    assert b"is preempted by" in warning
+    data = v0 + (ACCESS * 20 + warning) * 400
+    chunk = 4096  # a warning every ~1.8 KB: one or more in every buffer
+    lazy = read(data, chunk=chunk, lazy=True)
+    eager = read(data, chunk=chunk, lazy=False)
+    assert lazy[:2] == eager[:2]
+    assert sum(b - a for a, b in lazy[2]) <= chunk

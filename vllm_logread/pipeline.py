@@ -261,8 +261,10 @@ class Session:
             nl = data.find(b"\n", start)
             if nl < 0:
                 return self._hold(data[start:])
-            # (the input's own bytes: the tail is what came just before data)
-            line_at = at - len(self._tail)
+            # The input's own bytes (the tail came just before data): left
+            # uncounted only behind lines already left so (one line is
+            # cheaper to count than to read again).
+            line_at = None if self._gap_from is None else at - len(self._tail)
             line, self._tail = self._tail + data[start : nl + 1], b""
             out += self._take_lines(line, 0, len(line), at=line_at)
             start = nl + 1
@@ -520,11 +522,13 @@ class Session:
 
     def _close(self, lines: _LineCounter, stop: int) -> None:
         """The lines of the buffer up to ``stop`` are taken: counted now (a
-        pipe), or from the last one numbered on, when needed (``recount``)."""
-        if self._buf_at is None:
+        pipe; a buffer where a line was numbered, as its next may be: V0's
+        warnings, --stats-csv), or when a later number is asked for (a file:
+        ``recount``)."""
+        if self._buf_at is None or lines.used:
             self._lines = lines.line_at(stop) - 1
-        elif lines.settle is None:
-            self._lines, self._gap_from = lines.lines, self._buf_at + lines.pos
+        elif self._gap_from is None:
+            self._gap_from = self._buf_at + lines.pos
 
     def _read_head(
         self, buf: bytes, ls: int, p: int
@@ -837,7 +841,7 @@ def _figures(report: Report) -> tuple[Any, ...]:
 class _LineCounter:
     """Line numbers in one buffer, counted forward only as far as asked."""
 
-    __slots__ = ("buf", "lines", "pos", "settle")
+    __slots__ = ("buf", "lines", "pos", "settle", "used")
 
     def __init__(
         self, buf: bytes, pos: int, lines: int, settle: Callable[[], int] | None = None
@@ -845,9 +849,11 @@ class _LineCounter:
         # ``lines`` before ``pos``; with ``settle``, those are counted by it
         # when a number is first asked for (lines left uncounted before ``pos``).
         self.buf, self.pos, self.lines, self.settle = buf, pos, lines, settle
+        self.used = False  # a number was asked for
 
     def line_at(self, ls: int) -> int:
         """The 1-based number of the line starting at ``ls`` (never before the last asked)."""
+        self.used = True
         if self.settle is not None:
             self.lines, self.settle = self.settle(), None
         self.lines += self.buf.count(b"\n", self.pos, ls)
