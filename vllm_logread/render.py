@@ -139,7 +139,11 @@ def report_text(report: Report) -> str:
     pool = f"{_n(r.pool_tokens)} tokens"
     if r.num_blocks is not None and r.block_size and r.block_size > 1:
         # (SGLang's default page is one token: "N blocks of 1 token" says nothing)
-        pool += f" = {r.num_blocks:,} blocks of {r.block_size} tokens"
+        high = r.engines[0].num_blocks_high if r.engines else None
+        # A pool decoded from its tokens may be one of several block counts
+        # (Gemma 3 on 0.11: 29,760 tokens = 13,020 to 13,026 blocks; it was 13,025).
+        blocks = f"{r.num_blocks:,}" if high is None else f"{r.num_blocks:,} to {high:,}"
+        pool += f" = {blocks} blocks of {r.block_size} tokens"
     if r.engines and r.engines[0].line:
         pool += f" (line {r.engines[0].line})"
     lines.append(f"KV pool:       {pool}")
