@@ -245,3 +245,24 @@ def test_a_late_data_parallel_engine_is_not_a_restart() -> None:
     s.feed("\n".join(lines).encode() + b"\n")
     assert len(s.tracker.boots) == 1
     assert [e.key for e in s.tracker.current.pool_engines] == ["DP0", "DP1"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"(APIServer pid=1) INFO 11-29 10:00:01 [api_server.py:1839] vLLM API server version 0.11.0",
+        b"INFO 02-10 14:20:01 llm_engine.py:232] Initializing an LLM engine (v0.7.2) with config:",
+        "(APIServer pid=1) INFO 11-29 10:00:01 [utils.py:1] ▀▄▀ vLLM".encode(),
+        b"(EngineCore pid=200) INFO 11-29 10:00:40 [kv_cache_utils.py:1087] GPU KV cache size: 1",
+        b"INFO 02-10 14:20:33 executor_base.py:110] # CUDA blocks: 27927, # CPU blocks: 2048",
+        b"INFO 02-10 14:20:33 cpu_executor.py:110] # CPU blocks: 1170",
+    ],
+    ids=["banner", "v0-engine", "logo", "v1-pool", "v0-pool", "cpu-pool"],
+)
+def test_serving_mode_hands_back_boot_and_pool_lines(line: bytes) -> None:
+    """Each line boot mode must read is found among access lines by its rare
+    byte, at any place in a buffer (patterns.HAND_BACK_HEADS)."""
+    access = b'INFO:     10.0.0.1:4000 - "POST /v1/completions HTTP/1.1" 200 OK\n' * 50
+    buf = access + line + b"\n" + access
+    assert pipeline._hand_back(buf, 0, len(buf)) == len(access)
+    assert pipeline._hand_back(access * 2, 0, len(access) * 2) == len(access) * 2

@@ -58,7 +58,7 @@ from .load import (
     summary_text,
 )
 from .metrics import feed_session, looks_like_metrics
-from .patterns import POOL_HEADS, STATS_ENGINE_FAST, STATS_FAST, STATS_MARKER
+from .patterns import HAND_BACK_HEADS, STATS_ENGINE_FAST, STATS_FAST, STATS_MARKER
 from .report import Options, Report, build_report, engine_generation
 from .stream import MAX_LINE_BYTES, ParseWarning, Scanner, scan_bytes
 
@@ -70,21 +70,6 @@ QUIET_S = 0.05
 # The same, while a data-parallel engine the config announced has not stated
 # its pool yet (engines boot in parallel, seconds apart).
 QUIET_MISSING_ENGINE_S = 5.0
-# The lines that start a new boot in serving mode: the API server's banner
-# (0.4+ "vLLM API server version", 0.32+ logo) and the engine config line
-# ("Initializing an LLM engine" V0, "Initializing a V1 LLM engine" V1).
-# They are found through a byte that is rare in a serving log, by memchr: "L"
-# ("vLLM API server version", "vLLM server version", "LLM engine") and the
-# logo's first byte; a search for each whole marker costs ten times more (1 s
-# against 0.1 s on a 1.6 GB log). A chunk where the byte is common (upper-case
-# prompts) is searched for the markers themselves.
-# A pool line is handed back to boot mode too (patterns.POOL_HEADS). Each
-# entry: the byte, its offset in the head, and the head.
-_HAND_BACK_ANCHORS: tuple[tuple[bytes, int, re.Pattern[bytes]], ...] = (
-    (b"L", 0, re.compile(rb"LLM (?:engine|API server version|server version)")),
-    (b"\xe2", 0, re.compile(re.escape("▀▄▀".encode()))),
-    *POOL_HEADS,
-)
 _HAND_BACK_DENSE = 256  # anchor hits in a chunk before searching the heads
 # V0's preemption warning (patterns.py row "preemption_warning").
 _PREEMPT_MARKER = b"is preempted by"
@@ -868,10 +853,10 @@ def _alert_output(alert: Alert, line: int) -> Output:
 
 def _hand_back(buf: bytes, start: int, end: int) -> int:
     """Offset of the first line in ``buf[start:end]`` that boot mode must read
-    (a boot's first lines, a pool line), else end."""
+    (a boot's first lines, a pool line: patterns.HAND_BACK_HEADS), else end."""
     cut = end
     find = buf.find
-    for anchor, off, head in _HAND_BACK_ANCHORS:
+    for anchor, off, head in HAND_BACK_HEADS:
         p = find(anchor, start + off, cut)
         n = 0
         while p >= 0 and head.match(buf, p - off) is None:
