@@ -188,7 +188,8 @@ def _stats(m: re.Match[str]) -> Built:
 
 
 class _LazyPattern:
-    """A row's VERBOSE regex, compiled the first time it is used.
+    """A row's VERBOSE regex (or a part's, ``flags=0``), compiled the first
+    time it is used.
 
     The rows' regexes take about 30 ms to compile, a quarter of a report's
     start-up on a short log, and a log uses a dozen of them: the others are

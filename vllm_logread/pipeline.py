@@ -333,7 +333,7 @@ class Session:
                 self._lines += buf.count(b"\n", start, cut)
             if cut == end:
                 return out
-            if at is not None:
+            if lazy:
                 self._settle(at + cut)
             # A new boot (or a pool line) may start here: boot mode from this line on.
             self._serving = False
@@ -770,9 +770,9 @@ class Session:
             line[0].line,
         )
 
-    def _report(self, boot: Boot, line: int | None) -> Output:
+    def _report(self, boot: Boot, line: int | None, report: Report | None = None) -> Output:
         self.reported.add(boot.index)
-        report = self.report_for(boot)
+        report = report or self.report_for(boot)
         self._printed[boot.index] = _figures(report)
         self.watch_of(boot).start_alerts(Estimate.from_report(report))
         return Output(kind="report", report=report, line=line)
@@ -784,15 +784,13 @@ class Session:
         report = self.report_for(boot)
         if _figures(report) == self._printed.get(boot.index):
             return []
-        self._printed[boot.index] = _figures(report)
-        self.watch_of(boot).start_alerts(Estimate.from_report(report))
         warning = Output(
             kind="warning",
             text=f"warning: {self.source}:{line}: the pool was stated again after the report "
             "above, with other figures: reported again",
             line=line,
         )
-        return [warning, Output(kind="report", report=report, line=line)]
+        return [warning, self._report(boot, line, report)]
 
     def _summary(self, boot: Boot, line: int | None) -> list[Output]:
         """The load summary of a boot that ran under load, once."""
@@ -937,10 +935,6 @@ def open_input(name: str) -> Any:
 
     A FIFO is fine (it is read like a pipe); a directory is not a log.
     """
-    import stat
-
-    from .facts import InputError
-
     try:
         st = os.stat(name)
     except FileNotFoundError:
@@ -1048,8 +1042,6 @@ def file_recount(stream: Any, name: str = "the input") -> Callable[[int, int], i
 
 
 def _read_failed(err: OSError, session: Session | None) -> Exception:
-    from .facts import InputError
-
     name = "the input" if session is None else session.source
     return InputError(f"{name}: cannot read it ({err.strerror or err})")
 
