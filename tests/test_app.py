@@ -18,8 +18,9 @@ from typing import IO
 
 import pytest
 
-from vllm_logread import app, live, pipeline
-from vllm_logread.facts import InputError, LogReadError, MissingPoolError
+from vllm_logread import app
+from vllm_logread.errors import InputError, LogReadError, MissingPoolError
+from vllm_logread.terminal import Interrupted
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "sample_logs" / "seed_qwen3-8b_l4.log"
@@ -151,14 +152,14 @@ def test_bad_values_are_plain_errors_with_exit_2(
 
 def test_a_later_missing_file_closes_the_ones_opened(monkeypatch: pytest.MonkeyPatch) -> None:
     opened: list[IO[bytes]] = []
-    real_open = pipeline.open_input
+    real_open = app.open_input
 
     def spy(name: str) -> IO[bytes]:
         stream: IO[bytes] = real_open(name)
         opened.append(stream)
         return stream
 
-    monkeypatch.setattr(pipeline, "open_input", spy)
+    monkeypatch.setattr(app, "open_input", spy)
     with pytest.raises(InputError):
         read(FakeConsole(), SEED, "/nonexistent.log")
     assert len(opened) == 1 and opened[0].closed
@@ -216,7 +217,7 @@ class _InterruptedPipe(io.RawIOBase):
 
     def read1(self, n: int = -1) -> bytes:
         if not self._data:
-            raise live.Interrupted(self._signum)
+            raise Interrupted(self._signum)
         chunk, self._data = self._data[:n], self._data[n:]
         return chunk
 

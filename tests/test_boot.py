@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vllm_logread.boot import BootTracker, engine_key
-from vllm_logread.facts import Fact
+from vllm_logread.boots import BootTracker, engine_key
+from vllm_logread.read.facts import Fact
 
 
 def F(kind: str, value: object, line: int, process: str | None = None) -> Fact:  # noqa: N802

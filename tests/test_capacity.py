@@ -13,15 +13,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vllm_logread import capacity as cap
-from vllm_logread import kvspec
 from vllm_logread.capacity import Workload
-from vllm_logread.facts import UsageError
+from vllm_logread.errors import UsageError
+from vllm_logread.kv.build import spec_from_config
+from vllm_logread.kv.config import resolve_spec
+from vllm_logread.kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
+from vllm_logread.kv.specs import KVSpec
+from vllm_logread.versions import parse_version
 
 GIB = 1 << 30
 
 
-def spec(name: str, **kwargs: Any) -> kvspec.KVSpec:
-    found = kvspec.resolve_spec(name, **kwargs)
+def spec(name: str, **kwargs: Any) -> KVSpec:
+    found = resolve_spec(name, **kwargs)
     assert found is not None, name
     return found
 
@@ -46,7 +50,7 @@ def test_seed_fp8_doubles_the_pool() -> None:
 
 def test_seed_through_the_spec_is_identical() -> None:
     qwen = spec("Qwen/Qwen3-8B")
-    layout = cap.kv_cache_layout(qwen)
+    layout = kv_cache_layout(qwen)
     assert layout.is_single_full_group and layout.group_size == 36
     # 3.31 GiB // (16 x 4,096 B) // 36 layers = 1,506 blocks.
     assert cap.num_blocks_for_memory(layout, int(3.31 * GIB)) == 1506
@@ -70,7 +74,7 @@ def test_gpt_oss_20b_two_groups() -> None:
     # 2 groups, no padding. Page = 16 tokens x 2 x 8 x 64 x 2 B = 32,768 B;
     # a block id spans 12 layers = 393,216 B. 10 GiB -> 327,680 pages // 12
     # = 27,306 blocks, 27,305 usable.
-    layout = cap.kv_cache_layout(spec("openai/gpt-oss-20b"))
+    layout = kv_cache_layout(spec("openai/gpt-oss-20b"))
     assert [(g.kind, g.num_layers, g.num_padding_layers) for g in layout.groups] == [
         ("sliding", 12, 0),
         ("full", 12, 0),
@@ -117,14 +121,14 @@ def test_gpt_oss_20b_two_groups() -> None:
 def test_gpt_oss_before_the_hybrid_manager() -> None:
     # vLLM 0.9.0 unifies sliding into full: one group of 24 layers, 10 GiB ->
     # 327,680 // 24 = 13,653 blocks, 40 blocks per user -> 13,652 // 40 = 341.
-    layout = cap.kv_cache_layout(spec("openai/gpt-oss-20b"), vllm_version="0.9.0")
+    layout = kv_cache_layout(spec("openai/gpt-oss-20b"), vllm_version="0.9.0")
     assert (layout.num_groups, layout.group_size, layout.is_hybrid_manager) == (1, 24, False)
     nb = cap.num_blocks_for_memory(layout, 10 * GIB)
     c = cap.users_for_layout(layout, num_blocks=nb, workload=Workload())
     assert (nb, c.users, c.users_mid_answer) == (13653, 341, 379)
     # And the concurrency line was num_blocks x 16 / L then.
     assert cap.max_concurrency(layout, num_blocks=nb, max_model_len=131072) == nb * 16 / 131072
-    forced_off = cap.kv_cache_layout(spec("openai/gpt-oss-20b"), hybrid_kv_cache_manager=False)
+    forced_off = kv_cache_layout(spec("openai/gpt-oss-20b"), hybrid_kv_cache_manager=False)
     assert forced_off.num_groups == 1 and forced_off.has_null_block
 
 
@@ -134,7 +138,7 @@ def test_gemma3_27b_seven_groups_with_padding() -> None:
     # (layers[i::6]: four of 9 layers, two of 8 -> 8 padding layers), plus 1
     # full group = 7 groups. Page: 16 x 2 x 16 KV heads x 128 x 2 B = 131,072 B;
     # a block id spans 10 layers = 1,310,720 B.
-    layout = cap.kv_cache_layout(spec("google/gemma-3-27b-it"))
+    layout = kv_cache_layout(spec("google/gemma-3-27b-it"))
     assert layout.num_groups == 7 and layout.group_size == 10
     assert [g.num_layers for g in layout.groups] == [9, 9, 9, 9, 8, 8, 10]
     assert sum(g.num_padding_layers for g in layout.groups) == 8
@@ -167,7 +171,7 @@ def test_qwen3_next_80b_mamba_groups_tp4() -> None:
     # tokens; page 272 x 1,024 = 278,528 B (the state padded to it).
     q = spec("Qwen/Qwen3-Next-80B-A3B-Instruct", tensor_parallel_size=4)
     assert q.state_bytes_per_layer == 274432
-    layout = cap.kv_cache_layout(q)
+    layout = kv_cache_layout(q)
     assert (layout.block_size, layout.page_size_bytes) == (272, 278528)
     # 12 full + 36 linear: group_size 12 -> 1 full + 3 Mamba groups.
     assert sorted((g.kind, g.num_layers) for g in layout.groups) == [
@@ -201,7 +205,7 @@ def test_deepseek_v3_mla_tp8() -> None:
     # page 64 x 1,152 = 73,728 B, x 61 layers = 4,497,408 B per block.
     ds = spec("deepseek-ai/DeepSeek-V3", tensor_parallel_size=8)
     assert ds.kv_bytes_per_token == 70272
-    layout = cap.kv_cache_layout(ds, block_size=64)
+    layout = kv_cache_layout(ds, block_size=64)
     assert layout.is_single_full_group and layout.bytes_per_block == 4497408
     # 40 GiB // 73,728 = 582,542 // 61 = 9,549 blocks, 9,548 usable.
     nb = cap.num_blocks_for_memory(layout, 40 * GIB)
@@ -211,14 +215,14 @@ def test_deepseek_v3_mla_tp8() -> None:
     assert (c.blocks_per_user, c.users, c.users_mid_answer) == (10, 954, 1060)
     base = cap.users_that_fit(num_blocks=nb, block_size=64, workload=Workload())
     assert (c.users, c.users_mid_answer) == (base.users, base.users_mid_answer)
-    assert any("64" in n for n in cap.kv_cache_layout(ds).notes)
+    assert any("64" in n for n in kv_cache_layout(ds).notes)
 
 
 def test_mistral_v01_one_sliding_group() -> None:
     # Every layer slides (4,096): one group of SlidingWindowSpec. A 8,192-token
     # user holds at most cdiv(4,095, 16) + 1 = 257 blocks, not 512: 10,000 // 257
     # = 38 users.
-    layout = cap.kv_cache_layout(spec("mistralai/Mistral-7B-v0.1"))
+    layout = kv_cache_layout(spec("mistralai/Mistral-7B-v0.1"))
     assert [(g.kind, g.num_layers) for g in layout.groups] == [("sliding", 32)]
     c = cap.users_for_layout(
         layout, num_blocks=10001, workload=Workload(prompt_tokens=8000, output_tokens=192)
@@ -244,10 +248,10 @@ def test_llama4_chunked_defaults_to_one_group() -> None:
         "hidden_size": 5120,
         "attention_chunk_size": 8192,
     }
-    llama4 = kvspec.spec_from_config(cfg)
-    off = cap.kv_cache_layout(llama4)
+    llama4 = spec_from_config(cfg)
+    off = kv_cache_layout(llama4)
     assert off.num_groups == 1 and not off.is_exact
-    on = cap.kv_cache_layout(llama4, hybrid_kv_cache_manager=True)
+    on = kv_cache_layout(llama4, hybrid_kv_cache_manager=True)
     # 36 chunked + 12 full -> group_size 12 -> 3 chunked + 1 full = 4 groups.
     assert sorted(g.kind for g in on.groups) == ["chunked", "chunked", "chunked", "full"]
     # 20,000 tokens: now in the third chunk (from 16,384) -> 1,250 - 1,024 = 226
@@ -259,7 +263,7 @@ def test_llama4_chunked_defaults_to_one_group() -> None:
     assert cap.blocks_held(on.groups[0], 20000) == 226
     assert sorted(c.blocks_per_user_by_group) == [512, 512, 512, 1250]
     # Before 0.10.1 (0.9.1-0.10.0) the hybrid manager handled chunked attention.
-    assert cap.kv_cache_layout(llama4, vllm_version="0.10.0").num_groups == 4
+    assert kv_cache_layout(llama4, vllm_version="0.10.0").num_groups == 4
 
 
 # --------------------------------------------------------------------------
@@ -267,7 +271,7 @@ def test_llama4_chunked_defaults_to_one_group() -> None:
 
 
 def test_decode_uniform_pool_line() -> None:
-    layout = cap.kv_cache_layout(spec("Qwen/Qwen3-8B"))
+    layout = kv_cache_layout(spec("Qwen/Qwen3-8B"))
     got = cap.num_blocks_from_pool_line(layout, pool_tokens=24096, vllm_version="0.11.0")
     assert got is not None and (got.low, got.high, got.is_exact) == (1506, 1506, True)
     assert cap.num_blocks_from_pool_line(layout, pool_tokens=24095, vllm_version="0.11.0") is None
@@ -278,7 +282,7 @@ def test_decode_uniform_pool_line() -> None:
 def test_decode_gpt_oss_120b_real_log() -> None:
     # VLLM_LINES section 5: gpt-oss-120b, 2 groups x 18, "78,384 tokens" in
     # <= 0.20 = num_blocks // 2 x 16 -> num_blocks is 9,798 or 9,799.
-    layout = cap.kv_cache_layout(spec("openai/gpt-oss-120b"))
+    layout = kv_cache_layout(spec("openai/gpt-oss-120b"))
     assert (layout.num_groups, layout.group_size) == (2, 18)
     got = cap.num_blocks_from_pool_line(layout, pool_tokens=78384, vllm_version="0.11.0")
     assert got is not None and (got.low, got.high) == (9798, 9799)
@@ -295,10 +299,10 @@ def test_decode_qwen35_issue_40691() -> None:
     # -> nb in [1,484, 1,487]; concurrency nb / (cdiv(32,768, 784) + 3) =
     # nb / 45 prints 33.04 only for 1,487.
     groups = tuple(
-        cap.KVCacheGroup(kind=k, num_layers=1, num_padding_layers=0, block_size=784)
+        KVCacheGroup(kind=k, num_layers=1, num_padding_layers=0, block_size=784)
         for k in ("full", "mamba", "mamba", "mamba")
     )
-    layout = cap.KVCacheLayout(
+    layout = KVCacheLayout(
         groups=groups,
         group_size=1,
         block_size=784,
@@ -319,7 +323,7 @@ def test_decode_qwen35_issue_40691() -> None:
 
 
 def test_decode_0_21_concurrency_tokens() -> None:
-    layout = cap.kv_cache_layout(spec("openai/gpt-oss-20b"))
+    layout = kv_cache_layout(spec("openai/gpt-oss-20b"))
     got = cap.num_blocks_from_pool_line(
         layout,
         pool_tokens=410771,
@@ -331,8 +335,8 @@ def test_decode_0_21_concurrency_tokens() -> None:
 
 
 def test_max_concurrency_by_version() -> None:
-    layout_new = cap.kv_cache_layout(spec("Qwen/Qwen3-8B"))
-    layout_old = cap.kv_cache_layout(spec("Qwen/Qwen3-8B"), vllm_version="0.8.5")
+    layout_new = kv_cache_layout(spec("Qwen/Qwen3-8B"))
+    layout_old = kv_cache_layout(spec("Qwen/Qwen3-8B"), vllm_version="0.8.5")
     # 40,000 is not a multiple of 16: old = 1,506 x 16 / 40,000 = 0.6024;
     # 0.9.1+ = 1,506 / cdiv(40,000, 16) = 1,506 / 2,500 = 0.6024 as well; at
     # 40,001 they differ: 0.60238... vs 1,506 / 2,501 = 0.60216.
@@ -343,18 +347,18 @@ def test_max_concurrency_by_version() -> None:
 
 
 def test_parse_version() -> None:
-    assert cap.parse_version("0.10.1.1") == (0, 10, 1, 1)
-    assert cap.parse_version("0.11.0rc2.dev5+g1234") == (0, 11, 0)
-    assert cap.parse_version((0, 9, 1)) == (0, 9, 1)
+    assert parse_version("0.10.1.1") == (0, 10, 1, 1)
+    assert parse_version("0.11.0rc2.dev5+g1234") == (0, 11, 0)
+    assert parse_version((0, 9, 1)) == (0, 9, 1)
     with pytest.raises(UsageError):
-        cap.parse_version("nightly")
+        parse_version("nightly")
 
 
 # --------------------------------------------------------------------------
 # Properties
 
 LAYOUTS = [
-    cap.kv_cache_layout(spec(name))
+    kv_cache_layout(spec(name))
     for name in (
         "Qwen/Qwen3-8B",
         "openai/gpt-oss-20b",
@@ -363,7 +367,7 @@ LAYOUTS = [
         "Qwen/Qwen3-Next-80B-A3B-Instruct",
         "nvidia/Nemotron-H-56B-Base-8K",
     )
-] + [cap.kv_cache_layout(spec("google/gemma-3-27b-it"), vllm_version="0.9.0")]
+] + [kv_cache_layout(spec("google/gemma-3-27b-it"), vllm_version="0.9.0")]
 
 layouts = st.sampled_from(LAYOUTS)
 workloads = st.builds(
@@ -376,7 +380,7 @@ workloads = st.builds(
 @settings(max_examples=100, deadline=None)
 @given(layout=layouts, num_blocks=st.integers(min_value=0, max_value=2_000_000), workload=workloads)
 def test_users_never_exceed_the_pool(
-    layout: cap.KVCacheLayout, num_blocks: int, workload: Workload
+    layout: KVCacheLayout, num_blocks: int, workload: Workload
 ) -> None:
     c = cap.users_for_layout(layout, num_blocks=num_blocks, workload=workload)
     assert c.users * c.blocks_per_user <= c.usable_blocks
@@ -393,7 +397,7 @@ def test_users_never_exceed_the_pool(
     more=st.integers(min_value=0, max_value=100_000),
 )
 def test_users_do_not_grow_with_context(
-    layout: cap.KVCacheLayout, num_blocks: int, tokens: int, more: int
+    layout: KVCacheLayout, num_blocks: int, tokens: int, more: int
 ) -> None:
     short = cap.users_for_layout(
         layout, num_blocks=num_blocks, workload=Workload(prompt_tokens=tokens, output_tokens=0)
@@ -415,7 +419,7 @@ def test_users_do_not_grow_with_context(
 def test_one_full_group_is_users_that_fit(
     num_blocks: int, block_size: int, workload: Workload
 ) -> None:
-    layout = cap.kv_cache_layout(spec("Qwen/Qwen3-8B"), block_size=block_size)
+    layout = kv_cache_layout(spec("Qwen/Qwen3-8B"), block_size=block_size)
     a = cap.users_for_layout(layout, num_blocks=num_blocks, workload=workload)
     b = cap.users_that_fit(num_blocks=num_blocks, block_size=block_size, workload=workload)
     assert (a.users, a.users_mid_answer, a.blocks_per_user) == (
@@ -433,7 +437,7 @@ def test_one_full_group_is_users_that_fit(
     max_model_len=st.integers(min_value=1024, max_value=262_144),
 )
 def test_pool_line_round_trip(
-    layout: cap.KVCacheLayout, num_blocks: int, version: str, max_model_len: int
+    layout: KVCacheLayout, num_blocks: int, version: str, max_model_len: int
 ) -> None:
     kwargs: dict[str, Any] = {"max_model_len": max_model_len, "max_num_batched_tokens": 8192}
     tokens = cap.pool_tokens_printed(layout, num_blocks=num_blocks, vllm_version=version, **kwargs)
@@ -458,7 +462,7 @@ def test_pool_line_round_trip(
 def test_blocks_charged_is_the_peak_held(
     kind: str, block_size: int, window: int, tokens: int
 ) -> None:
-    group = cap.KVCacheGroup(
+    group = KVCacheGroup(
         kind=kind,
         num_layers=1,
         num_padding_layers=0,

@@ -13,7 +13,7 @@ import vllm_logread
 
 MODULES = sorted(
     m.name
-    for m in pkgutil.iter_modules(vllm_logread.__path__, "vllm_logread.")
+    for m in pkgutil.walk_packages(vllm_logread.__path__, "vllm_logread.")
     if m.name != "vllm_logread.__main__"
 )
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.ci_formats import annotation, escape_data, escape_property
 from vllm_logread.cli import main
+from vllm_logread.render.ci import annotation, escape_data, escape_property
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "sample_logs" / "seed_qwen3-8b_l4.log"

@@ -37,9 +37,9 @@ from strategies import (
     unstated_values,
 )
 
-from vllm_logread import pipeline
 from vllm_logread.cli import main
-from vllm_logread.report import Options
+from vllm_logread.report.model import Options
+from vllm_logread.session import Session
 
 SEED = (SAMPLE_LOGS / "seed_qwen3-8b_l4.log").read_bytes()
 SEED_USERS = 37  # 24,096 tokens / 16 = 1,506 blocks - 1 null = 1,505 // 40 blocks per user
@@ -523,7 +523,7 @@ def test_a_later_pool_line_reaches_serving_mode_too(pool_line: bytes) -> None:
     data = LATER_POOL + busy + pool_line
     results = []
     for cuts in ([len(data)], [len(LATER_POOL), len(LATER_POOL) + len(busy), len(data)]):
-        s = pipeline.Session("-", Options(), keep_all_facts=False)
+        s = Session("-", Options(), keep_all_facts=False)
         outs, at = [], 0
         for cut in cuts:
             outs += s.feed(data[at:cut])
@@ -822,9 +822,9 @@ def hook(event, args):
     elif event == "import" and args[0] in ("evil_config_module", "transformers"):
         seen.append(f"import {args[0]}")
 sys.addaudithook(hook)
-from vllm_logread import pipeline
+from vllm_logread import session  # noqa: F401  (imported before the hook counts opens)
 from vllm_logread.cli import main
-from vllm_logread.report import Options
+from vllm_logread.report.model import Options
 try:
     main(sys.argv[1:], prog_name="vllm-logread")
 except SystemExit as e:

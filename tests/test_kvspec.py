@@ -16,9 +16,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vllm_logread import capacity, kvspec
-from vllm_logread.facts import ConfigError, LogReadError
-from vllm_logread.kvspec import spec_from_config
+from vllm_logread.errors import ConfigError, LogReadError
+from vllm_logread.kv.build import spec_from_config
+from vllm_logread.kv.config import (
+    MAX_CONFIG_BYTES,
+    find_cached_config,
+    load_config,
+    resolve_spec,
+    spec_for_argument,
+    table_models,
+)
+from vllm_logread.kv.groups import kv_cache_layout, mamba_attention_block_size
+from vllm_logread.render.json import kv_report
+from vllm_logread.render.text import kv_text
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CONFIGS = SHARED / "configs"
@@ -69,7 +79,7 @@ def test_reference_bytes_per_token(
     kv_reference: dict[str, Any], model: str, config_file: str, tp: int, dtype: str
 ) -> None:
     row = _row(kv_reference, model, tp)
-    config = kvspec.load_config(CONFIGS / config_file)
+    config = load_config(CONFIGS / config_file)
     kv_cache_dtype = "auto" if dtype == "bf16" else "fp8"
     if not row["tp_valid"]:
         with pytest.raises(ConfigError, match="tensor parallel size"):
@@ -83,16 +93,16 @@ def test_reference_bytes_per_token(
         assert spec.state_bytes_per_request == row["state_bytes_per_request_raw_bf16"]
     if "hybrid_attn_block_size_tokens_v0_11" in row and dtype == "bf16":
         # vLLM raises the attention block so a block's page holds a Mamba state.
-        block = capacity.mamba_attention_block_size(spec)
+        block = mamba_attention_block_size(spec)
         assert block == row["hybrid_attn_block_size_tokens_v0_11"]
-        layout = capacity.kv_cache_layout(spec)
+        layout = kv_cache_layout(spec)
         assert layout.page_size_bytes == row["state_bytes_per_layer_padded_bf16"]
 
 
 def test_reference_layer_kinds_and_fp8_ds_mla(kv_reference: dict[str, Any]) -> None:
     kind_names = {"full": "full", "mla": "mla", "gdn_linear": "linear", "mamba2": "mamba"}
     for m in kv_reference["models"]:
-        spec = spec_from_config(kvspec.load_config(CONFIGS / m["config_file"]))
+        spec = spec_from_config(load_config(CONFIGS / m["config_file"]))
         want: dict[str, int] = {}
         for kind, n in m["layer_kind_counts"].items():
             name = "sliding" if kind.startswith("sliding") else kind_names.get(kind, kind)
@@ -100,7 +110,7 @@ def test_reference_layer_kinds_and_fp8_ds_mla(kv_reference: dict[str, Any]) -> N
         assert spec.layer_kind_counts == want, m["model"]
         if "dense_bytes_per_token_fp8_ds_mla" in m["per_tp"]["tp1"]:
             ds = spec_from_config(
-                kvspec.load_config(CONFIGS / m["config_file"]), kv_cache_dtype="fp8_ds_mla"
+                load_config(CONFIGS / m["config_file"]), kv_cache_dtype="fp8_ds_mla"
             )
             assert ds.kv_bytes_per_token == m["per_tp"]["tp1"]["dense_bytes_per_token_fp8_ds_mla"]
 
@@ -109,7 +119,7 @@ def test_shared_configs_are_in_the_table(kv_reference: dict[str, Any]) -> None:
     # Every reference model resolves from the shipped table to the same bytes.
     for m in kv_reference["models"]:
         name = m["model"].split(" ")[0]
-        spec = kvspec.resolve_spec(name)
+        spec = resolve_spec(name)
         assert spec is not None, name
         assert spec.source_kind == "table"
         assert spec.kv_bytes_per_token == m["per_tp"]["tp1"]["dense_bytes_per_token_bf16"], name
@@ -582,8 +592,8 @@ def test_load_config_limits(tmp_path: Path) -> None:
     good = tmp_path / "model"
     good.mkdir()
     (good / "config.json").write_text(json.dumps(llama()))
-    assert kvspec.load_config(good)["num_hidden_layers"] == 32
-    assert kvspec.load_config(good / "config.json")["num_hidden_layers"] == 32
+    assert load_config(good)["num_hidden_layers"] == 32
+    assert load_config(good / "config.json")["num_hidden_layers"] == 32
     cases = {
         "missing.json": None,
         "bad.json": b"{not json",
@@ -591,23 +601,23 @@ def test_load_config_limits(tmp_path: Path) -> None:
         "list.json": b"[1, 2, 3]",
         "deep.json": b"[" * 100_000 + b"]" * 100_000,
         "nested.json": (b'{"a":' * 40) + b"1" + (b"}" * 40),
-        "big.json": b'{"pad": "' + b"x" * (kvspec.MAX_CONFIG_BYTES + 10) + b'"}',
+        "big.json": b'{"pad": "' + b"x" * (MAX_CONFIG_BYTES + 10) + b'"}',
     }
     for name, content in cases.items():
         path = tmp_path / name
         if content is not None:
             path.write_bytes(content)
         with pytest.raises(ConfigError):
-            kvspec.load_config(path)
+            load_config(path)
 
 
 def test_shipped_table_qwen3_8b() -> None:
-    spec = kvspec.resolve_spec("Qwen/Qwen3-8B")
+    spec = resolve_spec("Qwen/Qwen3-8B")
     assert spec is not None
     assert spec.kv_bytes_per_token == 147456
     assert spec.source == "shipped table (vllm_logread/data/models.json)"
     assert spec.source_kind == "table"
-    fp8 = kvspec.resolve_spec("Qwen/Qwen3-8B", kv_cache_dtype="fp8")
+    fp8 = resolve_spec("Qwen/Qwen3-8B", kv_cache_dtype="fp8")
     assert fp8 is not None and fp8.kv_bytes_per_token == 73728
     assert spec.describe() == (
         "36 layers x 8 KV heads x head size 128 x 2 (K and V) x 2 bytes (bfloat16) "
@@ -639,14 +649,14 @@ def test_shipped_table_qwen3_8b() -> None:
     ],
 )
 def test_table_entries(name: str, bytes_per_token: int) -> None:
-    spec = kvspec.resolve_spec(name)
+    spec = resolve_spec(name)
     assert spec is not None, name
     assert spec.kv_bytes_per_token == bytes_per_token
 
 
 def test_table_windows() -> None:
-    v01 = kvspec.resolve_spec("mistralai/Mistral-7B-v0.1")
-    v02 = kvspec.resolve_spec("mistralai/Mistral-7B-Instruct-v0.2")
+    v01 = resolve_spec("mistralai/Mistral-7B-v0.1")
+    v02 = resolve_spec("mistralai/Mistral-7B-Instruct-v0.2")
     assert v01 is not None and v01.sliding_window_tokens == 4096
     assert v02 is not None and v02.is_uniform and v02.sliding_window_tokens is None
 
@@ -656,9 +666,9 @@ def test_every_table_entry_loads_and_names_a_source() -> None:
 
     raw = importlib.resources.files("vllm_logread").joinpath("data", "models.json").read_text()
     models = json.loads(raw)["models"]
-    for name in kvspec.table_models():
+    for name in table_models():
         assert models[name]["source"], name
-        spec = kvspec.resolve_spec(name)
+        spec = resolve_spec(name)
         assert spec is not None and spec.kv_bytes_per_token > 0, name
 
 
@@ -667,17 +677,17 @@ def test_every_table_entry_loads_and_names_a_source() -> None:
 )
 def test_table_name_matching(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
-    spec = kvspec.resolve_spec(name)
+    spec = resolve_spec(name)
     assert spec is not None and spec.kv_bytes_per_token == 147456
     assert "Qwen/Qwen3-8B" in spec.source
 
 
 def test_unknown_model_is_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
-    assert kvspec.resolve_spec("someone/never-heard-of-it") is None
-    assert kvspec.resolve_spec(None) is None
+    assert resolve_spec("someone/never-heard-of-it") is None
+    assert resolve_spec(None) is None
     with pytest.raises(ConfigError, match="no config"):
-        kvspec.spec_for_argument("someone/never-heard-of-it")
+        spec_for_argument("someone/never-heard-of-it")
 
 
 def _snapshot(repo: Path, commit: str, config: dict[str, Any]) -> Path:
@@ -694,44 +704,44 @@ def test_hf_cache_prefers_refs_main(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     _snapshot(repo, "b" * 40, llama(num_hidden_layers=3))
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text("a" * 40 + "\n")
-    assert kvspec.find_cached_config("acme/tiny") == main
-    spec = kvspec.resolve_spec("acme/tiny")
+    assert find_cached_config("acme/tiny") == main
+    spec = resolve_spec("acme/tiny")
     assert spec is not None and spec.num_hidden_layers == 2
     assert spec.source_kind == "hf-cache"
     assert spec.source == f"Hugging Face cache (offline): {main}"
     # Case-insensitive folder match, and names that are not repo ids.
-    assert kvspec.find_cached_config("ACME/Tiny") == main
-    assert kvspec.find_cached_config("../etc/passwd") is None
-    assert kvspec.find_cached_config("a/b/c") is None
+    assert find_cached_config("ACME/Tiny") == main
+    assert find_cached_config("../etc/passwd") is None
+    assert find_cached_config("a/b/c") is None
 
 
 def test_hf_home_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.setenv("HF_HOME", str(tmp_path))
     cfg = _snapshot(tmp_path / "hub" / "models--acme--tiny", "c" * 40, llama())
-    assert kvspec.find_cached_config("acme/tiny") == cfg
+    assert find_cached_config("acme/tiny") == cfg
 
 
 def test_config_argument_wins_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps(llama(num_hidden_layers=2)))
-    spec = kvspec.resolve_spec("Qwen/Qwen3-8B", config=str(path))
+    spec = resolve_spec("Qwen/Qwen3-8B", config=str(path))
     assert spec is not None and spec.num_hidden_layers == 2
     assert spec.source == f"config.json at {path}" and spec.source_kind == "config"
     with pytest.raises(ConfigError, match="cannot read"):
-        kvspec.resolve_spec("Qwen/Qwen3-8B", config=str(tmp_path / "nope.json"))
+        resolve_spec("Qwen/Qwen3-8B", config=str(tmp_path / "nope.json"))
     # A local model folder given as the model name is read too.
     folder = tmp_path / "my-model"
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps(llama(num_hidden_layers=3)))
-    spec = kvspec.resolve_spec(str(folder))
+    spec = resolve_spec(str(folder))
     assert spec is not None and spec.num_hidden_layers == 3
 
 
 def test_kv_report_and_text() -> None:
-    spec = kvspec.resolve_spec("openai/gpt-oss-20b")
+    spec = resolve_spec("openai/gpt-oss-20b")
     assert spec is not None
-    rep = kvspec.kv_report(spec)
+    rep = kv_report(spec)
     for key in (
         "model",
         "source",
@@ -754,7 +764,7 @@ def test_kv_report_and_text() -> None:
         (g["kind"], g["num_layers"], g["num_padding_layers"]) for g in rep["kv_cache_groups"]
     ] == [("sliding", 12, 0), ("full", 12, 0)]
     json.dumps(rep)
-    text = kvspec.kv_text(spec)
+    text = kv_text(spec)
     assert "49,152 bytes" in text and "2 KV cache group(s)" in text
 
 

@@ -1,6 +1,6 @@
 """Line numbers in serving mode: counted as the bytes pass (a pipe), or only
 up to the lines that get a number, the rest counted again from the file when
-a number is asked for later (``Session.recount``, ``pipeline.file_recount``).
+a number is asked for later (``Session.recount``, ``file_recount``).
 Both ways give the same numbers as the patterns table."""
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vllm_logread import pipeline
 from vllm_logread.cli import main
-from vllm_logread.facts import InputError
-from vllm_logread.report import Options
+from vllm_logread.errors import InputError
+from vllm_logread.inputs import file_recount
+from vllm_logread.read.scanner import MAX_LINE_BYTES
+from vllm_logread.render.text import output_text
+from vllm_logread.report.model import Options
+from vllm_logread.session import Session
 
 ROOT = Path(__file__).resolve().parents[1]
 RISING = (ROOT / "sample_logs" / "load_rising_qwen3-8b_l4.log").read_bytes()
@@ -30,7 +33,7 @@ def composite() -> bytes:
     restart (new pids: a second report, numbered far from the last alert),
     its load, and a last line without a newline."""
     second = RISING.replace(b"pid=200", b"pid=300").replace(b"pid=1)", b"pid=2)")
-    long = b"(APIServer pid=1) INFO 11-29 10:02:50 [x.py:1] " + b"y" * (pipeline.MAX_LINE_BYTES * 2)
+    long = b"(APIServer pid=1) INFO 11-29 10:02:50 [x.py:1] " + b"y" * (MAX_LINE_BYTES * 2)
     return (
         RISING
         + ACCESS * 3000
@@ -52,7 +55,7 @@ def read(
     read_stats: bool = True,
 ) -> tuple[list[tuple[str, int | None, str]], int, list[tuple[int, int]]]:
     """(every output with its line and text, lines read, the recounted ranges)."""
-    s = pipeline.Session("-", Options(), keep_all_facts=keep_all_facts, read_stats=read_stats)
+    s = Session("-", Options(), keep_all_facts=keep_all_facts, read_stats=read_stats)
     ranges: list[tuple[int, int]] = []
     if lazy:
 
@@ -65,7 +68,7 @@ def read(
     for i in range(0, len(data), chunk):
         outs += s.feed(data[i : i + chunk])
     outs += s.finish()
-    shown = [(o.kind, o.line, pipeline.output_text(o, echo=False)) for o in outs]
+    shown = [(o.kind, o.line, output_text(o, echo=False)) for o in outs]
     return shown, s.lines_read, ranges
 
 
@@ -93,7 +96,7 @@ def test_lazy_and_eager_counts_agree_with_the_patterns_table(chunk: int, read_st
 
 def test_the_lines_after_the_last_number_are_counted_only_when_asked() -> None:
     data = RISING + ACCESS * 20_000  # 1.8 MB: alerts in the first lines only
-    s = pipeline.Session("-", Options(), keep_all_facts=False)
+    s = Session("-", Options(), keep_all_facts=False)
     ranges: list[tuple[int, int]] = []
 
     def recount(a: int, b: int) -> int:
@@ -116,7 +119,7 @@ def test_file_recount_reads_the_file_again_from_where_reading_started(tmp_path: 
     path.write_bytes(b"skip me\n" + b"one\ntwo\nthree\n")
     with path.open("rb", buffering=0) as f:
         f.read(8)  # the caller had read a line before handing the stream over
-        recount = pipeline.file_recount(f, "a.log")
+        recount = file_recount(f, "a.log")
         assert recount is not None
         assert recount(0, 14) == 3 and recount(4, 8) == 1 and recount(0, 0) == 0
         os.truncate(path, 10)  # copytruncate: the bytes are gone
@@ -128,7 +131,7 @@ def test_a_pipe_has_no_recount() -> None:
     r, w = os.pipe()
     try:
         with os.fdopen(r, "rb", buffering=0) as f:
-            assert pipeline.file_recount(f) is None
+            assert file_recount(f) is None
     finally:
         os.close(w)
 

@@ -7,16 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from vllm_logread import pipeline
-from vllm_logread.load import (
-    Estimate,
-    LoadWatch,
-    duration_text,
-    header_seconds,
-    summary_text,
-)
-from vllm_logread.patterns import STATS_FAST, facts_from_message
-from vllm_logread.report import Options
+from vllm_logread.outcome import results_of
+from vllm_logread.read.patterns import facts_from_message
+from vllm_logread.read.stats import STATS_FAST, header_seconds
+from vllm_logread.render.json import json_text
+from vllm_logread.render.text import duration_text, summary_text
+from vllm_logread.report.model import Options
+from vllm_logread.session import Session
+from vllm_logread.watch import Estimate, LoadWatch
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED_ESTIMATE = Estimate(users=37, users_mid_answer=41, prompt_tokens=512, output_tokens=128)
@@ -323,8 +321,8 @@ def _load_log() -> bytes:
     return base + extra + warning
 
 
-def _session(keep_all_facts: bool) -> pipeline.Session:
-    return pipeline.Session("-", Options(), keep_all_facts=keep_all_facts)
+def _session(keep_all_facts: bool) -> Session:
+    return Session("-", Options(), keep_all_facts=keep_all_facts)
 
 
 def test_serving_mode_and_boot_mode_give_the_same_load() -> None:
@@ -360,7 +358,7 @@ def test_sample_load_json_golden(name: str) -> None:
     s = _session(True)
     s.feed((ROOT / "sample_logs" / f"{name}.log").read_bytes())
     s.finish()
-    obj = json.loads(pipeline.json_text([s], all_boots=False))
+    obj = json.loads(json_text(results_of([s], all_boots=False)))
     golden = json.loads((ROOT / "sample_logs" / f"{name}.load.json").read_text())
     assert obj["load"] == golden
 

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread import metrics
 from vllm_logread.cli import main
-from vllm_logread.facts import InputError, UsageError
+from vllm_logread.errors import InputError, UsageError
+from vllm_logread.read.metrics import fetch_metrics, looks_like_metrics, parse_samples, read_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_logs"
@@ -63,21 +63,21 @@ def run(*args: str, stdin: bytes | None = None):
     ],
 )
 def test_content_is_detected_from_the_first_lines(head: bytes, expected: bool) -> None:
-    assert metrics.looks_like_metrics(head) is expected
+    assert looks_like_metrics(head) is expected
 
 
 @pytest.mark.parametrize("path", [V0, V1_010, V1_DP2], ids=lambda p: p.name)
 def test_every_sample_is_recognised_and_every_log_is_not(path: Path) -> None:
-    assert metrics.looks_like_metrics(path.read_bytes()[:4096])
+    assert looks_like_metrics(path.read_bytes()[:4096])
     for log in sorted(SAMPLES.glob("*.log")):
-        assert not metrics.looks_like_metrics(log.read_bytes()[:65536]), log.name
+        assert not looks_like_metrics(log.read_bytes()[:65536]), log.name
 
 
 # -- the parser and its line numbers ------------------------------------------------
 
 
 def test_samples_keep_their_line_numbers() -> None:
-    samples = metrics.parse_samples(V1_010.read_text())
+    samples = parse_samples(V1_010.read_text())
     by_name = {s.name: s for s in samples}
     config = by_name["vllm:cache_config_info"]
     assert config.line == 85
@@ -92,7 +92,7 @@ def test_samples_keep_their_line_numbers() -> None:
 
 def test_a_broken_text_is_an_input_error() -> None:
     with pytest.raises(InputError, match="not a readable Prometheus text"):
-        metrics.parse_samples('# TYPE vllm:x gauge\nvllm:x{a="1" 2.0\n', source="bad.txt")
+        parse_samples('# TYPE vllm:x gauge\nvllm:x{a="1" 2.0\n', source="bad.txt")
 
 
 def test_without_prometheus_client_the_message_says_how_to_install(
@@ -100,14 +100,14 @@ def test_without_prometheus_client_the_message_says_how_to_install(
 ) -> None:
     monkeypatch.setitem(sys.modules, "prometheus_client.parser", None)
     with pytest.raises(UsageError, match=r"pip install 'vllm-logread\[metrics\]'"):
-        metrics.parse_samples(V1_010.read_text())
+        parse_samples(V1_010.read_text())
 
 
 # -- what each era says ---------------------------------------------------------------
 
 
 def test_v0_text_has_no_null_block_and_its_swap_space_is_cpu_blocks() -> None:
-    read = metrics.read_metrics(V0.read_text())
+    read = read_metrics(V0.read_text())
     (server,) = read.servers
     assert server.generation == "V0" and server.model == "Qwen/Qwen3-8B"
     kinds = {f.kind: f.value for f in server.config_facts}
@@ -118,7 +118,7 @@ def test_v0_text_has_no_null_block_and_its_swap_space_is_cpu_blocks() -> None:
 
 
 def test_v1_text_reads_the_new_usage_name_and_ignores_v1_num_cpu_blocks() -> None:
-    read = metrics.read_metrics(V1_010.read_text())
+    read = read_metrics(V1_010.read_text())
     (server,) = read.servers
     assert server.generation == "V1"
     assert "cpu_blocks" not in {f.kind for f in server.config_facts}
@@ -131,7 +131,7 @@ def test_v1_text_reads_the_new_usage_name_and_ignores_v1_num_cpu_blocks() -> Non
 
 def test_the_old_usage_name_alone_is_read() -> None:
     text = V1_010.read_text().replace("vllm:kv_cache_usage_perc", "vllm:other_perc")
-    (load,) = metrics.read_metrics(text).servers[0].loads
+    (load,) = read_metrics(text).servers[0].loads
     assert load.kv_usage_pct == pytest.approx(1497 / 1505 * 100)
 
 
@@ -314,7 +314,7 @@ def test_fetch_times_out() -> None:
         listener.listen(1)
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/metrics"
         with pytest.raises(InputError, match=r"no answer within 0\.2 s"):
-            metrics.fetch_metrics(url, timeout_s=0.2)
+            fetch_metrics(url, timeout_s=0.2)
 
 
 def test_fetch_refuses_a_page_that_is_not_prometheus_text() -> None:
@@ -324,7 +324,7 @@ def test_fetch_refuses_a_page_that_is_not_prometheus_text() -> None:
     thread.start()
     try:
         with pytest.raises(InputError, match="not a Prometheus text"):
-            metrics.fetch_metrics(f"http://127.0.0.1:{server.server_address[1]}/metrics")
+            fetch_metrics(f"http://127.0.0.1:{server.server_address[1]}/metrics")
     finally:
         server.shutdown()
         server.server_close()

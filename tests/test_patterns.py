@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vllm_logread.patterns import MARKERS, ROWS, NearMiss, facts_from_message
+from vllm_logread.read.grammar import NearMiss
+from vllm_logread.read.patterns import MARKERS, ROWS, facts_from_message
 
 
 def _facts(message: str) -> list[tuple[str, object]]:

@@ -31,7 +31,7 @@ import pytest
 import regex
 from strategies import PREFIXES, ROW_EXAMPLES
 
-from vllm_logread import lines, patterns, stream
+from vllm_logread.read import grammar, lines, patterns, scanner, stats
 
 SMALL_CHARS = 200_000
 BIG_CHARS = 1_000_000
@@ -48,7 +48,7 @@ def _collect() -> list[tuple[str, Pattern, tuple[str, ...]]]:
     """Every compiled pattern the reading path uses, found by walking the modules,
     so a pattern added later is timed too."""
     out: list[tuple[str, Pattern, tuple[str, ...]]] = []
-    for mod in (patterns, lines, stream):
+    for mod in (patterns, lines, scanner, stats, grammar):
         short = mod.__name__.rsplit(".", 1)[1]
         for name, value in vars(mod).items():
             if isinstance(value, (regex.Pattern, stdre.Pattern)):

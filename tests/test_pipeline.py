@@ -10,9 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread import pipeline
 from vllm_logread.cli import main
-from vllm_logread.report import Options
+from vllm_logread.events import Output
+from vllm_logread.inputs import run
+from vllm_logread.read.scanner import MAX_LINE_BYTES
+from vllm_logread.read.serving import _hand_back
+from vllm_logread.report.model import Options
+from vllm_logread.session import QUIET_MISSING_ENGINE_S, QUIET_S, Session
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "sample_logs" / "seed_qwen3-8b_l4.log"
@@ -20,8 +24,8 @@ RISING = ROOT / "sample_logs" / "load_rising_qwen3-8b_l4.log"
 PREEMPT = ROOT / "sample_logs" / "load_preempt_qwen3-8b_l4.log"
 
 
-def session(keep_all_facts: bool = False) -> pipeline.Session:
-    return pipeline.Session("-", Options(), keep_all_facts=keep_all_facts)
+def session(keep_all_facts: bool = False) -> Session:
+    return Session("-", Options(), keep_all_facts=keep_all_facts)
 
 
 def report_lines(lines: list[str]) -> list[int]:
@@ -99,18 +103,18 @@ def test_data_parallel_waits_for_every_engine() -> None:
     assert report_lines(lines) == [6]
     s = session()
     s.feed("\n".join(lines[:4]).encode() + b"\n")
-    assert s.quiet_timeout() == pipeline.QUIET_MISSING_ENGINE_S
+    assert s.quiet_timeout() == QUIET_MISSING_ENGINE_S
 
 
 def test_silence_reports_a_pool_whose_version_is_unknown() -> None:
     s = session()
     assert s.feed(POOL.encode() + b"\n") == []  # might a concurrency line follow?
-    assert s.quiet_timeout() == pipeline.QUIET_S
+    assert s.quiet_timeout() == QUIET_S
     assert [o.kind for o in s.quiet()] == ["report"]
     assert s.quiet_timeout() is None and s.quiet() == []
 
 
-def _echo_run(data: bytes, chunk: int) -> list[pipeline.Output]:
+def _echo_run(data: bytes, chunk: int) -> list[Output]:
     class Chunks(io.RawIOBase):
         def __init__(self) -> None:
             self.pos = 0
@@ -123,7 +127,7 @@ def _echo_run(data: bytes, chunk: int) -> list[pipeline.Output]:
             self.pos += len(out)
             return out
 
-    return list(pipeline.run(session(), Chunks(), echo=True))
+    return list(run(session(), Chunks(), echo=True))
 
 
 @pytest.mark.parametrize("chunk", [1 << 20, 100, 7])
@@ -144,7 +148,7 @@ def test_echo_passes_every_byte_and_inserts_outputs_after_their_line(chunk: int)
 
 
 def test_over_long_lines_keep_the_line_numbers_right() -> None:
-    long = b"x" * (pipeline.MAX_LINE_BYTES * 3) + b"\n"
+    long = b"x" * (MAX_LINE_BYTES * 3) + b"\n"
     data = RISING.read_bytes()
     cut = data.index(b"(APIServer pid=1) INFO 11-29 10:01:55")
     s = session()
@@ -209,7 +213,7 @@ def test_cli_echo_is_the_default_on_stdin_and_json_never_mixes() -> None:
 
 def test_cli_stats_csv(tmp_path: Path) -> None:
     pytest.importorskip("pandas")
-    from vllm_logread.tables import STATS_COLUMNS, read_stats_csv
+    from vllm_logread.render.tables import STATS_COLUMNS, read_stats_csv
 
     csv = tmp_path / "stats.csv"
     r = run_cli(str(RISING), "--no-echo", "--stats-csv", str(csv))
@@ -264,5 +268,5 @@ def test_serving_mode_hands_back_boot_and_pool_lines(line: bytes) -> None:
     byte, at any place in a buffer (patterns.HAND_BACK_HEADS)."""
     access = b'INFO:     10.0.0.1:4000 - "POST /v1/completions HTTP/1.1" 200 OK\n' * 50
     buf = access + line + b"\n" + access
-    assert pipeline._hand_back(buf, 0, len(buf)) == len(access)
-    assert pipeline._hand_back(access * 2, 0, len(access) * 2) == len(access) * 2
+    assert _hand_back(buf, 0, len(buf)) == len(access)
+    assert _hand_back(access * 2, 0, len(access) * 2) == len(access) * 2

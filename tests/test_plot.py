@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread import plot
 from vllm_logread.cli import main
-from vllm_logread.facts import UsageError
+from vllm_logread.errors import UsageError
+from vllm_logread.render import plot
+from vllm_logread.render.plot import capacity_curve, check_available
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "sample_logs" / "seed_qwen3-8b_l4.log"
@@ -63,15 +64,17 @@ def test_svg(tmp_path: Path) -> None:
 
 
 def test_the_curve_passes_through_our_users_and_vllms_figure() -> None:
-    from vllm_logread import kvspec, pipeline
-    from vllm_logread.report import Options
+    from vllm_logread.inputs import run
+    from vllm_logread.kv.config import resolve_spec
+    from vllm_logread.report.model import Options
+    from vllm_logread.session import Session
 
-    session = pipeline.Session(str(SEED), Options(), spec_resolver=kvspec.resolve_spec)
+    session = Session(str(SEED), Options(), spec_resolver=resolve_spec)
     with SEED.open("rb") as fh:
-        for _ in pipeline.run(session, fh):
+        for _ in run(session, fh):
             pass
     report = session.report_for(session.last_boot)
-    xs, ys = plot.capacity_curve(report)
+    xs, ys = capacity_curve(report)
     curve = dict(zip(xs, ys, strict=True))
     assert curve[640] == 37  # 1,505 // 40
     assert curve[8192] == 2  # 1,505 // 512: vLLM's 2.94x is 1,506 / 512 unrounded
@@ -80,7 +83,7 @@ def test_the_curve_passes_through_our_users_and_vllms_figure() -> None:
 
 def test_a_bad_suffix_and_a_missing_matplotlib(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(UsageError, match=r"\.png or \.svg"):
-        plot.check_available("out.jpg")
+        check_available("out.jpg")
     real = plot.importlib.util.find_spec
 
     def no_matplotlib(name: str, *args: Any) -> Any:
@@ -88,7 +91,7 @@ def test_a_bad_suffix_and_a_missing_matplotlib(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(plot.importlib.util, "find_spec", no_matplotlib)
     with pytest.raises(UsageError, match=r"pip install 'vllm-logread\[plot\]'"):
-        plot.check_available("out.png")
+        check_available("out.png")
     r = run(str(SEED), "--plot", "out.png")
     assert r.exit_code == 2 and "needs matplotlib" in r.stderr
 

@@ -6,9 +6,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from vllm_logread import pipeline
 from vllm_logread.capacity import Workload
-from vllm_logread.report import Options, _blocks_from_tokens
+from vllm_logread.inputs import run
+from vllm_logread.report.build import _blocks_from_tokens
+from vllm_logread.report.model import Options
+from vllm_logread.session import Session
 
 
 @dataclass(frozen=True)
@@ -27,12 +29,12 @@ QWEN3_8B = FakeSpec(kv_bytes_per_token=36 * 8 * 128 * 2 * 2)  # 147,456
 
 
 def report_of(text: str, spec: FakeSpec | None = QWEN3_8B, **opts: object):
-    session = pipeline.Session(
+    session = Session(
         "-",
         Options(**opts),
         spec_resolver=(lambda *a, **k: spec) if spec else None,  # type: ignore[arg-type]
     )
-    for _ in pipeline.run(session, _Bytes(text.encode())):
+    for _ in run(session, _Bytes(text.encode())):
         pass
     return session.report_for(session.last_boot)
 

@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from vllm_logread.facts import Fact
-from vllm_logread.stream import scan_bytes
+from vllm_logread.read.facts import Fact
+from vllm_logread.read.scanner import scan_bytes
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
 REAL_LOGS = Path(__file__).resolve().parents[2] / "shared" / "real_logs"

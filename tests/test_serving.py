@@ -1,4 +1,4 @@
-"""Serving mode's fast reading of the stats lines (pipeline.Session._serve and
+"""Serving mode's fast reading of the stats lines (Session._serve and
 LoadWatch.add_batch) against the patterns table, and the load's span."""
 
 from __future__ import annotations
@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from vllm_logread import pipeline
-from vllm_logread.load import Estimate, LoadSummary, LoadWatch, header_seconds, summary_text
-from vllm_logread.report import Options
+from vllm_logread.read.stats import header_seconds
+from vllm_logread.render.text import summary_text
+from vllm_logread.report.model import Options
+from vllm_logread.session import Session
+from vllm_logread.watch import Estimate, LoadSummary, LoadWatch
 
 ROOT = Path(__file__).resolve().parents[1]
 RISING = (ROOT / "sample_logs" / "load_rising_qwen3-8b_l4.log").read_bytes()
@@ -72,29 +74,29 @@ def read(
     data: bytes, *, keep_all_facts: bool, chunk: int, csv: list[tuple[Any, ...]] | None = None
 ) -> tuple[Shown, LoadSummary | None, int, int]:
     """(alerts and summaries, the load, lines read, chunks read at once)."""
-    s = pipeline.Session(
+    s = Session(
         "-",
         Options(),
         keep_all_facts=keep_all_facts,
         on_stats=None if csv is None else (lambda *row: csv.append(row)),
     )
     at_once = 0
-    serve_chunk = pipeline.Session._serve_chunk
+    serve_chunk = Session._serve_chunk
 
-    def counting(self: pipeline.Session, buf: bytes, start: int, stop: int) -> Any:
+    def counting(self: Session, buf: bytes, start: int, stop: int) -> Any:
         nonlocal at_once
         out = serve_chunk(self, buf, start, stop)
         at_once += out is not None and stop - start > 1000
         return out
 
-    pipeline.Session._serve_chunk = counting  # type: ignore[method-assign]
+    Session._serve_chunk = counting  # type: ignore[method-assign]
     try:
         outs = []
         for a in range(0, len(data), chunk):
             outs += s.feed(data[a : a + chunk])
         outs += s.finish()
     finally:
-        pipeline.Session._serve_chunk = serve_chunk  # type: ignore[method-assign]
+        Session._serve_chunk = serve_chunk  # type: ignore[method-assign]
     shown = [(o.kind, o.line, o.text) for o in outs if o.kind in ("alert", "summary", "warning")]
     return shown, s.load_of(s.last_boot), s.lines_read, at_once
 

@@ -16,15 +16,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread import kvspec, pipeline
-from vllm_logread.boot import BootTracker
+from vllm_logread.boots import BootTracker
 from vllm_logread.capacity import Workload
 from vllm_logread.cli import main
-from vllm_logread.lines import parse_line
-from vllm_logread.load import summary_text
-from vllm_logread.report import Options
-from vllm_logread.sglang import build_sglang_report, measured_bytes_per_token
-from vllm_logread.stream import scan_bytes
+from vllm_logread.kv.config import resolve_spec
+from vllm_logread.outcome import results_of
+from vllm_logread.read.lines import parse_line
+from vllm_logread.read.scanner import scan_bytes
+from vllm_logread.render.text import summary_text
+from vllm_logread.report.model import Options
+from vllm_logread.report.sglang import build_sglang_report, measured_bytes_per_token
+from vllm_logread.session import Session
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
 H100 = SAMPLES / "sglang_qwen3-8b_h100.log"
@@ -39,7 +41,7 @@ def report_of(text: str, **workload: int):
     tracker = BootTracker()
     tracker.add_all(e for e in scan_bytes(text.encode()) if not hasattr(e, "text"))
     opts = Options(workload=Workload(**workload)) if workload else Options()
-    return build_sglang_report(tracker.current, opts, spec_resolver=kvspec.resolve_spec)
+    return build_sglang_report(tracker.current, opts, spec_resolver=resolve_spec)
 
 
 ARGS = (
@@ -129,11 +131,11 @@ def test_older_tp_ranks_each_printing_the_scheduler_line_are_one_boot() -> None:
     text = TP2.read_text()
     line = next(x for x in text.splitlines() if "max_total_num_tokens=" in x)
     text = text.replace(line, line + "\n" + line.replace(" TP0]", " TP1]"))
-    session = pipeline.Session("-", Options(), spec_resolver=kvspec.resolve_spec)
+    session = Session("-", Options(), spec_resolver=resolve_spec)
     session.feed(text.encode())
     session.finish()
     assert len(session.tracker.boots) == 1
-    assert [r.users for r in pipeline.reports_of(session, all_boots=True)] == [682]
+    assert [r.users for r in results_of([session], all_boots=True)[0].reports] == [682]
 
 
 def test_data_parallel_ranks_are_engines() -> None:
@@ -185,9 +187,7 @@ def test_through_a_pipe_the_decode_lines_after_the_report_are_the_load(chunk: in
     """A live pipe: the report comes at the first line after the pool, and the
     decode stats that follow are still read (SGLang stays in boot mode)."""
     data = H100.read_bytes()
-    session = pipeline.Session(
-        "-", Options(), spec_resolver=kvspec.resolve_spec, keep_all_facts=False
-    )
+    session = Session("-", Options(), spec_resolver=resolve_spec, keep_all_facts=False)
     outs = []
     for i in range(0, len(data), chunk):
         outs += session.feed(data[i : i + chunk])

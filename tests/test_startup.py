@@ -34,10 +34,10 @@ def _modules_after(*argv: str) -> set[str]:
 
 def test_help_imports_only_click() -> None:
     mods = _modules_after("--help")
-    assert not mods & {*HEAVY, "regex", "vllm_logread.patterns", "vllm_logread.pipeline"}
+    assert not mods & {*HEAVY, "regex", "vllm_logread.read.patterns", "vllm_logread.session"}
 
 
 def test_a_report_imports_nothing_heavy() -> None:
     mods = _modules_after(str(SAMPLE_LOGS / "seed_qwen3-8b_l4.log"), "--no-echo")
-    assert "vllm_logread.pipeline" in mods  # it did read the log
+    assert "vllm_logread.session" in mods  # it did read the log
     assert not mods & set(HEAVY)

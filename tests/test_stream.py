@@ -17,10 +17,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import SAMPLE_LOGS
 
-from vllm_logread import stream
-from vllm_logread.facts import Fact
-from vllm_logread.patterns import MARKERS
-from vllm_logread.stream import Scanner, scan_bytes
+from vllm_logread.read.facts import Fact
+from vllm_logread.read.patterns import MARKERS
+from vllm_logread.read.scanner import (
+    _BOOT_MARKERS,
+    _STATS_LINE,
+    _STATS_NEEDLE,
+    Scanner,
+    _BootMarkers,
+    scan_bytes,
+)
 
 V1 = "(APIServer pid=4123) INFO 11-29 12:34:56 [loggers.py:248] "
 PREFIXES = {
@@ -130,7 +136,7 @@ def test_stats_line_fast_path_reads_as_the_patterns_table(
     line = PREFIXES[prefix] + MESSAGES[message]
     data = f"INFO 11-29 12:00:00 [x.py:1] hello\n{line}{ending}tail line\n".encode()
     assert events(data) == events(data, fast=False)
-    is_fast = stream._STATS_LINE.fullmatch((line + ending.rstrip("\n")).encode()) is not None
+    is_fast = _STATS_LINE.fullmatch((line + ending.rstrip("\n")).encode()) is not None
     assert is_fast == (prefix in FAST_PREFIXES and message not in SLOW_MESSAGES)
 
 
@@ -216,21 +222,21 @@ def _marker_lines(data: bytes) -> set[int]:
 
 def _found_lines(data: bytes) -> set[int]:
     """Lines the scanner's marker search stops at, boot rows and stats alike."""
-    bm = stream._BootMarkers(stream._BOOT_MARKERS)
+    bm = _BootMarkers(_BOOT_MARKERS)
     end = data.rfind(b"\n") + 1
     hits = set(bm.hits(data, end))
-    p = data.find(stream._STATS_NEEDLE)
+    p = data.find(_STATS_NEEDLE)
     while p >= 0:
         hits.add(p)
-        p = data.find(stream._STATS_NEEDLE, p + 1)
+        p = data.find(_STATS_NEEDLE, p + 1)
     return {data.count(b"\n", 0, h) + 1 for h in hits}
 
 
 def test_every_marker_is_searched() -> None:
-    covered = [m for g in stream._BootMarkers(stream._BOOT_MARKERS).groups for m, _ in g.markers]
+    covered = [m for g in _BootMarkers(_BOOT_MARKERS).groups for m, _ in g.markers]
     for mk in MARKERS:
         b = mk.encode()
-        assert b == stream._STATS_NEEDLE or any(c in b for c in covered), mk
+        assert b == _STATS_NEEDLE or any(c in b for c in covered), mk
 
 
 @pytest.mark.parametrize("dense", [False, True], ids=["sparse", "dense"])
@@ -238,7 +244,7 @@ def test_each_marker_is_found_among_noise(dense: bool) -> None:
     """Each marker on a line of its own among noise lines; with ``dense`` the
     noise carries every anchor byte a thousand times per chunk, so the memchr
     loops give up and the regex passes take over."""
-    anchors = bytes(g.anchor[0] for g in stream._BootMarkers(stream._BOOT_MARKERS).groups)
+    anchors = bytes(g.anchor[0] for g in _BootMarkers(_BOOT_MARKERS).groups)
     noise_unit = (anchors * 3 + b" ") if dense else b"access 10.0.0.1 - POST /v1/x 200 OK "
     rnd = random.Random(7)
     lines = []

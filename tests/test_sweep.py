@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from vllm_logread.cli import main
-from vllm_logread.facts import UsageError
-from vllm_logread.tables import parse_int_list
+from vllm_logread.errors import UsageError
+from vllm_logread.render.tables import parse_int_list
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_logs"

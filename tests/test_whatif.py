@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread import whatif
 from vllm_logread.cli import main
-from vllm_logread.facts import UsageError
+from vllm_logread.errors import UsageError
+from vllm_logread.report.whatif import default_utilization, embeddings_of, parse_change
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "sample_logs" / "seed_qwen3-8b_l4.log"
@@ -206,7 +206,7 @@ def test_combined_changes() -> None:
 )
 def test_bad_what_ifs_are_usage_errors(text: str, needle: str) -> None:
     with pytest.raises(UsageError, match=None) as err:
-        whatif.parse_change(text)
+        parse_change(text)
     assert needle in str(err.value)
     r = run(str(SEED), "--what-if", text)
     assert r.exit_code == 2 and needle in r.stderr
@@ -215,17 +215,17 @@ def test_bad_what_ifs_are_usage_errors(text: str, needle: str) -> None:
 def test_embeddings_tied_and_untied(tmp_path: Path) -> None:
     cfg = tmp_path / "tied.json"
     cfg.write_text(json.dumps({"vocab_size": 1000, "hidden_size": 64}))
-    tied = whatif.embeddings_of(None, str(cfg))
+    tied = embeddings_of(None, str(cfg))
     assert tied is not None and tied.num_bytes == 1000 * 64 * 2  # the transformers default ties
     cfg = tmp_path / "untied.json"
     cfg.write_text(
         json.dumps({"vocab_size": 1000, "hidden_size": 64, "tie_word_embeddings": False})
     )
-    untied = whatif.embeddings_of(None, str(cfg))
+    untied = embeddings_of(None, str(cfg))
     assert untied is not None and untied.num_bytes == 1000 * 64 * 2 * 2
 
 
 def test_default_utilization_by_version() -> None:
-    assert whatif.default_utilization("0.19.1")[0] == 0.9
-    assert whatif.default_utilization("0.20.0")[0] == 0.92
-    assert whatif.default_utilization(None)[0] == 0.9
+    assert default_utilization("0.19.1")[0] == 0.9
+    assert default_utilization("0.20.0")[0] == 0.92
+    assert default_utilization(None)[0] == 0.9

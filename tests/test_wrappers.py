@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from vllm_logread.lines import parse_line, split_records
+from vllm_logread.read.lines import parse_line, split_records
 
 EC = "EngineCore_DP0 pid=200"
 POOL = "GPU KV cache size: 24,096 tokens"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .report import Report
+    from .report.model import Report
 
 
 def analyze_file(
@@ -26,17 +26,19 @@ def analyze_file(
     block_size: int | None = None,
 ) -> Report:
     """Read a whole log file and return the report for its last boot."""
-    from . import kvspec, pipeline
     from .capacity import Workload
-    from .report import Options
+    from .inputs import open_input, run
+    from .kv.config import resolve_spec
+    from .report.model import Options
+    from .session import Session
 
     opts = Options(
         workload=Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
         config=config,
         block_size=block_size,
     )
-    session = pipeline.Session(path, opts, spec_resolver=kvspec.resolve_spec)
-    with pipeline.open_input(path) as stream:
-        for _ in pipeline.run(session, stream):
+    session = Session(path, opts, spec_resolver=resolve_spec)
+    with open_input(path) as stream:
+        for _ in run(session, stream):
             pass
     return session.report_for(session.last_boot)

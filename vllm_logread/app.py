@@ -17,16 +17,24 @@ the CLI shows with click's usage line; every other error is one
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import IO, Protocol
 
-from . import ci_formats, kvspec, live, pipeline, tables
 from .capacity import Workload
-from .facts import LogReadError, MissingPoolError, UsageError
-from .report import Options
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+from .errors import LogReadError, MissingPoolError, UsageError
+from .events import Output
+from .inputs import open_input, run
+from .kv.config import load_config, resolve_spec
+from .outcome import exit_status, missing_pool_message, results_of
+from .read.metrics import fetch_metrics
+from .render.ci import Extras
+from .render.json import json_text
+from .render.tables import StatsCsv
+from .render.text import output_text
+from .report.model import Options
+from .session import Session, StatsSink
+from .terminal import Interrupted, signals_as_exceptions, signals_ignored
 
 Inputs = list[tuple[str, IO[bytes]]]
 
@@ -108,12 +116,12 @@ def run_read(opts: ReadOptions, console: Console) -> int:
     if opts.echo and opts.as_json:
         raise OptionsError("--echo would mix log lines into the JSON; use one or the other")
     if opts.config is not None:
-        kvspec.load_config(opts.config)  # an explicit --config that cannot be read: exit 2
+        load_config(opts.config)  # an explicit --config that cannot be read: exit 2
     try:
-        csv = tables.StatsCsv(opts.stats_csv) if opts.stats_csv else None
+        csv = StatsCsv(opts.stats_csv) if opts.stats_csv else None
     except LogReadError as err:
         raise OptionsError(str(err)) from err
-    extras = ci_formats.Extras(
+    extras = Extras(
         fmt=opts.fmt,
         prompts=opts.prompt_tokens,
         outputs=opts.output_tokens,
@@ -146,10 +154,10 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         on_stats=extras.on_stats(None if csv is None else csv.add),
     )
     try:
-        with live.signals_as_exceptions():
+        with signals_as_exceptions():
             job.read(inputs)
-    except live.Interrupted as stop:
-        with live.signals_ignored():
+    except Interrupted as stop:
+        with signals_ignored():
             job.interrupted()
             if csv is not None:
                 csv.close()
@@ -175,7 +183,7 @@ def _open_inputs(files: tuple[str, ...], console: Console) -> Inputs:
     inputs: Inputs = []
     try:
         for name in files:
-            inputs.append((name, console.stdin() if name == "-" else pipeline.open_input(name)))
+            inputs.append((name, console.stdin() if name == "-" else open_input(name)))
     except LogReadError:
         for name, stream in inputs:  # the ones opened before the bad one
             if name != "-":
@@ -187,8 +195,6 @@ def _open_inputs(files: tuple[str, ...], console: Console) -> Inputs:
 def _metrics_input(url: str, files: Sequence[str]) -> Inputs:
     """--metrics-url: the server's /metrics text, fetched now (exit 2 if not)."""
     import io
-
-    from .metrics import fetch_metrics
 
     if files:
         raise OptionsError("--metrics-url reads a server, not files: give one or the other")
@@ -205,22 +211,22 @@ class _Job:
     is_json: bool  # a JSON object on stdout at the end
     is_quiet: bool  # no report text while reading (JSON, a table or annotations)
     is_echo: bool  # input bytes pass through to stdout
-    on_stats: pipeline.StatsSink | None
-    sessions: list[pipeline.Session] = field(default_factory=list)
+    on_stats: StatsSink | None
+    sessions: list[Session] = field(default_factory=list)
 
     def read(self, inputs: Inputs) -> None:
         """Each input through its own Session, outputs shown as they come."""
         for name, stream in inputs:
-            session = pipeline.Session(
+            session = Session(
                 name,
                 self.options,
-                spec_resolver=kvspec.resolve_spec,
+                spec_resolver=resolve_spec,
                 keep_all_facts=self.is_json,
                 on_stats=self.on_stats,
                 read_stats=not self.opts.no_stats,
             )
             self.sessions.append(session)
-            for item in pipeline.run(session, stream, echo=self.is_echo):
+            for item in run(session, stream, echo=self.is_echo):
                 # A /metrics text is not echoed, so its report needs no frame;
                 # the session knows it is one only once its first bytes are in.
                 is_framed = self.is_echo and not session.is_metrics
@@ -232,34 +238,32 @@ class _Job:
         for item in sessions[-1].interrupted() if sessions else []:
             self._show(item, is_framed=self.is_echo, strict=False)
         if self.is_json and sessions:
-            self.console.out(pipeline.json_text(sessions, all_boots=self.opts.all_boots))
+            self.console.out(json_text(results_of(sessions, all_boots=self.opts.all_boots)))
 
-    def finish(self, extras: ci_formats.Extras) -> int:
+    def finish(self, extras: Extras) -> int:
         """After the end of input: JSON, the format's output, the exit code
         and (stderr) its reason."""
         opts, sessions = self.opts, self.sessions
-        status = pipeline.exit_status(
-            sessions, min_users=opts.min_users, strict=opts.strict, all_boots=opts.all_boots
-        )
+        results = results_of(sessions, all_boots=opts.all_boots)
+        status = exit_status(results, min_users=opts.min_users, strict=opts.strict)
         if self.is_json:
-            self.console.out(pipeline.json_text(sessions, all_boots=opts.all_boots))
+            self.console.out(json_text(results))
         extra = extras.finish(
-            sessions,
-            all_boots=opts.all_boots,
+            results,
             min_users=opts.min_users,
             summary_path=opts.summary_path,
         )
         if extra:
             self.console.out(extra)
-        is_reported = any(s.reported for s in sessions)
+        is_reported = any(res.is_reported for res in results)
         if not is_reported:
-            self.console.err(pipeline.missing_pool_message(sessions))
+            self.console.err(missing_pool_message(results))
         # Exit 3's own message is the missing-pool one, said just above.
         if status.message and (status.code != MissingPoolError.exit_code or is_reported):
             self.console.err(status.message)
         return status.code
 
-    def _show(self, item: pipeline.Output, *, is_framed: bool, strict: bool) -> None:
+    def _show(self, item: Output, *, is_framed: bool, strict: bool) -> None:
         """One output of the reading loop: echoed bytes, a report, an alert, a
         summary or (to stderr) a warning."""
         if item.kind == "warning":
@@ -269,4 +273,4 @@ class _Job:
         elif item.kind == "echo":
             self.console.write(item.data)
         elif not self.is_quiet:
-            self.console.out(pipeline.output_text(item, echo=is_framed))
+            self.console.out(output_text(item, echo=is_framed))

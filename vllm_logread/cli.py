@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import click
 
-from .facts import LogReadError
+from .errors import LogReadError
 
 # The reading machinery (patterns, regexes, report) is imported by the command
 # that reads, not here: `vllm-logread --help` and `kv` start as fast as click.
@@ -60,7 +60,7 @@ class _IntList(click.ParamType):  # type: ignore[type-arg]
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, tuple):
             return value
-        from .tables import parse_int_list
+        from .render.tables import parse_int_list
 
         try:
             return parse_int_list(str(value))
@@ -77,7 +77,7 @@ class _Terminal:
 
     @functools.cached_property
     def _stdout(self) -> Any:  # at the first write, as sys.stdout may be swapped (CliRunner)
-        from .live import Sink
+        from .terminal import Sink
 
         return Sink(sys.stdout.buffer)
 
@@ -260,11 +260,12 @@ def kv_cmd(
 
     Example: vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
     """
-    from . import kvspec
-    from .render import dumps
+    from .kv.config import spec_for_argument
+    from .render.json import dumps, kv_report
+    from .render.text import kv_text
 
     try:
-        spec = kvspec.spec_for_argument(
+        spec = spec_for_argument(
             model_or_config,
             tensor_parallel_size=tensor_parallel_size,
             pipeline_parallel_size=pipeline_parallel_size,
@@ -272,7 +273,7 @@ def kv_cmd(
         )
     except LogReadError as err:
         raise _error(err) from err
-    click.echo(dumps(kvspec.kv_report(spec)) if as_json else kvspec.kv_text(spec))
+    click.echo(dumps(kv_report(spec)) if as_json else kv_text(spec))
 
 
 def run() -> Any:

@@ -17,88 +17,14 @@ from __future__ import annotations
 
 import ast
 import math
-import re as _stdre  # the stdlib engine: the stats fast path on bytes
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, cast
 
 import regex as re
 
-from .facts import Fact, Value
-
-# A printed float or int, keeping its sign; nan/inf are recognised so the line
-# is not a near miss, and dropped with a warning by `_number`. Every number
-# ends where its text ends (_END): 21 nines are no number, never the first 20
-# of them (1e20 read from "999999999999999999999"), and "1e-308", "0x10",
-# "1_000" or "1,2,3" are not 1, 0, 1 or 1.
-_END = r"(?![eE][-+]?\d|[xX][0-9a-fA-F]|_\d)"
-NUM = rf"(?:-?\d{{1,20}}(?:\.\d{{1,20}})?(?![,.]?\d){_END}|-?nan|-?inf)"
-# An integer that may carry thousands separators ("24,096").
-INT_C = rf"(?:\d{{1,3}}(?:,\d{{3}}){{1,6}}|\d{{1,20}})(?![,.]?\d){_END}"
-INT = rf"\d{{1,20}}(?![,.]?\d){_END}"
-
-# The type of each fact kind (FACTS.md), plus our extensions.
-KIND_TYPES: dict[str, type] = {
-    "vllm_version": str,
-    "model": str,
-    "max_model_len": int,
-    "tensor_parallel_size": int,
-    "pipeline_parallel_size": int,
-    "data_parallel_size": int,
-    "kv_cache_dtype": str,
-    "dtype": str,
-    "quantization": str,
-    "block_size": int,
-    "gpu_memory_utilization": float,
-    "enable_prefix_caching": bool,
-    "max_num_seqs": int,
-    "weights_gib": float,
-    "total_gpu_gib": float,
-    "requested_gib": float,
-    "non_torch_gib": float,
-    "activation_peak_gib": float,
-    "cuda_graph_gib": float,
-    "available_kv_gib": float,
-    "gpu_blocks": int,
-    "cpu_blocks": int,
-    "pool_tokens": int,
-    "max_concurrency": float,
-    "concurrency_tokens": int,
-    "kv_cache_memory_bytes": int,
-    "running_reqs": int,
-    "waiting_reqs": int,
-    "swapped_reqs": int,
-    "kv_usage_pct": float,
-    "prefix_hit_pct": float,
-    "prompt_tps": float,
-    "generation_tps": float,
-    "preemptions": int,
-    "kv_too_small": int,
-    # Extensions (not in FACTS.md's table; documented in the README):
-    "device": str,  # GPU / CPU / XPU / TPU / CUDA: the word before "KV cache size" or "blocks"
-    "stats_engine": str,  # "000" from "Engine 000:", "2 engines" from "2 Engines Aggregated:"
-    "max_num_batched_tokens": int,
-    "hybrid_kv_disabled": bool,
-    "padding_layers": int,
-    "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
-    "num_speculative_tokens": int,
-    # SGLang boot logs (sglang.py), where the meaning differs from a FACTS.md kind:
-    "engine_kind": str,  # "sglang": the log is SGLang's (its pool arithmetic differs)
-    "kv_alloc_tokens": int,  # "#tokens: N" of "KV Cache is allocated" (the K/V buffers hold N + page_size)
-    "kv_k_gib": float,  # "K size: X GB" (SGLang's GB is 2**30 bytes)
-    "kv_v_gib": float,  # "V size: X GB"
-    "kv_size_gib": float,  # "KV size: X GB" (MLA models: one latent buffer)
-    "avail_after_weights_gib": float,  # "Load weight end. ... avail mem=X GB"
-    "avail_after_pool_gib": float,  # "Memory pool end. avail mem=X GB"
-    "mem_fraction_static": float,  # server_args mem_fraction_static
-}
-
-
-class NearMiss(ValueError):
-    """A line carries a known marker but a value in it cannot be read."""
-
-
-Built = list[tuple[str, Value, int | None]]  # (kind, value, decimals)
+from .facts import KIND_TYPES, Fact
+from .grammar import _BLOCK_DEVICES, INT, INT_C, NUM, Built, NearMiss, _c, _number, _part
+from .stats import _stats
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,30 +38,6 @@ class Row:
     # False: the marker is common outside this line kind, so a line with the
     # marker that fails the regex is not a near miss worth a warning.
     warn_on_miss: bool = True
-
-
-def _decimals(text: str) -> int | None:
-    return len(text) - text.index(".") - 1 if "." in text else None
-
-
-def _number(kind: str, text: str) -> tuple[Value, int | None]:
-    """Convert a captured number to the kind's type.
-
-    >>> _number("pool_tokens", "24,096")
-    (24096, None)
-    >>> _number("available_kv_gib", "3.31")
-    (3.31, 2)
-    """
-    typ = KIND_TYPES[kind]
-    clean = text.replace(",", "")
-    if typ is int:
-        if "." in clean:
-            raise NearMiss(f"{kind}: {text!r} is not a whole number")
-        return int(clean), None
-    value = float(clean)
-    if not math.isfinite(value):
-        raise NearMiss(f"{kind}: {text!r} is not a finite number")
-    return value, _decimals(clean)
 
 
 def _groups(m: re.Match[str]) -> Built:
@@ -169,84 +71,6 @@ def _preemption_warning(m: re.Match[str]) -> Built:
     total = m.group("preemptions")
     return [("preemptions", int(total) if total else 1, None)]
 
-
-def _stats(m: re.Match[str]) -> Built:
-    """Every part of a stats line, in any order, as its own fact."""
-    line = m.string
-    out: Built = []
-    eng = m.group("eng")
-    if eng is not None:
-        out.append(("stats_engine", eng, None))
-    elif m.group("neng") is not None:
-        out.append(("stats_engine", f"{m.group('neng')} engines", None))
-    for kind, rx in _STATS_PARTS:
-        part = rx.search(line)
-        if part:
-            value, dec = _number(kind, part.group(1))
-            out.append((kind, value, dec))
-    return out
-
-
-class _LazyPattern:
-    """A row's VERBOSE regex (or a part's, ``flags=0``), compiled the first
-    time it is used.
-
-    The rows' regexes take about 30 ms to compile, a quarter of a report's
-    start-up on a short log, and a log uses a dozen of them: the others are
-    never compiled.
-    """
-
-    __slots__ = ("_compiled", "_flags", "_source")
-
-    def __init__(self, source: str, flags: int = re.VERBOSE) -> None:
-        self._source, self._flags = source, flags
-        self._compiled: re.Pattern[str] | None = None
-
-    def _get(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self._source, self._flags)
-        return self._compiled
-
-    def search(self, *args: Any, **kwargs: Any) -> Any:
-        return self._get().search(*args, **kwargs)
-
-    def match(self, *args: Any, **kwargs: Any) -> Any:
-        return self._get().match(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:  # pattern, finditer, groupindex, ...
-        return getattr(self._get(), name)
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> Any:
-        # isinstance(row.regex, regex.Pattern) holds, as for the compiled pattern.
-        return type(self._get())
-
-
-def _c(pattern: str) -> re.Pattern[str]:
-    return cast("re.Pattern[str]", _LazyPattern(pattern))
-
-
-def _part(pattern: str) -> re.Pattern[str]:
-    """A part's regex (not VERBOSE), compiled when first used: the stats
-    line's parts are read by the row only for odd wordings, SGLang's only in
-    SGLang logs (the 20 take 8 ms, 7% of a seed report's start-up)."""
-    return cast("re.Pattern[str]", _LazyPattern(pattern, 0))
-
-
-# The device words of V0's "# GPU blocks: N" line (the CPU backend's apart).
-_BLOCK_DEVICES = "GPU|CUDA|cuda|XLA|xla|TPU|tpu|HPU|hpu|XPU|xpu|NPU|npu|gpu"
-
-_STATS_PARTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("prompt_tps", _part(rf"Avg prompt throughput: ({NUM}) tokens/s")),
-    ("generation_tps", _part(rf"Avg generation throughput: ({NUM}) tokens/s")),
-    ("running_reqs", _part(rf"Running: ({INT}) reqs")),
-    ("swapped_reqs", _part(rf"Swapped: ({INT}) reqs")),
-    ("waiting_reqs", _part(rf"(?:Pending|Waiting): ({INT}) reqs")),
-    ("preemptions", _part(rf"Preemptions: ({INT})")),
-    # The first device's usage: V0 also prints "CPU KV cache usage" (swap) after GPU.
-    ("kv_usage_pct", _part(rf"[A-Z]{{2,5}} KV cache usage: ({NUM})%")),
-    ("prefix_hit_pct", _part(rf"(?<!External )(?<!MM )Prefix cache hit rate: ({NUM})%")),
-)
 
 # Keys of the engine config line ("Initializing a V1 LLM engine (v0.11.0) with
 # config: model='Qwen/Qwen3-8B', ..."), each searched inside the config text.
@@ -365,13 +189,6 @@ _TABULAR_KEYS = {
     "requested_memory": "requested_gib",
 }
 
-
-# -- SGLang (its arithmetic is in sglang.py) -----------------------------------
-# The wordings are SGLang's format strings: launch_server / engine.py
-# `logger.info(f"{server_args=}")`, model_runner.py "Load weight end. ...",
-# mem_cache/memory_pool.py "KV Cache is allocated. ..." (GB = 1024**3),
-# managers/scheduler.py "max_total_num_tokens=..., ..." and the decode stats
-# (scheduler.py, later scheduler_metrics_mixin.py).
 
 # server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ..., tp_size=1, ...): the
 # dataclass repr; each field searched inside it like _CONFIG_FIELDS.
@@ -828,6 +645,7 @@ ROWS: tuple[Row, ...] = (
     ),
 )
 
+
 # Every literal marker, for the byte-level pre-filter (see stream.py).
 MARKERS: tuple[str, ...] = tuple(sorted({m for row in ROWS for m in row.markers}))
 
@@ -869,96 +687,3 @@ def facts_from_message(
                 source=source,
                 time=time,
             )
-
-
-# -- lines serving mode hands back to boot mode (pipeline._hand_back) ----------
-# Once a boot is reported, serving mode reads only stats lines, and hands a
-# line back to boot mode (the rows above) when it may start a new boot or
-# states a pool again (a late data-parallel engine, a worker's repeat, a pool
-# allocated anew). Each head is found through a byte that is rare in a
-# serving log, by memchr, at its offset in the head, then checked; a search
-# for each whole head costs ten times more (1 s against 0.1 s on a 1.6 GB
-# log), and a chunk dense in that byte (upper-case or markdown prompts) is
-# searched for the head itself. Entries: (byte, its offset in the head, head).
-#   "L": the API server's banner (0.4+ "vLLM API server version") and the
-#        engine config line ("Initializing an LLM engine" V0, "... a V1 LLM
-#        engine" V1);
-#   the first byte of 0.32+'s logo;
-#   "z": V1's "KV cache size: "; "#": V0's "# GPU blocks: " (any device word).
-HAND_BACK_HEADS: tuple[tuple[bytes, int, _stdre.Pattern[bytes]], ...] = (
-    (b"L", 0, _stdre.compile(rb"LLM (?:engine|API server version|server version)")),
-    (b"\xe2", 0, _stdre.compile(_stdre.escape("▀▄▀".encode()))),
-    (b"z", len(b"KV cache si"), _stdre.compile(rb"KV cache size: ")),
-    (b"#", 0, _stdre.compile(rb"# (?:%s|CPU|cpu) blocks: " % _BLOCK_DEVICES.encode())),
-)
-
-
-# -- the stats line's fast path (serving phase) -------------------------------
-# Once a boot is reported, pipeline.py reads stats lines (one line in twenty of
-# a busy log) without the row loop: ``STATS_FAST.finditer`` over a whole chunk
-# finds every STATS_MARKER (a literal prefix: the scan runs in C) and reads the
-# values in the shapes vLLM prints most (V0 "Swapped/Pending"; V1 "Waiting",
-# 0.11.1+ "Preemptions" when > 0). Where the values part does not match, its
-# groups are None and the line goes through the "stats" row above (0.7.1's
-# missing comma, 0.32's "KV fetch" part), so no stats line is lost;
-# tests/test_load.py reads every wording both ways and compares.
-STATS_MARKER = b"Avg prompt throughput: "
-STATS_FAST = re.compile(
-    rb"Avg prompt throughput: (?:(\d{1,20}\.\d) tokens/s, Avg generation throughput: "
-    rb"(\d{1,20}\.\d) tokens/s, Running: (\d{1,9}) reqs, (?:Swapped: (\d{1,9}) reqs, "
-    rb"Pending: (\d{1,9}) reqs|Waiting: (\d{1,9}) reqs)(?:, Preemptions: (\d{1,9}))?, "
-    rb"[A-Z]{2,5} KV cache usage: (\d{1,3}\.\d)%)?"
-)
-# The engine prefix just before the marker: "Engine 000: " / "2 Engines Aggregated: ".
-STATS_ENGINE_FAST = re.compile(rb"(?:Engine (\d{1,4})|(\d{1,4}) Engines Aggregated): \Z")
-
-
-# -- the stats line's fast path (stream.py), checked against the "stats" row
-#    on every wording by tests/test_stream.py
-# vLLM's stats line in its usual shapes, as a whole physical line: an optional
-# process tag (with 0.10-0.15's colour codes around it), the header, an
-# optional engine prefix, then the parts in the order vLLM prints them:
-#   V0 (0.4.3-0.10.2): Running, Swapped, Pending, GPU KV usage, CPU KV usage, "."
-#   V1 (0.7.3+): Running, Waiting, [Deferred], [KV fetch], [Preemptions],
-#       <device> KV usage, [Prefix hit], [Corrupted], [External hit], [MM hit]
-# Every piece is one the unwrapping of lines.py leaves as it is (no wrapper,
-# one tag, no trailing text), and the message holds no other row's marker, so
-# the facts are those the "stats" row gives; any other line (0.7.1's missing
-# comma, nan, a Ray tag, a caret colour) takes the general path.
-STATS_LINE = _stdre.compile(
-    rb"""
-    (?:(?:\x1b\[[0-9;]{0,16}m)?                          # 0.10-0.15 colour the tag
-       \((?P<proc>[A-Za-z][A-Za-z0-9_]{0,60}(?:\ [A-Za-z0-9_=]{1,20})?\ pid=\d{1,10})\)
-       (?:\x1b\[[0-9;]{0,16}m)?\ )?
-    (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]
-    (?:(?P<time>\d\d-\d\d\ \d\d:\d\d:\d\d)(?:[.,]\d{1,6})?\ )?
-    \[?[A-Za-z0-9_.\-]{1,100}:\d{1,7}\][ ]
-    (?:(?:Engine\ (?P<eng>\d{1,4})|(?P<neng>\d{1,4})\ Engines\ Aggregated):\ )?
-    Avg\ prompt\ throughput:\ (?P<prompt>{N})\ tokens/s,
-    \ Avg\ generation\ throughput:\ (?P<gen>{N})\ tokens/s,
-    \ Running:\ (?P<run>{I})\ reqs,
-    (?:\ Swapped:\ (?P<swap>{I})\ reqs,\ Pending|\ Waiting):\ (?P<wait>{I})\ reqs
-    (?:,\ Deferred:\ {I}\ reqs)?
-    (?:,\ KV\ fetch:\ {I}\ waiting\ to\ start,\ {I}\ in\ progress,\ {I}\ completed\ waiting)?
-    (?:,\ Preemptions:\ (?P<pre>{I}))?
-    ,\ [A-Z]{2,5}\ KV\ cache\ usage:\ (?P<kv>{N})%
-    (?:,\ CPU\ KV\ cache\ usage:\ {N}%)?                # V0: after the GPU's
-    (?:,\ Prefix\ cache\ hit\ rate:\ (?P<hit>{N})%)?
-    (?:,\ Corrupted:\ {I}\ reqs)?
-    (?:,\ External\ prefix\ cache\ hit\ rate:\ {N}%)?
-    (?:,\ MM\ cache\ hit\ rate:\ {N}%)?
-    \.?\r?
-    """.replace(b"{N}", rb"\d{1,20}(?:\.\d{1,12})?").replace(b"{I}", rb"\d{1,20}"),
-    _stdre.VERBOSE,
-)
-# (fact kind, group, is a float), in the order the "stats" row builds them.
-STATS_LINE_FIELDS = (
-    ("prompt_tps", "prompt", True),
-    ("generation_tps", "gen", True),
-    ("running_reqs", "run", False),
-    ("swapped_reqs", "swap", False),
-    ("waiting_reqs", "wait", False),
-    ("preemptions", "pre", False),
-    ("kv_usage_pct", "kv", True),
-    ("prefix_hit_pct", "hit", True),
-)

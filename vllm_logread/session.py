@@ -36,81 +36,112 @@ are kept one by one only when asked (``keep_all_facts``).
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .boot import STATS_KINDS, Boot, BootTracker, engine_key
-from .facts import Fact, InputError
-from .lines import header_time_at
-from .load import (
+from .boots import (
+    _POOL_LINE_KINDS,
+    STATS_KINDS,
+    Boot,
+    BootTracker,
+    _all_engines_spoke,
+    _boot_complete,
+    engine_generation,
+    engine_key,
+)
+from .errors import InputError
+from .events import Output
+from .read.facts import Fact, ParseWarning
+from .read.framing import _BOM_UTF16, _LineCounter
+from .read.lines import header_time_at
+from .read.metrics import MAX_METRICS_BYTES, looks_like_metrics, read_metrics
+from .read.scanner import MAX_LINE_BYTES, Scanner, scan_bytes
+from .read.serving import (
+    _C_ENGINE,
+    _C_TIME,
+    _C_VALUES,
+    _MAX_CACHED_SECONDS,
+    _MAX_CHUNK_MISSES,
+    _MAX_LAYOUTS,
+    _MISS,
+    _PREEMPT_MARKER,
+    _hand_back,
+    _Row,
+)
+from .read.stats import (
+    STATS_ENGINE_FAST,
+    STATS_FAST,
+    STATS_MARKER,
     TIME_SHAPE_BYTES,
-    Alert,
-    Estimate,
-    LoadSummary,
-    LoadWatch,
     header_seconds,
     ints_of,
     kv_pcts_of,
-    summary_text,
 )
-from .metrics import feed_session, looks_like_metrics
-from .patterns import HAND_BACK_HEADS, STATS_ENGINE_FAST, STATS_FAST, STATS_MARKER
-from .report import Options, Report, build_report, engine_generation
-from .stream import MAX_LINE_BYTES, ParseWarning, Scanner, scan_bytes
+from .report.build import build_report
+from .report.model import Options, Report
+from .watch import Alert, Estimate, LoadSummary, LoadWatch
 
-READ_CHUNK_BYTES = 1 << 20
+
+def feed_session(session: Session, data: bytes) -> list[Output]:
+    """A whole /metrics text read by ``session``: each server becomes a boot of
+    the session (so the report, ``--json`` and the exit code are a log's),
+    reported at once, then its load now held against the report."""
+
+    if len(data) > MAX_METRICS_BYTES:
+        raise InputError(
+            f"{session.source}: over {MAX_METRICS_BYTES >> 20} MiB: not a /metrics text"
+        )
+    read = read_metrics(data.decode("utf-8", "replace"), source=session.source)
+    out = [Output(kind="warning", text=f"warning: {w}") for w in read.warnings]
+    for server in read.servers:
+        if session.tracker.current.facts:
+            session.tracker.boots.append(Boot(index=len(session.tracker.boots)))
+        boot = session.tracker.current
+        load_facts = [f for load in server.loads for f in load.facts]
+        for f in server.config_facts:
+            boot.add(f)
+        if session.keep_all_facts:
+            # As for a log: the load's facts are listed, and kept in the boot.
+            for f in load_facts:
+                boot.add(f)
+            session.facts.extend(sorted([*server.config_facts, *load_facts], key=lambda f: f.line))
+        watch = session.watch_of(boot)
+        if boot.has_pool:
+            session.reported.add(boot.index)
+            report = session.report_for(boot)
+            watch.start_alerts(Estimate.from_report(report))
+            out.append(Output(kind="report", report=report))
+        for load in server.loads:
+            watch.add(
+                load.line,
+                None,
+                load.engine,
+                load.running_reqs,
+                load.waiting_reqs,
+                load.kv_usage_pct,
+                load.preemptions,
+            )
+        summary = session.load_of(boot)
+        if summary is not None and server.loads:
+            session.summarized.add(boot.index)
+            out.append(Output(kind="summary", summary=summary, server=server))
+    return out
+
+
 # A boot whose pool is known but whose last pool line may still come (another
 # TP rank's repeat, a concurrency line) is reported after this much silence
 # on a live pipe; vLLM prints those lines within milliseconds of each other.
 QUIET_S = 0.05
+
+
 # The same, while a data-parallel engine the config announced has not stated
 # its pool yet (engines boot in parallel, seconds apart).
 QUIET_MISSING_ENGINE_S = 5.0
-_HAND_BACK_DENSE = 256  # anchor hits in a chunk before searching the heads
-# V0's preemption warning (patterns.py row "preemption_warning").
-_PREEMPT_MARKER = b"is preempted by"
-_BOM_UTF16 = (b"\xff\xfe", b"\xfe\xff")
-_POOL_LINE_KINDS = frozenset(
-    {"pool_tokens", "gpu_blocks", "cpu_blocks", "device", "max_concurrency", "concurrency_tokens"}
-)
+
+
 StatsSink = Callable[..., None]
-# A stats line read in serving mode: its regex groups, marker offset, engine
-# label, header time and its seconds (pipeline.Session._serve).
-_Row = tuple[tuple[bytes | None, ...], int, str | None, bytes | None, int | None]
-_MISS: Any = object()
-# Bounds on the line layouts serving mode learns (a log whose heads vary, e.g.
-# a capture's own timestamps, falls back to the regexes line by line).
-_MAX_LAYOUTS = 64
-# Chunks in a row that did not fit the chunk regex before serving mode stops
-# building it (stats lines of several layouts in every chunk: each chunk would
-# be read twice).
-_MAX_CHUNK_MISSES = 8
-# Header times kept with their seconds: a chunk's (a busy log prints ten stats
-# lines a second); a few thousand cost 0.4 MB (65,536 grew the peak RSS by 7 MB).
-_MAX_CACHED_SECONDS = 4096
-# Session._chunk_rx's groups: time, engine digits, then STATS_FAST's.
-_C_TIME, _C_ENGINE, _C_VALUES = 0, 1, 2
-
-
-@dataclass(slots=True)
-class Output:
-    """One thing to tell the user.
-
-    Attributes:
-        kind: ``report``, ``alert``, ``summary``, ``warning`` (stderr) or
-            ``echo`` (input bytes passed through, in ``data``).
-        line: the input line after which it belongs (None: now).
-    """
-
-    kind: str
-    report: Report | None = None
-    text: str = ""
-    line: int | None = None
-    data: bytes = b""
 
 
 @dataclass(slots=True)
@@ -802,7 +833,7 @@ class Session:
         title = str(model) if model else ""
         if len(self.tracker.boots) > 1:
             title = f"boot {boot.index + 1}" + (f", {title}" if title else "")
-        return [Output(kind="summary", text=summary_text(summary, title=title), line=line)]
+        return [Output(kind="summary", summary=summary, title=title, line=line)]
 
 
 def _figures(report: Report) -> tuple[Any, ...]:
@@ -821,379 +852,6 @@ def _figures(report: Report) -> tuple[Any, ...]:
     )
 
 
-class _LineCounter:
-    """Line numbers in one buffer, counted forward only as far as asked."""
-
-    __slots__ = ("buf", "lines", "pos", "settle", "used")
-
-    def __init__(
-        self, buf: bytes, pos: int, lines: int, settle: Callable[[], int] | None = None
-    ) -> None:
-        # ``lines`` before ``pos``; with ``settle``, those are counted by it
-        # when a number is first asked for (lines left uncounted before ``pos``).
-        self.buf, self.pos, self.lines, self.settle = buf, pos, lines, settle
-        self.used = False  # a number was asked for
-
-    def line_at(self, ls: int) -> int:
-        """The 1-based number of the line starting at ``ls`` (never before the last asked)."""
-        self.used = True
-        if self.settle is not None:
-            self.lines, self.settle = self.settle(), None
-        self.lines += self.buf.count(b"\n", self.pos, ls)
-        self.pos = ls
-        return self.lines + 1
-
-
 def _alert_output(alert: Alert, line: int) -> Output:
     text = str(Alert(line=line, time=alert.time, text=alert.text))
     return Output(kind="alert", text=text, line=line)
-
-
-def _hand_back(buf: bytes, start: int, end: int) -> int:
-    """Offset of the first line in ``buf[start:end]`` that boot mode must read
-    (a boot's first lines, a pool line: patterns.HAND_BACK_HEADS), else end."""
-    cut = end
-    find = buf.find
-    for anchor, off, head in HAND_BACK_HEADS:
-        p = find(anchor, start + off, cut)
-        n = 0
-        while p >= 0 and head.match(buf, p - off) is None:
-            n += 1
-            if n > _HAND_BACK_DENSE:
-                m = head.search(buf, p - off, cut)
-                p = -1 if m is None else m.start()
-                break
-            p = find(anchor, p + 1, cut)
-        if p >= 0:
-            cut = buf.rfind(b"\n", start, p) + 1 or start
-    return cut
-
-
-def _version(boot: Boot) -> tuple[int, ...]:
-    """The boot's vLLM version as numbers; () when unknown."""
-    v = boot.value("vllm_version")
-    parts: list[int] = []
-    for p in str(v or "").lstrip("v").split("+")[0].split("."):
-        digits = p[: len(p) - len(p.lstrip("0123456789"))]
-        if not digits:
-            break
-        parts.append(int(digits))
-        if digits != p:
-            break
-    return tuple(parts)
-
-
-def _all_engines_spoke(boot: Boot) -> bool:
-    """Whether every data-parallel engine the config announced stated a pool."""
-    dp = boot.value("data_parallel_size")
-    expected = int(dp) if isinstance(dp, int) and dp > 0 else 1
-    return len(boot.pool_engines) >= expected
-
-
-def _boot_complete(boot: Boot, line: list[Fact]) -> bool:
-    """Whether the boot has said what it will say about its pool.
-
-    Every engine states its pool, then (V0 0.6.3+, V1 0.7.1+) its maximum
-    concurrency: on one line from 0.28, on the next line before. Before
-    0.11.1 V1 prints both once per TP/PP worker (N identical pairs). So the
-    boot is complete on the concurrency line that leaves no engine and no
-    worker's repeat to wait for; for versions without a concurrency line, on
-    the pool line itself. A line of another kind after the pool (graph
-    capture, a stats line) also closes it; when neither comes, a live pipe's
-    silence does (``Session.quiet``).
-    """
-    if not boot.has_pool:
-        return False
-    kinds = {f.kind for f in line}
-    all_spoke = _all_engines_spoke(boot)
-    if not kinds & _POOL_LINE_KINDS:
-        return all_spoke or bool(kinds & STATS_KINDS)
-    if not all_spoke:
-        return False
-    version = _version(boot)
-    gen = engine_generation(boot)
-    if version:
-        prints_concurrency = version >= ((0, 6, 3) if gen == "V0" else (0, 7, 1))
-    else:
-        prints_concurrency = True  # unknown: wait for it, or for silence
-    repeats = 1
-    if gen != "V0" and version and version < (0, 11, 1):
-        tp = boot.value("tensor_parallel_size")
-        pp = boot.value("pipeline_parallel_size")
-        repeats = (int(tp) if isinstance(tp, int) else 1) * (int(pp) if isinstance(pp, int) else 1)
-    for eng in boot.pool_engines:
-        if eng.concurrency_facts:
-            if len(eng.concurrency_facts) < repeats:
-                return False
-        elif prints_concurrency:
-            return False
-    return True
-
-
-def open_input(name: str) -> Any:
-    """Open a log file for binary reading, with a clear error when it cannot be.
-
-    A FIFO is fine (it is read like a pipe); a directory is not a log.
-    """
-    try:
-        st = os.stat(name)
-    except FileNotFoundError:
-        raise InputError(f"{name}: no such file") from None
-    except OSError as err:
-        raise InputError(f"{name}: cannot read it ({err.strerror})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise InputError(f"{name}: is a directory, not a log file (name the .log file inside it)")
-    try:
-        return open(name, "rb", buffering=0)  # noqa: SIM115 - closed at process end
-    except OSError as err:
-        raise InputError(f"{name}: cannot read it ({err.strerror})") from None
-
-
-def _fileno(stream: Any) -> int | None:
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return None
-    return fd if isinstance(fd, int) else None
-
-
-def _grow_pipe(fd: int) -> None:
-    """Ask for a 1 MiB pipe buffer (Linux F_SETPIPE_SZ): a writer that logs a
-    burst is not held back while we print a report. Best effort."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, 1031, 1 << 20)  # F_SETPIPE_SZ
-    except (ImportError, OSError, ValueError):
-        pass
-
-
-def read_chunks(stream: Any, session: Session | None = None) -> Iterator[bytes | None]:
-    """Yield byte chunks as they arrive: a pipe's data is handled at once.
-
-    On a real file descriptor, reads go straight to ``os.read`` (what the
-    pipe holds, up to a megabyte, never waiting for a full buffer), and while
-    ``session`` has a report pending, a silence of ``quiet_timeout()`` yields
-    None. Other streams use ``read1``/``read``.
-    """
-    fd = _fileno(stream)
-    if fd is None:
-        read = getattr(stream, "read1", None) or stream.read
-        while True:
-            try:
-                chunk = read(READ_CHUNK_BYTES)
-            except OSError as err:
-                raise _read_failed(err, session) from None
-            if not chunk:
-                return
-            yield chunk
-    import select
-
-    _grow_pipe(fd)
-    while True:
-        wait = None if session is None else session.quiet_timeout()
-        if wait is not None:
-            ready, _, _ = select.select([fd], [], [], wait)
-            if not ready:
-                yield None
-                continue
-        try:
-            chunk = os.read(fd, READ_CHUNK_BYTES)
-        except OSError as err:  # /proc/self/mem, a failing disk: EIO after open
-            raise _read_failed(err, session) from None
-        if not chunk:
-            return
-        yield chunk
-
-
-def file_recount(stream: Any, name: str = "the input") -> Callable[[int, int], int] | None:
-    """``Session.recount`` for a regular file: its bytes read again with
-    ``os.pread`` (offsets from where reading starts); None for anything
-    else (a pipe, a socket, a terminal)."""
-    fd = _fileno(stream)
-    if fd is None:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        base = os.lseek(fd, 0, os.SEEK_CUR)
-    except OSError:
-        return None
-
-    def recount(a: int, b: int) -> int:
-        n, pos = 0, a
-        while pos < b:
-            try:
-                chunk = os.pread(fd, min(READ_CHUNK_BYTES, b - pos), base + pos)
-            except OSError as err:
-                raise InputError(f"{name}: cannot read it again ({err.strerror or err})") from None
-            if not chunk:
-                # Truncated or rotated under us (copytruncate): the bytes
-                # whose lines were to be counted are gone.
-                raise InputError(
-                    f"{name}: the file shrank while it was read (truncated or rotated): "
-                    "its line numbers cannot be counted"
-                )
-            n += chunk.count(b"\n")
-            pos += len(chunk)
-        return n
-
-    return recount
-
-
-def _read_failed(err: OSError, session: Session | None) -> Exception:
-    name = "the input" if session is None else session.source
-    return InputError(f"{name}: cannot read it ({err.strerror or err})")
-
-
-def run(session: Session, stream: Any, *, echo: bool = False) -> Iterator[Output]:
-    """Read ``stream`` to its end through ``session``, yielding outputs as they
-    arise. With ``echo``, every input byte comes out too (``Output.kind ==
-    "echo"``), unchanged, and each report, alert or summary right after the
-    line it belongs to.
-    """
-    lines_out = 0  # newlines passed through so far
-    if not echo and session.recount is None:
-        session.recount = file_recount(stream, session.source)
-    for chunk in read_chunks(stream, session):
-        if chunk is None:
-            yield from session.quiet()
-            continue
-        outs = session.feed(chunk)
-        if not echo or session.is_metrics:
-            yield from outs
-            continue
-        pos = 0
-        for o in outs:
-            if o.line is not None and o.line > lines_out and o.kind != "warning":
-                stop = pos
-                while lines_out < o.line:
-                    nl = chunk.find(b"\n", stop)
-                    if nl < 0:
-                        break
-                    stop = nl + 1
-                    lines_out += 1
-                if stop > pos:
-                    yield Output(kind="echo", data=chunk[pos:stop])
-                    pos = stop
-            yield o
-        if pos < len(chunk):
-            yield Output(kind="echo", data=chunk[pos:] if pos else chunk)
-            lines_out += chunk.count(b"\n", pos)
-    yield from session.finish()
-
-
-def output_text(item: Output, *, echo: bool) -> str:
-    """The text of a report, alert or summary (no trailing newline). Among
-    echoed lines, reports and summaries come as a marked block."""
-    text = report_block(item.report) if item.report is not None else item.text
-    if echo and item.kind in ("report", "summary"):
-        return f"{_BLOCK_OPEN}\n{text}\n{_BLOCK_CLOSE}"
-    return text
-
-
-_BLOCK_OPEN = "=" * 30 + " vllm-logread " + "=" * 30
-_BLOCK_CLOSE = "=" * 74
-
-
-@dataclass(frozen=True, slots=True)
-class ExitStatus:
-    code: int
-    message: str = ""
-
-
-def reports_of(session: Session, *, all_boots: bool) -> list[Report]:
-    """The reports to give: the last boot with a pool, or every boot."""
-    boots = session.tracker.boots if all_boots or session.is_metrics else [session.last_boot]
-    return [session.report_for(b) for b in boots if b.facts or not all_boots]
-
-
-def exit_status(
-    sessions: list[Session], *, min_users: int | None, strict: bool, all_boots: bool
-) -> ExitStatus:
-    """The documented exit code for what was read."""
-    reports = [r for s in sessions for r in reports_of(s, all_boots=all_boots)]
-    if strict and any(s.warnings for s in sessions):
-        return ExitStatus(
-            3, "--strict: a line carried a known marker but did not match its pattern"
-        )
-    if not reports or not all(r.has_pool for r in reports):
-        return ExitStatus(3, missing_pool_message(sessions))
-    failed = [f for r in reports if (f := r.boot.first("engine_failed")) is not None]
-    if failed:
-        return ExitStatus(
-            3,
-            f"{failed[0].source}:{failed[0].line}: the engine failed to start after stating its "
-            "pool, so that pool never served; fix the error above it and boot again",
-        )
-    if any(r.contradicts for r in reports):
-        bad = [c.detail for r in reports for c in r.checks if c.status == "fail"]
-        return ExitStatus(4, "the log contradicts the model config: " + "; ".join(bad))
-    if min_users is not None:
-        for r in reports:
-            if r.users is None:
-                return ExitStatus(1, f"--min-users {min_users}: the users that fit are unknown")
-            if r.users < min_users:
-                return ExitStatus(1, f"--min-users {min_users}: only {r.users} users fit")
-    return ExitStatus(0)
-
-
-def missing_pool_message(sessions: list[Session]) -> str:
-    """Exit 3's message: what was seen, and why the pool may be missing."""
-    parts = []
-    for s in sessions:
-        kinds = sorted({f.kind for b in s.tracker.boots for f in b.facts})
-        if any(w.num_stats_lines for w in s.watches.values()):
-            kinds.append("stats lines")
-        seen = ", ".join(kinds) if kinds else "no vLLM lines at all"
-        parts.append(
-            f"{s.source}: no KV cache pool line (seen: {seen}; {s.lines_read:,} lines read). "
-            "Was the log cut before the KV cache was allocated, did the boot fail, "
-            "or is it not a vLLM log?"
-        )
-    return "\n".join(parts)
-
-
-def json_text(sessions: list[Session], *, all_boots: bool) -> str:
-    """The ``--json`` text: one object per input (``servers`` for several),
-    each with the ``load`` its stats lines showed (null: none)."""
-    from .render import dumps, report_json
-
-    objs = []
-    for s in sessions:
-        warns = [str(w) for w in s.warnings]
-        if all_boots or s.is_metrics:
-            for boot in s.tracker.boots:
-                if not boot.facts:
-                    continue
-                r = s.report_for(boot)
-                obj = report_json(r, [f for f in s.facts if _in_boot(f, boot)], warns)
-                objs.append(_with_load(obj, s, boot))
-        else:
-            boot = s.last_boot
-            obj = report_json(s.report_for(boot), s.facts, warns)
-            objs.append(_with_load(obj, s, boot))
-    if len(objs) == 1:
-        return dumps(objs[0])
-    return dumps({"servers": objs})
-
-
-def _with_load(obj: dict[str, Any], session: Session, boot: Boot) -> dict[str, Any]:
-    if boot.index not in session.reported:
-        # A file read to its end: hold its stats against the report now.
-        watch = session.watches.get(boot.index)
-        if watch is not None and watch.estimate is None:
-            watch.start_alerts(Estimate.from_report(session.report_for(boot)))
-    summary = session.load_of(boot)
-    obj["load"] = None if summary is None else summary.to_json()
-    return obj
-
-
-def _in_boot(f: Fact, boot: Boot) -> bool:
-    return any(f is g for g in boot.facts)
-
-
-def report_block(report: Report) -> str:
-    from .render import report_text
-
-    return report_text(report).rstrip("\n")

@@ -13,7 +13,9 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from .facts import UsageError
+from ..capacity import Workload
+from ..errors import UsageError
+from ..report.build import build_report
 
 STATS_COLUMNS = (
     "time",
@@ -26,6 +28,8 @@ STATS_COLUMNS = (
     "preemptions",
     "line",
 )
+
+
 PANDAS_HINT = "pip install 'vllm-logread[table]'"
 
 
@@ -79,10 +83,9 @@ def read_stats_csv(path: str) -> Any:
     return pd.read_csv(path, dtype={"time": str, "engine": str})
 
 
-# --------------------------------------------------------------------------
-# Sweeps (--prompt 256,512,2048 --output 128,512) and many servers side by side
-
 MAX_SWEEP_VALUES = 1000
+
+
 SWEEP_COLUMNS = (
     "source",
     "prompt_tokens",
@@ -92,6 +95,8 @@ SWEEP_COLUMNS = (
     "users_mid_answer",
     "exact",
 )
+
+
 SERVER_COLUMNS = (
     "source",
     "model",
@@ -173,9 +178,6 @@ def sweep_rows(
     """One row per report x prompt x output, through report.build_report itself,
     so each row is the figure a single ``--prompt P --output O`` run gives."""
     from dataclasses import replace
-
-    from .capacity import Workload
-    from .report import build_report
 
     rows: list[dict[str, Any]] = []
     # what-ifs belong to the single run; the sweep needs only the users.

@@ -18,7 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import tables
+from ..errors import UsageError
+from ..events import InputResult
+from ..report.gpus import find_gpu
+from ..report.model import Report
+from ..report.whatif import parse_changes
+from ..watch import LoadSummary
+from .plot import StatsRecorder, check_available, fan_out, render
+from .tables import SERVER_COLUMNS, SWEEP_COLUMNS, format_rows, server_rows, sweep_rows
+from .text import target_text
 
 FORMATS = ("text", "markdown", "csv", "json", "github")
 
@@ -91,15 +99,14 @@ def _headline(report: Any) -> str:
 
 
 def github_annotations(
-    sessions: Sequence[Any], *, all_boots: bool = False, min_users: int | None = None
+    results: Sequence[InputResult], *, min_users: int | None = None
 ) -> list[str]:
     """Annotations for every report: the users as a notice on the pool line, a
     failed check as an error on its line, the --min-users gate as an error on
     the pool line, warnings and preemption advice as warnings."""
-    from .pipeline import missing_pool_message, reports_of
 
     out: list[str] = []
-    for s in sessions:
+    for s in results:
         for w in s.warnings:
             out.append(
                 annotation(
@@ -110,12 +117,12 @@ def github_annotations(
                     title="vllm-logread near miss",
                 )
             )
-        reports = reports_of(s, all_boots=all_boots)
+        reports = s.reports
         if not reports or not any(r.has_pool for r in reports):
             out.append(
                 annotation(
                     "error",
-                    missing_pool_message([s]),
+                    s.missing_pool,
                     file=s.source,
                     title="vllm-logread: no KV pool",
                 )
@@ -179,7 +186,6 @@ def _md(text: Any) -> str:
 
 def markdown_report(report: Any, load: Any = None) -> str:
     """One report as Markdown: the answer, the numbers, the checks, what to change."""
-    from .whatif import target_text
 
     r = report
     lines = [f"### {_md(r.model or 'model not named in the log')} ({_md(r.source)})", ""]
@@ -228,25 +234,19 @@ def markdown_report(report: Any, load: Any = None) -> str:
     return "\n".join(lines)
 
 
-def _reports(sessions: Sequence[Any], all_boots: bool) -> list[tuple[Any, Any]]:
+def _reports(results: Sequence[InputResult]) -> list[tuple[Report, LoadSummary | None]]:
     """(report, load summary) for each boot to give."""
-    from .pipeline import reports_of
-
-    out = []
-    for s in sessions:
-        for r in reports_of(s, all_boots=all_boots):
-            out.append((r, s.load_of(r.boot)))
-    return out
+    return [pair for res in results for pair in zip(res.reports, res.loads, strict=True)]
 
 
-def markdown_summary(sessions: Sequence[Any], *, all_boots: bool = False) -> str:
+def markdown_summary(results: Sequence[InputResult]) -> str:
     """``--format markdown`` and the GitHub step summary: the servers side by
     side (several inputs), then each report."""
-    pairs = _reports(sessions, all_boots)
+    pairs = _reports(results)
     parts = ["## vllm-logread: KV cache capacity"]
     if len(pairs) > 1:
-        rows = tables.server_rows([r for r, _ in pairs])
-        parts.append(tables.format_rows(rows, tables.SERVER_COLUMNS, "markdown"))
+        rows = server_rows([r for r, _ in pairs])
+        parts.append(format_rows(rows, SERVER_COLUMNS, "markdown"))
     parts += [markdown_report(r, load) for r, load in pairs]
     return "\n\n".join(parts) + "\n"
 
@@ -257,12 +257,11 @@ def is_sweep(prompts: Sequence[int], outputs: Sequence[int]) -> bool:
 
 
 def final_output(
-    sessions: Sequence[Any],
+    results: Sequence[InputResult],
     *,
     fmt: str,
     prompts: Sequence[int],
     outputs: Sequence[int],
-    all_boots: bool = False,
     min_users: int | None = None,
 ) -> str:
     """What ``--format`` (or a sweep) prints once the inputs are read; "" when
@@ -270,38 +269,35 @@ def final_output(
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
     if fmt == "github":
-        return "\n".join(github_annotations(sessions, all_boots=all_boots, min_users=min_users))
-    pairs = _reports(sessions, all_boots)
+        return "\n".join(github_annotations(results, min_users=min_users))
+    pairs = _reports(results)
     reports = [r for r, _ in pairs if r.has_pool]
     if is_sweep(prompts, outputs):
-        first = sessions[0] if sessions else None
-        rows = tables.sweep_rows(
+        first = results[0] if results else None
+        rows = sweep_rows(
             reports,
             tuple(prompts),
             tuple(outputs),
             options=first.options if first is not None else None,
             spec_resolver=first.spec_resolver if first is not None else None,
         )
-        cols: tuple[str, ...] = tables.SWEEP_COLUMNS
+        cols: tuple[str, ...] = SWEEP_COLUMNS
         if fmt in ("text", "markdown") and len({r.source for r in reports}) <= 1:
             cols = cols[1:]  # one log: the source column says nothing
-        return tables.format_rows(rows, cols, fmt)
+        return format_rows(rows, cols, fmt)
     if fmt == "csv":
-        return tables.format_rows(
-            tables.server_rows([r for r, _ in pairs]), tables.SERVER_COLUMNS, "csv"
-        )
+        return format_rows(server_rows([r for r, _ in pairs]), SERVER_COLUMNS, "csv")
     if fmt == "markdown":
-        return markdown_summary(sessions, all_boots=all_boots).rstrip("\n")
+        return markdown_summary(results).rstrip("\n")
     return ""
 
 
-def append_step_summary(path: str, sessions: Sequence[Any], *, all_boots: bool = False) -> None:
+def append_step_summary(path: str, results: Sequence[InputResult]) -> None:
     """Append the Markdown summary to ``$GITHUB_STEP_SUMMARY`` (the CLI passes the path)."""
-    from .facts import UsageError
 
     try:
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(markdown_summary(sessions, all_boots=all_boots))
+            fh.write(markdown_summary(results))
     except OSError as err:
         raise UsageError(f"GITHUB_STEP_SUMMARY {path}: cannot append ({err.strerror})") from None
 
@@ -322,9 +318,6 @@ class Extras:
         what_ifs: Sequence[str] = (),
         gpu: str | None = None,
     ) -> None:
-        from . import whatif
-        from .facts import UsageError
-        from .gpus import find_gpu
 
         if fmt not in FORMATS:
             raise UsageError(f"--format {fmt!r}: one of {', '.join(FORMATS)}")
@@ -333,15 +326,13 @@ class Extras:
         self.fmt = fmt
         self.prompts = tuple(prompts)
         self.outputs = tuple(outputs)
-        self.changes = whatif.parse_changes(what_ifs)
+        self.changes = parse_changes(what_ifs)
         self.gpu = None if gpu is None else find_gpu(gpu).name
         self.plot_path = plot_path
         self.recorder = None
         if plot_path is not None:
-            from . import plot
-
-            plot.check_available(plot_path)
-            self.recorder = plot.StatsRecorder()
+            check_available(plot_path)
+            self.recorder = StatsRecorder()
         if self.is_sweep and fmt == "github":
             raise UsageError("--format github reports one workload; sweep with another format")
 
@@ -361,35 +352,30 @@ class Extras:
 
     def on_stats(self, *sinks: Any) -> Any:
         """The Session's ``on_stats``: the given sinks and the plot's recorder."""
-        from .plot import fan_out
 
         return fan_out(*sinks, None if self.recorder is None else self.recorder.add)
 
     def finish(
         self,
-        sessions: Sequence[Any],
+        results: Sequence[InputResult],
         *,
-        all_boots: bool = False,
         min_users: int | None = None,
         summary_path: str | None = None,
     ) -> str:
         """Draw the plot, append the GitHub step summary, and return the text
         to print ("" when the ordinary output said it all)."""
         if self.plot_path is not None:
-            from . import plot
-
-            reports = [r for r, _ in _reports(sessions, all_boots)]
+            reports = [r for r, _ in _reports(results)]
             rows = self.recorder.rows if self.recorder is not None else []
-            plot.render(self.plot_path, reports, rows if len(sessions) == 1 else ())
+            render(self.plot_path, reports, rows if len(results) == 1 else ())
         if self.fmt == "github" and summary_path:
-            append_step_summary(summary_path, sessions, all_boots=all_boots)
+            append_step_summary(summary_path, results)
         if self.is_json or (self.fmt == "text" and not self.is_sweep):
             return ""
         return final_output(
-            sessions,
+            results,
             fmt=self.fmt,
             prompts=self.prompts,
             outputs=self.outputs,
-            all_boots=all_boots,
             min_users=min_users,
         )

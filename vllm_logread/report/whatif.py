@@ -31,39 +31,51 @@ reach a number of users.
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from . import capacity as cap
-from .facts import Fact, LogReadError, UsageError
-from .gpus import Gpu, all_gpus, find_gpu
+from ..capacity import Capacity, Workload, max_concurrency, users_for_layout, users_that_fit
+from ..errors import LogReadError, UsageError
+from ..kv.config import TABLE_SOURCE, find_cached_config, load_config, table_entry
+from ..kv.groups import kv_cache_layout
+from ..read.facts import Fact
+from ..versions import HYBRID_MANAGER_FROM, cdiv, parse_version
+from .gpus import Gpu, find_gpu
 
 GIB = 1 << 30
+
+
 # What --target-users tries: utilization up to this, these TP sizes.
 TARGET_UTILIZATION = 0.95
-TARGET_TP_SIZES = (2, 4, 8)
-# The cards --target-users proposes (data-centre GPUs of the table), when
-# they hold at least this much more than the log's card.
-TARGET_GPUS = ("L40S", "A100-40GB", "A100-80GB", "H100-80GB", "H200", "B200")
-TARGET_GPU_MIN_EXTRA_GIB = 4.0
-MAX_PLAN_ROWS = 8
+
+
 # vLLM's default gpu_memory_utilization (VLLM_LINES.md): 0.90 up to 0.19,
 # 0.92 from 0.20.
 UTILIZATION_092_FROM = (0, 20)
+
+
 # vLLM's default max_num_seqs for `vllm serve` on a GPU: 256 (V0, and V1 on
 # GPUs under 70 GiB or named A100); 1024 on other GPUs of 70 GiB or more in
 # V1 since the per-device defaults (EngineArgs' default_max_num_seqs).
 DEFAULT_MAX_NUM_SEQS = 256
+
+
 DEFAULT_MAX_NUM_SEQS_BIG_GPU = 1024
+
+
 BIG_GPU_GIB = 70.0
+
+
 # Bytes per parameter of the embeddings and lm_head, which stay 16-bit.
 EMBEDDING_DTYPE_BYTES = 2
+
+
 _QUANTIZED_NAME_WORDS = ("fp8", "awq", "gptq", "int4", "int8", "w8a8", "w4a16", "nvfp4", "mxfp4")
+
+
 _FP8_KV = ("fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
 
 
@@ -174,6 +186,8 @@ _KEYS = {
     "gpu_memory_gib": "gpu_memory_gib",
     "gpu-memory-gib": "gpu_memory_gib",
 }
+
+
 WHAT_IF_HELP = (
     "kv_cache_dtype=fp8, weights=fp8, gpu_memory_utilization=0.95, max_model_len=4096, "
     "tensor_parallel_size=2, gpu=H100-80GB, gpu_memory_gib=80; combine with '+'"
@@ -239,10 +253,6 @@ def parse_changes(texts: Sequence[str]) -> tuple[Change, ...]:
     return tuple(parse_change(t) for t in texts)
 
 
-# --------------------------------------------------------------------------
-# What the log says
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Basis:
     """What a what-if starts from: one engine's pool and what the log measured.
@@ -279,7 +289,7 @@ class Basis:
     num_blocks: int
     block_size: int
     has_null_block: bool
-    workload: cap.Workload
+    workload: Workload
     num_engines: int = 1
     bytes_per_block: int | None = None
     bytes_per_block_source: str = ""
@@ -323,12 +333,12 @@ class Basis:
     def num_gpus(self) -> int:
         return self.tensor_parallel_size * self.pipeline_parallel_size * self.num_engines
 
-    def fit(self, num_blocks: int, layout: Any = None) -> cap.Capacity:
+    def fit(self, num_blocks: int, layout: Any = None) -> Capacity:
         """Users of the workload in ``num_blocks`` blocks (one engine)."""
         layout = layout if layout is not None else self.layout
         if layout is not None and not layout.is_single_full_group:
-            return cap.users_for_layout(layout, num_blocks=num_blocks, workload=self.workload)
-        return cap.users_that_fit(
+            return users_for_layout(layout, num_blocks=num_blocks, workload=self.workload)
+        return users_that_fit(
             num_blocks=num_blocks,
             block_size=self.block_size,
             workload=self.workload,
@@ -338,7 +348,7 @@ class Basis:
 
 def _version_tuple(version: str | None) -> tuple[int, ...] | None:
     try:
-        return cap.parse_version(version)
+        return parse_version(version)
     except LogReadError:
         return None
 
@@ -397,12 +407,12 @@ def _quantized(boot: Any, model: str | None) -> str | None:
 
 def basis_for_report(
     boot: Any,
-    capacity: cap.Capacity,
+    capacity: Capacity,
     *,
     block_size: int,
     spec: Any,
     layout: Any,
-    workload: cap.Workload,
+    workload: Workload,
     available_kv: Fact | None,
     kv_cache_dtype: str | None,
     tensor_parallel_size: int,
@@ -496,10 +506,6 @@ def basis_for_report(
     )
 
 
-# --------------------------------------------------------------------------
-# The model's embeddings (the part of the weights FP8 does not shrink)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Embeddings:
     """The embedding and lm_head bytes of the whole model, from its config."""
@@ -511,24 +517,23 @@ class Embeddings:
 def _config_for(model: str | None, config: str | None) -> tuple[dict[str, Any], str] | None:
     """The model's config.json object, offline: --config, a local folder, the
     Hugging Face cache, the shipped table."""
-    from . import kvspec
 
     try:
         if config is not None:
             path = Path(config).expanduser()
             path = path / "config.json" if path.is_dir() else path
-            return kvspec.load_config(path), f"config.json at {path}"
+            return load_config(path), f"config.json at {path}"
         if not model:
             return None
         local = Path(model).expanduser()
         if local.is_dir() and (local / "config.json").is_file():
-            return kvspec.load_config(local / "config.json"), f"config.json at {local}"
-        cached = kvspec.find_cached_config(model)
+            return load_config(local / "config.json"), f"config.json at {local}"
+        cached = find_cached_config(model)
         if cached is not None:
-            return kvspec.load_config(cached), f"Hugging Face cache: {cached}"
-        entry = kvspec.table_entry(model)
+            return load_config(cached), f"Hugging Face cache: {cached}"
+        entry = table_entry(model)
         if entry is not None:
-            return dict(entry[1]), f"{kvspec.TABLE_SOURCE}, entry {entry[0]}"
+            return dict(entry[1]), f"{TABLE_SOURCE}, entry {entry[0]}"
     except (LogReadError, OSError, RuntimeError, ValueError):  # RuntimeError: "~nobody/x"
         return None
     return None
@@ -559,10 +564,6 @@ def embeddings_of(model: str | None, config: str | None) -> Embeddings | None:
         + f" = {num / GIB:.2f} GiB, from {src}"
     )
     return Embeddings(num_bytes=num, basis=how)
-
-
-# --------------------------------------------------------------------------
-# One scenario
 
 
 def _gib(num_bytes: float) -> str:
@@ -774,7 +775,7 @@ def _bytes_per_block(b: Basis, kv_new: str | None, tp_new: int) -> tuple[int | N
     if b.layout is None and getattr(spec, "is_uniform", True):
         return int(spec.kv_bytes_per_token) * b.block_size, None, ""
     try:
-        layout = cap.kv_cache_layout(
+        layout = kv_cache_layout(
             spec,
             block_size=b.stated_block_size,
             vllm_version=b.vllm_version,
@@ -792,12 +793,12 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
     """The pool stays; the users at the workload stay; vLLM's figure moves."""
     text = f"max_model_len={n}"
     c = b.fit(b.num_blocks)
-    per_req = cap.cdiv(n, b.block_size)
+    per_req = cdiv(n, b.block_size)
     v = _version_tuple(b.vllm_version)
-    old_formula = b.is_v1 is False or (v is not None and v < cap.HYBRID_MANAGER_FROM)
+    old_formula = b.is_v1 is False or (v is not None and v < HYBRID_MANAGER_FROM)
     if b.layout is not None:
         try:
-            conc = cap.max_concurrency(
+            conc = max_concurrency(
                 b.layout, num_blocks=b.num_blocks, max_model_len=n, vllm_version=b.vllm_version
             )
             formula = f"{b.num_blocks:,} blocks over {b.layout.num_groups} KV cache groups"
@@ -820,7 +821,7 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
         now = (
             b.num_blocks * b.block_size / b.max_model_len
             if old_formula or b.layout is not None
-            else b.num_blocks / cap.cdiv(b.max_model_len, b.block_size)
+            else b.num_blocks / cdiv(b.max_model_len, b.block_size)
         )
         parts[0] += (
             f" (about {now:.2f}x at {b.max_model_len:,} now)"
@@ -892,10 +893,6 @@ def max_num_seqs_advice(b: Basis) -> WhatIf | None:
     )
 
 
-# --------------------------------------------------------------------------
-# The report's list, and --target-users
-
-
 def default_changes(b: Basis) -> list[Change]:
     """The what-ifs every report lists."""
     out = [Change(kv_cache_dtype="fp8")]
@@ -945,182 +942,3 @@ def what_ifs(b: Basis, requested: Sequence[Change] = ()) -> list[WhatIf]:
             out.append(wi)
             seen.add(wi.change)
     return out
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TargetPlan:
-    """The smallest changes that reach ``target_users``.
-
-    Attributes:
-        target_users: what was asked.
-        users: what fits now.
-        options: changes that reach it, none a superset of another, cheapest first.
-        replicas: copies of this server (data parallel) that reach it.
-        note: what was searched, and what was left out.
-    """
-
-    target_users: int
-    users: int
-    options: tuple[WhatIf, ...]
-    replicas: int | None
-    note: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "target_users": self.target_users,
-            "users": self.users,
-            "reached": self.users >= self.target_users,
-            "options": [o.to_json() for o in self.options],
-            "replicas": self.replicas,
-            "note": self.note,
-        }
-
-
-def _rank(value: Any, order: Sequence[Any]) -> int:
-    return order.index(value)
-
-
-def _memoized(resolver: Callable[..., Any]) -> Callable[..., Any]:
-    """The resolver, each (model, TP, KV dtype) looked up once: the plan tries
-    a few hundred combinations of a handful of shapes."""
-    seen: dict[Any, tuple[bool, Any]] = {}
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        key = (args, tuple(sorted(kwargs.items())))
-        if key not in seen:
-            try:
-                seen[key] = (True, resolver(*args, **kwargs))
-            except LogReadError as err:
-                seen[key] = (False, err)
-        ok, value = seen[key]
-        if not ok:
-            raise value
-        return value
-
-    return call
-
-
-def plan_for_target(b: Basis, target: int) -> TargetPlan:
-    """Search FP8 KV, FP8 weights, utilization 0.95, bigger GPUs and TP 2/4/8,
-    alone and combined, for the smallest changes that reach ``target`` users."""
-    now = b.fit(b.num_blocks).users * b.num_engines
-    if b.spec_resolver is not None:
-        b = replace(b, spec_resolver=_memoized(b.spec_resolver))
-    left_out: list[str] = []
-    kv_opts: list[str | None] = [None] if b.kv_is_fp8 else [None, "fp8"]
-    w_opts = [False]
-    if b.weights_gib is not None and not b.quantization:
-        w_opts.append(True)
-    elif b.quantization:
-        left_out.append(f"FP8 weights (already quantized: {b.quantization})")
-    u_opts: list[float | None] = [None]
-    g_opts: list[Gpu | None] = [None]
-    now_gib = b.total_gpu_gib
-    if now_gib is not None:
-        if b.utilization < TARGET_UTILIZATION:
-            u_opts.append(TARGET_UTILIZATION)
-        bigger = [
-            g
-            for g in all_gpus()
-            if g.name in TARGET_GPUS and g.total_gib >= now_gib + TARGET_GPU_MIN_EXTRA_GIB
-        ]
-        bigger.sort(key=lambda g: g.total_gib)
-        g_opts.extend(bigger)
-    else:
-        left_out.append(
-            "utilization and bigger GPUs (the log does not state the GPU's total memory; "
-            "pass --gpu NAME)"
-        )
-    t_opts: list[int | None] = [None]
-    if b.spec is not None and b.spec_resolver is not None:
-        t_opts += [t for t in TARGET_TP_SIZES if t > b.tensor_parallel_size]
-    else:
-        left_out.append("tensor parallelism (the model's KV shape is unknown)")
-    found: list[tuple[tuple[int, ...], Change, WhatIf]] = []
-    combos = itertools.product(kv_opts, w_opts, u_opts, g_opts, t_opts)
-    for kv, wf, u, g, t in combos if now < target else ():
-        ch = Change(
-            kv_cache_dtype=kv,
-            weights_fp8=wf,
-            gpu_memory_utilization=u,
-            gpu=g,
-            tensor_parallel_size=t,
-        )
-        if ch.num_changes == 0:
-            continue
-        wi = evaluate(b, ch)
-        if wi.users is None or wi.users < target:
-            continue
-        key = (
-            _rank(kv, kv_opts),
-            _rank(wf, w_opts),
-            _rank(u, u_opts),
-            _rank(g, g_opts),
-            _rank(t, t_opts),
-        )
-        found.append((key, ch, wi))
-    minimal = [
-        (k, ch, wi)
-        for k, ch, wi in found
-        if not any(o != k and all(a <= c for a, c in zip(o, k, strict=True)) for o, _, _ in found)
-    ]
-
-    def cost(item: tuple[tuple[int, ...], Change, WhatIf]) -> tuple[float, ...]:
-        _, ch, wi = item
-        total = ch.new_total_gib or b.total_gpu_gib or 0.0
-        return (wi.num_gpus or b.num_gpus, total, ch.num_changes, -(wi.users or 0))
-
-    minimal.sort(key=cost)
-    per_engine = now // b.num_engines
-    replicas = math.ceil(target / per_engine) if per_engine > 0 else None
-    note_parts = [
-        f"searched: FP8 KV cache, FP8 weights, utilization up to 0.95, bigger GPUs "
-        f"({', '.join(TARGET_GPUS)}), TP 2/4/8, alone and combined; listed: the ones no "
-        "smaller change beats"
-    ]
-    if now >= target:
-        note_parts = [f"{now} users fit already"]
-        left_out = []
-    if left_out:
-        note_parts.append("left out: " + "; ".join(left_out))
-    if replicas is not None and now < target:
-        gpus = replicas * b.tensor_parallel_size * b.pipeline_parallel_size
-        note_parts.append(
-            f"or {replicas} copies of this engine behind a load balancer (data parallel): "
-            f"{replicas} x {per_engine} = {replicas * per_engine} users on {gpus} GPUs, exact"
-        )
-    return TargetPlan(
-        target_users=target,
-        users=now,
-        options=tuple(wi for _, _, wi in minimal[:MAX_PLAN_ROWS]),
-        replicas=replicas,
-        note="; ".join(note_parts),
-    )
-
-
-def for_report(basis: Basis | None, options: Any) -> tuple[list[WhatIf], TargetPlan | None]:
-    """The report's what-ifs and target plan (report.build_report calls this)."""
-    if basis is None:
-        return [], None
-    requested = tuple(getattr(options, "what_ifs", ()) or ())
-    changes = tuple(c if isinstance(c, Change) else parse_change(str(c)) for c in requested)
-    target = getattr(options, "target_users", None)
-    plan = None if target is None else plan_for_target(basis, int(target))
-    return what_ifs(basis, changes), plan
-
-
-def target_text(plan: TargetPlan) -> list[str]:
-    """The plan for a person, one line each (render.py prints them)."""
-    lines = [f"To serve {plan.target_users} users (now {plan.users}):"]
-    if plan.users >= plan.target_users:
-        lines.append("  already reached: no change needed")
-    elif not plan.options:
-        lines.append("  no combination searched reaches it")
-    for o in plan.options:
-        tag = "" if o.is_exact else " [estimate]"
-        gpus = f", {o.num_gpus} GPU{'s' if (o.num_gpus or 0) > 1 else ''}" if o.num_gpus else ""
-        lines.append(f"  {o.change}: {o.users} users{gpus}{tag}")
-        if o.arithmetic:
-            lines.append(f"      {o.arithmetic}")
-    lines.append(f"  ({plan.note})")
-    return lines

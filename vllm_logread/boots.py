@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .facts import Fact, Value
+from .read.facts import Fact, Value
 
 # Kinds that describe how a server was started: restated after a pool, they
 # mean a new boot. Stats kinds never do.
@@ -38,7 +38,11 @@ _BOOT_KINDS = frozenset(
         "kv_cache_dtype",
     }
 )
+
+
 POOL_KINDS = frozenset({"pool_tokens", "gpu_blocks"})
+
+
 STATS_KINDS = frozenset(
     {
         "running_reqs",
@@ -206,3 +210,105 @@ class BootTracker:
             line.append(f)
         if line:
             self.add_line(line)
+
+
+_POOL_LINE_KINDS = frozenset(
+    {"pool_tokens", "gpu_blocks", "cpu_blocks", "device", "max_concurrency", "concurrency_tokens"}
+)
+
+
+def _version(boot: Boot) -> tuple[int, ...]:
+    """The boot's vLLM version as numbers; () when unknown."""
+    v = boot.value("vllm_version")
+    parts: list[int] = []
+    for p in str(v or "").lstrip("v").split("+")[0].split("."):
+        digits = p[: len(p) - len(p.lstrip("0123456789"))]
+        if not digits:
+            break
+        parts.append(int(digits))
+        if digits != p:
+            break
+    return tuple(parts)
+
+
+def _all_engines_spoke(boot: Boot) -> bool:
+    """Whether every data-parallel engine the config announced stated a pool."""
+    dp = boot.value("data_parallel_size")
+    expected = int(dp) if isinstance(dp, int) and dp > 0 else 1
+    return len(boot.pool_engines) >= expected
+
+
+def _boot_complete(boot: Boot, line: list[Fact]) -> bool:
+    """Whether the boot has said what it will say about its pool.
+
+    Every engine states its pool, then (V0 0.6.3+, V1 0.7.1+) its maximum
+    concurrency: on one line from 0.28, on the next line before. Before
+    0.11.1 V1 prints both once per TP/PP worker (N identical pairs). So the
+    boot is complete on the concurrency line that leaves no engine and no
+    worker's repeat to wait for; for versions without a concurrency line, on
+    the pool line itself. A line of another kind after the pool (graph
+    capture, a stats line) also closes it; when neither comes, a live pipe's
+    silence does (``Session.quiet``).
+    """
+    if not boot.has_pool:
+        return False
+    kinds = {f.kind for f in line}
+    all_spoke = _all_engines_spoke(boot)
+    if not kinds & _POOL_LINE_KINDS:
+        return all_spoke or bool(kinds & STATS_KINDS)
+    if not all_spoke:
+        return False
+    version = _version(boot)
+    gen = engine_generation(boot)
+    if version:
+        prints_concurrency = version >= ((0, 6, 3) if gen == "V0" else (0, 7, 1))
+    else:
+        prints_concurrency = True  # unknown: wait for it, or for silence
+    repeats = 1
+    if gen != "V0" and version and version < (0, 11, 1):
+        tp = boot.value("tensor_parallel_size")
+        pp = boot.value("pipeline_parallel_size")
+        repeats = (int(tp) if isinstance(tp, int) else 1) * (int(pp) if isinstance(pp, int) else 1)
+    for eng in boot.pool_engines:
+        if eng.concurrency_facts:
+            if len(eng.concurrency_facts) < repeats:
+                return False
+        elif prints_concurrency:
+            return False
+    return True
+
+
+def engine_generation(boot: Boot) -> str | None:
+    """V0 or V1, from the lines only V0 or only V1 prints."""
+    for f in boot.facts:
+        if f.kind == "cpu_blocks" or f.kind == "swapped_reqs":
+            return "V0"
+        if f.kind == "pool_tokens":
+            return "V1"
+    if boot.first("gpu_blocks") and not boot.first("cpu_blocks"):
+        dev = boot.value("device")
+        if dev in ("GPU",):
+            return "V1"  # 0.6.4-0.7.3 V1 printed "# GPU blocks: N" alone
+    if boot.first("waiting_reqs") and not boot.first("swapped_reqs"):
+        return "V1"
+    return None
+
+
+# vLLM's default max_num_batched_tokens for `vllm serve` with chunked prefill
+# on a GPU; the log states it in `non-default args` when it was changed.
+DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
+
+
+# The default depends on the card (EngineArgs batch defaults): `vllm serve`
+# takes 8192 on GPUs of 70 GiB or more that are not A100s (H100, H200,
+# MI300X) and 2048 on the others (L4, A100, RTX); an offline LLM(...) script
+# 16384. Only sliding-window and chunked groups depend on it (gpt-oss-20b at
+# 131,072 tokens: 8,192 + 521 blocks per request with 8192, 8,192 + 137 with
+# 2048), and the log does not name the card, so each is tried in this order.
+DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED = (DEFAULT_MAX_NUM_BATCHED_TOKENS, 2048, 16384)
+
+
+def _mnbt_tried(boot: Boot) -> tuple[int, ...]:
+    """The stated max_num_batched_tokens, else vLLM's defaults to try."""
+    f = boot.last("max_num_batched_tokens")
+    return (int(f.value),) if f is not None else DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED

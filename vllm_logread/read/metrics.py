@@ -46,23 +46,27 @@ import math
 import re
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .facts import Fact, InputError, UsageError, Value
-
-if TYPE_CHECKING:
-    from .load import LoadSummary
-    from .pipeline import Output, Session
+from ..errors import InputError, UsageError
+from .facts import Fact, Value
 
 # How long --metrics-url waits for the server (connect and each read).
 METRICS_TIMEOUT_S = 10.0
+
+
 # A /metrics text is tens of KB (a 0.32 server with histograms: 60 KB); a
 # bigger answer is not one.
 MAX_METRICS_BYTES = 64 << 20
+
+
 # How far into the input the content sniff looks (first lines only).
 SNIFF_BYTES = 64 * 1024
 
+
 CACHE_CONFIG = "vllm:cache_config_info"
+
+
 # The gauges of the load now, by fact kind. A later name in a tuple is the
 # older one, used only when the newer is absent.
 LOAD_METRICS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -72,7 +76,11 @@ LOAD_METRICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kv_usage_pct", ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")),
     ("preemptions", ("vllm:num_preemptions_total",)),
 )
+
+
 V0_ONLY_METRICS = frozenset({"vllm:num_requests_swapped", "vllm:cpu_cache_usage_perc"})
+
+
 # Labels of cache_config_info that state a fact (CacheConfig field -> kind).
 CONFIG_LABELS: tuple[tuple[str, str], ...] = (
     ("cache_dtype", "kv_cache_dtype"),
@@ -83,12 +91,21 @@ CONFIG_LABELS: tuple[tuple[str, str], ...] = (
     ("kv_cache_size_tokens", "pool_tokens"),
     ("kv_cache_memory_bytes", "kv_cache_memory_bytes"),
 )
+
+
 # Labels that name the thing measured, not the server: not an identity.
 _NOT_IDENTITY = frozenset({"model_name", "engine"})
 
+
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
 _SAMPLE_LINE = re.compile(rb"(?:vllm|sglang):[a-zA-Z0-9_:]*(?:\{|[ \t]+\S)")
+
+
 _INT_TEXT = re.compile(r"\d{1,20}")
+
+
 _FLOAT_TEXT = re.compile(r"\d{1,20}(?:\.\d{1,12})?")
 
 
@@ -114,9 +131,6 @@ def looks_like_metrics(head: bytes) -> bool:
             continue  # another comment: look at the next line
         return _SAMPLE_LINE.match(line) is not None
     return False
-
-
-# -- reading the text ------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -354,91 +368,6 @@ def _engine_load(
         swapped_reqs=None if "swapped_reqs" not in values else int(values["swapped_reqs"]),
         facts=tuple(sorted(facts, key=lambda f: f.line)),
     )
-
-
-# -- into a pipeline.Session -------------------------------------------------------
-
-
-def feed_session(session: Session, data: bytes) -> list[Output]:
-    """A whole /metrics text read by ``session``: each server becomes a boot of
-    the session (so the report, ``--json`` and the exit code are a log's),
-    reported at once, then its load now held against the report."""
-    from .boot import Boot
-    from .load import Estimate
-    from .pipeline import Output
-
-    if len(data) > MAX_METRICS_BYTES:
-        raise InputError(
-            f"{session.source}: over {MAX_METRICS_BYTES >> 20} MiB: not a /metrics text"
-        )
-    read = read_metrics(data.decode("utf-8", "replace"), source=session.source)
-    out = [Output(kind="warning", text=f"warning: {w}") for w in read.warnings]
-    for server in read.servers:
-        if session.tracker.current.facts:
-            session.tracker.boots.append(Boot(index=len(session.tracker.boots)))
-        boot = session.tracker.current
-        load_facts = [f for load in server.loads for f in load.facts]
-        for f in server.config_facts:
-            boot.add(f)
-        if session.keep_all_facts:
-            # As for a log: the load's facts are listed, and kept in the boot.
-            for f in load_facts:
-                boot.add(f)
-            session.facts.extend(sorted([*server.config_facts, *load_facts], key=lambda f: f.line))
-        watch = session.watch_of(boot)
-        if boot.has_pool:
-            session.reported.add(boot.index)
-            report = session.report_for(boot)
-            watch.start_alerts(Estimate.from_report(report))
-            out.append(Output(kind="report", report=report))
-        for load in server.loads:
-            watch.add(
-                load.line,
-                None,
-                load.engine,
-                load.running_reqs,
-                load.waiting_reqs,
-                load.kv_usage_pct,
-                load.preemptions,
-            )
-        summary = session.load_of(boot)
-        if summary is not None and server.loads:
-            session.summarized.add(boot.index)
-            out.append(Output(kind="summary", text=load_text(server, summary)))
-    return out
-
-
-def load_text(server: Server, summary: LoadSummary) -> str:
-    """The load now, for a person: one snapshot, held against the estimate.
-
-    A /metrics text is one moment, not a history: its peaks are the values
-    now, and its preemptions the total since the server started.
-    """
-    title = server.model or "model not named"
-    lines = [f"== vllm-logread load now ({title}, from /metrics: one moment, not a history)"]
-    several = len(server.loads) > 1
-    for load in server.loads:
-        who = f"engine {load.engine}: " if several and load.engine is not None else ""
-        swapped = "" if load.swapped_reqs is None else f", {load.swapped_reqs} swapped"
-        lines.append(
-            f"  {who}{load.running_reqs} running, {load.waiting_reqs} waiting{swapped}, "
-            f"KV cache usage {load.kv_usage_pct:.1f}%, {load.preemptions:,} preemptions since "
-            f"the server started (line {load.line})"
-        )
-    if summary.verdict:
-        lines.append(f"  verdict:       {summary.verdict}")
-    if summary.phase:
-        lines.append(f"  phase:         {summary.phase}")
-    preempted = sum(load.preemptions for load in server.loads)
-    if preempted:
-        lines.append(
-            f"  note:          {preempted:,} preemptions since the server started: the pool ran "
-            "out at some earlier moment (a /metrics text keeps no history of when)"
-        )
-    return "\n".join(lines)
-
-
-# -- --metrics-url -------------------------------------------------------------------
 
 
 def fetch_metrics(url: str, *, timeout_s: float = METRICS_TIMEOUT_S) -> bytes:

@@ -25,17 +25,34 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import capacity as cap
-from .facts import UsageError
+from ..capacity import Workload
+from ..errors import UsageError
+from ..read.stats import header_seconds
+from ..versions import cdiv
+from ..watch import Estimate
 
 PLOT_HINT = "pip install 'vllm-logread[plot]'"
+
+
 DPI = 100
+
+
 WIDTH_IN = 10.0
+
+
 PANEL_HEIGHT_IN = 6.0
+
+
 TWO_PANEL_HEIGHT_IN = 10.0
+
+
 # The curve's points: every block boundary up to this many, then sampled.
 MAX_CURVE_POINTS = 4000
+
+
 PLOT_SUFFIXES = (".png", ".svg")
+
+
 # The curve starts here: shorter users are not what anyone asks about, and
 # the flat top (every block a user) would squash the rest.
 MIN_CURVE_TOKENS = 64
@@ -95,16 +112,16 @@ def capacity_curve(report: Any, *, max_tokens: int | None = None) -> tuple[list[
         return [], []
     bs = basis.block_size
     top = max_tokens or max(report.max_model_len or 0, 2 * basis.workload.tokens_per_user, 8 * bs)
-    steps = cap.cdiv(top, bs)
-    stride = max(1, cap.cdiv(steps, MAX_CURVE_POINTS))
+    steps = cdiv(top, bs)
+    stride = max(1, cdiv(steps, MAX_CURVE_POINTS))
     xs: list[int] = []
     ys: list[int] = []
     from dataclasses import replace
 
-    first = max(1, cap.cdiv(MIN_CURVE_TOKENS, bs))
+    first = max(1, cdiv(MIN_CURVE_TOKENS, bs))
     for k in range(first, steps + 1, stride):
         tokens = k * bs
-        b = replace(basis, workload=cap.Workload(prompt_tokens=tokens, output_tokens=0))
+        b = replace(basis, workload=Workload(prompt_tokens=tokens, output_tokens=0))
         xs.append(tokens)
         ys.append(b.fit(basis.num_blocks).users * basis.num_engines)
     return xs, ys
@@ -192,7 +209,6 @@ def _draw_capacity(ax: Any, reports: Sequence[Any]) -> None:
 
 def _seconds(rows: Sequence[tuple[Any, ...]]) -> tuple[list[float], str]:
     """x values: minutes since the first stats line, or the stats line count."""
-    from .load import header_seconds
 
     secs = [None if r[0] is None else header_seconds(str(r[0])) for r in rows]
     if rows and all(s is not None for s in secs):
@@ -218,8 +234,6 @@ def _draw_load(ax: Any, report: Any, rows: Sequence[tuple[Any, ...]]) -> None:
     waiting = [r[3] or 0 for r in mine]
     kv = [r[4] or 0.0 for r in mine]
     if report is not None and report.users is not None:
-        from .load import Estimate
-
         est = Estimate.from_report(report)
         users, mid = est.for_engine(label) if est is not None else (report.users, report.users)
         ax.axhspan(

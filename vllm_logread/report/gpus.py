@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .facts import UsageError
+from ..errors import UsageError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,7 +36,9 @@ class Gpu:
 @lru_cache(maxsize=1)
 def _table() -> tuple[dict[str, Any], dict[str, str]]:
     # Beside this module in every install, like data/models.json.
-    text = (Path(__file__).resolve().parent / "data" / "gpus.json").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parent.parent / "data" / "gpus.json").read_text(
+        encoding="utf-8"
+    )
     data = json.loads(text)
     return data["gpus"], data["aliases"]
 

@@ -31,13 +31,17 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from . import capacity as cap
-from .boot import Boot, Engine
-from .facts import Fact, LogReadError
-from .report import Check, EngineReport, Options, Report, range_check
+from ..boots import Boot, Engine
+from ..capacity import Capacity, Workload, users_that_fit
+from ..errors import LogReadError
+from ..read.facts import Fact
+from .checks import range_check
+from .model import Check, EngineReport, Options, Report
 from .whatif import WhatIf
 
 GIB = 1 << 30
+
+
 DEFAULT_PAGE_SIZE = 1  # ServerArgs.page_size when nothing raised it
 
 
@@ -132,7 +136,7 @@ def build_sglang_report(
         )
 
     engines: list[EngineReport] = []
-    first_cap: cap.Capacity | None = None
+    first_cap: Capacity | None = None
     for eng in boot.pool_engines:
         er, c = _engine_users(eng, page, workload, arithmetic)
         engines.append(er)
@@ -236,16 +240,16 @@ def build_sglang_report(
 
 
 def _engine_users(
-    eng: Engine, page: int, workload: cap.Workload, arithmetic: list[str]
-) -> tuple[EngineReport, cap.Capacity | None]:
+    eng: Engine, page: int, workload: Workload, arithmetic: list[str]
+) -> tuple[EngineReport, Capacity | None]:
     """Users of one SGLang engine (a DP rank with its TP ranks)."""
     pool = eng.pool_tokens
-    c: cap.Capacity | None = None
+    c: Capacity | None = None
     pages = None
     if pool is not None and pool >= 0:
         # SGLang rounds max_total_num_tokens down to whole pages, so this is exact.
         pages = pool // page
-        c = cap.users_that_fit(
+        c = users_that_fit(
             num_blocks=pages, block_size=page, workload=workload, has_null_block=False
         )
         unit = "slots" if page == 1 else f"pages of {page} tokens"
@@ -267,18 +271,18 @@ def _engine_users(
 
 def _what_ifs(
     boot: Boot,
-    c: cap.Capacity | None,
+    c: Capacity | None,
     page: int,
     kv_bpt: int | None,
     kv_cache_dtype: str | None,
-    workload: cap.Workload,
+    workload: Workload,
 ) -> list[WhatIf]:
     out: list[WhatIf] = []
     if c is None:
         return out
 
-    def fit(num_tokens: int) -> cap.Capacity:
-        return cap.users_that_fit(
+    def fit(num_tokens: int) -> Capacity:
+        return users_that_fit(
             num_blocks=num_tokens // page, block_size=page, workload=workload, has_null_block=False
         )
 

@@ -23,6 +23,7 @@ import regex as re
 # rendering when a log was pasted through a tool that made them visible.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]{0,200}(?:\x07|\x1b\\)|\^\[\[[0-9;]*m")
 
+
 # Outer wrappers, tried repeatedly at the start of a line. Each is one
 # alternative; the loop stops when none matches.
 _WRAPPERS = re.compile(
@@ -47,6 +48,7 @@ _WRAPPERS = re.compile(
     re.VERBOSE,
 )
 
+
 # Right-hand wrappers: k9s borders and padding, Ray's dedup note. Searched in
 # reverse ("(?r)", from the end of the line): a forward search retries the
 # space runs at every start, quadratic on "x" + 60,000 spaces + "y" (minutes).
@@ -54,13 +56,17 @@ _TRAILERS = re.compile(
     r"(?r)(?:[ \t]*[│┃║])?[ \t]*(?:\[repeated \d{1,9}x across cluster\][ \t]*)?$"
 )
 
+
 # "(EngineCore_DP0 pid=7) ", "(VllmWorker rank=0 pid=7) ", "(RayWorkerWrapper pid=7, ip=10.0.0.1) ".
 _PROCESS = re.compile(r"^\(([^()\n]{1,120}? pid=\d{1,10}(?:, ip=[0-9a-fA-F.:]{1,64})?)\)[ \t]*")
+
+
 # SGLang's header names its rank instead: "[2025-08-13 14:27:06 TP0] ",
 # "[2025-11-04 05:27:13 DP0 TP0 EP0] " (sglang.py); the ranks are its process tag.
 _SGLANG_RANKS = re.compile(
     r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d((?: [A-Z]{2,8}\d{1,6}){1,8})\][ \t]*"
 )
+
 
 # vLLM's header in every vintage. The level may be preceded by an arbitrary
 # VLLM_LOGGING_PREFIX, so it is searched, not matched; "[" is absent before 0.8.
@@ -69,13 +75,18 @@ _HEADER = re.compile(
     r"(?:(\d\d-\d\d[ ]\d\d:\d\d:\d\d)(?:[.,]\d{1,6})?[ ])?"  # group 2: the time
     r"\[?[^\s\[\]]{1,200}:\d{1,7}\][ ]?"
 )
+
+
 # Python logging's default-ish format used by other libraries inside a tag:
 # "2026-02-02 18:25:03,837 - INFO - autotuner.py:256 - msg".
 _PYLOG = re.compile(
     r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - (DEBUG|INFO|WARNING|ERROR|CRITICAL) - [^\s]{1,200} - "
 )
+
+
 # A header whose level was trimmed: "[kv_cache_utils.py:868] msg".
 _BARE_SOURCE = re.compile(r"^\[[^\s\[\]]{1,200}\.py:\d{1,7}\][ ]?")
+
 
 # Where a second record starts inside one physical line (records glued
 # together when a capture lost a newline).

@@ -28,99 +28,31 @@ verdict against the estimate.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .facts import Fact
+from .read.facts import Fact
+from .read.stats import _DAY_S, _YEAR_S, _forward_s, header_seconds
 
 # KV usage at or above this is a full pool: vLLM cannot admit a user's next
 # blocks (1,505 blocks x 5% = 75 blocks is about two users' worth of growth).
 FULL_PCT = 95.0
+
+
 # Usage levels worth a line when crossed upwards.
 ALERT_PCTS = (90.0, 99.0)
+
+
 # A crossing alert is given again only after usage fell this far below it,
 # and at most this many times a level: a server that saturates in bursts
 # crosses 90% again and again (the generated day of log: 13,654 crossing
 # alerts in 16 hours, one every 4 seconds), and after the third the news is
 # in the summary's time above 95%, not in another line.
 REARM_POINTS = 25.0
+
+
 MAX_CROSSING_ALERTS = 3
-# Day of the year at which each month starts (vLLM's header has no year; a
-# non-leap year is assumed, and a log that runs over New Year is handled).
-_MONTH_START_DAYS = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
-_DAY_S = 86_400
-_YEAR_S = 365 * _DAY_S
-# The shape of vLLM's header time (lines.py _HEADER's group 2), as text and bytes.
-_TIME_SHAPE = re.compile(r"\d\d-\d\d \d\d:\d\d:\d\d")
-TIME_SHAPE_BYTES = re.compile(rb"\d\d-\d\d \d\d:\d\d:\d\d")
-# The line values serving mode reads (pipeline.py), as they are printed: a
-# dict lookup costs a fifth of float() on bytes (600,736 stats lines: 0.08 s).
-_KV_TEXT: dict[bytes, float] = {}
-_INT_TEXT: dict[bytes, int] = {}
-
-
-def header_seconds(time: str | bytes) -> int | None:
-    """Seconds since the start of the year for a header time ``MM-DD HH:MM:SS``
-    (text, or bytes as serving mode reads it).
-
-    >>> header_seconds("01-01 00:01:05"), header_seconds(b"11-29 10:00:40") - header_seconds("11-29 10:00:30")
-    (65, 10)
-    """
-    shape = TIME_SHAPE_BYTES if isinstance(time, bytes) else _TIME_SHAPE
-    if shape.match(time) is None:  # type: ignore[arg-type]
-        return None
-    month, day = int(time[0:2]), int(time[3:5])
-    hour, minute, second = int(time[6:8]), int(time[9:11]), int(time[12:14])
-    if not 1 <= month <= 12:
-        return None
-    return (_MONTH_START_DAYS[month - 1] + day - 1) * _DAY_S + hour * 3600 + minute * 60 + second
-
-
-def _forward_s(earlier: int, later: int) -> int:
-    """Seconds between two header times; 0 when the clock went back (a
-    restart or pasted logs), except over New Year (12-31 -> 01-01).
-
-    >>> _forward_s(header_seconds("12-31 23:59:50"), header_seconds("01-01 00:00:10"))
-    20
-    """
-    dt = later - earlier
-    if dt >= 0:
-        return dt
-    return dt + _YEAR_S if dt < -300 * _DAY_S else 0
-
-
-def ints_of(texts: Sequence[bytes]) -> list[int]:
-    """``int`` of each number as a stats line prints it (decimal digits)."""
-    if not _INT_TEXT:
-        _INT_TEXT.update((str(i).encode(), i) for i in range(4096))
-    out = list(map(_INT_TEXT.get, texts))
-    return list(map(int, texts)) if None in out else out  # type: ignore[return-value]
-
-
-def kv_pcts_of(texts: Sequence[bytes]) -> list[float]:
-    """``float`` of each KV usage as a stats line prints it (``99.9``)."""
-    if not _KV_TEXT:
-        _KV_TEXT.update((t, float(t)) for t in (f"{i / 10:.1f}".encode() for i in range(1001)))
-    out = list(map(_KV_TEXT.get, texts))
-    return list(map(float, texts)) if None in out else out  # type: ignore[return-value]
-
-
-def duration_text(seconds: float) -> str:
-    """``1h 02m 05s`` style.
-
-    >>> duration_text(0), duration_text(70), duration_text(3725)
-    ('0s', '1m 10s', '1h 02m 05s')
-    """
-    s = int(round(seconds))
-    h, rem = divmod(s, 3600)
-    m, s = divmod(rem, 60)
-    if h:
-        return f"{h}h {m:02d}m {s:02d}s"
-    if m:
-        return f"{m}m {s:02d}s"
-    return f"{s}s"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -902,43 +834,3 @@ def _users_at_admission(report: Any) -> int | None:
         return None
     per_user = -(-(report.workload.prompt_tokens + 1) // c.block_size)
     return int(c.usable_blocks // max(per_user, 1))
-
-
-def summary_text(summary: LoadSummary, *, title: str = "") -> str:
-    """The load summary for a person (a few lines, no trailing newline)."""
-    s = summary
-    span = ""
-    if s.seconds_spanned is not None:
-        span = f" over {duration_text(s.seconds_spanned)}"
-    if s.first_time and s.last_time:
-        span += f", {s.first_time} to {s.last_time}"
-    lines = [
-        f"== vllm-logread load summary{f' ({title})' if title else ''}: "
-        f"{s.num_stats_lines:,} stats line{'s' if s.num_stats_lines != 1 else ''}{span}"
-    ]
-    lines.append(f"  peak running:  {s.peak_running}")
-    lines.append(f"  peak waiting:  {s.peak_waiting}")
-    above = (
-        "unknown (no times in the stats lines)"
-        if s.seconds_above_95pct is None
-        else duration_text(s.seconds_above_95pct)
-    )
-    lines.append(f"  KV cache usage: peak {s.peak_kv_usage_pct:.1f}%; above 95% for {above}")
-    pre = f"  preemptions:   {s.preemptions:,} printed by {s.server}"
-    if s.num_running_falls:
-        pre += (
-            f"; running fell at a full pool with requests waiting {s.num_running_falls:,} "
-            f"time{'s' if s.num_running_falls != 1 else ''} (the sign of preemption)"
-        )
-    lines.append(pre)
-    if len(s.engines) > 1:
-        for e in s.engines:
-            lines.append(
-                f"  engine {e.name}: peak {e.peak_running} running, {e.peak_waiting} waiting, "
-                f"{e.peak_kv_usage_pct:.1f}% KV usage"
-            )
-    if s.verdict:
-        lines.append(f"  verdict:       {s.verdict}")
-    if s.phase:
-        lines.append(f"  phase:         {s.phase}")
-    return "\n".join(lines)

@@ -34,31 +34,20 @@ import re as _re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .facts import Fact
+from .facts import Event, Fact, ParseWarning
+from .grammar import NearMiss
 from .lines import has_header, parse_line, split_records
-from .patterns import MARKERS, ROWS, STATS_LINE, STATS_LINE_FIELDS, NearMiss, facts_from_message
+from .patterns import MARKERS, ROWS, facts_from_message
+from .stats import STATS_LINE, STATS_LINE_FIELDS
 
 # A line longer than this is cut: its head is kept (markers and values sit at
 # the start of vLLM's lines) and the rest skipped, so a 2 GB line of JSON
 # costs neither memory nor time.
 MAX_LINE_BYTES = 64 * 1024
+
+
 # A hard-wrapped record is rejoined from at most this many physical lines.
 MAX_WRAP_LINES = 4
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ParseWarning:
-    """A line that carries a known marker but could not be read (a near miss)."""
-
-    line: int
-    text: str
-    source: str = "-"
-
-    def __str__(self) -> str:
-        return f"{self.source}:{self.line}: {self.text}"
-
-
-Event = Fact | ParseWarning
 
 
 def _marker_regex(markers: tuple[str, ...]) -> _re.Pattern[bytes]:
@@ -69,9 +58,10 @@ def _marker_regex(markers: tuple[str, ...]) -> _re.Pattern[bytes]:
 
 
 _MARKER_RX = _marker_regex(MARKERS)
+
+
 _BOM_UTF16 = (b"\xff\xfe", b"\xfe\xff")
 
-# -- finding marker lines ------------------------------------------------------
 
 # Bytes that are rare in a serving log (access lines, request lines, stats
 # lines): a memchr loop over a megabyte finds them in about 0.05 ms. Rarest
@@ -79,12 +69,18 @@ _BOM_UTF16 = (b"\xff\xfe", b"\xfe\xff")
 # still cheap. The second byte of the block characters of vLLM's logo (0x96)
 # leads.
 _RARE_BYTES = b"\x96\x88ZQJXYzjDBLMCwVKUG"
+
+
 # For markers with none of those: common bytes, least common first. "y" alone
 # covers the "memory" family, "k" the blocks lines, "g" the rest.
 _COMMON_BYTES = b"ykgfxbdvpqmhcluwtnoeisarSTEWAPRNIOFH"
+
+
 # A rare byte seen more often than this in a chunk is searched there with its
 # group's regex instead (one pass in C) for the next _DENSE_CHUNKS chunks.
 _SPARSE_LIMIT = 512
+
+
 _DENSE_CHUNKS = 16
 
 
@@ -184,16 +180,21 @@ class _BootMarkers:
 
 
 _STATS_ROW = next(row for row in ROWS if row.name == "stats")
+
+
 # The stats row is searched on its own (one line in twenty of a busy log).
 # "Avg prompt throughput", not "...: ": bytes.find skips by the needle's last
 # byte, and a space there makes the search three times slower.
 _STATS_NEEDLE = _STATS_ROW.markers[0].encode()
+
+
 _BOOT_MARKERS = [m.encode() for m in MARKERS if m.encode() != _STATS_NEEDLE]
 
-# -- the stats line's fast path ------------------------------------------------
 
 # The stats line's fast path (patterns.STATS_LINE) and its groups' kinds.
 _STATS_LINE = STATS_LINE
+
+
 _STATS_FIELDS = STATS_LINE_FIELDS
 
 

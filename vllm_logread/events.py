@@ -1,0 +1,71 @@
+"""What reading an input gives: typed outputs while it is read, and its results at the end.
+
+Why a module of its own: the session makes these and the renderers format them, so they
+sit below both (the session knows nothing of text; the renderers nothing of sessions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .read.facts import Fact, ParseWarning
+from .read.metrics import Server
+from .report.model import Options, Report
+from .watch import LoadSummary
+
+#: ``report``, ``alert``, ``summary``, ``warning`` (stderr) or ``echo`` (input
+#: bytes passed through, in ``data``).
+OutputKind = Literal["report", "alert", "summary", "warning", "echo"]
+
+
+@dataclass(slots=True)
+class Output:
+    """One thing to tell the user, the moment it is known.
+
+    Attributes:
+        kind: see ``OutputKind``.
+        line: the input line after which it belongs (None: now).
+        summary: a load summary (``summary``), with its ``title`` or the
+            /metrics ``server`` it came from; the renderer words it.
+    """
+
+    kind: OutputKind
+    report: Report | None = None
+    text: str = ""
+    line: int | None = None
+    data: bytes = b""
+    summary: LoadSummary | None = None
+    title: str = ""
+    server: Server | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BootResult:
+    """One boot as ``--json`` gives it: its report, the facts it stated and its load."""
+
+    report: Report
+    facts: list[Fact]
+    load: LoadSummary | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InputResult:
+    """One input once read: what every output format and the exit code need.
+
+    ``reports`` and ``loads`` are the boots to give (the last boot with a pool, or
+    every boot with ``--all-boots`` and for /metrics texts); ``json_boots`` the
+    boots ``--json`` lists; ``missing_pool`` exit 3's message when no boot stated
+    a pool ("" otherwise).
+    """
+
+    source: str
+    warnings: tuple[ParseWarning, ...]
+    reports: tuple[Report, ...]
+    loads: tuple[LoadSummary | None, ...]
+    json_boots: tuple[BootResult, ...]
+    missing_pool: str
+    is_reported: bool
+    options: Options | None = None
+    spec_resolver: Callable[..., Any] | None = field(default=None)

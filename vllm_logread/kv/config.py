@@ -1,0 +1,312 @@
+"""where a config comes from: a path, the HF cache, the shipped table."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .build import spec_from_config
+from .specs import KVSpec
+
+TABLE_SOURCE = "shipped table (vllm_logread/data/models.json)"
+
+
+# A config.json is a few KiB (DeepSeek-V3: 1.7 KiB); 5 MiB is far past any
+# real one and keeps a hostile file from eating memory.
+MAX_CONFIG_BYTES = 5 * 1024 * 1024
+
+
+MAX_CONFIG_DEPTH = 32
+
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+
+
+def load_config(path_or_folder: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a config.json file, or the config.json in a model folder.
+
+    Raises:
+        ConfigError: missing, over 5 MiB, not UTF-8 JSON, nested too deeply,
+            or not a JSON object.
+    """
+    try:
+        path = Path(path_or_folder).expanduser()
+    except RuntimeError as err:  # "~nobody/config.json": no such home directory
+        raise ConfigError(f"cannot read model config {str(path_or_folder)!r}: {err}") from None
+    if path.is_dir():
+        path = path / "config.json"
+    try:
+        size = path.stat().st_size
+    except OSError as err:
+        raise ConfigError(f"cannot read model config {str(path)!r}: {err.strerror}") from err
+    if not path.is_file():
+        raise ConfigError(f"model config {str(path)!r} is not a file")
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"model config {str(path)!r} is {size:,} bytes; refusing files over "
+            f"{MAX_CONFIG_BYTES:,} bytes (a config.json is a few KiB)"
+        )
+    try:
+        raw = path.read_bytes()[: MAX_CONFIG_BYTES + 1]
+    except OSError as err:
+        raise ConfigError(f"cannot read model config {str(path)!r}: {err.strerror}") from err
+    return parse_config_text(raw, name=str(path))
+
+
+def parse_config_text(raw: bytes | str, *, name: str = "config.json") -> dict[str, Any]:
+    """Parse config.json text with the size and depth limits of :func:`load_config`.
+
+    >>> parse_config_text('{"num_hidden_layers": 2}')
+    {'num_hidden_layers': 2}
+    """
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"model config {name!r} is over {MAX_CONFIG_BYTES:,} bytes")
+    try:
+        text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
+        data = json.loads(text)
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"model config {name!r} is not UTF-8 text") from err
+    except RecursionError as err:
+        raise ConfigError(f"model config {name!r} is nested too deeply") from err
+    except ValueError as err:
+        raise ConfigError(f"model config {name!r} is not valid JSON: {err}") from err
+    if not isinstance(data, dict):
+        raise ConfigError(f"model config {name!r} is not a JSON object")
+    _check_depth(data, name)
+    return data
+
+
+def _check_depth(data: Any, name: str) -> None:
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_CONFIG_DEPTH:
+            raise ConfigError(
+                f"model config {name!r} is nested over {MAX_CONFIG_DEPTH} levels deep"
+            )
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+
+
+def _hub_cache_root() -> Path:
+    """$HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    return Path.home() / ".cache" / "huggingface" / "hub"
+
+
+def _split_model_name(model: str) -> tuple[str | None, str] | None:
+    """``"ORG/NAME"`` -> ("ORG", "NAME"); ``"NAME"`` -> (None, "NAME"); else None."""
+    parts = model.strip().split("/")
+    if len(parts) == 1 and _NAME_RE.match(parts[0]):
+        return None, parts[0]
+    if len(parts) == 2 and all(_NAME_RE.match(p) for p in parts):
+        return parts[0], parts[1]
+    return None
+
+
+def find_cached_config(model: str) -> Path | None:
+    """The config.json of ``model`` in the offline Hugging Face cache, or None.
+
+    Looks in ``models--ORG--NAME/snapshots/*/config.json`` under the hub cache,
+    preferring the snapshot that ``refs/main`` names, then the newest one. The
+    folder is matched exactly, then ignoring case (the Hub's ids are
+    case-insensitive). Never touches the network.
+    """
+    split = _split_model_name(model)
+    if split is None:
+        return None
+    org, name = split
+    folder_name = f"models--{org}--{name}" if org else f"models--{name}"
+    root = _hub_cache_root()
+    repo = root / folder_name
+    try:
+        if not repo.is_dir():
+            wanted = folder_name.lower()
+            matches = [p for p in root.iterdir() if p.name.lower() == wanted and p.is_dir()]
+            if not matches:
+                return None
+            repo = sorted(matches)[0]
+        snapshots = repo / "snapshots"
+        ref = repo / "refs" / "main"
+        if ref.is_file():
+            commit = ref.read_text(encoding="utf-8", errors="replace").strip()[:100]
+            if _NAME_RE.match(commit):
+                candidate = snapshots / commit / "config.json"
+                if candidate.is_file():
+                    return candidate
+        if not snapshots.is_dir():
+            return None
+        found = [p / "config.json" for p in snapshots.iterdir() if (p / "config.json").is_file()]
+    except OSError:
+        return None
+    if not found:
+        return None
+    return max(found, key=lambda p: (p.stat().st_mtime, str(p)))
+
+
+def _load_table() -> dict[str, Any]:
+    # Beside this module in every install (wheel, sdist, editable); importlib's
+    # MultiplexedPath under an editable install cannot join two parts at once.
+    try:
+        text = (Path(__file__).resolve().parent.parent / "data" / "models.json").read_text(
+            encoding="utf-8"
+        )
+    except OSError as err:  # pragma: no cover - packaging error
+        raise ConfigError(f"the shipped model table is missing: {err}") from err
+    data = parse_config_text(text, name="vllm_logread/data/models.json")
+    models = data.get("models")
+    if not isinstance(models, dict):
+        raise ConfigError("the shipped model table has no 'models' object")
+    return models
+
+
+def table_models() -> list[str]:
+    """Every model name the shipped table knows."""
+    return sorted(_load_table())
+
+
+def table_entry(model: str) -> tuple[str, dict[str, Any]] | None:
+    """The table's (name, config) for ``model``, or None.
+
+    Matches ``ORG/NAME`` exactly, then ignoring case, then by its last path
+    component (a bare ``NAME`` or a local path such as ``/models/Qwen3-8B``)
+    against the entries' NAME, when that names one model shape.
+    """
+    models = _load_table()
+    wanted = model.strip().rstrip("/\\")
+    key: str | None = wanted if wanted in models else None
+    if key is None:
+        lower = {k.lower(): k for k in models}
+        key = lower.get(wanted.lower())
+    if key is None:
+        base = re.split(r"[/\\]", wanted)[-1].lower()
+        hits = [k for k in models if k.split("/")[-1].lower() == base]
+        shapes = {json.dumps(_resolve_entry(models, k)[1], sort_keys=True) for k in hits}
+        if hits and len(shapes) == 1:
+            key = sorted(hits)[0]
+    if key is None:
+        return None
+    return _resolve_entry(models, key)
+
+
+def _resolve_entry(models: Mapping[str, Any], key: str) -> tuple[str, dict[str, Any]]:
+    entry = models[key]
+    seen = {key}
+    while isinstance(entry, dict) and "same_as" in entry:
+        target = entry["same_as"]
+        if not isinstance(target, str) or target in seen or target not in models:
+            raise ConfigError(f"shipped table: bad same_as for {key!r}")
+        seen.add(target)
+        entry = models[target]
+    if not isinstance(entry, dict) or not isinstance(entry.get("config"), dict):
+        raise ConfigError(f"shipped table: entry {key!r} has no config")
+    config: dict[str, Any] = entry["config"]
+    return key, config
+
+
+def resolve_spec(
+    model: str | None,
+    *,
+    config: str | os.PathLike[str] | None = None,
+    tensor_parallel_size: int = 1,
+    pipeline_parallel_size: int = 1,
+    kv_cache_dtype: str = "auto",
+    dtype: str | None = None,
+) -> KVSpec | None:
+    """The KV spec for a model, from the best offline source, or None.
+
+    Order: ``config`` if given (ConfigError if unreadable); else ``model`` as a
+    local folder or config.json path; else the Hugging Face cache; else the
+    shipped table by name; else None.
+    """
+    kwargs: dict[str, Any] = {
+        "tensor_parallel_size": tensor_parallel_size,
+        "pipeline_parallel_size": pipeline_parallel_size,
+        "kv_cache_dtype": kv_cache_dtype,
+        "dtype": dtype,
+    }
+    if config is not None:
+        path = Path(config).expanduser()
+        path = path / "config.json" if path.is_dir() else path
+        return spec_from_config(
+            load_config(path),
+            model=model,
+            source=f"config.json at {path}",
+            source_kind="config",
+            **kwargs,
+        )
+    if not model:
+        return None
+    try:
+        local = Path(model).expanduser()
+        local_cfg = local / "config.json" if local.is_dir() else local
+        is_local = local_cfg.is_file() and (local.is_dir() or local.suffix == ".json")
+    except (OSError, RuntimeError, ValueError):  # "~nobody/x": no such home; a NUL byte
+        is_local = False
+    if is_local:
+        return spec_from_config(
+            load_config(local_cfg),
+            model=model,
+            source=f"config.json at {local_cfg}",
+            source_kind="config",
+            **kwargs,
+        )
+    cached = find_cached_config(model)
+    if cached is not None:
+        return spec_from_config(
+            load_config(cached),
+            model=model,
+            source=f"Hugging Face cache (offline): {cached}",
+            source_kind="hf-cache",
+            **kwargs,
+        )
+    entry = table_entry(model)
+    if entry is not None:
+        key, table_config = entry
+        src = TABLE_SOURCE if key == model else f"{TABLE_SOURCE}, entry {key}"
+        return spec_from_config(
+            table_config,
+            model=model,
+            source=src,
+            source_kind="table",
+            **kwargs,
+        )
+    return None
+
+
+def spec_for_argument(
+    model_or_config: str,
+    *,
+    tensor_parallel_size: int = 1,
+    pipeline_parallel_size: int = 1,
+    kv_cache_dtype: str = "auto",
+    dtype: str | None = None,
+) -> KVSpec:
+    """:func:`resolve_spec` for a CLI argument that is a model name or a config path.
+
+    Raises:
+        ConfigError: nothing offline knows the model.
+    """
+    spec = resolve_spec(
+        model_or_config,
+        tensor_parallel_size=tensor_parallel_size,
+        pipeline_parallel_size=pipeline_parallel_size,
+        kv_cache_dtype=kv_cache_dtype,
+        dtype=dtype,
+    )
+    if spec is None:
+        raise ConfigError(
+            f"no config for {model_or_config!r}: not a config.json path or model folder, "
+            "not in the Hugging Face cache, not in the shipped table; pass its config.json"
+        )
+    return spec

@@ -1,0 +1,125 @@
+"""Facts: one named value that one log line states (see FACTS.md).
+
+Every number the tool reports is computed from these, and ``--json`` lists them
+all, so a reader can audit each figure back to its line. A fact keeps the
+precision it was printed with: ``3.31 GiB`` means [3.305, 3.315), and checks
+use that interval instead of a magic tolerance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+Value = int | float | str | bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fact:
+    """One value stated by one line.
+
+    Attributes:
+        kind: a name from FACTS.md (``pool_tokens``, ``weights_gib``, ...).
+        value: the value in the unit the kind names.
+        line: 1-based number of the (first) physical line in the input.
+        process: the process tag (``EngineCore_DP0 pid=200``) or None.
+        decimals: how many decimals the value was printed with (None: exact or
+            not a printed float), so ``half_ulp`` gives the printed precision.
+        source: which input (file name or ``-``) the line came from.
+        time: the line's header time ``MM-DD HH:MM:SS`` or None (not in the JSON).
+    """
+
+    kind: str
+    value: Value
+    line: int
+    process: str | None = None
+    decimals: int | None = None
+    source: str = "-"
+    time: str | None = None
+
+    @property
+    def half_ulp(self) -> float:
+        """Half a unit in the last printed place (0.005 for ``3.31``).
+
+        >>> Fact(kind="available_kv_gib", value=3.31, line=1, decimals=2).half_ulp
+        0.005
+        """
+        if self.decimals is None:
+            return 0.0
+        return 0.5 * 10.0 ** (-self.decimals)
+
+    def to_json(self) -> dict[str, Any]:
+        """The FACTS.md JSON shape: kind, value, line, process."""
+        return {"kind": self.kind, "value": self.value, "line": self.line, "process": self.process}
+
+
+# The type of each fact kind (FACTS.md), plus our extensions.
+KIND_TYPES: dict[str, type] = {
+    "vllm_version": str,
+    "model": str,
+    "max_model_len": int,
+    "tensor_parallel_size": int,
+    "pipeline_parallel_size": int,
+    "data_parallel_size": int,
+    "kv_cache_dtype": str,
+    "dtype": str,
+    "quantization": str,
+    "block_size": int,
+    "gpu_memory_utilization": float,
+    "enable_prefix_caching": bool,
+    "max_num_seqs": int,
+    "weights_gib": float,
+    "total_gpu_gib": float,
+    "requested_gib": float,
+    "non_torch_gib": float,
+    "activation_peak_gib": float,
+    "cuda_graph_gib": float,
+    "available_kv_gib": float,
+    "gpu_blocks": int,
+    "cpu_blocks": int,
+    "pool_tokens": int,
+    "max_concurrency": float,
+    "concurrency_tokens": int,
+    "kv_cache_memory_bytes": int,
+    "running_reqs": int,
+    "waiting_reqs": int,
+    "swapped_reqs": int,
+    "kv_usage_pct": float,
+    "prefix_hit_pct": float,
+    "prompt_tps": float,
+    "generation_tps": float,
+    "preemptions": int,
+    "kv_too_small": int,
+    # Extensions (not in FACTS.md's table; documented in the README):
+    "device": str,  # GPU / CPU / XPU / TPU / CUDA: the word before "KV cache size" or "blocks"
+    "stats_engine": str,  # "000" from "Engine 000:", "2 engines" from "2 Engines Aggregated:"
+    "max_num_batched_tokens": int,
+    "hybrid_kv_disabled": bool,
+    "padding_layers": int,
+    "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
+    "num_speculative_tokens": int,
+    # SGLang boot logs (sglang.py), where the meaning differs from a FACTS.md kind:
+    "engine_kind": str,  # "sglang": the log is SGLang's (its pool arithmetic differs)
+    "kv_alloc_tokens": int,  # "#tokens: N" of "KV Cache is allocated" (the K/V buffers hold N + page_size)
+    "kv_k_gib": float,  # "K size: X GB" (SGLang's GB is 2**30 bytes)
+    "kv_v_gib": float,  # "V size: X GB"
+    "kv_size_gib": float,  # "KV size: X GB" (MLA models: one latent buffer)
+    "avail_after_weights_gib": float,  # "Load weight end. ... avail mem=X GB"
+    "avail_after_pool_gib": float,  # "Memory pool end. avail mem=X GB"
+    "mem_fraction_static": float,  # server_args mem_fraction_static
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParseWarning:
+    """A line that carries a known marker but could not be read (a near miss)."""
+
+    line: int
+    text: str
+    source: str = "-"
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}: {self.text}"
+
+
+Event = Fact | ParseWarning

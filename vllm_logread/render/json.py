@@ -1,0 +1,190 @@
+"""--json and kv --json objects."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..events import InputResult
+from ..kv.groups import kv_cache_layout
+from ..kv.specs import KVSpec
+from ..read.facts import Fact
+from ..report.model import Report
+from ..versions import cdiv
+
+
+def kv_report(
+    spec: KVSpec, *, block_size: int | None = None, vllm_version: str | None = None
+) -> dict[str, Any]:
+    """The KV spec as a JSON-ready dict (``vllm-logread kv --json``).
+
+    Includes the KV cache groups vLLM would form (its hybrid KV cache manager,
+    vLLM >= 0.9.1 on CUDA/ROCm, unless ``vllm_version`` says otherwise).
+    """
+
+    layout = kv_cache_layout(spec, block_size=block_size, vllm_version=vllm_version)
+    windows: dict[str, Any] = {}
+    if spec.sliding_window_tokens is not None:
+        w = spec.sliding_window_tokens
+        windows["sliding_window_tokens"] = w
+        # Steady decode: a sliding layer holds at most cdiv(W - 1, bs) + 1
+        # blocks (gpt-oss, W = 128: 9 blocks = 144 tokens).
+        windows["sliding_max_tokens_held_per_layer"] = (
+            cdiv(w - 1, layout.block_size) + 1
+        ) * layout.block_size
+    if spec.attention_chunk_size is not None:
+        windows["attention_chunk_size"] = spec.attention_chunk_size
+    return {
+        "model": spec.model,
+        "source": spec.source,
+        "source_kind": spec.source_kind,
+        "model_type": spec.model_type,
+        "tensor_parallel_size": spec.tensor_parallel_size,
+        "pipeline_parallel_size": spec.pipeline_parallel_size,
+        "stage_layers": list(spec.stage_layer_range),
+        "kv_cache_dtype": spec.kv_cache_dtype,
+        "kv_dtype": spec.kv_dtype,
+        "dtype_bytes": spec.dtype_bytes,
+        "model_dtype": spec.model_dtype,
+        "num_hidden_layers": spec.num_hidden_layers,
+        "layer_kinds": spec.layer_kind_counts,
+        "num_attention_heads": spec.num_attention_heads,
+        "total_num_kv_heads": spec.total_num_kv_heads,
+        "num_kv_heads_per_gpu": spec.num_kv_heads,
+        "head_size": spec.head_size,
+        "kv_factor": spec.kv_factor,
+        "is_mla": spec.is_mla,
+        "page_bytes_per_token_per_layer": spec.page_bytes_per_token_per_layer,
+        "kv_bytes_per_token": spec.kv_bytes_per_token,
+        "kv_bytes_per_token_full_attention": spec.kv_bytes_per_token_full_attention,
+        "state_bytes_per_layer": spec.state_bytes_per_layer,
+        "state_bytes_per_request": spec.state_bytes_per_request,
+        "is_uniform": spec.is_uniform,
+        "window_caps": windows,
+        "kv_cache_groups": [
+            {
+                "kind": g.kind,
+                "num_layers": g.num_layers,
+                "num_padding_layers": g.num_padding_layers,
+                "block_size": g.block_size,
+                "window_tokens": g.window_tokens,
+            }
+            for g in layout.groups
+        ],
+        "group_size": layout.group_size,
+        "block_size": layout.block_size,
+        "page_size_bytes": layout.page_size_bytes,
+        "is_hybrid_kv_cache_manager": layout.is_hybrid_manager,
+        "describe": spec.describe(),
+        "notes": list(spec.notes) + list(layout.notes),
+    }
+
+
+def json_text(results: Sequence[InputResult]) -> str:
+    """The ``--json`` text: one object per boot given (``servers`` for several),
+    each with the ``load`` its stats lines showed (null: none)."""
+    objs = []
+    for res in results:
+        warns = [str(w) for w in res.warnings]
+        for b in res.json_boots:
+            obj = report_json(b.report, b.facts, warns)
+            obj["load"] = None if b.load is None else b.load.to_json()
+            objs.append(obj)
+    if len(objs) == 1:
+        return dumps(objs[0])
+    return dumps({"servers": objs})
+
+
+SCHEMA_VERSION = 1
+
+
+def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -> dict[str, Any]:
+    """The ``--json`` object (schema: vllm_logread/data/report.schema.json)."""
+    out: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "source": None,
+        "model": None,
+        "vllm_version": None,
+        "engine": None,
+        "device": None,
+        "pool_tokens": None,
+        "num_blocks": None,
+        "block_size": None,
+        "block_size_source": None,
+        "max_model_len": None,
+        "vllm_max_concurrency": None,
+        "concurrency_tokens": None,
+        "available_kv_gib": None,
+        "kv_cache_dtype": None,
+        "tensor_parallel_size": None,
+        "kv_bytes_per_token": None,
+        "kv_bytes_per_token_source": None,
+        "workload": None,
+        "users": None,
+        "users_mid_answer": None,
+        "is_exact": None,
+        "engines": [],
+        "checks": [],
+        "what_if": [],
+        "arithmetic": [],
+        "warnings": list(warnings),
+        "facts": [f.to_json() for f in facts],
+    }
+    if report is None:
+        return out
+    w = report.workload
+    c = report.capacity
+    out.update(
+        {
+            "source": report.source,
+            "model": report.model,
+            "vllm_version": report.vllm_version,
+            "engine": report.engine_generation,
+            "device": report.device,
+            "pool_tokens": report.pool_tokens,
+            "num_blocks": report.num_blocks,
+            "block_size": report.block_size,
+            "block_size_source": report.block_size_source,
+            "max_model_len": report.max_model_len,
+            "vllm_max_concurrency": report.vllm_max_concurrency,
+            "concurrency_tokens": report.concurrency_tokens,
+            "available_kv_gib": report.available_kv_gib,
+            "kv_cache_dtype": report.kv_cache_dtype,
+            "tensor_parallel_size": report.tensor_parallel_size,
+            "kv_bytes_per_token": report.kv_bytes_per_token,
+            "kv_bytes_per_token_source": report.kv_bytes_per_token_source,
+            "workload": {
+                "prompt_tokens": w.prompt_tokens,
+                "output_tokens": w.output_tokens,
+                "tokens_per_user": w.tokens_per_user,
+                "blocks_per_user": None if c is None else c.blocks_per_user,
+            },
+            "users": report.users,
+            "users_mid_answer": report.users_mid_answer,
+            "is_exact": report.is_exact,
+            "engines": [
+                {
+                    "engine": e.engine,
+                    "pool_tokens": e.pool_tokens,
+                    "num_blocks": e.num_blocks,
+                    "users": e.users,
+                    "users_mid_answer": e.users_mid_answer,
+                    "line": e.line,
+                    "ranks_disagree": e.ranks_disagree,
+                }
+                for e in report.engines
+            ],
+            "checks": [ch.to_json() for ch in report.checks],
+            "what_if": [wi.to_json() for wi in report.what_if],
+            "target": None if report.target is None else report.target.to_json(),
+            "arithmetic": list(report.arithmetic),
+            "warnings": list(warnings) + list(report.warnings),
+        }
+    )
+    return out
+
+
+def dumps(obj: dict[str, Any]) -> str:
+    """JSON text; never NaN (not JSON) - facts are finite by construction."""
+    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)

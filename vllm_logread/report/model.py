@@ -1,0 +1,131 @@
+"""Report, EngineReport, Check, Options: the result types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..boots import Boot, Engine
+from ..capacity import Capacity, Workload
+from .plan import TargetPlan
+from .whatif import Basis, WhatIf
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Options:
+    """What the user asked for."""
+
+    workload: Workload = field(default_factory=Workload)
+    config: str | None = None
+    block_size: int | None = None
+    tensor_parallel_size: int | None = None
+    # --what-if changes (whatif.Change or their text), --target-users, and
+    # --gpu: the card the log came from when it does not state its memory.
+    what_ifs: tuple[Any, ...] = ()
+    target_users: int | None = None
+    gpu: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Check:
+    """One cross-check of the log against itself or the model config."""
+
+    name: str
+    status: str  # "pass" | "fail" | "unknown"
+    detail: str
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineReport:
+    """Users for one data-parallel engine."""
+
+    engine: str
+    pool_tokens: int | None
+    num_blocks: int | None
+    users: int | None
+    users_mid_answer: int | None
+    line: int | None
+    ranks_disagree: bool
+    # The pool line allows up to this many blocks (decoded from its tokens,
+    # when several block counts print the same line); None: num_blocks exactly.
+    num_blocks_high: int | None = None
+
+    @classmethod
+    def of(
+        cls,
+        eng: Engine,
+        *,
+        pool_tokens: int | None,
+        num_blocks: int | None,
+        c: Any,
+        num_blocks_high: int | None = None,
+    ) -> EngineReport:
+        """One engine's row from its pool and its capacity (None: unknown)."""
+        return cls(
+            engine=eng.key,
+            pool_tokens=pool_tokens,
+            num_blocks=num_blocks,
+            users=None if c is None else c.users,
+            users_mid_answer=None if c is None else c.users_mid_answer,
+            line=eng.pool_line,
+            ranks_disagree=eng.ranks_disagree,
+            num_blocks_high=num_blocks_high,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Report:
+    """Everything the tool says about one boot."""
+
+    source: str
+    boot: Boot
+    model: str | None
+    vllm_version: str | None
+    engine_generation: str | None  # "V0" | "V1" | None
+    device: str | None
+    pool_tokens: int | None
+    num_blocks: int | None
+    block_size: int | None
+    block_size_source: str
+    max_model_len: int | None
+    vllm_max_concurrency: float | None
+    concurrency_tokens: int | None
+    available_kv_gib: float | None
+    kv_cache_dtype: str | None
+    tensor_parallel_size: int
+    kv_bytes_per_token: int | None
+    kv_bytes_per_token_source: str | None
+    kv_shape: str | None
+    is_exact: bool
+    workload: Workload
+    capacity: Capacity | None
+    engines: tuple[EngineReport, ...]
+    checks: tuple[Check, ...]
+    what_if: tuple[WhatIf, ...]
+    warnings: tuple[str, ...]
+    arithmetic: tuple[str, ...]
+    target: TargetPlan | None = None  # --target-users
+    basis: Basis | None = None  # what the what-ifs start from (sweeps and plots use it)
+
+    @property
+    def users(self) -> int | None:
+        """Users at the end of their answers, summed over DP engines."""
+        vals = [e.users for e in self.engines if e.users is not None]
+        return sum(vals) if vals and len(vals) == len(self.engines) else None
+
+    @property
+    def users_mid_answer(self) -> int | None:
+        vals = [e.users_mid_answer for e in self.engines if e.users_mid_answer is not None]
+        return sum(vals) if vals and len(vals) == len(self.engines) else None
+
+    @property
+    def has_pool(self) -> bool:
+        return self.pool_tokens is not None or self.num_blocks is not None
+
+    @property
+    def contradicts(self) -> bool:
+        return any(c.status == "fail" for c in self.checks)

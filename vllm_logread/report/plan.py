@@ -1,0 +1,177 @@
+"""--target-users: the smallest changes that reach a number of users."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..errors import LogReadError
+from .gpus import Gpu, all_gpus
+from .whatif import TARGET_UTILIZATION, Basis, Change, WhatIf, evaluate
+
+TARGET_TP_SIZES = (2, 4, 8)
+
+
+# The cards --target-users proposes (data-centre GPUs of the table), when
+# they hold at least this much more than the log's card.
+TARGET_GPUS = ("L40S", "A100-40GB", "A100-80GB", "H100-80GB", "H200", "B200")
+
+
+TARGET_GPU_MIN_EXTRA_GIB = 4.0
+
+
+MAX_PLAN_ROWS = 8
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TargetPlan:
+    """The smallest changes that reach ``target_users``.
+
+    Attributes:
+        target_users: what was asked.
+        users: what fits now.
+        options: changes that reach it, none a superset of another, cheapest first.
+        replicas: copies of this server (data parallel) that reach it.
+        note: what was searched, and what was left out.
+    """
+
+    target_users: int
+    users: int
+    options: tuple[WhatIf, ...]
+    replicas: int | None
+    note: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target_users": self.target_users,
+            "users": self.users,
+            "reached": self.users >= self.target_users,
+            "options": [o.to_json() for o in self.options],
+            "replicas": self.replicas,
+            "note": self.note,
+        }
+
+
+def _rank(value: Any, order: Sequence[Any]) -> int:
+    return order.index(value)
+
+
+def _memoized(resolver: Callable[..., Any]) -> Callable[..., Any]:
+    """The resolver, each (model, TP, KV dtype) looked up once: the plan tries
+    a few hundred combinations of a handful of shapes."""
+    seen: dict[Any, tuple[bool, Any]] = {}
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        key = (args, tuple(sorted(kwargs.items())))
+        if key not in seen:
+            try:
+                seen[key] = (True, resolver(*args, **kwargs))
+            except LogReadError as err:
+                seen[key] = (False, err)
+        ok, value = seen[key]
+        if not ok:
+            raise value
+        return value
+
+    return call
+
+
+def plan_for_target(b: Basis, target: int) -> TargetPlan:
+    """Search FP8 KV, FP8 weights, utilization 0.95, bigger GPUs and TP 2/4/8,
+    alone and combined, for the smallest changes that reach ``target`` users."""
+    now = b.fit(b.num_blocks).users * b.num_engines
+    if b.spec_resolver is not None:
+        b = replace(b, spec_resolver=_memoized(b.spec_resolver))
+    left_out: list[str] = []
+    kv_opts: list[str | None] = [None] if b.kv_is_fp8 else [None, "fp8"]
+    w_opts = [False]
+    if b.weights_gib is not None and not b.quantization:
+        w_opts.append(True)
+    elif b.quantization:
+        left_out.append(f"FP8 weights (already quantized: {b.quantization})")
+    u_opts: list[float | None] = [None]
+    g_opts: list[Gpu | None] = [None]
+    now_gib = b.total_gpu_gib
+    if now_gib is not None:
+        if b.utilization < TARGET_UTILIZATION:
+            u_opts.append(TARGET_UTILIZATION)
+        bigger = [
+            g
+            for g in all_gpus()
+            if g.name in TARGET_GPUS and g.total_gib >= now_gib + TARGET_GPU_MIN_EXTRA_GIB
+        ]
+        bigger.sort(key=lambda g: g.total_gib)
+        g_opts.extend(bigger)
+    else:
+        left_out.append(
+            "utilization and bigger GPUs (the log does not state the GPU's total memory; "
+            "pass --gpu NAME)"
+        )
+    t_opts: list[int | None] = [None]
+    if b.spec is not None and b.spec_resolver is not None:
+        t_opts += [t for t in TARGET_TP_SIZES if t > b.tensor_parallel_size]
+    else:
+        left_out.append("tensor parallelism (the model's KV shape is unknown)")
+    found: list[tuple[tuple[int, ...], Change, WhatIf]] = []
+    combos = itertools.product(kv_opts, w_opts, u_opts, g_opts, t_opts)
+    for kv, wf, u, g, t in combos if now < target else ():
+        ch = Change(
+            kv_cache_dtype=kv,
+            weights_fp8=wf,
+            gpu_memory_utilization=u,
+            gpu=g,
+            tensor_parallel_size=t,
+        )
+        if ch.num_changes == 0:
+            continue
+        wi = evaluate(b, ch)
+        if wi.users is None or wi.users < target:
+            continue
+        key = (
+            _rank(kv, kv_opts),
+            _rank(wf, w_opts),
+            _rank(u, u_opts),
+            _rank(g, g_opts),
+            _rank(t, t_opts),
+        )
+        found.append((key, ch, wi))
+    minimal = [
+        (k, ch, wi)
+        for k, ch, wi in found
+        if not any(o != k and all(a <= c for a, c in zip(o, k, strict=True)) for o, _, _ in found)
+    ]
+
+    def cost(item: tuple[tuple[int, ...], Change, WhatIf]) -> tuple[float, ...]:
+        _, ch, wi = item
+        total = ch.new_total_gib or b.total_gpu_gib or 0.0
+        return (wi.num_gpus or b.num_gpus, total, ch.num_changes, -(wi.users or 0))
+
+    minimal.sort(key=cost)
+    per_engine = now // b.num_engines
+    replicas = math.ceil(target / per_engine) if per_engine > 0 else None
+    note_parts = [
+        f"searched: FP8 KV cache, FP8 weights, utilization up to 0.95, bigger GPUs "
+        f"({', '.join(TARGET_GPUS)}), TP 2/4/8, alone and combined; listed: the ones no "
+        "smaller change beats"
+    ]
+    if now >= target:
+        note_parts = [f"{now} users fit already"]
+        left_out = []
+    if left_out:
+        note_parts.append("left out: " + "; ".join(left_out))
+    if replicas is not None and now < target:
+        gpus = replicas * b.tensor_parallel_size * b.pipeline_parallel_size
+        note_parts.append(
+            f"or {replicas} copies of this engine behind a load balancer (data parallel): "
+            f"{replicas} x {per_engine} = {replicas * per_engine} users on {gpus} GPUs, exact"
+        )
+    return TargetPlan(
+        target_users=target,
+        users=now,
+        options=tuple(wi for _, _, wi in minimal[:MAX_PLAN_ROWS]),
+        replicas=replicas,
+        note="; ".join(note_parts),
+    )

@@ -1,0 +1,69 @@
+"""vLLM versions parsed once; the version where each rule changes; cdiv."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .errors import UsageError
+
+# vLLM versions where the rules change (VLLM_LINES.md sections 4.5, 4.6, 5).
+V1_DEFAULT_FROM = (0, 8, 0)  # V1 engine by default; before it V0 (V1 opt-in)
+
+
+POOL_TOKENS_LINE_FROM = (0, 8, 0)  # "GPU KV cache size: N tokens"
+
+
+HYBRID_MANAGER_FROM = (0, 9, 1)  # KV cache groups; the max-concurrency fix #19029
+
+
+POOL_TOKENS_FROM_CONCURRENCY = (0, 21, 0)  # tokens = int(concurrency x max_model_len)
+
+
+CONCURRENCY_SUM_OF_CDIV_FROM = (0, 27, 0)
+
+
+GROUP_SIZE_MAX_HEURISTIC_FROM = (0, 33, 0)  # group_size = max if max < 1.5 min
+
+
+CHUNKED_HYBRID_OFF_FROM = (0, 10, 1)  # #21761: chunked local attention turns HMA off
+
+
+def cdiv(a: int, b: int) -> int:
+    """Ceiling division, as vLLM's ``cdiv``.
+
+    >>> cdiv(640, 16), cdiv(641, 16)
+    (40, 41)
+    """
+    return -(-a // b)
+
+
+def parse_version(version: str | Sequence[int] | None) -> tuple[int, ...] | None:
+    """A vLLM version as a tuple of ints; dev/rc suffixes dropped.
+
+    >>> parse_version("0.10.1.1"), parse_version("v0.9.2rc1"), parse_version(None)
+    ((0, 10, 1, 1), (0, 9, 2), None)
+    """
+    if version is None:
+        return None
+    if not isinstance(version, str):
+        return tuple(int(p) for p in version)
+    parts: list[int] = []
+    for piece in version.strip().lstrip("vV").split("+")[0].split("."):
+        digits = ""
+        for ch in piece:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            break
+        parts.append(int(digits))
+        if len(digits) != len(piece):
+            break
+    if not parts:
+        raise UsageError(f"cannot read vLLM version {version!r}")
+    return tuple(parts)
+
+
+def _at_least(version: tuple[int, ...] | None, floor: tuple[int, ...]) -> bool:
+    """None means "the newest vLLM"."""
+    return version is None or version >= floor
