@@ -357,14 +357,14 @@ class Session:
             cut = _hand_back(buf, start, end)
             if self.read_stats:
                 out += self._serve(buf, start, cut)  # counts (or leaves) the lines too
-            elif lazy:
+            elif at is not None and lazy:
                 if self._gap_from is None:
                     self._gap_from = at + start
             else:
                 self._lines += buf.count(b"\n", start, cut)
             if cut == end:
                 return out
-            if lazy:
+            if at is not None and lazy:
                 self._settle(at + cut)
             # A new boot (or a pool line) may start here: boot mode from this line on.
             self._serving = False
