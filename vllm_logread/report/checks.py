@@ -194,7 +194,7 @@ def _hybrid_checks(
             matching = [t for t in tried if abs(round(t[0], 2) - printed) <= 0.0051]
             ours, mnbt = (matching or tried)[0]
             ok = bool(matching)
-            windowed = any(g.kind in ("sliding", "chunked") for g in layout.groups)
+            windowed = any(g.window_tokens is not None for g in layout.groups)
             assumed = (
                 f" (max_num_batched_tokens {mnbt}: vLLM's default for some GPUs, "
                 "not stated in the log)"
