@@ -540,6 +540,9 @@ def _unify_pages(
 
 def _group_size(counts: list[int], version: tuple[int, ...] | None, rules: list[str]) -> int:
     group_size = min(counts)
+    if len(counts) == 1:
+        rules.append(f"group size {group_size}: one spec, every layer in one group")
+        return group_size
     if _at_least(version, GROUP_SIZE_MAX_HEURISTIC_FROM) and max(counts) < group_size * 1.5:
         rules.append(
             f"group size {max(counts)}: the largest bucket, under 1.5 x the smallest "

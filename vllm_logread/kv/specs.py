@@ -135,6 +135,10 @@ class KVCacheSpec:
         """The charging rule in words, with the vLLM version it holds from."""
         return "cdiv(N, block_size) blocks (FullAttentionSpec, every V1 version)"
 
+    def page_text(self) -> str:
+        """How :attr:`page_size_bytes` comes about, for a person."""
+        return f"{self.page_size_bytes:,} B"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AttentionSpec(KVCacheSpec):
@@ -176,6 +180,15 @@ class AttentionSpec(KVCacheSpec):
     @property
     def page_size_bytes(self) -> int:
         return self.block_size * self.page_bytes_per_token
+
+    def page_text(self) -> str:
+        """``16 tokens x 8 KV heads x (128 + 128) x 2 B = 65,536 B`` (AttentionSpec, 0.31+)."""
+        heads = f"{self.num_kv_heads} KV head{'s' if self.num_kv_heads != 1 else ''}"
+        if self.state_content_bytes is not None:
+            per = f"{self.state_content_bytes:,} B ({self.dtype} per token and head)"
+        else:
+            per = f"({self.head_size} + {self.head_size_v}) x {self.dtype_bytes} B ({self.dtype})"
+        return f"{self.block_size} tokens x {heads} x {per} = {self.page_size_bytes:,} B"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -229,6 +242,19 @@ class MLAAttentionSpec(FullAttentionSpec):
         return self.num_kv_heads * self.content_bytes_per_token_per_head + (
             self.indexer_bytes_per_token
         )
+
+    def page_text(self) -> str:
+        """``64 tokens x (576 x 2 B + 132 B indexer) = 82,176 B``."""
+        if self.state_content_bytes is not None:
+            latent = f"{self.state_content_bytes:,} B ({self.dtype})"
+        else:
+            latent = (
+                f"({self.kv_lora_rank} + {self.qk_rope_head_dim}) x {self.dtype_bytes} B "
+                f"({self.dtype})"
+            )
+        if self.indexer_bytes_per_token:
+            latent += f" + {self.indexer_bytes_per_token} B indexer keys"
+        return f"{self.block_size} tokens x ({latent}) = {self.page_size_bytes:,} B"
 
     @property
     def is_sparse(self) -> bool:
@@ -447,6 +473,17 @@ class MambaSpec(KVCacheSpec):
     def page_size_bytes(self) -> int:
         return self.page_size_padded if self.page_size_padded is not None else self.state_bytes
 
+    def page_text(self) -> str:
+        """``conv 3 x 8,192 x 2 B + ssm 32 x 128 x 128 x 2 B = 1,097,728 B``."""
+        parts = [
+            " x ".join(f"{d:,}" for d in shape) + f" x {size} B"
+            for shape, size in zip(self.shapes, self.dtypes_bytes, strict=True)
+        ]
+        text = f"{' + '.join(parts)} = {self.state_bytes:,} B"
+        if self.page_size_bytes != self.state_bytes:
+            text += f", padded to the attention page: {self.page_size_bytes:,} B"
+        return text
+
     @property
     def pages_per_request(self) -> int:
         """Pages a request holds in modes none and align."""
@@ -469,8 +506,8 @@ class MambaSpec(KVCacheSpec):
             return (
                 f"2 + {self.num_speculative_blocks} speculative + "
                 f"{self.num_prefill_checkpoint_blocks} checkpoint = {self.pages_per_request} "
-                "pages whatever N (MambaSpec, mamba_cache_mode 'align': prefix caching on, 0.31+; "
-                "Mamba2's checkpoint page from 0.32)"
+                "pages whatever N (MambaSpec, mamba_cache_mode 'align': prefix caching on, 0.31+"
+                + ("; Mamba2's checkpoint page from 0.32)" if self.mamba_type == "mamba2" else ")")
             )
         if self.mamba_cache_mode == "all":
             return "cdiv(N, block_size) + speculative pages (mamba_cache_mode 'all', 0.31 only)"

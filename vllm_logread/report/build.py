@@ -336,6 +336,7 @@ def _hybrid_layout(
 ) -> tuple[Any, int | None, str]:
     """The KV cache groups vLLM forms for this model in this log's version."""
     stated = boot.last("block_size")
+    prefix = boot.last("enable_prefix_caching")
     try:
         layout = kv_cache_layout(
             spec,
@@ -343,6 +344,7 @@ def _hybrid_layout(
             vllm_version=str(version) if version else None,
             is_v1=None if gen is None else gen == "V1",
             hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,
+            enable_prefix_caching=None if prefix is None else bool(prefix.value),
         )
     except LogReadError as err:
         warnings.append(f"KV cache groups: {err}")
