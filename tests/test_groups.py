@@ -9,7 +9,7 @@ import pytest
 from vllm_logread import capacity as cap
 from vllm_logread.errors import ConfigError
 from vllm_logread.kv.build import MLA_MODEL_TYPES, spec_from_config
-from vllm_logread.kv.config import resolve_spec
+from vllm_logread.kv.config import resolve_spec, table_entry
 from vllm_logread.kv.groups import hybrid_block_size_candidates, kv_cache_layout
 from vllm_logread.kv.specs import KVSpec, MambaSpec
 
@@ -210,3 +210,22 @@ def test_mla_model_types_need_kv_lora_rank() -> None:
     assert not plain.is_mla and plain.kv_bytes_per_token == 2 * 2 * 16 * 128 * 2
     with pytest.raises(ConfigError, match="not modelled: unknown"):
         spec_from_config({**base, "model_type": "deepseek_v4", "kv_lora_rank": 512})
+
+
+def test_nemotron_h_ssm_state_in_float32_from_0_31() -> None:
+    # vLLM 0.31+ (NemotronHForCausalLMConfig): mamba_ssm_cache_dtype auto -> the
+    # config's, else float32. Nemotron-H-56B TP 1: conv 3 x 20,480 x 2 B = 122,880
+    # + SSM 256 x 64 x 256 x 4 B = 16,777,216 -> 16,900,096 B a layer; block
+    # 16 x cdiv(16,900,096, 16 x 4,096) = 16 x 258 = 4,128 (bf16 SSM: 2,080).
+    n = spec("nvidia/Nemotron-H-56B-Base-8K")
+    assert n.state_bytes_per_layer == 8511488  # the config's dtype, no version known
+    assert kv_cache_layout(n).block_size == 2080
+    layout = kv_cache_layout(n, vllm_version="0.32.0")
+    assert layout.block_size == 4128
+    mamba = next(g.spec for g in layout.groups if isinstance(g.spec, MambaSpec))
+    assert mamba.state_bytes == 16900096
+    # An explicit --mamba-ssm-cache-dtype keeps its own dtype.
+    entry = table_entry("nvidia/Nemotron-H-56B-Base-8K")
+    assert entry is not None
+    given = spec_from_config(entry[1], mamba_ssm_cache_dtype="bfloat16")
+    assert kv_cache_layout(given, vllm_version="0.32.0").block_size == 2080

@@ -387,6 +387,7 @@ def _state(
     if not any(k in STATE_KINDS for k in kinds):
         return None
     ssm_name = mamba_ssm_cache_dtype or cfg.str_("mamba_ssm_cache_dtype")
+    is_default = ssm_name is None or ssm_name.lower() == "auto"
     if ssm_name is None or ssm_name.lower() == "auto":
         ssm_bytes = DTYPE_BYTES[mdtype]
     else:
@@ -394,12 +395,34 @@ def _state(
     spec = state_spec(cfg, model_type, kinds, tp, DTYPE_BYTES[mdtype], ssm_bytes)
     if spec is None:
         raise ConfigError(f"{cfg.name}: Mamba layers of model type {model_type!r} not modelled")
+    arch = _arch_ssm_dtype_bytes(cfg, model_type) if is_default else None
+    if arch is not None and arch != ssm_bytes:
+        spec = replace(spec, arch_ssm_dtype_bytes=arch)
+        notes.append(
+            f"vLLM 0.31+ keeps this model's SSM state in {arch} bytes per element when "
+            "mamba_ssm_cache_dtype is auto (models/config.py); the figures here use the "
+            "model dtype unless the log's vLLM version is known"
+        )
     notes.append(
         "state dtype: conv and SSM state in the model dtype unless "
         "mamba_ssm_cache_dtype says otherwise; vLLM pads the state page to the "
         "attention page (see the KV cache groups)"
     )
     return spec
+
+
+def _arch_ssm_dtype_bytes(cfg: Cfg, model_type: str) -> int | None:
+    """vLLM's per-architecture SSM dtype (MODELS_CONFIG_MAP, 0.31-0.33).
+
+    NemotronH (and its Nano VL): the config's mamba_ssm_cache_dtype, else
+    float32. Qwen3.5 (and its MoE): the config's mamba_ssm_dtype when set.
+    """
+    if model_type in ("nemotron_h", "nemotron_3"):
+        return 4
+    if model_type.startswith("qwen3_5"):
+        name = cfg.str_("mamba_ssm_dtype")
+        return None if name is None else DTYPE_BYTES[norm_dtype(name, "mamba_ssm_dtype")]
+    return None
 
 
 def _shared_kv_layers(cfg: Cfg, num_layers: int, notes: list[str]) -> tuple[int, ...]:

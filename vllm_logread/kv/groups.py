@@ -356,6 +356,7 @@ def kv_cache_layout(
     manager = _hybrid_manager(spec, version, v1, hybrid_kv_cache_manager)
     notes = list(manager.notes)
     rules: list[str] = []
+    spec = _with_arch_state_dtype(spec, version, rules)
     mode = _mamba_mode(version, enable_prefix_caching, mamba_cache_mode)
     chosen, candidates, exact_block = _choose_block_size(
         spec, block_size, version, mode, manager.is_on, notes, rules
@@ -370,6 +371,34 @@ def kv_cache_layout(
         max_concurrent_batches=_max_concurrent_batches(spec, version),
         block_size_candidates=tuple((c.block_size, c.why) for c in candidates),
     )
+
+
+def _with_arch_state_dtype(
+    spec: KVSpec, version: tuple[int, ...] | None, rules: list[str]
+) -> KVSpec:
+    """vLLM 0.31+'s per-architecture SSM dtype (NemotronH float32, Qwen3.5's config).
+
+    Nemotron-H-56B at TP 1: SSM 256 x 64 x 256 x 4 B = 16,777,216 B instead of
+    8,388,608 in bf16; with the conv state 122,880 B a layer holds 16,900,096 B.
+    """
+    if not _known_at_least(version, MAMBA_ALIGN_MODE_FROM):
+        return spec
+    changed = False
+    layers: list[KVCacheSpec | None] = []
+    for s in spec.layer_specs:
+        if isinstance(s, MambaSpec) and s.arch_ssm_dtype_bytes is not None:
+            dtypes = s.dtypes_bytes[:-1] + (s.arch_ssm_dtype_bytes,)
+            s = replace(s, dtypes_bytes=dtypes, arch_ssm_dtype_bytes=None)
+            changed = True
+        layers.append(s)
+    if not changed:
+        return spec
+    state = next(s for s in layers if isinstance(s, MambaSpec))
+    rules.append(
+        f"SSM state in {state.dtypes_bytes[-1]} bytes per element (the architecture's "
+        f"default, vLLM 0.31+): {state.state_bytes:,} B a layer"
+    )
+    return replace(spec, layer_specs=tuple(layers))
 
 
 def _choose_block_size(

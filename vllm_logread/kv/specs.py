@@ -445,6 +445,10 @@ class MambaSpec(KVCacheSpec):
         num_speculative_blocks: one per speculative token.
         num_prefill_checkpoint_blocks: extra pages in align mode.
         page_size_padded: the page after vLLM pads it to the attention page.
+        arch_ssm_dtype_bytes: the SSM state's bytes per element that vLLM
+            0.31+'s per-architecture rule picks when mamba_ssm_cache_dtype is
+            "auto" (NemotronH: float32; Qwen3.5: the config's mamba_ssm_dtype);
+            None: no such rule, or the dtype was given.
     """
 
     shapes: tuple[tuple[int, ...], ...] = ()
@@ -454,6 +458,7 @@ class MambaSpec(KVCacheSpec):
     num_speculative_blocks: int = 0
     num_prefill_checkpoint_blocks: int = 0
     page_size_padded: int | None = None
+    arch_ssm_dtype_bytes: int | None = None
 
     group_kind: ClassVar[GroupKind] = "mamba"
 
