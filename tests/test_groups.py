@@ -229,3 +229,26 @@ def test_nemotron_h_ssm_state_in_float32_from_0_31() -> None:
     assert entry is not None
     given = spec_from_config(entry[1], mamba_ssm_cache_dtype="bfloat16")
     assert kv_cache_layout(given, vllm_version="0.32.0").block_size == 2080
+
+
+def test_mla_block_size_by_version() -> None:
+    # 0.31+: sparse MLA runs at the indexer's 64 on CUDA; DeepSeek-V3.2 fp8 at 64:
+    # 61 layers x 64 x (656 + 132) = 3,076,352 B a block id (the audit's figure).
+    base = {
+        "num_hidden_layers": 61,
+        "num_attention_heads": 128,
+        "hidden_size": 7168,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "torch_dtype": "bfloat16",
+    }
+    v32 = spec_from_config(
+        {**base, "model_type": "deepseek_v32", "index_topk": 2048}, kv_cache_dtype="fp8"
+    )
+    layout = kv_cache_layout(v32, vllm_version="0.32.0")
+    assert (layout.block_size, layout.bytes_per_block, layout.is_exact) == (64, 3076352, True)
+    # Dense MLA: 16 on SM90 (FlashAttention MLA), 32 on SM10x: the GPU decides.
+    v3 = spec_from_config({**base, "model_type": "deepseek_v3"})
+    dense = kv_cache_layout(v3, vllm_version="0.33.0")
+    assert dense.block_size == 16 and not dense.is_exact
+    assert kv_cache_layout(v3, vllm_version="0.33.0", block_size=32).is_exact

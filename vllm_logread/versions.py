@@ -64,6 +64,9 @@ KV_SHARING_NO_ALLOCATION_FROM = (0, 31, 0)  # kv_sharing_target_layer_name -> no
 HEAD_SIZE_V_FROM = (0, 31, 0)  # AttentionSpec pages use head_size + head_size_v
 
 
+MLA_BLOCK_RULES_FROM = (0, 31, 0)  # sparse MLA at 64 (indexer), dense MLA 16 on SM90, 32 on SM10x
+
+
 MLA_MODEL_TYPES_FROM = (0, 31, 0)  # is_deepseek_mla's 24 model types
 
 

@@ -27,6 +27,7 @@ from ..versions import (
     IN_FLIGHT_BUDGET_FROM,
     MAMBA2_CHECKPOINT_BLOCK_FROM,
     MAMBA_ALIGN_MODE_FROM,
+    MLA_BLOCK_RULES_FROM,
     V1_DEFAULT_FROM,
     _at_least,
     cdiv,
@@ -437,6 +438,8 @@ def _choose_block_size(
                 + "; the log's 'Setting attention block size' line settles it"
             )
         return candidates[0], candidates, len(candidates) == 1
+    if spec.is_mla and _known_at_least(version, MLA_BLOCK_RULES_FROM):
+        return _mla_block_size(spec, notes, rules), candidates, not _is_dense_mla(spec)
     rules.append("block size 16: CacheConfig's default (the backend may change it)")
     if spec.is_mla:
         notes.append(
@@ -444,6 +447,32 @@ def _choose_block_size(
             "128 (CUTLASS MLA): pass the log's block size"
         )
     return BlockSizeCandidate(block_size=16), candidates, True
+
+
+def _is_dense_mla(spec: KVSpec) -> bool:
+    return spec.is_mla and spec.indexer_bytes_per_token_per_layer == 0
+
+
+def _mla_block_size(spec: KVSpec, notes: list[str], rules: list[str]) -> BlockSizeCandidate:
+    """MLA on CUDA, vLLM 0.31+: the chosen backend's preferred block.
+
+    Sparse MLA (DeepSeek-V3.2, GLM-MoE-DSA): the indexer's kernel takes only 64
+    on CUDA, so 64. Dense MLA: the GPU's first backend decides: FlashAttention
+    MLA (SM90) 16, FlashInfer MLA (SM10x) 32; "Forcing ... 64 for FlashMLA" is
+    gone in 0.32.
+    """
+    if not _is_dense_mla(spec):
+        rules.append(
+            "block size 64: sparse MLA, the DeepSeek-V3.2 indexer's kernel block on CUDA (0.31+)"
+        )
+        return BlockSizeCandidate(block_size=64)
+    rules.append("block size 16: dense MLA with FlashAttention MLA (SM90 and others; 0.31+)")
+    notes.append(
+        "dense MLA's block size depends on the GPU: 16 with FlashAttention MLA (SM90), "
+        "32 with FlashInfer MLA (SM10x, its first choice), 128 with CUTLASS MLA; the log's "
+        "'Setting kv cache block size' line settles it"
+    )
+    return BlockSizeCandidate(block_size=16)
 
 
 def _one_group_layout(

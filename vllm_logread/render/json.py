@@ -92,6 +92,23 @@ def kv_report(
     }
 
 
+# What each page formula is and the vLLM version it was read from.
+_PAGE_RULES = {
+    "AttentionSpec": (
+        "block_size x num_kv_heads x (head_size + head_size_v) x dtype bytes, or the "
+        "dtype's packed bytes per token and head (AttentionSpec.page_size_bytes, 0.31+)"
+    ),
+    "MLAAttentionSpec": (
+        "block_size x one latent (kv_lora_rank + qk_rope_head_dim) per token, never split "
+        "by TP, + the sparse indexer's keys (MLAAttention.get_kv_cache_spec, 0.31+)"
+    ),
+    "MambaSpec": (
+        "the state tensors' bytes, padded to the attention page "
+        "(MambaSpec.page_size_bytes, _align_hybrid_block_size, 0.31+)"
+    ),
+}
+
+
 def _layers_text(indices: Sequence[int]) -> str:
     """Layer numbers for a person: a range, a stride, or the first few.
 
@@ -140,6 +157,7 @@ def kv_decisions(
                 "block_size": spec.block_size,
                 "page_size_bytes": spec.page_size_bytes,
                 "page": spec.page_text(),
+                "page_rule": _PAGE_RULES.get(type(spec).__name__, _PAGE_RULES["AttentionSpec"]),
                 "num_tokens": num_tokens,
                 "blocks_per_request": spec.blocks_charged(num_tokens),
                 "rule": spec.rule(),

@@ -57,7 +57,7 @@ def _kv_how_lines(how: dict[str, Any]) -> list[str]:
             f"  {k['kind']} ({k['spec']}): {k['num_layers']} layers ({k['layers']}) in "
             f"{k['num_groups']} group(s)"
         )
-        lines.append(f"    page:   {k['page']} per block")
+        lines.append(f"    page:   {k['page']} per block: {k['page_rule']}")
         blocks = k["blocks_per_request"]
         lines.append(
             f"    blocks: a request of {k['num_tokens']:,} tokens holds {blocks:,} "
