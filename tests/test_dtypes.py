@@ -56,9 +56,15 @@ def test_the_0_31_list_has_18_values_then_0_32_and_0_33_add() -> None:
     ],
 )
 def test_llama_bytes_per_token_by_kv_dtype(name: str, per_head: int) -> None:
-    # 32 layers x 8 KV heads x per_head bytes.
+    # 32 layers x 8 KV heads x per_head bytes; with turboquant / ultraquant vLLM
+    # keeps layers 0, 1, 30, 31 in bf16 (kv_cache_dtype_skip_layers): 28 x 8 x
+    # per_head + 4 x 8 x 512.
     spec = spec_from_config(LLAMA, kv_cache_dtype=name)
-    assert spec.kv_bytes_per_token == 32 * 8 * per_head
+    if name.startswith(("turboquant_", "ultraquant_")):
+        assert spec.kv_bytes_per_token == 28 * 8 * per_head + 4 * 8 * 512
+        assert any("kv_cache_dtype_skip_layers" in n for n in spec.notes)
+    else:
+        assert spec.kv_bytes_per_token == 32 * 8 * per_head
 
 
 def test_content_bytes_value_head_differs() -> None:
@@ -90,3 +96,13 @@ def test_mla_packed_latents() -> None:
         mla_content_bytes(kv_dtype("nvfp4"), latent_size=576)
     with pytest.raises(ConfigError, match="MLA models only"):
         spec_from_config(LLAMA, kv_cache_dtype="nvfp4_ds_mla")
+
+
+def test_turboquant_skip_layers_llama_3_1_8b() -> None:
+    # turboquant_k8v4: 28 layers x 8 x 196 B + 4 layers x 8 x 512 B = 43,904 + 16,384
+    # = 60,288 B a token; the layout says its block geometry is approximate.
+    from vllm_logread.kv.groups import kv_cache_layout
+
+    spec = spec_from_config(LLAMA, kv_cache_dtype="turboquant_k8v4")
+    assert spec.kv_bytes_per_token == 60288
+    assert not kv_cache_layout(spec, vllm_version="0.33.0").is_exact

@@ -468,6 +468,43 @@ def _layer_specs(
             out.append(ChunkedLocalAttentionSpec(attention_chunk_size=window, **_attn_fields(full)))
         else:
             out.append(full)
+    return _skip_layers(out, kinds, kvd, mdtype, notes)
+
+
+# Cache dtypes for which vLLM's arg_utils adds the first and last 2 layers to
+# kv_cache_dtype_skip_layers (they keep the model dtype), except in hybrids.
+_AUTO_SKIP_DTYPE_PREFIXES = ("turboquant_", "ultraquant_")
+
+
+def _skip_layers(
+    specs: list[KVCacheSpec | None],
+    kinds: list[str],
+    kvd: KVDType,
+    mdtype: str,
+    notes: list[str],
+) -> list[KVCacheSpec | None]:
+    """turboquant_* / ultraquant_4bit: layers 0, 1, L-2, L-1 stay in the model dtype.
+
+    Llama-3.1-8B turboquant_k8v4: 28 layers x 8 x 196 B + 4 layers x 8 x 512 B =
+    43,904 + 16,384 = 60,288 B a token (not 32 x 8 x 196 = 50,176).
+    """
+    if not kvd.name.startswith(_AUTO_SKIP_DTYPE_PREFIXES) or any(k in STATE_KINDS for k in kinds):
+        return specs
+    n = min(2, len(specs) // 2)
+    skip = sorted(set(range(n)) | set(range(len(specs) - n, len(specs))))
+    out = list(specs)
+    for i in skip:
+        s = out[i]
+        if isinstance(s, AttentionSpec):
+            out[i] = replace(
+                s, dtype=mdtype, dtype_bytes=DTYPE_BYTES[mdtype], state_content_bytes=None
+            )
+    notes.append(
+        f"{kvd.name}: vLLM adds layers {', '.join(map(str, skip))} to "
+        "kv_cache_dtype_skip_layers (they keep the model dtype); it then aligns the block "
+        "size so both pages fit (_align_heterogeneous_kv_block_size), not modelled: the "
+        "bytes per token are vLLM's, the block geometry is not"
+    )
     return out
 
 

@@ -366,9 +366,17 @@ def kv_cache_layout(
         layout = _one_group_layout(spec, chosen.block_size, version, v1, notes, rules)
     else:
         layout = _hybrid_groups_layout(spec, chosen, version, mode, notes, rules)
+    mixed_dtypes = len({a.dtype for a in spec.attention_specs(stage_only=False)}) > 1
+    if mixed_dtypes:
+        notes.append(
+            "layers in two cache dtypes (kv_cache_dtype_skip_layers): vLLM raises the block "
+            "size until both pages fit (_align_heterogeneous_kv_block_size); the groups here "
+            "pad instead, so the block geometry is approximate"
+        )
+        layout = replace(layout, notes=tuple(notes))
     return replace(
         layout,
-        is_exact=layout.is_exact and manager.is_exact and exact_block,
+        is_exact=layout.is_exact and manager.is_exact and exact_block and not mixed_dtypes,
         max_concurrent_batches=_max_concurrent_batches(spec, version),
         block_size_candidates=tuple((c.block_size, c.why) for c in candidates),
     )
