@@ -78,6 +78,9 @@ ROW_EXAMPLES: dict[str, str] = {
     "size is >= mamba page size.",
     "hybrid_disabled": "Hybrid KV cache manager is disabled for this hybrid model.",
     "padding_layers": "Add 8 padding layers, may waste at most 15.38% KV cache memory",
+    "mamba_cache_mode": "Mamba cache mode is set to 'align' for NemotronHForCausalLM by default "
+    "when prefix caching is enabled",
+    "kv_group_block_sizes": "kv cache group sizes (2080, 2080, 2080)",
 }
 
 # Physical lines as captures wrap them: process tags, vLLM's header in two

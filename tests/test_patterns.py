@@ -328,6 +328,17 @@ CASES = [
         [("hybrid_kv_disabled", True)],
     ),
     ("Add 8 padding layers, may waste at most 15.38% KV cache memory", [("padding_layers", 8)]),
+    (
+        "Mamba cache mode is set to 'align' for Qwen3NextForCausalLM by default when prefix "
+        "caching is enabled",
+        [("mamba_cache_mode", "align")],
+    ),
+    (
+        "Mamba cache mode is set to 'none' when prefix caching is disabled",
+        [("mamba_cache_mode", "none")],
+    ),
+    ("kv cache group sizes (544, 544, 544, 544)", [("kv_group_block_sizes", "544, 544, 544, 544")]),
+    ("kv cache group sizes [16, 32]", [("kv_group_block_sizes", "16, 32")]),
     ("EngineCore failed to start.", [("engine_failed", True)]),
     (
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core "

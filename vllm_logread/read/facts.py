@@ -96,6 +96,8 @@ KIND_TYPES: dict[str, type] = {
     "max_num_batched_tokens": int,
     "hybrid_kv_disabled": bool,
     "padding_layers": int,
+    "mamba_cache_mode": str,  # "Mamba cache mode is set to 'align'" (vLLM 0.31+)
+    "kv_group_block_sizes": str,  # "kv cache group sizes (16, 544)": per group, "16, 544"
     "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
     "num_speculative_tokens": int,
     # SGLang boot logs (sglang.py), where the meaning differs from a FACTS.md kind:

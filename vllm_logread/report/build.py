@@ -337,6 +337,7 @@ def _hybrid_layout(
     """The KV cache groups vLLM forms for this model in this log's version."""
     stated = boot.last("block_size")
     prefix = boot.last("enable_prefix_caching")
+    mode = boot.last("mamba_cache_mode")
     try:
         layout = kv_cache_layout(
             spec,
@@ -345,6 +346,7 @@ def _hybrid_layout(
             is_v1=None if gen is None else gen == "V1",
             hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,
             enable_prefix_caching=None if prefix is None else bool(prefix.value),
+            mamba_cache_mode=None if mode is None else str(mode.value),
         )
     except LogReadError as err:
         warnings.append(f"KV cache groups: {err}")
