@@ -252,3 +252,15 @@ def test_mla_block_size_by_version() -> None:
     dense = kv_cache_layout(v3, vllm_version="0.33.0")
     assert dense.block_size == 16 and not dense.is_exact
     assert kv_cache_layout(v3, vllm_version="0.33.0", block_size=32).is_exact
+
+
+def test_speculative_tokens_add_mamba_pages_and_conv_rows() -> None:
+    # Qwen3-Next TP 1, 2 speculative tokens (0.31+): conv (3 + 2) x 8,192 x 2 B =
+    # 81,920 + SSM 32 x 128 x 128 x 2 B = 1,048,576 -> 1,130,496 B a layer; block
+    # 16 x cdiv(1,130,496, 32,768) = 16 x 35 = 560; align mode 2 + 2 = 4 pages.
+    q = spec("Qwen/Qwen3-Next-80B-A3B")
+    layout = kv_cache_layout(q, vllm_version="0.32.0", num_speculative_tokens=2)
+    mamba = next(g.spec for g in layout.groups if isinstance(g.spec, MambaSpec))
+    assert (mamba.state_bytes, layout.block_size, mamba.blocks_charged(640)) == (1130496, 560, 4)
+    # Not applied without a 0.31+ version (unaudited before).
+    assert kv_cache_layout(q, num_speculative_tokens=2).block_size == 544

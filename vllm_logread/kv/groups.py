@@ -331,6 +331,7 @@ def kv_cache_layout(
     hybrid_kv_cache_manager: bool | None = None,
     enable_prefix_caching: bool | None = None,
     mamba_cache_mode: str | None = None,
+    num_speculative_tokens: int | None = None,
 ) -> KVCacheLayout:
     """The KV cache groups vLLM forms for ``spec`` (``get_kv_cache_groups``).
 
@@ -347,6 +348,8 @@ def kv_cache_layout(
             vLLM's rule for the version.
         enable_prefix_caching: None -> vLLM's default (on for hybrids).
         mamba_cache_mode: force "none", "align" or "all"; None -> vLLM's rule.
+        num_speculative_tokens: the log's speculative tokens (0.31+: one more
+            Mamba page each, and as many more conv-state rows).
 
     Gemma 3 27B (52 sliding + 10 full layers): group_size = min(52, 10) = 10;
     the sliding layers need cdiv(52, 10) = 6 groups with 60 - 52 = 8 padding
@@ -358,6 +361,7 @@ def kv_cache_layout(
     notes = list(manager.notes)
     rules: list[str] = []
     spec = _with_arch_state_dtype(spec, version, rules)
+    spec = _with_speculative_state(spec, version, num_speculative_tokens, rules)
     mode = _mamba_mode(version, enable_prefix_caching, mamba_cache_mode)
     chosen, candidates, exact_block = _choose_block_size(
         spec, block_size, version, mode, manager.is_on, notes, rules
@@ -406,6 +410,37 @@ def _with_arch_state_dtype(
     rules.append(
         f"SSM state in {state.dtypes_bytes[-1]} bytes per element (the architecture's "
         f"default, vLLM 0.31+): {state.state_bytes:,} B a layer"
+    )
+    return replace(spec, layer_specs=tuple(layers))
+
+
+# Mixers whose conv state grows by one row per speculative token (0.31+).
+_SPEC_CONV_TYPES = frozenset({"mamba2", "gated_delta_net", "short_conv", "kda"})
+
+
+def _with_speculative_state(
+    spec: KVSpec, version: tuple[int, ...] | None, nspec: int | None, rules: list[str]
+) -> KVSpec:
+    """Speculative decoding's Mamba extras (MambaSpec.num_speculative_blocks, 0.31+).
+
+    Qwen3-Next TP 1 with 2 speculative tokens: conv (3 + 2) x 8,192 x 2 B =
+    81,920 B + SSM 1,048,576 = 1,130,496 B a layer, and 2 + 2 pages a request
+    in align mode.
+    """
+    if not nspec or not _known_at_least(version, MAMBA_ALIGN_MODE_FROM):
+        return spec
+    layers: list[KVCacheSpec | None] = []
+    for s in spec.layer_specs:
+        if isinstance(s, MambaSpec):
+            shapes = s.shapes
+            if s.mamba_type in _SPEC_CONV_TYPES and shapes:
+                conv = shapes[0]
+                shapes = ((conv[0] + nspec, *conv[1:]), *shapes[1:])
+            s = replace(s, shapes=shapes, num_speculative_blocks=nspec)
+        layers.append(s)
+    rules.append(
+        f"{nspec} speculative tokens: {nspec} more Mamba page(s) a request and {nspec} more "
+        "conv-state row(s) (0.31+)"
     )
     return replace(spec, layer_specs=tuple(layers))
 

@@ -338,6 +338,7 @@ def _hybrid_layout(
     stated = boot.last("block_size")
     prefix = boot.last("enable_prefix_caching")
     mode = boot.last("mamba_cache_mode")
+    nspec = boot.last("num_speculative_tokens")
     try:
         layout = kv_cache_layout(
             spec,
@@ -347,6 +348,7 @@ def _hybrid_layout(
             hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,
             enable_prefix_caching=None if prefix is None else bool(prefix.value),
             mamba_cache_mode=None if mode is None else str(mode.value),
+            num_speculative_tokens=None if nspec is None else int(nspec.value),
         )
     except LogReadError as err:
         warnings.append(f"KV cache groups: {err}")
