@@ -220,12 +220,7 @@ def _spec_from_config(
         raise ConfigError(f"{name}: pipeline parallel size {pp} exceeds the {num_layers} layers")
     mdtype = model_dtype(config, text_dict, dtype, notes)
     kvd = kv_dtype(kv_cache_dtype)
-    quant = config.get("quantization_config")
-    if isinstance(quant, dict) and quant.get("kv_cache_scheme") is not None and kvd.name == "auto":
-        notes.append(
-            "the checkpoint carries a kv_cache_scheme; if the log shows an fp8 "
-            "kv_cache_dtype, pass it: 'auto' assumed the model dtype"
-        )
+    _quant_note(config, kvd, notes)
     attn = _attention_shape(cfg, model_type, num_heads, tp, kvd, mdtype, notes)
     kinds, windows = layer_kinds(cfg, model_type, num_layers, notes)
     if attn.is_mla and any(k in (SLIDING, CHUNKED) for k in kinds):
@@ -235,13 +230,7 @@ def _spec_from_config(
     layer_specs = _layer_specs(cfg, kinds, windows, attn, state, shared, tp, kvd, mdtype, notes)
     if not any(isinstance(s, AttentionSpec) for s in layer_specs):
         raise ConfigError(f"{name}: no attention layers: no per-token KV cache to model")
-    if CHUNKED in kinds:
-        notes.append(
-            "chunked local attention: vLLM 0.10.1-0.30 turns the hybrid KV cache manager "
-            "off for it unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1; from "
-            "0.31 that variable defaults to 1 (only EAGLE turns it off); a 'Hybrid KV cache "
-            "manager is disabled' warning in the log tells which applies"
-        )
+    _config_notes(cfg, kinds, notes)
     return KVSpec(
         model=model,
         source=source,
@@ -267,6 +256,31 @@ def _spec_from_config(
         shared_kv_layers=shared,
         notes=tuple(dict.fromkeys(notes)),
     )
+
+
+def _quant_note(config: Mapping[str, Any], kvd: KVDType, notes: list[str]) -> None:
+    quant = config.get("quantization_config")
+    if isinstance(quant, dict) and quant.get("kv_cache_scheme") is not None and kvd.name == "auto":
+        notes.append(
+            "the checkpoint carries a kv_cache_scheme; if the log shows an fp8 "
+            "kv_cache_dtype, pass it: 'auto' assumed the model dtype"
+        )
+
+
+def _config_notes(cfg: Cfg, kinds: list[str], notes: list[str]) -> None:
+    """Caveats the config raises that no figure can settle."""
+    if cfg.raw("attention_k_eq_v") is True:
+        notes.append(
+            "attention_k_eq_v: the full layers' values are their keys; the pages here still "
+            "hold K and V (not checked against vLLM's cache): treat them as an upper bound"
+        )
+    if CHUNKED in kinds:
+        notes.append(
+            "chunked local attention: vLLM 0.10.1-0.30 turns the hybrid KV cache manager "
+            "off for it unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1; from "
+            "0.31 that variable defaults to 1 (only EAGLE turns it off); a 'Hybrid KV cache "
+            "manager is disabled' warning in the log tells which applies"
+        )
 
 
 def _attention_shape(

@@ -40,6 +40,7 @@ from .specs import (
     KVSpec,
     MambaSpec,
     MLAAttentionSpec,
+    SlidingWindowSpec,
 )
 
 # The gated delta net's FlashInfer prefill exports state checkpoints every 64
@@ -528,9 +529,10 @@ def _one_group_layout(
 ) -> KVCacheLayout:
     """Without the hybrid manager every attention layer keeps full context."""
     is_exact = True
-    kinds = {k for k in spec.layer_kinds if k != "none"}
+    present = [s for s in spec.layer_specs if s is not None]
+    windowed = [s for s in present if s.window_tokens is not None]
     attn = tuple(i for i, s in enumerate(spec.layer_specs) if isinstance(s, AttentionSpec))
-    if len(kinds) > 1 and kinds & {"sliding", "chunked"}:
+    if windowed and len(windowed) < len(present):
         notes.append(
             "without the hybrid KV cache manager every sliding-window / chunked layer "
             "keeps full context (one group)"
@@ -544,7 +546,7 @@ def _one_group_layout(
             )
         else:
             notes.append("V0 keeps Mamba state in a separate cache outside the KV pool")
-    if kinds == {"sliding"}:
+    if present and all(isinstance(s, SlidingWindowSpec) for s in present):
         is_exact = False
         notes.append(
             "a model whose every layer slides: before vLLM 0.9.1 (and in V0) its block "
