@@ -171,11 +171,12 @@ class Boot:
         """Whether this line's facts begin a new boot (see module docstring)."""
         if not self.has_pool:
             return False
+        if any(f.kind == "kv_too_small" for f in line_facts):
+            # V0 states its blocks, then raises on them (restating max_model_len):
+            # the same boot. V1 checks before it prints a pool: after a pool,
+            # another run.
+            return not self.all("gpu_blocks") or bool(self.all("pool_tokens"))
         for f in line_facts:
-            if f.kind == "kv_too_small":
-                # V0 states its blocks, then raises on them: the same boot. V1
-                # checks before it prints a pool: after a pool, another run.
-                return not self.all("gpu_blocks") or bool(self.all("pool_tokens"))
             if f.kind in _BOOT_KINDS and (f.kind, f.process) in self._said:
                 return True
         return False

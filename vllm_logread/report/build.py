@@ -82,6 +82,12 @@ def build_report(
     gen = engine_generation(boot)
     device_f = boot.first("device")
     device = None if device_f is None else str(device_f.value).split(" ")[0].upper()
+    platform_f = boot.first("platform")
+    if platform_f is not None and device in (None, "GPU"):
+        # Before 0.30 every platform's pool line says "GPU": the platform line
+        # says which it was (its default block size differs).
+        platform = str(platform_f.value).upper()
+        device = platform if platform in _NON_GPU_PLATFORMS else device
     vt = version_or_none(version)
     max_len_f = boot.first("max_model_len")
     conc_engines = [e for e in boot.pool_engines if e.max_concurrency is not None]
@@ -214,7 +220,11 @@ def build_report(
     if serves_nobody and engines:
         engines = [replace(e, users=0, users_mid_answer=0) for e in engines]
         users_range = None
-        if failure is None:
+        if failure is None and max_model_len is not None:
+            arithmetic.append(
+                f"a request of {opts.workload.tokens_per_user:,} tokens is over max_model_len "
+                f"{max_model_len:,}: 0 users (the users above are what the pool would hold)"
+            )
             warnings.append(
                 f"every request of {opts.workload.tokens_per_user:,} tokens is over max_model_len "
                 f"{max_model_len:,}: vLLM rejects it, so no user of this workload is served"
@@ -272,6 +282,11 @@ def build_report(
         unknowns=unknowns,
         failure=failure,
     )
+
+
+#: Platforms vLLM names in "Automatically detected platform X." whose pool is
+#: not a GPU's (cuda and rocm keep the pool line's own word).
+_NON_GPU_PLATFORMS = frozenset({"CPU", "TPU", "XPU", "HPU", "NPU", "NEURON"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -421,17 +436,29 @@ def _settle_block_size(
         prior = trials[0]
         if ctx.spec is not None:
             return prior, (), None  # a given config against the log: its checks say how
-        return _layout_unknown(prior), (_LAYOUT_UNKNOWN,), None
+        return replace(_layout_unknown(prior), arithmetic=[]), (_LAYOUT_UNKNOWN,), None
     chosen = survivors[0]
     if survivors[0] is not trials[0] and len(survivors) == 1:
-        chosen = replace(
-            chosen,
-            source=f"not stated; the only block size vLLM accepts that reproduces the log's "
-            f"figures (the default {defaults[0].block_size if defaults else '?'} does not)",
-        )
+        first = trials[0].block_size
+        if any(chosen.block_size == d.block_size for d in defaults):
+            why = f"{chosen.source}; {first} does not reproduce the log's figures"
+        else:
+            why = (
+                "not stated; the only block size vLLM accepts that reproduces the log's "
+                f"figures (the default {first if defaults else 'is unknown'} does not)"
+            )
+        chosen = replace(chosen, source=why)
     results = {t.users for t in survivors}
+    sizes = " or ".join(str(t.block_size) for t in survivors)
     if len(results) == 1:
+        if len(survivors) > 1:
+            chosen = replace(
+                chosen,
+                source=f"{chosen.source}; {sizes} all reproduce the log's figures and give "
+                "the same users",
+            )
         return chosen, (), None
+    chosen = replace(chosen, source=f"unknown: {sizes} all reproduce the log's figures")
     ends = [u for u, _ in results if u is not None]
     unknown = Unknown(
         name="block_size",
