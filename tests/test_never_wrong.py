@@ -11,12 +11,13 @@ a block size the log or --block-size states, or a model config the tool holds
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
+
+from vllm_logread.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_LOGS = ROOT.parent / "shared" / "real_logs"
@@ -26,27 +27,10 @@ LOGS = sorted((ROOT / "sample_logs").glob("*.log")) + (
 
 
 def _run(path: Path) -> tuple[int, list[dict[str, Any]]]:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "vllm_logread",
-            str(path),
-            "--json",
-            "--prompt",
-            "512",
-            "--output",
-            "128",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    assert "Traceback" not in proc.stderr, proc.stderr
-    obj = json.loads(proc.stdout)
-    return proc.returncode, obj["servers"] if "servers" in obj else [obj]
+    result = CliRunner().invoke(main, [str(path), "--json", "--prompt", "512", "--output", "128"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    obj = json.loads(result.stdout)
+    return result.exit_code, obj["servers"] if "servers" in obj else [obj]
 
 
 @pytest.mark.parametrize("path", LOGS, ids=[f"{p.parent.name}/{p.name}" for p in LOGS])
