@@ -144,8 +144,14 @@ def build_report(
     is_uniform = spec is None or bool(getattr(spec, "is_uniform", True))
     layout = None
     if spec is not None and not is_uniform:
+        # A block size the log or --block-size states is vLLM's; else the
+        # platform's default for attention-only hybrids (CPU: 128), while
+        # Mamba hybrids get the size vLLM computes for them.
+        hint = stated_bs.block_size if stated_bs is not None else None
+        if hint is None and not getattr(spec, "has_state", False) and bs_candidates:
+            hint = bs_candidates[0].block_size
         layout, block_size, block_src = _hybrid_layout(
-            spec, boot, gen, version, block_size, block_src, warnings
+            spec, boot, gen, version, hint, block_size, block_src, warnings
         )
         is_uniform = layout is None or layout.is_single_full_group
 
@@ -545,6 +551,7 @@ def _hybrid_layout(
     boot: Boot,
     gen: str | None,
     version: Any,
+    hint: int | None,
     block_size: int | None,
     block_src: str,
     warnings: list[str],
@@ -554,7 +561,7 @@ def _hybrid_layout(
     try:
         layout = kv_cache_layout(
             spec,
-            block_size=int(stated.value) if stated is not None else None,
+            block_size=hint,
             vllm_version=str(version) if version else None,
             is_v1=None if gen is None else gen == "V1",
             hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,
