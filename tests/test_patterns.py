@@ -329,6 +329,11 @@ CASES = [
     ),
     ("Add 8 padding layers, may waste at most 15.38% KV cache memory", [("padding_layers", 8)]),
     ("Automatically detected platform cpu.", [("platform", "cpu")]),
+    (
+        "kv cache group sizes (128, 128, 128, 128)",
+        [("num_kv_cache_groups", 4), ("kv_group_block_sizes", "128,128,128,128")],
+    ),
+    ("kv lcm block sizes 128", [("kv_lcm_block_size", 128)]),
     ("Automatically detected platform cuda.", [("platform", "cuda")]),
     ("EngineCore failed to start.", [("engine_failed", True)]),
     (

@@ -217,7 +217,19 @@ class BootTracker:
 
 
 _POOL_LINE_KINDS = frozenset(
-    {"pool_tokens", "gpu_blocks", "cpu_blocks", "device", "max_concurrency", "concurrency_tokens"}
+    {
+        "pool_tokens",
+        "gpu_blocks",
+        "cpu_blocks",
+        "device",
+        "max_concurrency",
+        "concurrency_tokens",
+        # 0.31+ hybrids follow their pool line with these, which settle the
+        # layout and block size: a report given before them is given again
+        # when they change its figures.
+        "num_kv_cache_groups",
+        "kv_lcm_block_size",
+    }
 )
 
 

@@ -820,10 +820,15 @@ class Session:
         report = self.report_for(boot)
         if _figures(report) == self._printed.get(boot.index):
             return []
+        said = {f.kind for f in boot.facts if f.line == line}
+        what = (
+            "the KV cache groups were stated after the report above and change its figures"
+            if said & {"num_kv_cache_groups", "kv_lcm_block_size"}
+            else "the pool was stated again after the report above, with other figures"
+        )
         warning = Output(
             kind="warning",
-            text=f"warning: {self.source}:{line}: the pool was stated again after the report "
-            "above, with other figures: reported again",
+            text=f"warning: {self.source}:{line}: {what}: reported again",
             line=line,
         )
         return [warning, self._report(boot, line, report)]

@@ -96,6 +96,9 @@ KIND_TYPES: dict[str, type] = {
     "max_num_batched_tokens": int,
     "hybrid_kv_disabled": bool,
     "padding_layers": int,
+    "num_kv_cache_groups": int,  # "kv cache group sizes (128, 128)": 2 groups (0.31+, hybrids)
+    "kv_group_block_sizes": str,  # the same line's block sizes, "128,128"
+    "kv_lcm_block_size": int,  # "kv lcm block sizes 128"
     "platform": str,  # "Automatically detected platform cpu." (cuda, rocm, cpu, tpu, xpu, hpu, ...)
     "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
     "num_speculative_tokens": int,

@@ -567,6 +567,27 @@ ROWS: tuple[Row, ...] = (
         ("padding layers",),
         _c(rf"Add\ (?P<padding_layers>{INT})\ padding\ layers"),
     ),
+    # -- 0.31+ hybrid boots: "kv cache group sizes (128, 128, 128, 128)" (one
+    #    block size per KV cache group, padding groups included) and "kv lcm
+    #    block sizes 128"; printed only when there is more than one group.
+    Row(
+        "kv_group_sizes",
+        ("kv cache group sizes",),
+        _c(r"kv\ cache\ group\ sizes\ \((?P<sizes>\d{1,7}(?:,\ ?\d{1,7}){0,255}),?\)"),
+        lambda m: [
+            ("num_kv_cache_groups", len(m.group("sizes").split(",")), None),
+            (
+                "kv_group_block_sizes",
+                ",".join(p.strip() for p in m.group("sizes").split(",")),
+                None,
+            ),
+        ],
+    ),
+    Row(
+        "kv_lcm_block_size",
+        ("kv lcm block sizes",),
+        _c(rf"kv\ lcm\ block\ sizes\ (?P<kv_lcm_block_size>{INT})"),
+    ),
     # -- 0.6.4+: "Automatically detected platform cpu." Before 0.30 every
     #    platform's pool line says "GPU KV cache size", so this line is what
     #    tells a CPU, TPU or XPU boot (and its default block size) apart.

@@ -105,6 +105,12 @@ def build_report(
     dtype_f = boot.first("dtype")
     avail_f = boot.first("available_kv_gib")
     stated_bs = stated_block_size(boot, opts)
+    lcm_f = boot.last("kv_lcm_block_size")
+    if stated_bs is None and lcm_f is not None and int(lcm_f.value) > 0:
+        # 0.31+: the block size every KV cache group was unified to.
+        stated_bs = BlockSizeCandidate(
+            int(lcm_f.value), f"the log's KV cache groups (line {lcm_f.line})"
+        )
     bad_bs = boot.last("block_size")
     if bad_bs is not None and int(bad_bs.value) <= 0:
         warnings.append(
@@ -426,6 +432,16 @@ def _settle_block_size(
     survives and the model's layout was assumed too (no config), the layout is
     the assumption that broke: users unknown, never a contradiction.
     """
+    groups_f = ctx.boot.last("num_kv_cache_groups")
+    if ctx.spec is None and groups_f is not None and int(groups_f.value) > 1:
+        # The log says the pool is shared by several KV cache groups: not plain.
+        trial = _uniform_trial(ctx, defaults[0] if defaults else None)
+        stated_groups = replace(
+            _LAYOUT_UNKNOWN,
+            why=f"the log states {int(groups_f.value)} KV cache groups (line {groups_f.line}): "
+            "the model is not plain full attention, and its layout is unknown",
+        )
+        return replace(_layout_unknown(trial), arithmetic=[]), (stated_groups,), None
     if is_stated or not ctx.boot.pool_engines:
         return _uniform_trial(ctx, defaults[0] if defaults else None), (), None
     trials = [_uniform_trial(ctx, c) for c in defaults]
