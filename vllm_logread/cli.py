@@ -282,7 +282,16 @@ def kv_cmd(
 @click.option("--prompt", "prompt_tokens", type=click.IntRange(1), default=512, show_default=True)
 @click.option("--output", "output_tokens", type=click.IntRange(1), default=128, show_default=True)
 @click.option(
-    "--requests", type=click.IntRange(1), default=None, help="Stop sending after N requests."
+    "--requests",
+    type=click.IntRange(1),
+    default=None,
+    help="Stop sending after N requests in all (a real run's count of answered requests).",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(1),
+    default=None,
+    help="Requests per user (default 1 unless --requests is given).",
 )
 @click.option(
     "--arrival-interval",

@@ -151,6 +151,8 @@ class Load:
         num_users: closed-loop users (each sends its next request when its
             answer is complete); None with ``arrival_interval_steps``.
         num_requests: stop sending after this many requests in all (None: never).
+        num_rounds: each closed-loop user sends at most this many requests
+            (None: no limit); the real harness's ``rounds``.
         resend_delay_steps: steps between an answer's end and the user's next
             request reaching the scheduler (1: the answer leaves after the
             step, the next request arrives while the following step runs).
@@ -164,6 +166,7 @@ class Load:
     output_tokens: int = 128
     num_users: int | None = None
     num_requests: int | None = None
+    num_rounds: int | None = None
     resend_delay_steps: int = 1
     is_first_alone: bool = True
     arrival_interval_steps: float | None = None
@@ -177,6 +180,10 @@ class Load:
             raise UsageError(f"users must be at least 1, got {self.num_users}")
         if self.arrival_interval_steps is not None and self.arrival_interval_steps <= 0:
             raise UsageError("the arrival interval must be positive")
+        if self.num_rounds is not None and self.num_rounds < 1:
+            raise UsageError(f"rounds must be at least 1, got {self.num_rounds}")
+        if self.num_requests is not None and self.num_requests < 1:
+            raise UsageError(f"requests must be at least 1, got {self.num_requests}")
         if self.resend_delay_steps < 0:
             raise UsageError("the resend delay cannot be negative")
 
@@ -397,6 +404,7 @@ def simulate(
         for u in range(load.num_users):
             arrivals.append((1 if (load.is_first_alone and u > 0) else 0, u))
     pending_resend: list[tuple[int, int]] = []
+    rounds = [0] * (load.num_users or 0)
 
     steps: list[StepStats] = []
     num_preemptions = 0
@@ -492,7 +500,10 @@ def simulate(
             running.remove(r)
             blocks.release(r)
             finished += 1
-            if load.num_users is not None:
+            if load.num_users is None:
+                continue
+            rounds[r.user] += 1
+            if load.num_rounds is None or rounds[r.user] < load.num_rounds:
                 pending_resend.append((step + 1 + load.resend_delay_steps, r.user))
         if not running and not waiting and not arrivals and not pending_resend:
             if load.arrival_interval_steps is None or not may_send():

@@ -32,6 +32,7 @@ class SimulateOptions:
     prompt_tokens: int = 512
     output_tokens: int = 128
     requests: int | None = None
+    rounds: int | None = None
     arrival_interval: float | None = None
     steps: int = 1000
     max_num_seqs: int | None = None
@@ -106,11 +107,16 @@ def simulate_log(opts: SimulateOptions, *, report: Any) -> Simulation:
     """The simulation ``opts`` asks for, over ``report``'s pool."""
     if opts.users is None and opts.arrival_interval is None:
         raise UsageError("give --users N (closed loop) or --arrival-interval STEPS")
+    is_closed = opts.arrival_interval is None
+    rounds = opts.rounds
+    if is_closed and rounds is None and opts.requests is None:
+        rounds = 1  # one request per user: the first wave, which packs and preempts
     load = Load(
         prompt_tokens=opts.prompt_tokens,
         output_tokens=opts.output_tokens,
-        num_users=opts.users if opts.arrival_interval is None else None,
+        num_users=opts.users if is_closed else None,
         num_requests=opts.requests,
+        num_rounds=rounds if is_closed else None,
         arrival_interval_steps=opts.arrival_interval,
     )
     pool = pool_from_report(report, num_blocks=opts.num_blocks, block_size=opts.block_size)

@@ -28,6 +28,8 @@ def _workload(sim: Simulation) -> str:
         who = f"one request of {size} every {load.arrival_interval_steps:g} steps"
     if load.num_requests is not None:
         who += f", {load.num_requests} requests in all"
+    if load.num_rounds is not None:
+        who += f", {load.num_rounds} per user" if load.num_rounds > 1 else ", one each"
     return who
 
 
@@ -86,6 +88,7 @@ def simulation_json(sim: Simulation, *, source: str = "") -> dict[str, Any]:
             "output_tokens": load.output_tokens,
             "users": load.num_users,
             "requests": load.num_requests,
+            "rounds": load.num_rounds,
             "arrival_interval_steps": load.arrival_interval_steps,
         },
         "peak_running": sim.peak_running,
