@@ -276,6 +276,52 @@ def kv_cmd(
     click.echo(dumps(kv_report(spec)) if as_json else kv_text(spec))
 
 
+@main.command("simulate")
+@click.argument("file", metavar="LOG", default="-")
+@click.option("--users", type=click.IntRange(1), default=None, help="Closed-loop users.")
+@click.option("--prompt", "prompt_tokens", type=click.IntRange(1), default=512, show_default=True)
+@click.option("--output", "output_tokens", type=click.IntRange(1), default=128, show_default=True)
+@click.option(
+    "--requests",
+    type=click.IntRange(1),
+    default=None,
+    help="Stop sending after N requests in all (a real run's count of answered requests).",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(1),
+    default=None,
+    help="Requests per user (default 1 unless --requests is given).",
+)
+@click.option(
+    "--arrival-interval",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="STEPS",
+    help="A fixed rate instead of users: one request every STEPS steps.",
+)
+@click.option("--steps", type=click.IntRange(1), default=1000, show_default=True)
+@click.option("--max-num-seqs", type=click.IntRange(1), default=None)
+@click.option("--max-num-batched-tokens", type=click.IntRange(1), default=None)
+@click.option("--chunked-prefill/--no-chunked-prefill", default=None)
+@click.option("--num-blocks", type=click.IntRange(1), default=None, help="Override the pool.")
+@click.option("--block-size", type=click.IntRange(1), default=None)
+@click.option("--config", metavar="PATH", default=None, help="The model's config.json.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the steps.")
+@click.option("--stats-csv", metavar="FILE", default=None, help="Write the steps as CSV.")
+def simulate_cmd(**params: Any) -> None:
+    """Replay vLLM's scheduler over the log's KV pool: peak, settle, preemptions.
+
+    Example: vllm-logread simulate server.log --users 48 --prompt 512 --output 128
+    """
+    from .simulate_app import SimulateOptions, run_simulate
+
+    try:
+        sys.exit(run_simulate(SimulateOptions(**params), _Terminal()))
+    except LogReadError as err:
+        raise _error(err) from err
+
+
 def run() -> Any:
     """Entry point for ``python -m vllm_logread``."""
     return main(prog_name="vllm-logread")
