@@ -269,7 +269,7 @@ LOG_CASES: list[tuple[str, bytes, tuple[str, ...], int, tuple[str, ...], int | N
         H + b"GPU KV cache size: -24,096 tokens\n",
         ("--min-users", "1"),
         1,
-        ("--min-users 1: the users that fit are unknown",),
+        ("--min-users 1: unknown users fit at 512+128 tokens",),
         None,
     ),
     # "# GPU blocks" takes no sign: a negative count is not a pool line.
