@@ -108,6 +108,9 @@ class WhatIf:
     num_gpus: int | None = None
     vllm_max_concurrency: float | None = None
     arithmetic: str = ""
+    # Asked for with --what-if (the text report lists every one asked for;
+    # of its own suggestions, only those that add users). Not in the JSON.
+    is_requested: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -263,6 +266,7 @@ class Basis:
         has_null_block: V1 keeps one block as its null block.
         workload: the users' tokens.
         num_engines: data-parallel engines (users are summed over them).
+        engine_num_blocks: each engine's pool in blocks, when they differ.
         bytes_per_block: one block id on one GPU (None: unknown).
         bytes_per_block_source: how it is known.
         spec: the model's KV spec at the log's settings (kvspec.KVSpec) or None.
@@ -291,6 +295,8 @@ class Basis:
     has_null_block: bool
     workload: Workload
     num_engines: int = 1
+    # Each data-parallel engine's pool in blocks (empty: one engine, or all alike).
+    engine_num_blocks: tuple[int, ...] = ()
     bytes_per_block: int | None = None
     bytes_per_block_source: str = ""
     spec: Any = None
@@ -368,30 +374,62 @@ def default_utilization(version: str | None) -> tuple[float, str]:
 
 
 def default_max_num_seqs(
-    generation: str | None, total_gpu_gib: float | None, gpu_name: str | None
+    generation: str | None,
+    total_gpu_gib: float | None,
+    gpu_name: str | None,
+    *,
+    min_gpu_gib: float | None = None,
+    total_source: str = "",
 ) -> tuple[int, str]:
-    """vLLM's default ``max_num_seqs`` for ``vllm serve``, and how sure that is.
+    """vLLM's default ``max_num_seqs`` for ``vllm serve``, and what it was taken from.
+
+    vLLM (EngineArgs' per-device defaults, V1) takes 1024 on a GPU whose total
+    memory is 70 GiB or more and whose name does not say A100, else 256. What
+    the log proves, best first: the GPU's total memory (the log, or
+    ``--gpu``); else ``min_gpu_gib``, the weights and the KV cache per GPU,
+    a lower bound on its memory (78 GiB of weights: at least an 80 GB card).
 
     >>> default_max_num_seqs("V1", 79.19, "H100-80GB")[0], default_max_num_seqs("V1", None, None)[0]
     (1024, 256)
+    >>> default_max_num_seqs("V1", None, None, min_gpu_gib=78.4)
+    (1024, "vLLM's default on GPUs of 70 GiB or more: weights + KV cache take 78.40 GiB per GPU, so it has at least that (256 if it is an A100; --gpu NAME settles it); not in the log")
     """
     if generation == "V0":
         return DEFAULT_MAX_NUM_SEQS, "vLLM's V0 default; not in the log"
-    if total_gpu_gib is None:
+    if total_gpu_gib is not None:
+        src = f"{total_gpu_gib:.2f} GiB" + (f" from {total_source}" if total_source else "")
+        if total_gpu_gib >= BIG_GPU_GIB:
+            if gpu_name and "A100" in gpu_name.upper():
+                return (
+                    DEFAULT_MAX_NUM_SEQS,
+                    f"vLLM's default on an A100, whatever its memory ({src}); not in the log",
+                )
+            return (
+                DEFAULT_MAX_NUM_SEQS_BIG_GPU,
+                f"vLLM's default on GPUs of 70 GiB or more ({src}) in recent V1 versions, "
+                "256 before; not in the log",
+            )
         return (
             DEFAULT_MAX_NUM_SEQS,
-            "vLLM's default below 70 GiB of GPU memory, 1024 on H100-class GPUs in recent "
-            "versions; not in the log",
+            f"vLLM's default below 70 GiB of GPU memory ({src}); not in the log",
         )
-    if total_gpu_gib >= BIG_GPU_GIB:
-        if gpu_name and "A100" in gpu_name.upper():
-            return DEFAULT_MAX_NUM_SEQS, "vLLM's default on an A100; not in the log"
+    if min_gpu_gib is not None and min_gpu_gib >= BIG_GPU_GIB:
         return (
             DEFAULT_MAX_NUM_SEQS_BIG_GPU,
-            "vLLM's default on GPUs of 70 GiB or more in recent V1 versions, 256 before; "
-            "not in the log",
+            f"vLLM's default on GPUs of 70 GiB or more: weights + KV cache take "
+            f"{min_gpu_gib:.2f} GiB per GPU, so it has at least that (256 if it is an A100; "
+            "--gpu NAME settles it); not in the log",
         )
-    return DEFAULT_MAX_NUM_SEQS, "vLLM's default below 70 GiB of GPU memory; not in the log"
+    seen = (
+        ""
+        if min_gpu_gib is None
+        else f"; the log shows only that it has at least {min_gpu_gib:.2f} GiB (weights + KV cache)"
+    )
+    return (
+        DEFAULT_MAX_NUM_SEQS,
+        f"vLLM's default below 70 GiB of GPU memory, 1024 on bigger GPUs but A100s in recent "
+        f"versions{seen}; --gpu NAME settles it; not in the log",
+    )
 
 
 def _quantized(boot: Any, model: str | None) -> str | None:
@@ -421,6 +459,7 @@ def basis_for_report(
     num_engines: int,
     options: Any,
     spec_resolver: Callable[..., Any] | None,
+    engine_num_blocks: Sequence[int | None] = (),
 ) -> Basis:
     """The Basis of a report's first engine (report.build_report calls this)."""
     model = boot.value("model")
@@ -465,7 +504,14 @@ def basis_for_report(
         seqs, seqs_src = int(seqs_f.value), f"line {seqs_f.line}"
     else:
         name = gpu_hint.name if isinstance(gpu_hint, Gpu) else gpu_hint
-        seqs, seqs_src = default_max_num_seqs(generation, total, name)
+        w_f = boot.first("weights_gib")
+        low = None
+        if w_f is not None and available_kv is not None:
+            # Weights and the KV cache both sit in the GPU: it has at least their sum.
+            low = max(float(w_f.value), 0.0) + max(float(available_kv.value), 0.0)
+        seqs, seqs_src = default_max_num_seqs(
+            generation, total, name, min_gpu_gib=low, total_source=total_src
+        )
     weights_f = boot.first("weights_gib")
     dtype_f = boot.first("dtype")
     stated_bs = boot.last("block_size")
@@ -477,6 +523,9 @@ def basis_for_report(
         or (capacity.num_blocks == 0 and generation != "V0"),
         workload=workload,
         num_engines=max(num_engines, 1),
+        engine_num_blocks=tuple(n for n in engine_num_blocks if n is not None)
+        if all(n is not None for n in engine_num_blocks)
+        else (),
         bytes_per_block=bpb,
         bytes_per_block_source=bpb_src,
         spec=spec,
@@ -922,7 +971,40 @@ def _lower_max_model_len(b: Basis) -> WhatIf:
 
 
 def what_ifs(b: Basis, requested: Sequence[Change] = ()) -> list[WhatIf]:
-    """The report's "what to change": the defaults, the advice, then each ``--what-if``."""
+    """The report's "what to change": the defaults, the advice, then each ``--what-if``.
+
+    Users are the deployment's, as in the headline: with data-parallel
+    engines of different pools, each row is worked on each engine's own pool
+    and summed (never the first engine's figure times the number of engines).
+    """
+    out = _what_ifs_of(b, requested)
+    engines = b.engine_num_blocks
+    if len(engines) < 2 or len(set(engines)) < 2:
+        return out
+    singles = [
+        _what_ifs_of(replace(b, num_blocks=n, num_engines=1, engine_num_blocks=()), requested)
+        for n in engines
+    ]
+    summed: list[WhatIf] = []
+    for i, wi in enumerate(out):
+        rows = [one[i] for one in singles if i < len(one)]
+        same = len(rows) == len(engines) and all(
+            r.change.split("=")[0] == wi.change.split("=")[0] for r in rows
+        )
+        if same and all(r.users is not None for r in rows):
+            mids = [r.users_mid_answer for r in rows]
+            wi = replace(
+                wi,
+                users=sum(r.users or 0 for r in rows),
+                users_mid_answer=sum(m or 0 for m in mids)
+                if all(m is not None for m in mids)
+                else wi.users_mid_answer,
+            )
+        summed.append(wi)
+    return summed
+
+
+def _what_ifs_of(b: Basis, requested: Sequence[Change]) -> list[WhatIf]:
     out: list[WhatIf] = []
     for ch in default_changes(b):
         wi = evaluate(b, ch)
@@ -935,7 +1017,7 @@ def what_ifs(b: Basis, requested: Sequence[Change] = ()) -> list[WhatIf]:
         out.append(advice)
     seen = {w.change for w in out}
     for ch in requested:
-        wi = evaluate(b, ch)
+        wi = replace(evaluate(b, ch), is_requested=True)
         if wi.change in seen:
             out = [wi if w.change == wi.change else w for w in out]
         else:
