@@ -61,9 +61,8 @@ def test_a_file_gives_its_report_and_exit_0() -> None:
     c = FakeConsole()
     assert read(c, SEED) == 0
     text = c.stdout.decode()
-    assert text.startswith("== vllm-logread: Qwen/Qwen3-8B (vLLM 0.32.0, V1, GPU")
-    assert "KV pool:       24,096 tokens = 1,506 blocks of 16 tokens (line 16)" in text
-    assert "Users that fit: 37 users at 512 prompt + 128 output tokens" in text
+    assert text.startswith("== vllm-logread: 37 users fit at 512 prompt + 128 output tokens")
+    assert "KV pool:      24,096 tokens = 1,506 blocks of 16 tokens (line 16)" in text
     assert FRAME_OPEN not in c.stdout  # a named file is not echoed
     assert c.stderr == []
     assert c.num_stdin_calls == 0
@@ -85,7 +84,7 @@ def test_stdin_is_echoed_unchanged_with_the_report_framed() -> None:
     out = bytes(c.stdout)
     start = out.index(FRAME_OPEN)
     end = out.index(FRAME_CLOSE, start) + len(FRAME_CLOSE)
-    assert b"37 users at 512 prompt + 128 output tokens" in out[start:end]
+    assert b"37 users fit at 512 prompt + 128 output tokens" in out[start:end]
     assert out[:start] + out[end:] == log  # every input byte, once, in order
     # The report comes right after line 16, the pool line, not at the end.
     assert out[:start].count(b"\n") == 16

@@ -269,8 +269,13 @@ def test_the_live_report_holds_the_pool_as_a_range_until_the_blocks_are_stated()
     assert r.exit_code == 0, r.stderr
     assert r.stdout.count("== vllm-logread: ") == 1
     assert "stated again" not in r.stderr
-    assert "KV pool:       29,760 tokens = 13,020 to 13,026 blocks of 16 tokens (line 12)\n" in (
+    assert "KV pool:      29,760 tokens = 13,020 to 13,026 blocks of 16 tokens (line 12)" in (
         r.stdout
+    )
+    r = CliRunner().invoke(
+        main,
+        [str(SAMPLES / "hybrid_gemma3_27b.log"), "--no-echo", "--explain"],
+        catch_exceptions=False,
     )
     assert (
         "pass    pool_vs_memory: 15.9 GiB / 1,310,720 B per block = 13,021..13,029 blocks "

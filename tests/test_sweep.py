@@ -100,7 +100,7 @@ def test_markdown_sweep() -> None:
 
 def test_a_single_value_works_as_before() -> None:
     r = run(str(SEED), "--prompt", "512", "--output", "128")
-    assert "Users that fit: 37 users at 512 prompt + 128 output tokens" in r.stdout
+    assert "37 users fit at 512 prompt + 128 output tokens" in r.stdout
     assert "prompt_tokens" not in r.stdout  # no table
 
 

@@ -78,6 +78,9 @@ def test_weights_fp8_is_an_estimate_that_keeps_the_embeddings() -> None:
 
 def test_text_labels_estimates() -> None:
     r = run(str(SEED))
+    assert "weights=fp8                 111 users (+74), estimate" in r.stdout
+    assert "kv_cache_dtype=fp8           75 users (+38), exact" in r.stdout
+    r = run(str(SEED), "--explain")
     assert "weights=fp8: 111 users [estimate]" in r.stdout
     assert "kv_cache_dtype=fp8: 75 users -" in r.stdout  # exact: no tag
 

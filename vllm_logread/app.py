@@ -81,6 +81,7 @@ class ReadOptions:
         echo: pass the input through to stdout; None: when reading stdin
             without JSON, a table or annotations on stdout.
         summary_path: ``$GITHUB_STEP_SUMMARY`` for ``--format github``.
+        explain: the text report with the arithmetic of every figure.
     """
 
     files: tuple[str, ...] = ()
@@ -102,6 +103,7 @@ class ReadOptions:
     fmt: str = "text"
     plot_path: str | None = None
     summary_path: str | None = None
+    explain: bool = False
 
 
 def run_read(opts: ReadOptions, console: Console) -> int:
@@ -296,4 +298,11 @@ class _Job:
         elif item.kind == "echo":
             self.console.write(item.data)
         elif not self.is_quiet:
-            self.console.out(output_text(item, echo=is_framed))
+            self.console.out(
+                output_text(
+                    item,
+                    echo=is_framed,
+                    explain=self.opts.explain,
+                    source=len(self.opts.files) > 1,
+                )
+            )

@@ -132,12 +132,24 @@ class _Terminal:
     default=None,
     help="KV block size when the log does not state it (default: vLLM's for the device).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (facts and summary).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON object, whatever else is asked (= --format json).",
+)
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Add the arithmetic behind every figure, every check and every what-if in full to "
+    "the text report (lines may then exceed 100 columns).",
+)
 @click.option(
     "--min-users",
     type=click.IntRange(0),
     default=None,
-    help="CI gate: exit 1 when fewer users fit at the workload.",
+    help="CI gate: exit 1 when fewer users fit at the workload (at any workload of a sweep; "
+    "the message names each one short).",
 )
 @click.option(
     "--strict",
