@@ -129,9 +129,22 @@ def test_kv_command() -> None:
 
 
 def test_every_command_has_an_example_in_its_help() -> None:
-    for name in main.commands:
-        r = run(name, "--help")
-        assert "Example:" in r.stdout, f"{name} --help has no example"
+    for name in ("read", "kv", "--help"):
+        r = run(name, "--help") if name != "--help" else run("--help")
+        assert r.exit_code == 0
+        examples = r.stdout.split("Examples:", 1)[1].split("\n\n", 1)[0].strip().splitlines()
+        assert 2 <= len(examples) <= 3, f"{name} --help: {examples}"
+        assert all("vllm-logread" in line for line in examples)
+        for code in (
+            "0  ok",
+            "1  a CI gate failed",
+            "2  usage error",
+            "3  the log lacks",
+            "4  the log contradicts",
+            "130/143",
+        ):
+            assert code in r.stdout, f"{name} --help lacks exit code {code!r}"
+        assert "_VLLM_LOGREAD_COMPLETE" in r.stdout  # shell completion
 
 
 def test_help_does_not_import_pandas() -> None:
