@@ -26,7 +26,8 @@ def test_a_bad_input_does_not_change_the_seed() -> None:
     alone = run(SEED)
     both = run(SEED, TQDM)
     assert both.exit_code == 3  # wrap_tqdm has no pool line
-    assert both.stdout.startswith(alone.stdout)  # the seed's report, unchanged
+    # The seed's report, unchanged but for the line naming its input.
+    assert both.stdout.replace(f"  input:        {SEED}\n", "").startswith(alone.stdout)
     assert "37 users" in both.stdout
     assert SEED not in both.stderr  # nothing false about the seed
     assert both.stderr.count(TQDM) == 1  # the bad one, named once
@@ -66,3 +67,12 @@ def test_min_users_holds_every_workload_of_a_sweep() -> None:
     assert run(SEED, "--prompt", "256,512", "--min-users", "37").exit_code == 0
     j = run(SEED, "--prompt", "256,512", "--min-users", "40", "--json")
     assert j.exit_code == 1
+
+
+def test_text_mode_ends_with_the_total_of_the_good_ones() -> None:
+    # seed 37 + era_0_18_0_dp2 1,215 (607 + 608) = 1,252; mid-answer 41 + 1,350 = 1,391.
+    r = run(SEED, TQDM, str(S / "era_0_18_0_dp2.log"), "--no-stats")
+    assert r.stdout.splitlines()[-2:] == [
+        "== vllm-logread total: 1,252 users at 512+128 tokens over 2 servers (1,391 mid-answer);",
+        "  not counted: 1 input (named on stderr)",
+    ]

@@ -28,7 +28,7 @@ from ..watch import LoadSummary
 from .json import json_text
 from .plot import StatsRecorder, check_available, fan_out, render
 from .tables import SERVER_COLUMNS, SWEEP_COLUMNS, format_rows, server_rows, sweep_rows
-from .text import target_text
+from .text import target_text, total_text
 
 FORMATS = ("text", "markdown", "csv", "json", "github")
 
@@ -407,6 +407,8 @@ class Extras:
                 sweep = final_rows(results, prompts=self.prompts, outputs=self.outputs)
             return json_text(results, sweep=sweep, unread=unread)
         if self.fmt == "text" and not self.is_sweep:
+            if len(results) + len(unread) > 1:
+                return total_text(results, num_unread=len(unread))
             return ""
         return final_output(
             results,

@@ -7,9 +7,10 @@ plus every fact (FACTS.md), and is printed even for an incomplete log.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from ..events import Output
+from ..events import InputResult, Output
 from ..kv.specs import KVSpec
 from ..read.metrics import Server
 from ..report.model import Report
@@ -525,6 +526,33 @@ def explain_lines(report: Report) -> list[str]:
             if wi.arithmetic:
                 lines.append(f"      how: {wi.arithmetic}")
     return lines
+
+
+def total_text(results: Sequence[InputResult], *, num_unread: int = 0) -> str:
+    """Several inputs in text mode: the deployment's total over the good ones
+    (the others are named once, on stderr, with their reasons)."""
+    good = [r for res in results if res.is_good for r in res.reports if r.has_pool]
+    bad = sum(1 for res in results if not res.is_good) + num_unread
+    users = [r.users for r in good]
+    mids = [r.users_mid_answer for r in good]
+    w = good[0].workload if good else None
+    if not good or w is None:
+        head = "no input stated a usable pool"
+    elif any(u is None for u in users):
+        head = f"{_plural(len(good), 'server')}, users unknown for some (see their reports)"
+    else:
+        mid = "" if any(m is None for m in mids) else f" ({sum(m or 0 for m in mids):,} mid-answer)"
+        head = (
+            f"{sum(u or 0 for u in users):,} users at {w.prompt_tokens:,}+{w.output_tokens:,} "
+            f"tokens over {_plural(len(good), 'server')}{mid}"
+        )
+    line = f"== vllm-logread total: {head}"
+    if not bad:
+        return wrap_line(line)
+    tail = f"not counted: {_plural(bad, 'input')} (named on stderr)"
+    if len(line) + 2 + len(tail) <= WIDTH:
+        return f"{line}; {tail}"
+    return f"{wrap_line(line)};\n  {tail}"
 
 
 def target_text(plan: TargetPlan) -> list[str]:
