@@ -87,8 +87,8 @@ def _headline(report: Any) -> str:
     if r.users is None:
         return f"{r.model or 'model not named'}: users unknown"
     text = (
-        f"{r.users} users fit at {w.prompt_tokens:,}+{w.output_tokens:,} tokens "
-        f"({r.users_mid_answer} mid-answer)"
+        f"{r.users:,} users fit at {w.prompt_tokens:,}+{w.output_tokens:,} tokens "
+        f"({'unknown' if r.users_mid_answer is None else f'{r.users_mid_answer:,}'} mid-answer)"
     )
     if r.vllm_max_concurrency is not None:
         length = r.concurrency_tokens or r.max_model_len
@@ -146,11 +146,11 @@ def github_annotations(
                         )
                     )
             if min_users is not None and (r.users is None or r.users < min_users):
-                got = "unknown" if r.users is None else f"only {r.users}"
+                got = "unknown" if r.users is None else f"only {r.users:,}"
                 out.append(
                     annotation(
                         "error",
-                        f"--min-users {min_users}: {got} users fit at "
+                        f"--min-users {min_users:,}: {got} users fit at "
                         f"{r.workload.prompt_tokens:,}+{r.workload.output_tokens:,} tokens",
                         file=r.source,
                         line=line,

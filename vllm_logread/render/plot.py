@@ -144,7 +144,7 @@ def _draw_capacity(ax: Any, reports: Sequence[Any]) -> None:
             ax.plot([w.tokens_per_user], [r.users], "o", color="tab:red", zorder=5)
             ax.annotate(
                 f"your users: {w.prompt_tokens:,}+{w.output_tokens:,} tokens\n"
-                f"{r.users} users ({r.users_mid_answer} mid-answer)",
+                f"{r.users:,} users ({_n(r.users_mid_answer)} mid-answer)",
                 (w.tokens_per_user, r.users),
                 textcoords="offset points",
                 xytext=(-10, -10),
@@ -199,6 +199,10 @@ def _draw_capacity(ax: Any, reports: Sequence[Any]) -> None:
         ax.set_title(f"{r.model or r.source}: KV cache {pool}{blocks}")
     else:
         ax.set_title("KV cache capacity by server")
+
+
+def _n(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else "unknown"
 
 
 def decade_limits(low: float, high: float, base: int = 10) -> tuple[float, float]:
@@ -272,7 +276,7 @@ def _draw_load(ax: Any, report: Any, rows: Sequence[tuple[Any, ...]]) -> None:
             max(mid, users) + 0.0001,
             color="tab:red",
             alpha=0.18,
-            label=f"our estimate: {users} (end of answers) to {mid} (mid-answer)",
+            label=f"our estimate: {_n(users)} (end of answers) to {_n(mid)} (mid-answer)",
         )
         ax.axhline(users, color="tab:red", linewidth=0.8, alpha=0.6)
     ax.plot(xs, running, "-o", color="tab:blue", markersize=3, label="running requests")

@@ -287,10 +287,10 @@ def _max_num_seqs(wi: WhatIf) -> tuple[int, str, bool] | None:
     from the advice row's note (report.whatif.max_num_seqs_advice)."""
     import re
 
-    m = re.match(r"max_num_seqs (\d+) \((.*?)\)(,| admits)", wi.note)
+    m = re.match(r"max_num_seqs ([\d,]+) \((.*?)\)(,| admits)", wi.note)
     if m is None:
         return None
-    return int(m.group(1)), m.group(2), m.group(3) == ","
+    return int(m.group(1).replace(",", "")), m.group(2), m.group(3) == ","
 
 
 def _max_num_seqs_sentence(wi: WhatIf, report: Report) -> str:

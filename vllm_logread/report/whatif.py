@@ -767,12 +767,13 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
     head = f"= {_gib(new_mem)} / " if len(steps) > 1 else "/ "
     steps.append(
         f"{head}{bpb_new:,} B per block = {blocks:,} blocks{null} // "
-        f"{c.blocks_per_user} blocks per user = {c.users} users"
-        + (f" x {b.num_engines} engines = {users}" if b.num_engines > 1 else "")
+        f"{c.blocks_per_user} blocks per user = {c.users:,} users"
+        + (f" x {b.num_engines} engines = {users:,}" if b.num_engines > 1 else "")
     )
     if not c.is_exact:
         exact = False
-    note = f"{blocks:,} blocks, {users} users at {b.workload.tokens_per_user:,} tokens"
+    per = " on the first engine" if b.num_engines > 1 else ""
+    note = f"{blocks:,} blocks{per}, {users:,} users at {b.workload.tokens_per_user:,} tokens"
     if change.kv_cache_dtype is not None and delta == 0 and exact:
         note += " (rounding may move it by a block)"
     if notes:
@@ -863,7 +864,7 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
     w = b.workload
     parts = [
         f"the pool stays {b.num_blocks:,} blocks (memory sets it, not the length), so the "
-        f"users at {w.tokens_per_user:,} tokens stay {users}; vLLM's max concurrency becomes "
+        f"users at {w.tokens_per_user:,} tokens stay {users:,}; vLLM's max concurrency becomes "
         f"{formula} = {conc:.2f}x for {n:,}-token requests"
     ]
     if b.max_model_len:
@@ -890,7 +891,7 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
             users = replace(b, workload=cut).fit(b.num_blocks).users * b.num_engines
             parts.append(
                 f"{n:,} is below the workload's {w.tokens_per_user:,} tokens per user: answers are "
-                f"cut at {n - w.prompt_tokens:,} tokens, so {users} users of {n:,} tokens fit"
+                f"cut at {n - w.prompt_tokens:,} tokens, so {users:,} users of {n:,} tokens fit"
             )
     capacity_tokens = b.num_blocks * b.block_size
     if b.layout is None and n > capacity_tokens:
@@ -919,15 +920,15 @@ def max_num_seqs_advice(b: Basis) -> WhatIf | None:
     per = " per engine" if b.num_engines > 1 else ""
     if m > users:
         note = (
-            f"max_num_seqs {m} ({b.max_num_seqs_source}) admits more requests than the pool "
-            f"holds at {w.prompt_tokens:,}+{w.output_tokens:,} tokens ({users}{per}): under full "
+            f"max_num_seqs {m:,} ({b.max_num_seqs_source}) admits more requests than the pool "
+            f"holds at {w.prompt_tokens:,}+{w.output_tokens:,} tokens ({users:,}{per}): under full "
             f"load vLLM preempts (recomputes) the newest as answers grow; --max-num-seqs {users} "
-            f"keeps every admitted answer in the pool ({mid} fit mid-answer)"
+            f"keeps every admitted answer in the pool ({mid:,} fit mid-answer)"
         )
     elif m < users:
         note = (
-            f"max_num_seqs {m} ({b.max_num_seqs_source}), not the KV cache, caps concurrency: "
-            f"at most {m} run at once though {users}{per} fit; --max-num-seqs {users} uses the pool"
+            f"max_num_seqs {m:,} ({b.max_num_seqs_source}), not the KV cache, caps concurrency: "
+            f"at most {m:,} run at once though {users:,}{per} fit; --max-num-seqs {users} uses the pool"
         )
     else:
         return None
@@ -993,6 +994,15 @@ def what_ifs(b: Basis, requested: Sequence[Change] = ()) -> list[WhatIf]:
         )
         if same and all(r.users is not None for r in rows):
             mids = [r.users_mid_answer for r in rows]
+            total = sum(r.users or 0 for r in rows)
+            if wi.users is not None and total != wi.users:
+                per_engine = " + ".join(f"{r.users or 0:,}" for r in rows)
+                wi = replace(
+                    wi,
+                    note=wi.note.replace(f"{wi.users:,} users", f"{total:,} users", 1),
+                    arithmetic=(wi.arithmetic + "; " if wi.arithmetic else "")
+                    + f"each engine on its own pool: {per_engine} = {total:,} users",
+                )
             wi = replace(
                 wi,
                 users=sum(r.users or 0 for r in rows),
