@@ -226,7 +226,8 @@ def test_l4_default_batch_budget_is_named() -> None:
     """The L4 log's 1.65x needs vLLM's 2,048-token default (8,192 gives 1.57x)."""
     out = run_json("hybrid_gpt_oss_20b_l4", 512, 128)
     detail = next(c["detail"] for c in out["checks"] if c["name"] == "max_concurrency")
-    assert "1.65x" in detail and "max_num_batched_tokens 2048" in detail
+    assert "1.65x" in detail and "max_num_batched_tokens 2,048" in detail
+    assert "below 70 GiB or on an A100; the value that gives vLLM's printed figure" in detail
 
 
 def test_stated_batch_budget_is_used_alone() -> None:

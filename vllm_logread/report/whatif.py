@@ -432,6 +432,24 @@ def default_max_num_seqs(
     )
 
 
+def max_num_batched_tokens_source(value: int, *, is_proven: bool) -> str:
+    """Where a max_num_batched_tokens not stated in the log came from: vLLM's
+    per-device default (EngineArgs: ``vllm serve`` takes 8192 on GPUs of 70
+    GiB or more but A100s, 2048 on the others; an offline ``LLM(...)`` 16384),
+    and whether vLLM's printed concurrency proves it.
+
+    >>> max_num_batched_tokens_source(2048, is_proven=True)
+    "vLLM serve's default below 70 GiB or on an A100; the value that gives vLLM's printed figure"
+    """
+    which = {
+        8192: "vLLM serve's default on GPUs of 70 GiB or more (not A100s)",
+        2048: "vLLM serve's default below 70 GiB or on an A100",
+        16384: "an offline LLM(...)'s default",
+    }.get(value, "a default tried")
+    proof = "the value that gives vLLM's printed figure" if is_proven else "assumed"
+    return f"{which}; {proof}"
+
+
 def _quantized(boot: Any, model: str | None) -> str | None:
     q = boot.value("quantization")
     if q and str(q).lower() not in ("none", "null"):
