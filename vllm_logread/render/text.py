@@ -143,17 +143,21 @@ def output_text(item: Output, *, echo: bool, explain: bool = False, source: bool
     """
     if item.report is not None:
         text = report_text(item.report, explain=explain, source=source).rstrip("\n")
-        if not explain:  # alerts and summaries stay one line an event (grep)
-            text = "\n".join(wrap_line(line) for line in text.split("\n"))
+        text = _wrapped(text, explain)  # (an alert stays one line: one event, one grep)
     elif item.summary is not None and item.server is not None:
-        text = load_text(item.server, item.summary)
+        text = _wrapped(load_text(item.server, item.summary), explain)
     elif item.summary is not None:
-        text = summary_text(item.summary, title=item.title)
+        text = _wrapped(summary_text(item.summary, title=item.title), explain)
     else:
         text = item.text
     if echo and item.kind in ("report", "summary"):
         return f"{_BLOCK_OPEN}\n{text}\n{_BLOCK_CLOSE}"
     return text
+
+
+def _wrapped(text: str, explain: bool) -> str:
+    """A block's lines cut to WIDTH columns, unless --explain asked for it all."""
+    return text if explain else "\n".join(wrap_line(line) for line in text.split("\n"))
 
 
 _BLOCK_OPEN = "=" * 30 + " vllm-logread " + "=" * 30
@@ -178,6 +182,9 @@ def wrap_line(line: str, width: int = WIDTH) -> str:
     import re
     import textwrap
 
+    # A time (11-29 10:02:45) and "N users" are never cut in two.
+    line = re.sub(r"(\d\d-\d\d) (\d\d:\d\d:\d\d)", "\\1\u00a0\\2", line)
+
     m = re.match(r"^(\s*(?:[\w -]{1,18}:\s+|== vllm-logread[^:]*: )?)", line)
     indent = " " * min(len(m.group(1)) if m else 0, 20)
     return "\n".join(
@@ -188,7 +195,7 @@ def wrap_line(line: str, width: int = WIDTH) -> str:
             break_long_words=False,
             break_on_hyphens=False,
         )
-    )
+    ).replace("\u00a0", " ")
 
 
 def report_block(report: Report) -> str:
