@@ -149,6 +149,8 @@ def test_target_text_lists_the_arithmetic() -> None:
     out = run(str(SEED), "--target-users", "100").stdout
     assert "To serve 100 users (now 37):" in out
     assert "  weights=fp8: 111 users, 1 GPU [estimate]" in out
+    assert "4,452 // 40" not in out  # the default report leaves the arithmetic to --explain
+    out = run(str(SEED), "--target-users", "100", "--explain").stdout
     assert "4,452 // 40 blocks per user = 111 users" in out
 
 

@@ -418,13 +418,13 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     rows, sentences = _changes(r)
     if rows or sentences:
         lines.append("What to change:")
-        width = max((len(wi.change) for wi in rows), default=0)
+        width = min(max((len(wi.change) for wi in rows), default=0), 22)
         for wi in rows:
             lines.append(_change_line(wi, r, width))
         for t in sentences:
             lines.append(f"  {t}")
     if r.target is not None:
-        lines.extend(target_text(r.target))
+        lines.extend(target_text(r.target, arithmetic=explain))
     for warn in r.warnings:
         lines.append(f"warning: {warn}")
     if explain:
@@ -479,7 +479,12 @@ def _checks_short(r: Report) -> str:
 
 def _change_line(wi: WhatIf, r: Report, width: int) -> str:
     if wi.users is None:
-        return f"  {wi.change:<{width}}  users unknown: {wi.note}"
+        why = wi.note.removeprefix("unknown: ")
+        for text in (why, why.split("; ")[0], why.split("; ")[-1], "--explain says why"):
+            line = f"  {wi.change:<{width}}  users unknown: {text}"
+            if len(line) <= WIDTH:
+                return line
+        return line
     delta = "" if r.users is None else f" ({wi.users - r.users:+,})"
     kind = "exact" if wi.is_exact else "estimate"
     head = f"  {wi.change:<{width}}  {wi.users:>7,} users{delta}, {kind}"
@@ -562,8 +567,9 @@ def total_text(results: Sequence[InputResult], *, num_unread: int = 0) -> str:
     return f"{wrap_line(line)};\n  {tail}"
 
 
-def target_text(plan: TargetPlan) -> list[str]:
-    """The plan for a person, one line each (render.py prints them)."""
+def target_text(plan: TargetPlan, *, arithmetic: bool = True) -> list[str]:
+    """The plan for a person, one line each, with each option's arithmetic
+    (the default text report leaves it to --explain)."""
     lines = [f"To serve {plan.target_users:,} users (now {plan.users:,}):"]
     if plan.users >= plan.target_users:
         lines.append("  already reached: no change needed")
@@ -573,7 +579,7 @@ def target_text(plan: TargetPlan) -> list[str]:
         tag = "" if o.is_exact else " [estimate]"
         gpus = f", {o.num_gpus} GPU{'s' if (o.num_gpus or 0) > 1 else ''}" if o.num_gpus else ""
         lines.append(f"  {o.change}: {o.users:,} users{gpus}{tag}")
-        if o.arithmetic:
+        if o.arithmetic and arithmetic:
             lines.append(f"      {o.arithmetic}")
     lines.append(f"  ({plan.note})")
     return lines
