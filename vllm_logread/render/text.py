@@ -328,6 +328,12 @@ def _source_short(source: str) -> str:
         return f"stated ({source})"
     if "V0 default" in source:
         return "vLLM's V0 default"
+    if "printed concurrency needs max_num_batched_tokens" in source:
+        import re
+
+        m = re.search(r"max_num_batched_tokens ([\d,]+\d)", source)
+        n = m.group(1) if m else "its"
+        return f"vLLM's default, proven: its concurrency figure needs the batch default {n}"
     if "weights + KV cache take" in source:
         gib = source.split("take ")[1].split(" GiB")[0]
         return f"vLLM's default on 70 GiB or more: weights + KV alone take {gib} GiB"

@@ -380,6 +380,7 @@ def default_max_num_seqs(
     *,
     min_gpu_gib: float | None = None,
     total_source: str = "",
+    batched_tokens_proven: int | None = None,
 ) -> tuple[int, str]:
     """vLLM's default ``max_num_seqs`` for ``vllm serve``, and what it was taken from.
 
@@ -387,7 +388,11 @@ def default_max_num_seqs(
     memory is 70 GiB or more and whose name does not say A100, else 256. What
     the log proves, best first: the GPU's total memory (the log, or
     ``--gpu``); else ``min_gpu_gib``, the weights and the KV cache per GPU,
-    a lower bound on its memory (78 GiB of weights: at least an 80 GB card).
+    a lower bound on its memory (78 GiB of weights: at least an 80 GB card);
+    or ``batched_tokens_proven``, the max_num_batched_tokens default that
+    vLLM's printed concurrency proves (sliding-window models): vLLM picks
+    both by the same rule, 2,048 with 256 (``vllm serve`` below 70 GiB or on
+    an A100), 16,384 with 1024 (``LLM(...)`` on a bigger card).
 
     >>> default_max_num_seqs("V1", 79.19, "H100-80GB")[0], default_max_num_seqs("V1", None, None)[0]
     (1024, 256)
@@ -412,6 +417,14 @@ def default_max_num_seqs(
         return (
             DEFAULT_MAX_NUM_SEQS,
             f"vLLM's default below 70 GiB of GPU memory ({src}); not in the log",
+        )
+    if batched_tokens_proven in (2048, 16384):
+        big = batched_tokens_proven == 16384
+        return (
+            DEFAULT_MAX_NUM_SEQS_BIG_GPU if big else DEFAULT_MAX_NUM_SEQS,
+            f"vLLM's default {'on GPUs of 70 GiB or more' if big else 'below 70 GiB or on an A100'}"
+            f": vLLM's printed concurrency needs max_num_batched_tokens {batched_tokens_proven:,}, "
+            "the batch default of the same rule; not in the log",
         )
     if min_gpu_gib is not None and min_gpu_gib >= BIG_GPU_GIB:
         return (
@@ -448,6 +461,40 @@ def max_num_batched_tokens_source(value: int, *, is_proven: bool) -> str:
     }.get(value, "a default tried")
     proof = "the value that gives vLLM's printed figure" if is_proven else "assumed"
     return f"{which}; {proof}"
+
+
+def _batched_tokens_proven(
+    boot: Any, layout: Any, num_blocks: int, max_model_len: int | None, version: str | None
+) -> int | None:
+    """The one vLLM default max_num_batched_tokens (2,048, 8,192 or 16,384)
+    that gives the log's printed max concurrency, when the log does not state
+    it and the figure depends on it (sliding-window or chunked groups); None
+    when none or several do."""
+    conc = boot.first("max_concurrency")
+    if (
+        conc is None
+        or layout is None
+        or not max_model_len
+        or boot.last("max_num_batched_tokens") is not None
+        or not any(g.kind in ("sliding", "chunked") for g in layout.groups)
+    ):
+        return None
+    printed = float(conc.value)
+    matching = []
+    for mnbt in (8192, 2048, 16384):
+        try:
+            ours = max_concurrency(
+                layout,
+                num_blocks=num_blocks,
+                max_model_len=max_model_len,
+                vllm_version=version,
+                max_num_batched_tokens=mnbt,
+            )
+        except LogReadError:
+            return None
+        if abs(round(ours, 2) - printed) <= 0.0051:
+            matching.append(mnbt)
+    return matching[0] if len(matching) == 1 else None
 
 
 def _quantized(boot: Any, model: str | None) -> str | None:
@@ -528,7 +575,14 @@ def basis_for_report(
             # Weights and the KV cache both sit in the GPU: it has at least their sum.
             low = max(float(w_f.value), 0.0) + max(float(available_kv.value), 0.0)
         seqs, seqs_src = default_max_num_seqs(
-            generation, total, name, min_gpu_gib=low, total_source=total_src
+            generation,
+            total,
+            name,
+            min_gpu_gib=low,
+            total_source=total_src,
+            batched_tokens_proven=_batched_tokens_proven(
+                boot, layout, capacity.num_blocks, max_model_len, version_s
+            ),
         )
     weights_f = boot.first("weights_gib")
     dtype_f = boot.first("dtype")
