@@ -78,6 +78,7 @@ ROW_EXAMPLES: dict[str, str] = {
     "size is >= mamba page size.",
     "hybrid_disabled": "Hybrid KV cache manager is disabled for this hybrid model.",
     "padding_layers": "Add 8 padding layers, may waste at most 15.38% KV cache memory",
+    "platform": "Automatically detected platform cpu.",
 }
 
 # Physical lines as captures wrap them: process tags, vLLM's header in two

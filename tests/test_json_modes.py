@@ -22,7 +22,7 @@ MODES = {
     "single": [SEED],
     "sweep": [SEED, "--prompt", "256,512", "--output", "128,512"],
     "many-servers": [SEED, str(S / "era_0_18_0_dp2.log"), str(S / "sglang_qwen3-8b_h100.log")],
-    "many-with-bad": [SEED, str(S / "wrap_tqdm.log"), str(S / "wrap_glued.log")],
+    "many-with-bad": [SEED, str(S / "wrap_tqdm.log"), str(S / "never_wrong_v1_kv_too_small.log")],
     "many-sweep": [SEED, str(S / "era_0_17_0.log"), "--prompt", "256,512"],
     "metrics": [str(S / "metrics_v1_0_10_qwen3-8b.txt")],
     "metrics-dp2": [str(S / "metrics_v1_0_11_dp2_qwen3-8b.txt")],
@@ -52,8 +52,8 @@ def test_every_mode_is_one_valid_object(mode: str) -> None:
 def test_many_servers_count_only_the_good_ones() -> None:
     r = run(*MODES["many-with-bad"], "--json")
     obj = json.loads(r.stdout)
-    assert r.exit_code == 4  # the worst: wrap_glued contradicts itself
-    assert [s["exit_code"] for s in obj["servers"]] == [0, 3, 4]
+    assert r.exit_code == 3  # no pool (wrap_tqdm); a boot that serves nobody (KV cache too small)
+    assert [s["exit_code"] for s in obj["servers"]] == [0, 3, 3]
     assert obj["servers"][0]["users"] == 37  # the seed among bad logs still says 37
     assert obj["total"]["num_servers"] == 1 and obj["total"]["users"] == 37
     assert [n["source"] for n in obj["total"]["not_counted"]] == MODES["many-with-bad"][1:]

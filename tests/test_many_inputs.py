@@ -46,9 +46,12 @@ def test_csv_of_every_sample_lists_the_good_and_names_the_bad_once() -> None:
     assert sorted(sources[:-1] + bad) == logs  # every input either in the table or named
     seed = next(row for row in rows if row["source"] == SEED)
     assert seed["users"] == "37"
-    total = rows[-1]
-    assert int(total["users"]) == sum(int(row["users"]) for row in rows[:-1])
-    assert r.exit_code == 4  # the worst: a contradiction (wrap_glued)
+    total, servers = rows[-1], rows[:-1]
+    if all(row["users"] for row in servers):
+        assert int(total["users"]) == sum(int(row["users"]) for row in servers)
+    else:  # a server whose users are unknown (a range): the total is unknown too, never low
+        assert total["users"] == ""
+    assert r.exit_code == 3  # the worst: no pool (wrap_tqdm), boots that serve nobody
 
 
 def test_exit_code_is_the_highest_of_the_inputs() -> None:

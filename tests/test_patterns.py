@@ -328,6 +328,8 @@ CASES = [
         [("hybrid_kv_disabled", True)],
     ),
     ("Add 8 padding layers, may waste at most 15.38% KV cache memory", [("padding_layers", 8)]),
+    ("Automatically detected platform cpu.", [("platform", "cpu")]),
+    ("Automatically detected platform cuda.", [("platform", "cuda")]),
     ("EngineCore failed to start.", [("engine_failed", True)]),
     (
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core "

@@ -139,9 +139,13 @@ def input_status(
 
 
 def reading_status(res: InputResult) -> ExitStatus:
-    """What is wrong with one input on its own, whatever was asked: 3 no pool
-    (or a boot without one, or an engine that failed after stating it), 4 a
-    contradiction with the model config; 0 and "" when nothing is."""
+    """What is wrong with one input on its own, whatever was asked: 3 a boot
+    that serves nobody (its cause and what would boot), no pool, or a boot
+    without one; 4 a contradiction with the model config; 0 and "" when
+    nothing is."""
+    failed = [r for r in res.reports if r.failure is not None]
+    if failed:
+        return ExitStatus(3, "\n".join(failure_message(r) for r in failed))
     parts: list[ExitStatus] = []
     reports = [r for r in res.reports if r.has_pool]
     if not reports or len(reports) != len(res.reports):
@@ -150,15 +154,6 @@ def reading_status(res: InputResult) -> ExitStatus:
         )
     if not reports:
         return worst(parts)
-    failed = [f for r in reports if (f := r.boot.first("engine_failed")) is not None]
-    if failed:
-        parts.append(
-            ExitStatus(
-                3,
-                f"{failed[0].source}:{failed[0].line}: the engine failed to start after stating "
-                "its pool, so that pool never served; fix the error above it and boot again",
-            )
-        )
     if any(r.contradicts for r in reports):
         bad = [c.detail for r in reports for c in r.checks if c.status == "fail"]
         parts.append(
@@ -184,6 +179,15 @@ def users_by_workload(
             ).users
         out.append((w, users))
     return out
+
+
+def failure_message(r: Report) -> str:
+    """Exit 3's message for a boot that serves nobody: the cause and what would boot."""
+    f = r.failure
+    assert f is not None
+    where = f"{r.source}:{f.line}" if f.line is not None else r.source
+    fixes = "".join(f"\n  fix: {x}" for x in f.fix)
+    return f"{where}: the boot serves nobody: {f.cause}{fixes}"
 
 
 def missing_pool_message(results: Sequence[InputResult]) -> str:

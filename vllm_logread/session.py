@@ -219,7 +219,12 @@ class Session:
 
     @property
     def last_boot(self) -> Boot:
-        """The last boot that stated a pool, else the last boot."""
+        """The last boot that stated a pool, else the last boot; but a last boot
+        that failed (a paste of a good run, then a run that did not start) is
+        the one that says what is running now."""
+        current = self.tracker.current
+        if any(current.first(k) is not None for k in _FAILURE_KINDS):
+            return current
         for boot in reversed(self.tracker.boots):
             if boot.has_pool:
                 return boot
@@ -834,6 +839,10 @@ class Session:
         if len(self.tracker.boots) > 1:
             title = f"boot {boot.index + 1}" + (f", {title}" if title else "")
         return [Output(kind="summary", summary=summary, title=title, line=line)]
+
+
+#: Facts that say a boot did not start (report.failure words them).
+_FAILURE_KINDS = ("kv_too_small", "engine_failed")
 
 
 def _figures(report: Report) -> tuple[Any, ...]:

@@ -96,6 +96,7 @@ KIND_TYPES: dict[str, type] = {
     "max_num_batched_tokens": int,
     "hybrid_kv_disabled": bool,
     "padding_layers": int,
+    "platform": str,  # "Automatically detected platform cpu." (cuda, rocm, cpu, tpu, xpu, hpu, ...)
     "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
     "num_speculative_tokens": int,
     # SGLang boot logs (sglang.py), where the meaning differs from a FACTS.md kind:

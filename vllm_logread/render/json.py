@@ -219,6 +219,13 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
             "warnings": list(warnings) + list(report.warnings),
         }
     )
+    # Present only when they say something (FACTS.md: extend, never rename).
+    if report.users_range is not None:
+        out["users_range"] = list(report.users_range)
+    if report.unknowns:
+        out["unknowns"] = [u.to_json() for u in report.unknowns]
+    if report.failure is not None:
+        out["failure"] = report.failure.to_json()
     return out
 
 

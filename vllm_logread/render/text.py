@@ -166,6 +166,16 @@ _BLOCK_OPEN = "=" * 30 + " vllm-logread " + "=" * 30
 _BLOCK_CLOSE = "=" * 74
 
 
+def _failure_lines(r: Report) -> list[str]:
+    """A boot that serves nobody: its cause and what would boot, a line each."""
+    if r.failure is None:
+        return []
+    where = "" if r.failure.line is None else f" (line {r.failure.line})"
+    out = [f"{r.failure.cause[:1].upper()}{r.failure.cause[1:]}{where}."]
+    out += [f"  to boot: {fix}" for fix in r.failure.fix]
+    return out
+
+
 def wrap_line(line: str, width: int = WIDTH) -> str:
     """One line cut at spaces into lines of at most ``width`` columns, the
     rest indented under its text (a word longer than that stays whole).
@@ -344,6 +354,39 @@ def _source_short(source: str) -> str:
     return "vLLM's default below 70 GiB, assumed (--gpu NAME settles it)"
 
 
+def _answer_lines(r: Report, workload: str) -> list[str]:
+    """The answer, in the report's first lines: the users at the workload and
+    mid-answer, then why vLLM's figure differs (or, for a boot that serves
+    nobody, why, and what would boot)."""
+    w, c = r.workload, r.capacity
+    if r.failure is not None:
+        head = f"== vllm-logread: 0 users at {workload}: the boot serves nobody"
+        return [head, *_failure_lines(r)]
+    if r.users is not None and c is not None:
+        approx = "" if r.is_exact else " (approximate)"
+        head = (
+            f"== vllm-logread: {r.users:,} users fit at {workload}{approx} "
+            f"({_n(r.users_mid_answer)} mid-answer)"
+        )
+    elif r.users_range is not None:
+        lo, hi = r.users_range
+        head = f"== vllm-logread: {lo:,} to {hi:,} users fit at {workload} (not known exactly: see below)"
+    else:
+        head = f"== vllm-logread: users unknown at {workload} (see the warnings)"
+    length = r.concurrency_tokens or r.max_model_len
+    if r.vllm_max_concurrency is not None and length:
+        why = (
+            f"vLLM's {r.vllm_max_concurrency:.2f}x is for users who each fill all {length:,} "
+            f"tokens; yours hold {w.tokens_per_user:,} each."
+        )
+    else:
+        why = (
+            f"Each user holds {w.tokens_per_user:,} tokens at the end of its answer, "
+            f"{w.tokens_mid_answer:,} mid-answer."
+        )
+    return [head, why]
+
+
 def report_text(report: Report, *, explain: bool = False, source: bool = False) -> str:
     """The report for a person: the answer in its first two lines, then the
     few figures behind it, then the changes that matter. ``explain`` adds the
@@ -351,30 +394,16 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     r = report
     w, c = r.workload, r.capacity
     lines: list[str] = []
-    if not r.has_pool:
+    workload = f"{w.prompt_tokens:,} prompt + {w.output_tokens:,} output tokens"
+    if r.failure is None and not r.has_pool:
         lines.append(f"== vllm-logread: {r.model or 'model not named in the log'}: no KV pool")
         lines.append("KV pool:       not in the log")
         return "\n".join(lines) + "\n"
-    workload = f"{w.prompt_tokens:,} prompt + {w.output_tokens:,} output tokens"
-    if r.users is not None and c is not None:
-        approx = "" if r.is_exact else " (approximate)"
-        lines.append(
-            f"== vllm-logread: {r.users:,} users fit at {workload}{approx} "
-            f"({_n(r.users_mid_answer)} mid-answer)"
-        )
-    else:
-        lines.append(f"== vllm-logread: users unknown at {workload} (see the warnings)")
-    length = r.concurrency_tokens or r.max_model_len
-    if r.vllm_max_concurrency is not None and length:
-        lines.append(
-            f"vLLM's {r.vllm_max_concurrency:.2f}x is for users who each fill all {length:,} "
-            f"tokens; yours hold {w.tokens_per_user:,} each."
-        )
-    else:
-        lines.append(
-            f"Each user holds {w.tokens_per_user:,} tokens at the end of its answer, "
-            f"{w.tokens_mid_answer:,} mid-answer."
-        )
+    lines.extend(_answer_lines(r, workload))
+    if not r.has_pool:  # a boot that serves nobody and never stated a pool
+        if source:
+            lines.append(f"  input:        {r.source}")
+        return "\n".join(lines) + "\n"
     bits = [
         b
         for b in (
@@ -393,7 +422,7 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     lines.append(f"  KV pool:      {_pool_text(r)}")
     if r.block_size and r.block_size > 1:
         lines.append(f"  block size:   {r.block_size}, {r.block_size_source}")
-    if c is not None:
+    if c is not None and r.failure is None and r.users is not None:
         if len(r.engines) > 1:
             lines.append(f"  per user:     {_per_user(r, c, c.users)} per engine")
             for e in r.engines:
@@ -416,6 +445,8 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
             f"  KV per token: {r.kv_bytes_per_token:,} bytes ({_kib(r.kv_bytes_per_token)}), "
             f"from {src}"
         )
+    for u in r.unknowns:
+        lines.append(f"  unknown:      {u.name}: {u.why}: {'; '.join(u.candidates)}; {u.settle}")
     seqs = _max_num_seqs_line(r)
     if seqs:
         lines.append(f"  max_num_seqs: {seqs}")
@@ -513,7 +544,12 @@ def explain_lines(report: Report) -> list[str]:
             f"vLLM says:     {r.vllm_max_concurrency:.2f}x concurrency for {_n(length)} tokens per "
             f"request: users who each fill the whole max model length"
         )
-    if r.users is not None and c is not None:
+    if r.failure is not None:
+        lines += [
+            "Users that fit: 0: the boot serves nobody: " + line for line in _failure_lines(r)[:1]
+        ]
+        lines += _failure_lines(r)[1:]
+    elif r.users is not None and c is not None:
         lines.append(
             f"Users that fit: {r.users:,} users at {w.prompt_tokens:,} prompt + "
             f"{w.output_tokens:,} output tokens, at the end of their answers"
@@ -522,6 +558,18 @@ def explain_lines(report: Report) -> list[str]:
             f"                {_n(r.users_mid_answer)} users mid-answer (each holding "
             f"{w.prompt_tokens:,} + {w.output_tokens // 2:,} tokens)"
         )
+        if len(r.engines) > 1:
+            for e in r.engines:
+                lines.append(
+                    f"                engine {e.engine}: {_n(e.users)} (pool line {e.line})"
+                )
+    elif r.users_range is not None:
+        lo, hi = r.users_range
+        lines.append(f"Users that fit: {lo:,} to {hi:,} users: unknown exactly (see below)")
+    else:
+        lines.append("Users that fit: unknown (see the warnings)")
+    for u in r.unknowns:
+        lines.append(f"  unknown {u.name}: {u.why}: {'; '.join(u.candidates)}; {u.settle}")
     for a in r.arithmetic:
         lines.append(f"  how: {a}")
     if r.kv_bytes_per_token is None:
