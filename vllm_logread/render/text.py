@@ -412,13 +412,21 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
             "SGLang" if r.boot.value("engine_kind") == "sglang" else "",
             r.engine_generation or "",
             parallel_text(r),
-            f"max model len {r.max_model_len:,}" if r.max_model_len else "",
         )
         if b
     ]
     if source:
         lines.append(f"  input:        {r.source}")
-    lines.append(f"  server:       {', '.join(bits)}")
+    server = f"  server:       {', '.join(bits)}"
+    if r.max_model_len:
+        length = f"max model len {r.max_model_len:,}"
+        if len(server) + 2 + len(length) <= WIDTH:
+            lines.append(f"{server}, {length}")
+        else:
+            lines.append(server)
+            lines.append(f"  max len:      {r.max_model_len:,} tokens per request")
+    else:
+        lines.append(server)
     lines.append(f"  KV pool:      {_pool_text(r)}")
     if r.block_size and r.block_size > 1:
         lines.append(f"  block size:   {r.block_size}, {r.block_size_source}")
