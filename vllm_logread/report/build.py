@@ -22,7 +22,7 @@ from ..capacity import (
 from ..errors import LogReadError
 from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
-from ..versions import cdiv, version_or_none
+from ..versions import HYBRID_MANAGER_FROM, cdiv, version_or_none
 from .checks import _checks, _hybrid_checks
 from .failure import boot_failure
 from .model import Check, EngineReport, Options, Report, Unknown
@@ -144,8 +144,14 @@ def build_report(
     is_uniform = spec is None or bool(getattr(spec, "is_uniform", True))
     layout = None
     if spec is not None and not is_uniform:
+        # A block size the log or --block-size states is vLLM's; else the
+        # platform's default for attention-only hybrids (CPU: 128), while
+        # Mamba hybrids get the size vLLM computes for them.
+        hint = stated_bs.block_size if stated_bs is not None else None
+        if hint is None and not getattr(spec, "has_state", False) and bs_candidates:
+            hint = bs_candidates[0].block_size
         layout, block_size, block_src = _hybrid_layout(
-            spec, boot, gen, version, block_size, block_src, warnings
+            spec, boot, gen, version, hint, block_size, block_src, warnings
         )
         is_uniform = layout is None or layout.is_single_full_group
 
@@ -425,6 +431,7 @@ def _settle_block_size(
         return _uniform_trial(ctx, defaults[0] if defaults else None), (), None
     trials = [_uniform_trial(ctx, c) for c in defaults]
     survivors = [t for t in trials if t.fits_the_log]
+    from_defaults = bool(survivors)
     if not survivors:
         others = [_uniform_trial(ctx, c) for c in other_block_sizes(defaults)]
         survivors = [t for t in others if t.fits_the_log]
@@ -438,6 +445,29 @@ def _settle_block_size(
         if ctx.spec is not None:
             return prior, (), None  # a given config against the log: its checks say how
         return replace(_layout_unknown(prior), arithmetic=[]), (_LAYOUT_UNKNOWN,), None
+    if survivors and not from_defaults and ctx.spec is None and _can_be_hybrid(ctx):
+        # No default fits and the model is unknown: a block size vLLM would not
+        # pick here, or a layout that is not plain (KV cache groups print their
+        # pool as concurrency x max len), explain the log equally well (a CPU
+        # Llama 4 boot: 333 blocks of 128 in 4 groups print what 666 plain
+        # blocks of 16 would). Both are assumptions: the users are unknown.
+        sizes = ", ".join(str(t.block_size) for t in survivors)
+        unknown = Unknown(
+            name="block_size",
+            candidates=tuple(
+                f"{t.block_size}: {_n_users(t.users[0])} users if plain" for t in survivors
+            ),
+            why=f"no default block size fits the log; {sizes} would, if the model were plain "
+            "full attention",
+            settle="pass --block-size N, or --config PATH to the model's config.json",
+        )
+        prior = replace(
+            _layout_unknown(trials[0]) if trials else survivors[0],
+            arithmetic=[],
+            source=f"unknown: the default does not fit the log, {sizes} would if the model "
+            "were plain",
+        )
+        return prior, (unknown, _LAYOUT_MAYBE), None
     chosen = survivors[0]
     if survivors[0] is not trials[0] and len(survivors) == 1:
         first = trials[0].block_size
@@ -472,6 +502,13 @@ def _settle_block_size(
     return chosen, (unknown,), rng
 
 
+def _can_be_hybrid(ctx: _Context) -> bool:
+    """KV cache groups exist: V1 from 0.9.1 (an unversioned V1 log may be any)."""
+    if ctx.gen == "V0":
+        return False
+    return ctx.vt is None or ctx.vt >= HYBRID_MANAGER_FROM
+
+
 def _n_users(n: int | None) -> str:
     return "unknown" if n is None else f"{n:,}"
 
@@ -482,6 +519,15 @@ _LAYOUT_UNKNOWN = Unknown(
     why="the log's figures do not fit plain full attention at any block size vLLM accepts: "
     "the model has sliding-window, Mamba or linear-attention layers or several KV cache "
     "groups, and its pool line means something else",
+    settle="pass --config PATH to the model's config.json",
+)
+
+
+_LAYOUT_MAYBE = Unknown(
+    name="attention_layout",
+    candidates=("plain full attention at a block size vLLM would not pick here", "not plain"),
+    why="the model is unknown and its figures fit plain full attention only at a block size "
+    "that is not this platform's default; KV cache groups explain them as well",
     settle="pass --config PATH to the model's config.json",
 )
 
@@ -546,6 +592,7 @@ def _hybrid_layout(
     boot: Boot,
     gen: str | None,
     version: Any,
+    hint: int | None,
     block_size: int | None,
     block_src: str,
     warnings: list[str],
@@ -555,7 +602,7 @@ def _hybrid_layout(
     try:
         layout = kv_cache_layout(
             spec,
-            block_size=int(stated.value) if stated is not None else None,
+            block_size=hint,
             vllm_version=str(version) if version else None,
             is_v1=None if gen is None else gen == "V1",
             hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,
