@@ -251,6 +251,7 @@ def build_report(
             num_engines=len(engines),
             options=opts,
             spec_resolver=spec_resolver,
+            engine_num_blocks=[e.num_blocks for e in engines],
         )
     what_if, target = for_report(basis, opts)
     return Report(
