@@ -429,7 +429,7 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
         lines.append(server)
     lines.append(f"  KV pool:      {_pool_text(r)}")
     if r.block_size and r.block_size > 1:
-        lines.append(f"  block size:   {r.block_size}, {r.block_size_source}")
+        lines.append(f"  block size:   {r.block_size:,}, {r.block_size_source}")
     if c is not None and r.failure is None and r.users is not None:
         if len(r.engines) > 1:
             lines.append(f"  per user:     {_per_user(r, c, c.users)} per engine")
@@ -501,7 +501,7 @@ def _pool_text(r: Report) -> str:
         # A pool decoded from its tokens may be one of several block counts
         # (Gemma 3 on 0.11: 29,760 tokens = 13,020 to 13,026 blocks; it was 13,025).
         blocks = f"{r.num_blocks:,}" if high is None else f"{r.num_blocks:,} to {high:,}"
-        pool += f" = {blocks} blocks of {r.block_size} tokens"
+        pool += f" = {blocks} blocks of {r.block_size:,} tokens"
     if len(r.engines) > 1:
         pool += f" on engine {r.engines[0].engine}"
     if r.engines and r.engines[0].line:
@@ -545,7 +545,7 @@ def explain_lines(report: Report) -> list[str]:
     lines = ["The arithmetic (--explain):"]
     lines.append(f"KV pool:       {_pool_text(r)}")
     if r.block_size:
-        lines.append(f"               block size {r.block_size}: {r.block_size_source}")
+        lines.append(f"               block size {r.block_size:,}: {r.block_size_source}")
     if r.vllm_max_concurrency is not None:
         length = r.concurrency_tokens or r.max_model_len
         lines.append(
