@@ -9,7 +9,7 @@ from .boots import Boot
 from .capacity import Workload
 from .events import BootResult, InputResult
 from .read.facts import Fact
-from .report.build import build_report
+from .report import build_report
 from .report.model import Report
 from .session import Session
 from .watch import Estimate

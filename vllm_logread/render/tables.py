@@ -15,7 +15,7 @@ from typing import Any
 
 from ..capacity import Workload
 from ..errors import UsageError
-from ..report.build import build_report
+from ..report import build_report
 
 STATS_COLUMNS = (
     "time",
