@@ -129,13 +129,20 @@ def test_mamba_gated_delta_net_qwen3_next() -> None:
     )
     assert (padded.state_bytes, padded.page_size_bytes) == (1097728, 1114112)
     assert state.kind == "linear" and state.group_kind == "mamba"
-    # Mode none: 1 page whatever the length; align: 2; align + 1 speculative: 3.
+    # Mode none: 1 page whatever the length; align: 2 past one block (block 16:
+    # 100 tokens = 7 blocks, of which the last 2 are kept), 1 inside one (5
+    # tokens); align + 1 speculative: one more each.
     assert state.blocks_charged(100_000) == 1
     align = MambaSpec(mamba_type="gated_delta_net", mamba_cache_mode="align")
     assert (
-        align.blocks_charged(5) == align.blocks_at_max_len(262144, max_in_flight_tokens=None) == 2
+        align.blocks_charged(100)
+        == align.blocks_held(100)
+        == align.blocks_at_max_len(262144, max_in_flight_tokens=None)
+        == 2
     )
-    assert MambaSpec(mamba_cache_mode="align", num_speculative_blocks=1).blocks_charged(5) == 3
+    assert align.blocks_charged(5) == align.blocks_held(5) == 1
+    spec1 = MambaSpec(mamba_cache_mode="align", num_speculative_blocks=1)
+    assert (spec1.blocks_charged(100), spec1.blocks_charged(5)) == (3, 2)
 
 
 def test_mamba2_checkpoint_page_nemotron_h() -> None:
@@ -150,7 +157,10 @@ def test_mamba2_checkpoint_page_nemotron_h() -> None:
         num_prefill_checkpoint_blocks=1,
     )
     assert state.state_bytes == 8511488
-    assert state.blocks_charged(1) == 3
+    # Past one block the budget's 3 pages; held at rest the last 2 state pages;
+    # a request inside one block needs 1 (block_size 16 here).
+    assert (state.blocks_charged(100_000), state.blocks_held(100_000)) == (3, 2)
+    assert state.blocks_charged(1) == state.blocks_held(1) == 1
     assert state.kind == "mamba"
 
 

