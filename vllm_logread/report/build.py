@@ -61,25 +61,29 @@ def _blocks_from_tokens(
     return None, f"{pool_tokens:,} tokens is not a whole number of {block_size}-token blocks"
 
 
-def build_vllm_report(
-    boot: Boot, opts: Options, *, source: str = "-", spec_resolver: Any = None
-) -> Report:
-    """Assemble the report for one vLLM boot.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Stated:
+    """What one boot's lines state (or the options give) that the report uses."""
 
-    ``spec_resolver(model, config=..., tensor_parallel_size=..., kv_cache_dtype=..., dtype=...)``
-    returns a KV spec or None (kv.config.resolve_spec); tests pass their own.
-    """
-    warnings: list[str] = []
-    arithmetic: list[str] = []
-    checks: list[Check] = []
-    model = boot.value("model")
-    version = boot.value("vllm_version")
-    gen = engine_generation(boot)
-    device = _device_of(boot)
-    vt = version_or_none(version)
+    model: Any
+    version: Any
+    vt: tuple[int, ...] | None
+    gen: str | None
+    device: str | None
+    max_model_len: int | None
+    conc_f: Fact | None
+    conc_tokens_f: Fact | None
+    tensor_parallel_size: int
+    kv_cache_dtype: str | None
+    dtype_f: Fact | None
+    avail_f: Fact | None
+    block_size: BlockSizeCandidate | None
+
+
+def _stated(boot: Boot, opts: Options, warnings: list[str]) -> _Stated:
+    """The boot's figures, with the values that are no figure said and dropped."""
     max_len_f = boot.first("max_model_len")
     conc_engines = [e for e in boot.pool_engines if e.max_concurrency is not None]
-    conc_f = conc_engines[0].max_concurrency if conc_engines else boot.first("max_concurrency")
     conc_tokens_f = boot.first("concurrency_tokens")
     max_model_len = _int(max_len_f) if max_len_f else _int(conc_tokens_f)
     if max_model_len is not None and max_model_len <= 0:
@@ -87,11 +91,6 @@ def build_vllm_report(
         len_line = (max_len_f or conc_tokens_f).line  # type: ignore[union-attr]
         warnings.append(f"line {len_line}: max model len {max_model_len} is not a length; ignored")
         max_model_len = None
-    tp = _int(boot.first("tensor_parallel_size")) or opts.tensor_parallel_size or 1
-    kv_dtype_f = boot.last("kv_cache_dtype")
-    kv_cache_dtype = str(kv_dtype_f.value) if kv_dtype_f else None
-    dtype_f = boot.first("dtype")
-    avail_f = boot.first("available_kv_gib")
     stated_bs = stated_block_size(boot, opts)
     lcm_f = boot.last("kv_lcm_block_size")
     if stated_bs is None and lcm_f is not None and int(lcm_f.value) > 0:
@@ -104,36 +103,94 @@ def build_vllm_report(
         warnings.append(
             f"line {bad_bs.line}: block size {bad_bs.value} is not a block size; ignored"
         )
+    kv_dtype_f = boot.last("kv_cache_dtype")
+    version = boot.value("vllm_version")
+    return _Stated(
+        model=boot.value("model"),
+        version=version,
+        vt=version_or_none(version),
+        gen=engine_generation(boot),
+        device=_device_of(boot),
+        max_model_len=max_model_len,
+        conc_f=conc_engines[0].max_concurrency if conc_engines else boot.first("max_concurrency"),
+        conc_tokens_f=conc_tokens_f,
+        tensor_parallel_size=_int(boot.first("tensor_parallel_size"))
+        or opts.tensor_parallel_size
+        or 1,
+        kv_cache_dtype=str(kv_dtype_f.value) if kv_dtype_f else None,
+        dtype_f=boot.first("dtype"),
+        avail_f=boot.first("available_kv_gib"),
+        block_size=stated_bs,
+    )
 
-    spec = None
-    spec_error: str | None = None
-    if spec_resolver is not None:
-        try:
-            spec = spec_resolver(
-                str(model) if model else None,
-                config=opts.config,
-                tensor_parallel_size=tp,
-                kv_cache_dtype=kv_cache_dtype or "auto",
-                dtype=str(dtype_f.value) if dtype_f else None,
-            )
-        except LogReadError as err:
-            spec_error = str(err)
-            warnings.append(f"model config: {err}")
-    if stated_bs is not None:
-        bs_candidates: tuple[BlockSizeCandidate, ...] = (stated_bs,)
-    else:
-        bs_candidates = default_block_sizes(
-            device=device,
-            gen=gen,
-            version=str(version) if version else None,
-            max_model_len=max_model_len,
-            is_mla=spec is not None and "mla" in getattr(spec, "layer_kinds", ()),
+
+def _resolve_spec(
+    st: _Stated, opts: Options, spec_resolver: Any, warnings: list[str]
+) -> tuple[Any, str | None]:
+    """The model's KV spec (given: --config, the HF cache, the shipped table), or why not."""
+    if spec_resolver is None:
+        return None, None
+    try:
+        spec = spec_resolver(
+            str(st.model) if st.model else None,
+            config=opts.config,
+            tensor_parallel_size=st.tensor_parallel_size,
+            kv_cache_dtype=st.kv_cache_dtype or "auto",
+            dtype=str(st.dtype_f.value) if st.dtype_f else None,
         )
+    except LogReadError as err:
+        warnings.append(f"model config: {err}")
+        return None, str(err)
+    return spec, None
+
+
+def _block_size_candidates(st: _Stated, spec: Any) -> tuple[BlockSizeCandidate, ...]:
+    """The stated block size, or the platform's defaults for this log (report/solve.py)."""
+    if st.block_size is not None:
+        return (st.block_size,)
+    return default_block_sizes(
+        device=st.device,
+        gen=st.gen,
+        version=str(st.version) if st.version else None,
+        max_model_len=st.max_model_len,
+        is_mla=spec is not None and "mla" in getattr(spec, "layer_kinds", ()),
+    )
+
+
+def _no_users(
+    engines: list[EngineReport],
+    checks: list[Check],
+    unknowns: tuple[Unknown, ...],
+    serves_nobody: bool,
+) -> list[EngineReport]:
+    """Never a users figure beside a failed check, nor one an assumption the log
+    did not settle would change; a boot that serves nobody serves 0."""
+    if any(c.status == "fail" for c in checks) or unknowns:
+        engines = [replace(e, users=None, users_mid_answer=None) for e in engines]
+    if serves_nobody:
+        engines = [replace(e, users=0, users_mid_answer=0) for e in engines]
+    return engines
+
+
+def build_vllm_report(
+    boot: Boot, opts: Options, *, source: str = "-", spec_resolver: Any = None
+) -> Report:
+    """Assemble the report for one vLLM boot, in steps: what the log states, the
+    model's spec, the block size and layout, the users they settle, whether the
+    boot serves at all, and the what-ifs.
+
+    ``spec_resolver(model, config=..., tensor_parallel_size=..., kv_cache_dtype=..., dtype=...)``
+    returns a KV spec or None (kv.config.resolve_spec); tests pass their own.
+    """
+    warnings: list[str] = []
+    st = _stated(boot, opts, warnings)
+    spec, spec_error = _resolve_spec(st, opts, spec_resolver, warnings)
+    bs_candidates = _block_size_candidates(st, spec)
     block_size = bs_candidates[0].block_size if bs_candidates else None
     block_src = (
         bs_candidates[0].source
         if bs_candidates
-        else f"unknown: vLLM's default for {device} is not known; pass --block-size"
+        else f"unknown: vLLM's default for {st.device} is not known; pass --block-size"
     )
     is_uniform = spec is None or bool(getattr(spec, "is_uniform", True))
     layout = None
@@ -141,14 +198,13 @@ def build_vllm_report(
         # A block size the log or --block-size states is vLLM's; else the
         # platform's default for attention-only hybrids (CPU: 128), while
         # Mamba hybrids get the size vLLM computes for them.
-        hint = stated_bs.block_size if stated_bs is not None else None
+        hint = st.block_size.block_size if st.block_size is not None else None
         if hint is None and not getattr(spec, "has_state", False) and bs_candidates:
             hint = bs_candidates[0].block_size
         layout, block_size, block_src = _hybrid_layout(
-            spec, boot, gen, version, hint, block_size, block_src, warnings
+            spec, boot, st.gen, st.version, hint, block_size, block_src, warnings
         )
         is_uniform = layout is None or layout.is_single_full_group
-
     failed = boot.first("engine_failed")
     if failed is not None:
         warnings.append(
@@ -158,76 +214,60 @@ def build_vllm_report(
     ctx = _Context(
         boot=boot,
         spec=spec,
-        max_model_len=max_model_len,
-        vt=vt,
-        gen=gen,
-        conc_f=conc_f,
-        avail_f=avail_f,
+        max_model_len=st.max_model_len,
+        vt=st.vt,
+        gen=st.gen,
+        conc_f=st.conc_f,
+        avail_f=st.avail_f,
         workload=opts.workload,
     )
     unknowns: tuple[Unknown, ...] = ()
     users_range: tuple[int, int] | None = None
     if layout is not None and not layout.is_single_full_group:
-        trial = _hybrid_trial(ctx, layout, version)
+        trial = _hybrid_trial(ctx, layout, st.version)
     else:
-        settled = _settle_block_size(ctx, bs_candidates, is_stated=stated_bs is not None)
-        trial, unknowns, users_range = settled
+        trial, unknowns, users_range = _settle_block_size(
+            ctx, bs_candidates, is_stated=st.block_size is not None
+        )
         if trial.block_size is not None:
             block_size, block_src = trial.block_size, trial.source
     engines, first_cap = trial.engines, trial.first_cap
-    arithmetic += trial.arithmetic
+    arithmetic = list(trial.arithmetic)
     warnings += trial.warnings
-    checks.extend(trial.checks)
-    for eng in boot.pool_engines:
-        if eng.ranks_disagree:
-            warnings.append(
-                f"engine {eng.key}: ranks state different pools; vLLM schedules from the smallest, "
-                f"so the minimum is used"
-            )
-    if first_cap is not None and not first_cap.is_exact:
-        warnings.append(
-            "this model's KV layout is not modelled exactly for this log, so the users figure is "
-            "approximate"
-        )
-    pool_tokens = engines[0].pool_tokens if engines else None
-    num_blocks = engines[0].num_blocks if engines else None
-
-    kv_bpt = None if spec is None else int(spec.kv_bytes_per_token)
+    checks = list(trial.checks)
+    warnings += _pool_warnings(boot, first_cap)
     if spec is None and spec_error is None:
         checks.append(
             Check(
                 name="pool_vs_memory",
                 status="unknown",
-                detail=f"the model's KV shape is unknown ({model or 'model not named in the log'}); "
+                detail="the model's KV shape is unknown "
+                f"({st.model or 'model not named in the log'}); "
                 "pass --config PATH to a config.json",
             )
         )
     failure = boot_failure(
         boot,
-        gen=gen,
+        gen=st.gen,
         block_size=block_size,
-        max_model_len=max_model_len,
-        num_blocks=num_blocks,
+        max_model_len=st.max_model_len,
+        num_blocks=engines[0].num_blocks if engines else None,
         workload=opts.workload,
     )
-    if any(c.status == "fail" for c in checks) or unknowns:
-        # Never a users figure beside a failed check, nor one an assumption
-        # the log did not settle would change.
-        engines = [replace(e, users=None, users_mid_answer=None) for e in engines]
-    serves_nobody = failure is not None or (
-        max_model_len is not None and opts.workload.tokens_per_user > max_model_len
-    )
-    if serves_nobody and engines:
-        engines = [replace(e, users=0, users_mid_answer=0) for e in engines]
+    too_long = st.max_model_len is not None and opts.workload.tokens_per_user > st.max_model_len
+    serves_nobody = bool(engines) and (failure is not None or too_long)
+    engines = _no_users(engines, checks, unknowns, serves_nobody)
+    if serves_nobody:
         users_range = None
-        if failure is None and max_model_len is not None:
+        if failure is None and st.max_model_len is not None:
+            tokens = opts.workload.tokens_per_user
             arithmetic.append(
-                f"a request of {opts.workload.tokens_per_user:,} tokens is over max_model_len "
-                f"{max_model_len:,}: 0 users (the users above are what the pool would hold)"
+                f"a request of {tokens:,} tokens is over max_model_len {st.max_model_len:,}: "
+                "0 users (the users above are what the pool would hold)"
             )
             warnings.append(
-                f"every request of {opts.workload.tokens_per_user:,} tokens is over max_model_len "
-                f"{max_model_len:,}: vLLM rejects it, so no user of this workload is served"
+                f"every request of {tokens:,} tokens is over max_model_len "
+                f"{st.max_model_len:,}: vLLM rejects it, so no user of this workload is served"
             )
     basis = None
     if first_cap is not None and block_size and not unknowns and not serves_nobody:
@@ -238,11 +278,11 @@ def build_vllm_report(
             spec=spec,
             layout=layout,
             workload=opts.workload,
-            available_kv=avail_f,
-            kv_cache_dtype=kv_cache_dtype,
-            tensor_parallel_size=tp,
-            max_model_len=max_model_len,
-            generation=gen,
+            available_kv=st.avail_f,
+            kv_cache_dtype=st.kv_cache_dtype,
+            tensor_parallel_size=st.tensor_parallel_size,
+            max_model_len=st.max_model_len,
+            generation=st.gen,
             num_engines=len(engines),
             options=opts,
             spec_resolver=spec_resolver,
@@ -252,21 +292,21 @@ def build_vllm_report(
     return Report(
         source=source,
         boot=boot,
-        model=str(model) if model else None,
-        vllm_version=str(version) if version else None,
-        engine_generation=gen,
-        device=device,
-        pool_tokens=pool_tokens,
-        num_blocks=num_blocks,
+        model=str(st.model) if st.model else None,
+        vllm_version=str(st.version) if st.version else None,
+        engine_generation=st.gen,
+        device=st.device,
+        pool_tokens=engines[0].pool_tokens if engines else None,
+        num_blocks=engines[0].num_blocks if engines else None,
         block_size=block_size,
         block_size_source=block_src,
-        max_model_len=max_model_len,
-        vllm_max_concurrency=None if conc_f is None else float(conc_f.value),
-        concurrency_tokens=_int(conc_tokens_f),
-        available_kv_gib=None if avail_f is None else float(avail_f.value),
-        kv_cache_dtype=kv_cache_dtype,
-        tensor_parallel_size=tp,
-        kv_bytes_per_token=kv_bpt,
+        max_model_len=st.max_model_len,
+        vllm_max_concurrency=None if st.conc_f is None else float(st.conc_f.value),
+        concurrency_tokens=_int(st.conc_tokens_f),
+        available_kv_gib=None if st.avail_f is None else float(st.avail_f.value),
+        kv_cache_dtype=st.kv_cache_dtype,
+        tensor_parallel_size=st.tensor_parallel_size,
+        kv_bytes_per_token=None if spec is None else int(spec.kv_bytes_per_token),
         kv_bytes_per_token_source=None if spec is None else spec.source,
         kv_shape=None if spec is None else spec.describe(),
         is_exact=first_cap.is_exact if first_cap is not None else is_uniform,
@@ -283,6 +323,21 @@ def build_vllm_report(
         unknowns=unknowns,
         failure=failure,
     )
+
+
+def _pool_warnings(boot: Boot, first_cap: Capacity | None) -> list[str]:
+    out = [
+        f"engine {eng.key}: ranks state different pools; vLLM schedules from the smallest, "
+        "so the minimum is used"
+        for eng in boot.pool_engines
+        if eng.ranks_disagree
+    ]
+    if first_cap is not None and not first_cap.is_exact:
+        out.append(
+            "this model's KV layout is not modelled exactly for this log, so the users figure is "
+            "approximate"
+        )
+    return out
 
 
 def _device_of(boot: Boot) -> str | None:
