@@ -1039,6 +1039,32 @@ ROWS: tuple[Row, ...] = (
 )
 
 
+# Messages of several sentences that a paste may re-wrap at its sentence
+# breaks, each later sentence on a line of its own without vLLM's header: a
+# marker of the first line, and the words its later sentences start with. The
+# scanner rejoins them (with a space) when the next lines start so.
+SENTENCES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "Free memory on device",
+        (
+            "Desired GPU memory utilization",
+            "Actual usage",
+            "Replace gpu_memory_utilization",
+            "Current kv cache memory",
+            "Current KV cache memory",
+        ),
+    ),
+    (
+        "To serve at least one request with the model",
+        ("Based on the available memory", "Try increasing"),
+    ),
+    (
+        "is preempted by",
+        ("This can affect", "Increase gpu_memory_utilization", "total_num_cumulative_preemption="),
+    ),
+)
+
+
 # Every literal marker, for the byte-level pre-filter (see stream.py).
 MARKERS: tuple[str, ...] = tuple(sorted({m for row in ROWS for m in row.markers}))
 
