@@ -11,7 +11,7 @@ from ..kv.groups import kv_cache_layout
 from ..kv.specs import KVSpec
 from ..read.facts import Fact
 from ..report.model import Report
-from ..versions import cdiv
+from ..versions import NEWEST_CHECKED, cdiv, version_past_checked
 
 
 def kv_report(
@@ -182,6 +182,13 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
             "warnings": list(warnings) + list(report.warnings),
         }
     )
+    if version_past_checked(report.vllm_version) is not None:
+        # Only then (older reports keep their exact shape): the log's vLLM is
+        # newer than the newest release this tool was checked against.
+        out["vllm_version_past_checked"] = {
+            "vllm_version": report.vllm_version,
+            "newest_checked": ".".join(map(str, NEWEST_CHECKED)),
+        }
     return out
 
 

@@ -22,7 +22,7 @@ from ..capacity import (
 from ..errors import LogReadError
 from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
-from ..versions import cdiv
+from ..versions import cdiv, version_past_checked
 from .checks import _checks, _hybrid_checks
 from .model import Check, EngineReport, Options, Report
 from .plan import TargetPlan, plan_for_target
@@ -124,6 +124,9 @@ def build_report(
     device_f = boot.first("device")
     device = None if device_f is None else str(device_f.value).split(" ")[0].upper()
     vt = _version_tuple(str(version) if version else None)
+    past = version_past_checked(str(version) if version else None)
+    if past is not None:
+        warnings.append(past)
     max_len_f = boot.first("max_model_len")
     conc_engines = [e for e in boot.pool_engines if e.max_concurrency is not None]
     conc_f = conc_engines[0].max_concurrency if conc_engines else boot.first("max_concurrency")
