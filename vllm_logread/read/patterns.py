@@ -379,6 +379,11 @@ def _sized(kind: str) -> Callable[[re.Match[str]], Built]:
     return build
 
 
+def _any_of(markers: tuple[str, ...]) -> re.Pattern[str]:
+    """A parts row's regex: any of its markers (each part is then searched)."""
+    return _c("|".join(re.escape(m) for m in markers))
+
+
 def _p(clue: str, pattern: str) -> Part:
     return Part(clue, _part(pattern))
 
@@ -392,6 +397,12 @@ def _part_patterns(*tables: tuple[Part, ...]) -> tuple[tuple[str, re.Pattern[str
     return tuple((p.clue, p.regex) for t in tables for p in t)
 
 
+# A part's number starts where a number starts: searched anywhere in the
+# line, "1.2.3.4 GiB" must not give 3.4.
+_N = rf"(?<![\d.,]){NUM}"
+_I = rf"(?<![\d.,]){INT}"
+
+
 # -- the one-line memory summary "Free memory on device (30.27/31.4 GiB) on
 #    startup. Desired GPU memory utilization is (0.92, 28.88 GiB). Actual usage
 #    is 15.27 GiB for weight, 1.59 GiB for peak activation, 0.1 GiB for
@@ -401,31 +412,30 @@ def _part_patterns(*tables: tuple[Part, ...]) -> tuple[tuple[str, re.Pattern[str
 #    vllm-ascend: "Actual usage: X GiB for weights, ..., Y GiB for NPU graph
 #    memory. ... Current KV cache memory: Z GiB."; 0.10.2: "... in use is N bytes.")
 _FREE_MEMORY_PARTS: tuple[Part, ...] = (
-    _p(
-        "Free memory on device (", rf"Free memory on device \({NUM}/(?P<total_gpu_gib>{NUM}) ?GiB\)"
-    ),
+    _p("Free memory on device (", rf"Free memory on device \({_N}/(?P<total_gpu_gib>{_N}) ?GiB\)"),
     _p(
         "Desired GPU memory utilization is (",
-        rf"Desired GPU memory utilization is \((?P<gpu_memory_utilization>{NUM}), "
-        rf"(?P<requested_gib>{NUM}) ?GiB\)",
+        rf"Desired GPU memory utilization is \((?P<gpu_memory_utilization>{_N}), "
+        rf"(?P<requested_gib>{_N}) ?GiB\)",
     ),
-    _p(" GiB for weight", rf"(?P<weights_gib>{NUM}) ?GiB for weights?\b"),
-    _p(" GiB for peak activation", rf"(?P<activation_peak_gib>{NUM}) ?GiB for peak activation"),
-    _p(" GiB for non-torch memory", rf"(?P<non_torch_gib>{NUM}) ?GiB for non-torch memory"),
+    _p(" GiB for weight", rf"(?P<weights_gib>{_N}) ?GiB for weights?\b"),
+    _p(" GiB for peak activation", rf"(?P<activation_peak_gib>{_N}) ?GiB for peak activation"),
+    _p(" GiB for non-torch memory", rf"(?P<non_torch_gib>{_N}) ?GiB for non-torch memory"),
     _p(
         "raph memory",
-        rf"(?P<cuda_graph_gib>{NUM}) ?GiB for (?:CUDAGraph|CUDA graph|[A-Z]{{2,5}} graph) memory",
+        rf"(?P<cuda_graph_gib>{_N}) ?GiB for (?:CUDAGraph|CUDA graph|[A-Z]{{2,5}} graph) memory",
     ),
-    _p("--kv-cache-memory=", rf"--kv-cache-memory=(?P<kv_cache_memory_bytes>{INT})"),
+    # the first suggestion ("to fit into requested memory"), as FACTS.md reads it
+    _p("with `--kv-cache-memory=", rf"with `--kv-cache-memory=(?P<kv_cache_memory_bytes>{_I})"),
     Part(
         "ache memory in use is ",
         _part(
-            rf"Current kv cache memory in use is (?:(?P<available_kv_gib>{NUM}) ?GiB"
-            rf"|(?P<val>{INT}) bytes)"
+            rf"Current kv cache memory in use is (?:(?P<available_kv_gib>{_N}) ?GiB"
+            rf"|(?P<val>{_I}) bytes)"
         ),
         lambda m: _groups(m) if m.group("val") is None else _sized("available_kv_gib")(m),
     ),
-    _p("Current KV cache memory: ", rf"Current KV cache memory: (?P<available_kv_gib>{NUM}) ?GiB"),
+    _p("Current KV cache memory: ", rf"Current KV cache memory: (?P<available_kv_gib>{_N}) ?GiB"),
 )
 
 
@@ -456,15 +466,15 @@ def _consumed_order(text: str, out: Built) -> Built:
 #    1.26GiB; the rest of the memory reserved for KV Cache is 53.29GiB." (and the
 #    tabular dev build's "model weights take   14.96GiB" record).
 _V0_SPLIT_PARTS: tuple[Part, ...] = (
-    _p("model weights take", rf"model weights take[ \t]{{1,80}}(?P<weights_gib>{NUM}) ?Gi[Bb]"),
-    _p("non_torch_memory takes", rf"non_torch_memory takes (?P<non_torch_gib>{NUM}) ?Gi[Bb]"),
+    _p("model weights take", rf"model weights take[ \t]{{1,80}}(?P<weights_gib>{_N}) ?Gi[Bb]"),
+    _p("non_torch_memory takes", rf"non_torch_memory takes (?P<non_torch_gib>{_N}) ?Gi[Bb]"),
     _p(
         "activation peak memory takes",
-        rf"activation peak memory takes (?P<activation_peak_gib>{NUM}) ?Gi[Bb]",
+        rf"activation peak memory takes (?P<activation_peak_gib>{_N}) ?Gi[Bb]",
     ),
     _p(
         "reserved for KV Cache is",
-        rf"reserved for KV Cache is (?P<available_kv_gib>{NUM}) ?Gi[Bb]",
+        rf"reserved for KV Cache is (?P<available_kv_gib>{_N}) ?Gi[Bb]",
     ),
 )
 
@@ -472,12 +482,12 @@ _V0_SPLIT_PARTS: tuple[Part, ...] = (
 # -- V0 profile, line two: "the current vLLM instance can use total_gpu_memory
 #    (79.22GiB) x gpu_memory_utilization (0.90) = 71.30GiB".
 _V0_TOTAL_PARTS: tuple[Part, ...] = (
-    _p("total_gpu_memory (", rf"total_gpu_memory \((?P<total_gpu_gib>{NUM}) ?GiB\)"),
+    _p("total_gpu_memory (", rf"total_gpu_memory \((?P<total_gpu_gib>{_N}) ?GiB\)"),
     _p(
         "gpu_memory_utilization (",
-        rf"gpu_memory_utilization \((?P<gpu_memory_utilization>{NUM})\)",
+        rf"gpu_memory_utilization \((?P<gpu_memory_utilization>{_N})\)",
     ),
-    _p(") = ", rf"\) = (?P<requested_gib>{NUM}) ?GiB"),
+    _p(" = ", rf" = (?P<requested_gib>{_N}) ?GiB"),
 )
 
 
@@ -488,14 +498,14 @@ _V0_TOTAL_PARTS: tuple[Part, ...] = (
 _V0_ONELINE_PARTS: tuple[Part, ...] = (
     _p(
         "Memory profiling results",
-        r"^Memory profiling results:?[ \t]*$|Memory profiling results:.{0,80}?total_gpu_memory=",
+        r"^Memory profiling results:?[ \t]*$|Memory profiling results:(?=.{0,80}?total_gpu_memory=)",
     ),
-    _p("total_gpu_memory=", rf"total_gpu_memory=(?P<total_gpu_gib>{NUM}) ?GiB"),
-    _p("non_torch_memory=", rf"non_torch_memory=(?P<non_torch_gib>{NUM}) ?GiB"),
-    _p("kv_cache_size=", rf"kv_cache_size=(?P<available_kv_gib>{NUM}) ?GiB"),
+    _p("total_gpu_memory=", rf"total_gpu_memory=(?P<total_gpu_gib>{_N}) ?GiB"),
+    _p("non_torch_memory=", rf"non_torch_memory=(?P<non_torch_gib>{_N}) ?GiB"),
+    _p("kv_cache_size=", rf"kv_cache_size=(?P<available_kv_gib>{_N}) ?GiB"),
     _p(
         "gpu_memory_utilization=",
-        rf"gpu_memory_utilization=(?P<gpu_memory_utilization>{NUM})",
+        rf"gpu_memory_utilization=(?P<gpu_memory_utilization>{_N})",
     ),
 )
 
@@ -507,21 +517,21 @@ _V0_ONELINE_PARTS: tuple[Part, ...] = (
 _V1_PROFILE_PARTS: tuple[Part, ...] = (
     _p(
         "Total non KV cache memory: ",
-        rf"Total non KV cache memory: (?P<non_kv_cache_gib>{NUM}) ?GiB",
+        rf"Total non KV cache memory: (?P<non_kv_cache_gib>{_N}) ?GiB",
     ),
     _p(
         "torch peak memory increase: ",
-        rf"torch peak memory increase: (?P<activation_peak_gib>{NUM}) ?GiB",
+        rf"torch peak memory increase: (?P<activation_peak_gib>{_N}) ?GiB",
     ),
     _p(
         "non-torch forward increase memory: ",
-        rf"non-torch forward increase memory: (?P<non_torch_gib>{NUM}) ?GiB",
+        rf"non-torch forward increase memory: (?P<non_torch_gib>{_N}) ?GiB",
     ),
     _p(
         "total consumed (from mem_get_info): ",
-        rf"total consumed \(from mem_get_info\): (?P<consumed_gib>{NUM}) ?GiB",
+        rf"total consumed \(from mem_get_info\): (?P<consumed_gib>{_N}) ?GiB",
     ),
-    _p("weights memory: ", rf"(?<![\w-])weights memory: (?P<weights_gib>{NUM}) ?GiB"),
+    _p("weights memory: ", rf"(?<![\w-])weights memory: (?P<weights_gib>{_N}) ?GiB"),
 )
 
 
@@ -531,13 +541,11 @@ _V1_PROFILE_PARTS: tuple[Part, ...] = (
 #    reserved for KV cache"; V1: "..., 16 MiB reserved for KV cache dummy block
 #    76.63 GiB reserved for usable KV cache". Sizes are format_bytes (4 significant
 #    digits, B/KiB/MiB/GiB/TiB).
-_SIZE = rf"(?P<val>{NUM}) (?P<unit>B|KiB|MiB|GiB|TiB)"
+_SIZE = rf"(?P<val>{_N}) (?P<unit>B|KiB|MiB|GiB|TiB)"
 _HPU_FREE_PARTS: tuple[Part, ...] = (
     _sz("Free device memory: ", rf"Free device memory: {_SIZE}", "free_device_gib"),
-    _sz(" usable (", rf"{_SIZE} usable \(", "usable_device_gib"),
-    _p(
-        "(gpu_memory_utilization=", rf"\(gpu_memory_utilization=(?P<gpu_memory_utilization>{NUM})\)"
-    ),
+    _sz(" usable", rf"{_SIZE} usable\b", "usable_device_gib"),
+    _p("(gpu_memory_utilization=", rf"\(gpu_memory_utilization=(?P<gpu_memory_utilization>{_N})\)"),
     _sz(" reserved for HPUGraphs", rf"{_SIZE} reserved for HPUGraphs", "graph_reserved_gib"),
     _sz(
         " reserved for KV cache",
@@ -552,7 +560,7 @@ _HPU_FREE_PARTS: tuple[Part, ...] = (
 # 8900.34 MB." and "After memory profiling run, peak memory usage is 16020.50
 # MB,torch mem is 15316.12 MB, non-torch mem is 410.00 MB, free gpu memory is
 # 8100.22 MB." (MB = 1024**2 bytes).
-_MB = rf"(?P<val>{NUM}) (?P<unit>MB)"
+_MB = rf"(?P<val>{_N}) (?P<unit>MB)"
 _XPU_PROFILE_PARTS: tuple[Part, ...] = (
     _sz("total GPU memory: ", rf"total GPU memory: {_MB}", "total_gpu_gib"),
     _sz("model load takes ", rf"model load takes {_MB}", "weights_gib"),
@@ -567,10 +575,10 @@ _XPU_PROFILE_PARTS: tuple[Part, ...] = (
 # total_hbm_used_gb=16.42GiB | total_hbm_avail_gb=96.08GiB": sums over the
 # worker's local chips (one worker drives them all), so not the per-GPU kinds.
 _TPU_HBM_PARTS: tuple[Part, ...] = (
-    _p("total_hbm_limit_gb=", rf"total_hbm_limit_gb=(?P<hbm_limit_gib>{NUM}) ?GiB"),
-    _p("total_hbm_limit_cap_gb=", rf"total_hbm_limit_cap_gb=(?P<hbm_limit_cap_gib>{NUM}) ?GiB"),
-    _p("total_hbm_used_gb=", rf"total_hbm_used_gb=(?P<hbm_used_gib>{NUM}) ?GiB"),
-    _p("total_hbm_avail_gb=", rf"total_hbm_avail_gb=(?P<hbm_avail_gib>{NUM}) ?GiB"),
+    _p("total_hbm_limit_gb=", rf"total_hbm_limit_gb=(?P<hbm_limit_gib>{_N}) ?GiB"),
+    _p("total_hbm_limit_cap_gb=", rf"total_hbm_limit_cap_gb=(?P<hbm_limit_cap_gib>{_N}) ?GiB"),
+    _p("total_hbm_used_gb=", rf"total_hbm_used_gb=(?P<hbm_used_gib>{_N}) ?GiB"),
+    _p("total_hbm_avail_gb=", rf"total_hbm_avail_gb=(?P<hbm_avail_gib>{_N}) ?GiB"),
 )
 
 
@@ -589,12 +597,38 @@ def _tpu_blocks(m: re.Match[str]) -> Built:
 _TPU_KV_PARTS: tuple[Part, ...] = (
     _p("Init kv-cache", r"Init kv-cache(?: \||\s*$)"),
     Part(
-        "num_blocks=[", _part(rf"num_blocks=\[(?P<list>(?:{INT}, ?){{0,4096}}{INT})\]"), _tpu_blocks
+        "num_blocks=[", _part(rf"num_blocks=\[(?P<list>(?:{_I}, ?){{0,4096}}{_I})\]"), _tpu_blocks
     ),
-    _p("shape=(num_blocks, (", rf"shape=\(num_blocks, \((?P<block_size>{INT}),"),
-    _p(" * (", rf"shape={INT} \* \((?P<gpu_blocks>{INT}), (?P<block_size>{INT}),"),
+    _p("shape=(num_blocks, (", rf"shape=\(num_blocks, \((?P<block_size>{_I}),"),
+    _p(" * (", rf"shape={_I} \* \((?P<gpu_blocks>{_I}), (?P<block_size>{_I}),"),
 )
 
+
+_V0_PROFILE_ONELINE_MARKERS = ("Memory profiling results", "kv_cache_size=", "non_torch_memory=")
+
+_V0_PROFILE_TOTAL_MARKERS = (
+    "total_gpu_memory (",
+    "x gpu_memory_utilization (",
+)
+
+_V0_PROFILE_SPLIT_MARKERS = (
+    "model weights take",
+    "non_torch_memory takes",
+    "activation peak memory takes",
+    "reserved for KV Cache is",
+)
+
+_V1_PROFILE_DEBUG_MARKERS = ("Total non KV cache memory", "torch peak memory increase: ")
+
+_FREE_MEMORY_SUMMARY_MARKERS = (
+    "Free memory on device",
+    "Desired GPU memory utilization is (",
+    " GiB for peak activation",
+    "ache memory in use is ",
+    "Current KV cache memory: ",
+)
+
+_HPU_FREE_MEMORY_MARKERS = ("Free device memory: ", " reserved for HPUGraphs")
 
 PART_PATTERNS = _part_patterns(
     _FREE_MEMORY_PARTS,
@@ -624,28 +658,28 @@ ROWS: tuple[Row, ...] = (
     #    (0.6.5 dev builds add duration= and commas, and end with a period).
     Row(
         "v0_profile_oneline",
-        ("Memory profiling results",),
-        _c(r"Memory\ profiling\ results"),
+        _V0_PROFILE_ONELINE_MARKERS,
+        _any_of(_V0_PROFILE_ONELINE_MARKERS),
         _in_parts("v0_profile_oneline", _V0_ONELINE_PARTS),
     ),
     # -- V0 0.6.5-0.10.2 three-line profile: lines two and three.
     Row(
         "v0_profile_total",
-        ("total_gpu_memory (",),
-        _c(r"total_gpu_memory\ \("),
+        _V0_PROFILE_TOTAL_MARKERS,
+        _any_of(_V0_PROFILE_TOTAL_MARKERS),
         _in_parts("v0_profile_total", _V0_TOTAL_PARTS),
     ),
     Row(
         "v0_profile_split",
-        ("model weights take",),
-        _c(r"model\ weights\ take"),
+        _V0_PROFILE_SPLIT_MARKERS,
+        _any_of(_V0_PROFILE_SPLIT_MARKERS),
         _in_parts("v0_profile_split", _V0_SPLIT_PARTS),
     ),
     # -- V1 profile at DEBUG (0.9.1+), read part by part.
     Row(
         "v1_profile_debug",
-        ("Total non KV cache memory",),
-        _c(r"Total\ non\ KV\ cache\ memory"),
+        _V1_PROFILE_DEBUG_MARKERS,
+        _any_of(_V1_PROFILE_DEBUG_MARKERS),
         _in_parts("v1_profile_debug", _V1_PROFILE_PARTS),
     ),
     # -- the tabular profile a dev build printed, one "key   value" per line.
@@ -688,15 +722,15 @@ ROWS: tuple[Row, ...] = (
     #    vllm-ascend copy), read part by part.
     Row(
         "free_memory_summary",
-        ("Free memory on device",),
-        _c(r"Free\ memory\ on\ device"),
+        _FREE_MEMORY_SUMMARY_MARKERS,
+        _any_of(_FREE_MEMORY_SUMMARY_MARKERS),
         _free_memory_summary,
     ),
     # -- platform plugins' memory lines (PLATFORM_LINES.md), part by part.
     Row(
         "hpu_free_memory",
-        ("Free device memory: ",),
-        _c(r"Free\ device\ memory:\ "),
+        _HPU_FREE_MEMORY_MARKERS,
+        _any_of(_HPU_FREE_MEMORY_MARKERS),
         _in_parts("hpu_free_memory", _HPU_FREE_PARTS),
     ),
     # HPU V1: "Usable num_blocks: 4903, actual allocated num_blocks: 4904
