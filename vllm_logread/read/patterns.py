@@ -319,6 +319,15 @@ class Part:
     clue: str
     regex: re.Pattern[str]
     build: Callable[[re.Match[str]], Built] = _groups
+    name: str = ""  # what a near miss calls it (default: its fact kinds)
+
+    @property
+    def label(self) -> str:
+        """The part as a near miss names it: its fact kinds, else its clue."""
+        if self.name:
+            return self.name
+        kinds = [g for g in self.regex.groupindex if g in KIND_TYPES]
+        return "/".join(kinds) if kinds else repr(self.clue)
 
 
 def _in_parts(name: str, parts: tuple[Part, ...]) -> Callable[[re.Match[str]], Built]:
@@ -337,19 +346,19 @@ def _in_parts(name: str, parts: tuple[Part, ...]) -> Callable[[re.Match[str]], B
                 continue
             f = part.regex.search(text)
             if f is None:
-                lost.append(part.clue)
+                lost.append(part.label)
                 continue
             try:
                 out.extend(part.build(f))
             except NearMiss:
-                lost.append(part.clue)
+                lost.append(part.label)
                 continue
             num_read += 1
         if lost:
-            what = ", ".join(repr(c) for c in lost)
+            what = ", ".join(lost)
             if num_read:
-                raise PartialRead(f"{name}: cannot read the part(s) {what}", out)
-            raise NearMiss(f"{name}: line has {what} but not its known wording")
+                raise PartialRead(f"{name}: the {what} part is not in a known wording", out)
+            raise NearMiss(f"{name}: line has the {what} part but not in a known wording")
         if not num_read:
             raise NearMiss(f"{name}: no known part in the line")
         return out
@@ -389,7 +398,7 @@ def _p(clue: str, pattern: str) -> Part:
 
 
 def _sz(clue: str, pattern: str, kind: str) -> Part:
-    return Part(clue, _part(pattern), _sized(kind))
+    return Part(clue, _part(pattern), _sized(kind), kind)
 
 
 # Each part's regex is timed by tests/test_patterns_linear.py through this list.
@@ -597,7 +606,10 @@ def _tpu_blocks(m: re.Match[str]) -> Built:
 _TPU_KV_PARTS: tuple[Part, ...] = (
     _p("Init kv-cache", r"Init kv-cache(?: \||\s*$)"),
     Part(
-        "num_blocks=[", _part(rf"num_blocks=\[(?P<list>(?:{_I}, ?){{0,4096}}{_I})\]"), _tpu_blocks
+        "num_blocks=[",
+        _part(rf"num_blocks=\[(?P<list>(?:{_I}, ?){{0,4096}}{_I})\]"),
+        _tpu_blocks,
+        "gpu_blocks",
     ),
     _p("shape=(num_blocks, (", rf"shape=\(num_blocks, \((?P<block_size>{_I}),"),
     _p(" * (", rf"shape={_I} \* \((?P<gpu_blocks>{_I}), (?P<block_size>{_I}),"),

