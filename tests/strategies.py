@@ -510,8 +510,20 @@ def unstated_values(
         ok = value in (numbers if isinstance(value, int) else as_floats)
         if kind == "preemptions" and value == 1:
             ok = True  # a warning without the total counts one (FACTS.md)
-        if kind == "weights_gib" and not ok:  # "MB" lines are MiB: / 1024
-            ok = any(abs(n) < 1e300 and round(n / 1024, 6) == value for n in numbers)
+        if kind.endswith("_gib") and not ok:
+            # "MB" lines are MiB (/ 1024); Ascend prints bytes (/ 2**30); HPU's
+            # format_bytes prints KiB and TiB too (patterns._sized).
+            ok = any(
+                abs(n) < 1e300
+                and value
+                in (
+                    round(n / 1024, 6),
+                    float(n) / 2**30,
+                    round(n / 2**20, 6),
+                    round(n * 1024.0, 6),
+                )
+                for n in numbers
+            )
         if kind == "kv_usage_pct" and not ok:  # SGLang's "token usage: 0.59" is a fraction
             ok = any(
                 abs(n) < 1e300 and round(float(n) * 100, k) == value
