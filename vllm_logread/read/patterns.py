@@ -408,8 +408,8 @@ def _part_patterns(*tables: tuple[Part, ...]) -> tuple[tuple[str, re.Pattern[str
 
 # A part's number starts where a number starts: searched anywhere in the
 # line, "1.2.3.4 GiB" must not give 3.4.
-_N = rf"(?<![\d.,]){NUM}"
-_I = rf"(?<![\d.,]){INT}"
+_N = rf"(?<![\w.,-]){NUM}"
+_I = rf"(?<![\w.,-]){INT}"
 
 
 # -- the one-line memory summary "Free memory on device (30.27/31.4 GiB) on
