@@ -95,6 +95,9 @@ ROW_EXAMPLES: dict[str, str] = {
     "because there is not enough KV cache space. total_num_cumulative_preemption=51",
     "block_size_set": "Setting attention block size to 544 tokens to ensure that attention page "
     "size is >= mamba page size.",
+    "platform_block_size": "Using KV cache block size: 128",
+    "spyre_config": "Configurations for Spyre. max_model_len=32768, max_num_seqs=32, block_size=64, "
+    "max_num_batched_tokens=1024, enable_chunked_prefill=True, enable_prefix_caching=False",
     "hybrid_disabled": "Hybrid KV cache manager is disabled for this hybrid model.",
     "padding_layers": "Add 8 padding layers, may waste at most 15.38% KV cache memory",
 }

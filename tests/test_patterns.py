@@ -607,6 +607,41 @@ CASES = [
         "default.",
         [("available_kv_gib", 4.0)],
     ),
+    ("Using KV cache block size: 128", [("block_size", 128)]),
+    (
+        "Using cache_config.block_size: 64 instead of overriding with _align_hybrid_block_size() "
+        "since we set mamba_page_size_padded in kv_cache_manager.py",
+        [("block_size", 64)],
+    ),
+    (
+        "Increase the page size from 16 to 32 to make sure there'sno SMEM OOM",
+        [("block_size", 32)],
+    ),
+    ("Increase the page size from 16 to 64 to avoid SMEM OOM", [("block_size", 64)]),
+    (
+        "CPU MLA backend requires block_size=16, overriding user-specified block_size=128.",
+        [("block_size", 16)],
+    ),
+    (
+        "DeepSeek-V4 CPU backend requires block_size=256, overriding user-specified block_size=None.",
+        [("block_size", 256)],
+    ),
+    (
+        "Block size is set to 128 if prefix cache or chunked prefill is enabled.",
+        [("block_size", 128)],
+    ),
+    ("If prefix caching is enabled, block size must be set to 128.", [("block_size", 128)]),
+    (
+        "Configurations for Spyre. max_model_len=32768, max_num_seqs=32, block_size=64, "
+        "max_num_batched_tokens=1024, enable_chunked_prefill=True, enable_prefix_caching=False",
+        [
+            ("max_model_len", 32768),
+            ("max_num_seqs", 32),
+            ("block_size", 64),
+            ("max_num_batched_tokens", 1024),
+            ("enable_prefix_caching", False),
+        ],
+    ),
     # -- values that are no literals beside plain ones (value by value)
     (
         "non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'attention_config': AttentionConfig("

@@ -993,6 +993,48 @@ ROWS: tuple[Row, ...] = (
         ),
         warn_on_miss=False,
     ),
+    # -- platforms' block size lines (PLATFORM_LINES.md): TPU (tpu-inference)
+    #    "Using KV cache block size: 128" (v0.18-v0.20), "Using cache_config.block_size:
+    #    64 instead of overriding with _align_hybrid_block_size() ..." (v0.21+),
+    #    "Increase the page size from 16 to 32 to make sure there'sno SMEM OOM" / "... to
+    #    avoid SMEM OOM"; the CPU backend "CPU MLA backend requires block_size=16,
+    #    overriding user-specified block_size=32."; vllm-ascend "Block size is set to 128
+    #    if prefix cache or chunked prefill is enabled." and "If prefix caching is
+    #    enabled, block size must be set to 128."
+    Row(
+        "platform_block_size",
+        (
+            "Using KV cache block size: ",
+            "Using cache_config.block_size: ",
+            "Increase the page size from ",
+            "backend requires block_size=",
+            "Block size is set to ",
+            "block size must be set to ",
+        ),
+        _c(
+            rf"""Using\ KV\ cache\ block\ size:\ (?P<a>{INT})
+                |Using\ cache_config\.block_size:\ (?P<b>{INT})\ instead
+                |Increase\ the\ page\ size\ from\ {INT}\ to\ (?P<c>{INT})\ to
+                |backend\ requires\ block_size=(?P<d>{INT}),\ overriding
+                |Block\ size\ is\ set\ to\ (?P<e>{INT})\ if\ prefix\ cache
+                |block\ size\ must\ be\ set\ to\ (?P<f>{INT})\b"""
+        ),
+        lambda m: [("block_size", int(next(g for g in m.groups() if g is not None)), None)],
+    ),
+    # -- vllm-spyre v1.10+: "Configurations for Spyre. max_model_len=32768,
+    #    max_num_seqs=32, block_size=64, max_num_batched_tokens=1024,
+    #    enable_chunked_prefill=True, enable_prefix_caching=False".
+    Row(
+        "spyre_config",
+        ("Configurations for Spyre.",),
+        _c(
+            rf"""Configurations\ for\ Spyre\.\ max_model_len=(?P<max_model_len>{INT}),
+                 \ max_num_seqs=(?P<max_num_seqs>{INT}),\ block_size=(?P<block_size>{INT}),
+                 \ max_num_batched_tokens=(?P<max_num_batched_tokens>{INT})
+                 (?:,\ enable_chunked_prefill=\w{{1,5}},
+                    \ enable_prefix_caching=(?P<enable_prefix_caching>True|False)\b)?"""
+        ),
+    ),
     Row(
         "hybrid_disabled",
         ("Hybrid KV cache manager is disabled", "Turning off hybrid kv cache manager"),
