@@ -100,6 +100,9 @@ ROW_EXAMPLES: dict[str, str] = {
     "max_num_batched_tokens=1024, enable_chunked_prefill=True, enable_prefix_caching=False",
     "hybrid_disabled": "Hybrid KV cache manager is disabled for this hybrid model.",
     "padding_layers": "Add 8 padding layers, may waste at most 15.38% KV cache memory",
+    "platform": "Automatically detected platform cpu.",
+    "kv_group_sizes": "kv cache group sizes (32, 32, 32, 32, 32, 32, 32)",
+    "kv_lcm_block_size": "kv lcm block sizes 32",
 }
 
 # Physical lines as captures wrap them: process tags, vLLM's header in two

@@ -27,7 +27,9 @@ def _match(expected: Any, got: Any, where: str) -> None:
         for key, value in expected.items():
             assert key in got, f"{where}.{key}: missing"
             _match(value, got[key], f"{where}.{key}")
-    elif isinstance(expected, list) and where.endswith(("checks", "what_if", "engines")):
+    elif isinstance(expected, list) and where.endswith(
+        ("checks", "what_if", "engines", "unknowns")
+    ):
         for item in expected:
             key = "name" if "name" in item else "change" if "change" in item else "engine"
             found = [g for g in got if g.get(key) == item[key]]

@@ -328,6 +328,13 @@ CASES = [
         [("hybrid_kv_disabled", True)],
     ),
     ("Add 8 padding layers, may waste at most 15.38% KV cache memory", [("padding_layers", 8)]),
+    ("Automatically detected platform cpu.", [("platform", "cpu")]),
+    (
+        "kv cache group sizes (128, 128, 128, 128)",
+        [("num_kv_cache_groups", 4), ("kv_group_block_sizes", "128,128,128,128")],
+    ),
+    ("kv lcm block sizes 128", [("kv_lcm_block_size", 128)]),
+    ("Automatically detected platform cuda.", [("platform", "cuda")]),
     ("EngineCore failed to start.", [("engine_failed", True)]),
     (
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
@@ -600,12 +607,12 @@ CASES = [
     ("Available KV cache memory: -0.87 GiB", [("available_kv_gib", -0.87)]),
     (
         "VLLM_CPU_KVCACHE_SPACE not set. Using 63.5 GiB for KV cache.",
-        [("available_kv_gib", 63.5)],
+        [("cpu_kv_space_gib", 63.5)],
     ),
     (
         "Environment variable VLLM_CPU_KVCACHE_SPACE (GiB) for CPU backend is not set, using 4 by "
         "default.",
-        [("available_kv_gib", 4.0)],
+        [("cpu_kv_space_gib", 4.0)],
     ),
     ("Using KV cache block size: 128", [("block_size", 128)]),
     (

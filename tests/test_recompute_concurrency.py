@@ -130,11 +130,20 @@ def test_real_logs_are_included() -> None:
 @pytest.mark.parametrize("path", LOGS, ids=[_id(p) for p in LOGS])
 def test_max_concurrency_is_recomputed(path: Path) -> None:
     out = _report(path)
+    if out.get("failure") and out["pool_tokens"] is None and out["num_blocks"] is None:
+        # A paste whose last run failed before its pool (036: a good run, then
+        # "KV cache too small"): the report is that failure.
+        assert out["users"] is None and out["failure"]["cause"]
+        return
     assert out["pool_tokens"] is not None or out["num_blocks"] is not None, "the pool was not read"
     check = next((c for c in out["checks"] if c["name"] == "max_concurrency"), None)
     status = None if check is None else check["status"]
     if path.name in CONTRADICTIONS:
-        assert status == "fail", f"{path.name} no longer fails: {check}"
+        # With no config the plain layout was only assumed: the figures that
+        # break it make the layout unknown (and the users), never exit 4.
+        assert status == "unknown", f"{path.name}: {check}"
+        assert [u["name"] for u in out.get("unknowns", [])] == ["attention_layout"]
+        assert out["users"] is None
         return
     if status == "pass":
         return

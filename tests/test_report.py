@@ -85,14 +85,26 @@ def test_unknown_model_leaves_the_check_unknown_but_users_known() -> None:
 def test_v0_blocks_line_has_no_null_block() -> None:
     text = (
         "INFO 11-29 12:34:56 executor_base.py:110] # CUDA blocks: 1478, # CPU blocks: 2048\n"
-        "INFO 11-29 12:34:56 executor_base.py:115] Maximum concurrency for 29000 tokens per request: 0.82x\n"
+        "INFO 11-29 12:34:56 executor_base.py:115] Maximum concurrency for 8192 tokens per request: 2.89x\n"
     )
     r = report_of(text, spec=None)
     # V0: 1,478 blocks, all usable; 1,478 // 40 = 36 (36 x 40 = 1,440).
     assert (r.engine_generation, r.num_blocks, r.users) == ("V0", 1478, 36)
     assert (
         next(c for c in r.checks if c.name == "max_concurrency").status == "pass"
-    )  # 1478*16/29000
+    )  # 1478*16/8192 = 2.89
+
+
+def test_v0_pool_smaller_than_max_model_len_serves_nobody() -> None:
+    text = (
+        "INFO 11-29 12:34:56 executor_base.py:110] # CUDA blocks: 1478, # CPU blocks: 2048\n"
+        "INFO 11-29 12:34:56 executor_base.py:115] Maximum concurrency for 29000 tokens per request: 0.82x\n"
+    )
+    r = report_of(text, spec=None)
+    # 1,478 x 16 = 23,648 tokens < 29,000: V0 raises after this line; 0 users.
+    assert (r.num_blocks, r.users) == (1478, 0)
+    assert r.failure is not None and "smaller than max model len 29,000" in r.failure.cause
+    assert "--max-model-len 23,648 or less" in r.failure.fix[0]
 
 
 def test_block_size_from_the_log_wins_over_the_default() -> None:
@@ -137,9 +149,16 @@ def test_dp_engines_sum_users() -> None:
 
 
 def test_workload_changes_users() -> None:
+    r = report_of(SEED, spec=None, workload=Workload(prompt_tokens=7000, output_tokens=1000))
+    # 8,000 tokens = 500 blocks; 1,505 // 500 = 3.
+    assert r.users == 3
+
+
+def test_a_workload_over_max_model_len_gets_no_users() -> None:
     r = report_of(SEED, spec=None, workload=Workload(prompt_tokens=8000, output_tokens=1000))
-    # 9,000 tokens = 563 blocks; 1,505 // 563 = 2.
-    assert r.users == 2
+    # 9,000 tokens > max_model_len 8,192: vLLM rejects every such request.
+    assert r.users == 0
+    assert any("over max_model_len 8,192" in w for w in r.warnings)
 
 
 def test_negative_pool_is_never_divided() -> None:

@@ -256,10 +256,13 @@ class _Job:
         if extra:
             self.console.out(extra)
         is_reported = any(res.is_reported for res in results)
-        if not is_reported:
+        has_failure = any(r.failure is not None for res in results for r in res.reports)
+        if not is_reported and not has_failure:
             self.console.err(missing_pool_message(results))
         # Exit 3's own message is the missing-pool one, said just above.
-        if status.message and (status.code != MissingPoolError.exit_code or is_reported):
+        if status.message and (
+            status.code != MissingPoolError.exit_code or is_reported or has_failure
+        ):
             self.console.err(status.message)
         return status.code
 

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .read.facts import Fact, Value
+from .versions import version_or_none
 
 # Kinds that describe how a server was started: restated after a pool, they
 # mean a new boot. Stats kinds never do.
@@ -170,9 +171,12 @@ class Boot:
         """Whether this line's facts begin a new boot (see module docstring)."""
         if not self.has_pool:
             return False
+        if any(f.kind == "kv_too_small" for f in line_facts):
+            # V0 states its blocks, then raises on them (restating max_model_len):
+            # the same boot. V1 checks before it prints a pool: after a pool,
+            # another run.
+            return not self.all("gpu_blocks") or bool(self.all("pool_tokens"))
         for f in line_facts:
-            if f.kind == "kv_too_small":
-                return True
             if f.kind in _BOOT_KINDS and (f.kind, f.process) in self._said:
                 return True
         return False
@@ -213,22 +217,25 @@ class BootTracker:
 
 
 _POOL_LINE_KINDS = frozenset(
-    {"pool_tokens", "gpu_blocks", "cpu_blocks", "device", "max_concurrency", "concurrency_tokens"}
+    {
+        "pool_tokens",
+        "gpu_blocks",
+        "cpu_blocks",
+        "device",
+        "max_concurrency",
+        "concurrency_tokens",
+        # 0.31+ hybrids follow their pool line with these, which settle the
+        # layout and block size: a report given before them is given again
+        # when they change its figures.
+        "num_kv_cache_groups",
+        "kv_lcm_block_size",
+    }
 )
 
 
 def _version(boot: Boot) -> tuple[int, ...]:
     """The boot's vLLM version as numbers; () when unknown."""
-    v = boot.value("vllm_version")
-    parts: list[int] = []
-    for p in str(v or "").lstrip("v").split("+")[0].split("."):
-        digits = p[: len(p) - len(p.lstrip("0123456789"))]
-        if not digits:
-            break
-        parts.append(int(digits))
-        if digits != p:
-            break
-    return tuple(parts)
+    return version_or_none(boot.value("vllm_version")) or ()
 
 
 def _all_engines_spoke(boot: Boot) -> bool:

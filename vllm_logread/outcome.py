@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from .boots import Boot
 from .events import BootResult, InputResult
 from .read.facts import Fact
+from .report.model import Report
 from .session import Session
 from .watch import Estimate
 
@@ -71,15 +72,11 @@ def exit_status(
         return ExitStatus(
             3, "--strict: a line carried a known marker but did not match its pattern"
         )
+    failed = [r for r in reports if r.failure is not None]
+    if failed:
+        return ExitStatus(3, "\n".join(failure_message(r) for r in failed))
     if not reports or not all(r.has_pool for r in reports):
         return ExitStatus(3, missing_pool_message(results))
-    failed = [f for r in reports if (f := r.boot.first("engine_failed")) is not None]
-    if failed:
-        return ExitStatus(
-            3,
-            f"{failed[0].source}:{failed[0].line}: the engine failed to start after stating its "
-            "pool, so that pool never served; fix the error above it and boot again",
-        )
     if any(r.contradicts for r in reports):
         bad = [c.detail for r in reports for c in r.checks if c.status == "fail"]
         return ExitStatus(4, "the log contradicts the model config: " + "; ".join(bad))
@@ -90,6 +87,15 @@ def exit_status(
             if r.users < min_users:
                 return ExitStatus(1, f"--min-users {min_users}: only {r.users} users fit")
     return ExitStatus(0)
+
+
+def failure_message(r: Report) -> str:
+    """Exit 3's message for a boot that serves nobody: the cause and what would boot."""
+    f = r.failure
+    assert f is not None
+    where = f"{r.source}:{f.line}" if f.line is not None else r.source
+    fixes = "".join(f"\n  fix: {x}" for x in f.fix)
+    return f"{where}: the boot serves nobody: {f.cause}{fixes}"
 
 
 def missing_pool_message(results: Sequence[InputResult]) -> str:

@@ -219,7 +219,12 @@ class Session:
 
     @property
     def last_boot(self) -> Boot:
-        """The last boot that stated a pool, else the last boot."""
+        """The last boot that stated a pool, else the last boot; but a last boot
+        that failed (a paste of a good run, then a run that did not start) is
+        the one that says what is running now."""
+        current = self.tracker.current
+        if any(current.first(k) is not None for k in _FAILURE_KINDS):
+            return current
         for boot in reversed(self.tracker.boots):
             if boot.has_pool:
                 return boot
@@ -815,10 +820,15 @@ class Session:
         report = self.report_for(boot)
         if _figures(report) == self._printed.get(boot.index):
             return []
+        said = {f.kind for f in boot.facts if f.line == line}
+        what = (
+            "the KV cache groups were stated after the report above and change its figures"
+            if said & {"num_kv_cache_groups", "kv_lcm_block_size"}
+            else "the pool was stated again after the report above, with other figures"
+        )
         warning = Output(
             kind="warning",
-            text=f"warning: {self.source}:{line}: the pool was stated again after the report "
-            "above, with other figures: reported again",
+            text=f"warning: {self.source}:{line}: {what}: reported again",
             line=line,
         )
         return [warning, self._report(boot, line, report)]
@@ -834,6 +844,10 @@ class Session:
         if len(self.tracker.boots) > 1:
             title = f"boot {boot.index + 1}" + (f", {title}" if title else "")
         return [Output(kind="summary", summary=summary, title=title, line=line)]
+
+
+#: Facts that say a boot did not start (report.failure words them).
+_FAILURE_KINDS = ("kv_too_small", "engine_failed")
 
 
 def _figures(report: Report) -> tuple[Any, ...]:

@@ -92,6 +92,29 @@ def parse_version(version: str | Sequence[int] | None) -> tuple[int, ...] | None
     return tuple(parts)
 
 
+def version_or_none(version: object) -> tuple[int, ...] | None:
+    """``parse_version`` of a log's text, None when it is no version at all.
+
+    >>> version_or_none("0.11.0"), version_or_none("main"), version_or_none(None)
+    ((0, 11, 0), None, None)
+    """
+    if version is None or version == "":
+        return None
+    try:
+        return parse_version(str(version))
+    except UsageError:
+        return None
+
+
+def at_least(version: object, floor: str) -> bool:
+    """The log's version is ``floor`` or newer (an unreadable version: newest).
+
+    >>> at_least("0.11.1", "0.11.1"), at_least("0.9.2", "0.11.1"), at_least(None, "0.1")
+    (True, False, True)
+    """
+    return _at_least(version_or_none(version), parse_version(floor) or ())
+
+
 def _at_least(version: tuple[int, ...] | None, floor: tuple[int, ...]) -> bool:
     """None means "the newest vLLM"."""
     return version is None or version >= floor

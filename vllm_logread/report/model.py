@@ -40,6 +40,40 @@ class Check:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Unknown:
+    """A value the report had to assume and the log's figures did not settle.
+
+    ``candidates`` are the values that survived every stated figure (each with
+    the users it gives, when it gives any); ``settle`` says what would decide.
+    """
+
+    name: str
+    candidates: tuple[str, ...]
+    why: str
+    settle: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "candidates": list(self.candidates),
+            "why": self.why,
+            "settle": self.settle,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Failure:
+    """Why a boot serves nobody, the line that says so, and what would boot."""
+
+    cause: str
+    line: int | None
+    fix: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cause": self.cause, "line": self.line, "fix": list(self.fix)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EngineReport:
     """Users for one data-parallel engine."""
 
@@ -110,6 +144,11 @@ class Report:
     arithmetic: tuple[str, ...]
     target: TargetPlan | None = None  # --target-users
     basis: Basis | None = None  # what the what-ifs start from (sweeps and plots use it)
+    # Users known only as a range (an assumption the log did not settle) and
+    # what was assumed; a boot that serves nobody says why.
+    users_range: tuple[int, int] | None = None
+    unknowns: tuple[Unknown, ...] = ()
+    failure: Failure | None = None
 
     @property
     def users(self) -> int | None:

@@ -42,7 +42,7 @@ from ..errors import LogReadError, UsageError
 from ..kv.config import TABLE_SOURCE, find_cached_config, load_config, table_entry
 from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
-from ..versions import HYBRID_MANAGER_FROM, cdiv, parse_version
+from ..versions import HYBRID_MANAGER_FROM, cdiv, version_or_none
 from .gpus import Gpu, find_gpu
 
 GIB = 1 << 30
@@ -346,20 +346,13 @@ class Basis:
         )
 
 
-def _version_tuple(version: str | None) -> tuple[int, ...] | None:
-    try:
-        return parse_version(version)
-    except LogReadError:
-        return None
-
-
 def default_utilization(version: str | None) -> tuple[float, str]:
     """vLLM's default ``gpu_memory_utilization`` for a version, and why.
 
     >>> default_utilization("0.11.0")[0], default_utilization("0.32.0")[0]
     (0.9, 0.92)
     """
-    v = _version_tuple(version)
+    v = version_or_none(version)
     if v is None:
         return 0.9, "vLLM's default 0.90 assumed (0.92 from 0.20; the log states neither)"
     if v >= UTILIZATION_092_FROM:
@@ -794,7 +787,7 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
     text = f"max_model_len={n}"
     c = b.fit(b.num_blocks)
     per_req = cdiv(n, b.block_size)
-    v = _version_tuple(b.vllm_version)
+    v = version_or_none(b.vllm_version)
     old_formula = b.is_v1 is False or (v is not None and v < HYBRID_MANAGER_FROM)
     if b.layout is not None:
         try:
