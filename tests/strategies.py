@@ -402,7 +402,16 @@ _NUM_TEXT = re.compile(
 # Kinds whose value is named, not quoted, by the line (FACTS.md): the device
 # word, the stats engine, flags, and a preemption warning that counts 1.
 _DERIVED_KINDS = frozenset(
-    {"device", "stats_engine", "hybrid_kv_disabled", "enable_prefix_caching", "engine_kind"}
+    {
+        "device",
+        "stats_engine",
+        "hybrid_kv_disabled",
+        "enable_prefix_caching",
+        "engine_kind",
+        # "kv cache group sizes (128, 128)": the count of the sizes, and the sizes joined
+        "num_kv_cache_groups",
+        "kv_group_block_sizes",
+    }
 )
 
 
@@ -558,11 +567,17 @@ def unstated_values(
         if v is not None and not any(stated(k, v) for k in kinds):
             problems.append(f"{key}={v!r} is not a fact of the input")
     bs = obj.get("block_size")
-    # Defaults: vLLM's 16 (GPU), 64 (XPU), 128 (CPU, HPU); SGLang's page_size 1.
-    # A hybrid model's block size follows vLLM's rule from its config.
-    by_rule = "rule for this model" in str(obj.get("block_size_source"))
+    # Defaults: vLLM's 16 (GPU), 64 (XPU), 128 (CPU, HPU); SGLang's page_size 1;
+    # the block sizes vLLM accepts, when the log's figures pick one (report/solve.py);
+    # the block size the log's KV cache groups state. A hybrid model's block size
+    # follows vLLM's rule from its config (TPU's from its max model len).
+    by_rule = "rule" in str(obj.get("block_size_source"))
     if bs is not None and not (
-        stated("block_size", bs) or bs in (1, 16, 64, 128) or bs == block_size or by_rule
+        stated("block_size", bs)
+        or stated("kv_lcm_block_size", bs)
+        or bs in (1, 16, 32, 64, 128, 256)
+        or bs == block_size
+        or by_rule
     ):
         problems.append(f"block_size={bs!r} is neither stated, given nor a default")
     if isinstance(bs, int) and bs <= 0:
