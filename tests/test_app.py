@@ -61,9 +61,8 @@ def test_a_file_gives_its_report_and_exit_0() -> None:
     c = FakeConsole()
     assert read(c, SEED) == 0
     text = c.stdout.decode()
-    assert text.startswith("== vllm-logread: Qwen/Qwen3-8B (vLLM 0.32.0, V1, GPU")
-    assert "KV pool:       24,096 tokens = 1,506 blocks of 16 tokens (line 16)" in text
-    assert "Users that fit: 37 users at 512 prompt + 128 output tokens" in text
+    assert text.startswith("== vllm-logread: 37 users fit at 512 prompt + 128 output tokens")
+    assert "KV pool:      24,096 tokens = 1,506 blocks of 16 tokens (line 16)" in text
     assert FRAME_OPEN not in c.stdout  # a named file is not echoed
     assert c.stderr == []
     assert c.num_stdin_calls == 0
@@ -85,7 +84,7 @@ def test_stdin_is_echoed_unchanged_with_the_report_framed() -> None:
     out = bytes(c.stdout)
     start = out.index(FRAME_OPEN)
     end = out.index(FRAME_CLOSE, start) + len(FRAME_CLOSE)
-    assert b"37 users at 512 prompt + 128 output tokens" in out[start:end]
+    assert b"37 users fit at 512 prompt + 128 output tokens" in out[start:end]
     assert out[:start] + out[end:] == log  # every input byte, once, in order
     # The report comes right after line 16, the pool line, not at the end.
     assert out[:start].count(b"\n") == 16
@@ -150,7 +149,9 @@ def test_bad_values_are_plain_errors_with_exit_2(
     assert c.stdout == b""
 
 
-def test_a_later_missing_file_closes_the_ones_opened(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_file_among_several_is_its_own_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each input on its own: the seed still says 37 users; the missing file is
+    # named once, and the exit code is the worse of the two (2).
     opened: list[IO[bytes]] = []
     real_open = app.open_input
 
@@ -160,15 +161,22 @@ def test_a_later_missing_file_closes_the_ones_opened(monkeypatch: pytest.MonkeyP
         return stream
 
     monkeypatch.setattr(app, "open_input", spy)
-    with pytest.raises(InputError):
-        read(FakeConsole(), SEED, "/nonexistent.log")
+    c = FakeConsole()
+    assert read(c, SEED, "/nonexistent.log") == 2
     assert len(opened) == 1 and opened[0].closed
+    assert b"Users that fit: 37 users" in c.stdout or b"37 users" in c.stdout
+    assert c.stderr == ["Error: /nonexistent.log: no such file"]
+
+
+def test_a_single_missing_file_is_the_command_error() -> None:
+    with pytest.raises(InputError):
+        read(FakeConsole(), "/nonexistent.log")
 
 
 def test_min_users_gate_exits_1_with_its_reason() -> None:
     c = FakeConsole()
     assert read(c, SEED, min_users=38) == 1
-    assert c.stderr == ["--min-users 38: only 37 users fit"]
+    assert c.stderr == [f"{SEED}: --min-users 38: only 37 users fit at 512+128 tokens"]
     assert read(FakeConsole(), SEED, min_users=37) == 0
 
 

@@ -23,9 +23,8 @@ def run(*args: str, stdin: bytes | None = None):
 def test_seed_says_37_users_and_explains_294() -> None:
     r = run(str(SEED), "--prompt", "512", "--output", "128")
     assert r.exit_code == 0, r.stderr
-    assert "37 users at 512 prompt + 128 output" in r.stdout
-    assert "41 users mid-answer" in r.stdout
-    assert "2.94x" in r.stdout and "fill the whole max model length" in r.stdout
+    assert "37 users fit at 512 prompt + 128 output tokens (41 mid-answer)" in r.stdout
+    assert "vLLM's 2.94x is for users who each fill all 8,192 tokens" in r.stdout
     assert "147,456" in r.stdout
 
 
@@ -119,7 +118,7 @@ def test_missing_file_is_a_usage_error() -> None:
 def test_stdin_dash() -> None:
     r = run("-", "--no-echo", stdin=SEED.read_bytes())
     assert r.exit_code == 0
-    assert "37 users at 512" in r.stdout
+    assert "37 users fit at 512" in r.stdout
     assert "(APIServer pid=1)" not in r.stdout
 
 
@@ -130,9 +129,22 @@ def test_kv_command() -> None:
 
 
 def test_every_command_has_an_example_in_its_help() -> None:
-    for name in main.commands:
-        r = run(name, "--help")
-        assert "Example:" in r.stdout, f"{name} --help has no example"
+    for name in ("read", "kv", "--help"):
+        r = run(name, "--help") if name != "--help" else run("--help")
+        assert r.exit_code == 0
+        examples = r.stdout.split("Examples:", 1)[1].split("\n\n", 1)[0].strip().splitlines()
+        assert 2 <= len(examples) <= 3, f"{name} --help: {examples}"
+        assert all("vllm-logread" in line for line in examples)
+        for code in (
+            "0  ok",
+            "1  a CI gate failed",
+            "2  usage error",
+            "3  the log lacks",
+            "4  the log contradicts",
+            "130/143",
+        ):
+            assert code in r.stdout, f"{name} --help lacks exit code {code!r}"
+        assert "_VLLM_LOGREAD_COMPLETE" in r.stdout  # shell completion
 
 
 def test_help_does_not_import_pandas() -> None:

@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "sample_logs" / "seed_qwen3-8b_l4.log"
 SEED_REL = "sample_logs/seed_qwen3-8b_l4.log"
 ADVICE = (
-    "max_num_seqs 256 (vLLM's default below 70 GiB of GPU memory, 1024 on H100-class GPUs in "
-    "recent versions; not in the log) admits more requests than the pool holds at 512+128 "
+    "max_num_seqs 256 (vLLM's default below 70 GiB of GPU memory, 1024 on bigger GPUs but A100s "
+    "in recent versions; the log shows only that it has at least 18.58 GiB (weights + KV cache); "
+    "--gpu NAME settles it; not in the log) admits more requests than the pool holds at 512+128 "
     "tokens (37): under full load vLLM preempts (recomputes) the newest as answers grow; "
     "--max-num-seqs 37 keeps every admitted answer in the pool (41 fit mid-answer)"
 )

@@ -226,7 +226,8 @@ def test_l4_default_batch_budget_is_named() -> None:
     """The L4 log's 1.65x needs vLLM's 2,048-token default (8,192 gives 1.57x)."""
     out = run_json("hybrid_gpt_oss_20b_l4", 512, 128)
     detail = next(c["detail"] for c in out["checks"] if c["name"] == "max_concurrency")
-    assert "1.65x" in detail and "max_num_batched_tokens 2048" in detail
+    assert "1.65x" in detail and "max_num_batched_tokens 2,048" in detail
+    assert "below 70 GiB or on an A100; the value that gives vLLM's printed figure" in detail
 
 
 def test_stated_batch_budget_is_used_alone() -> None:
@@ -269,8 +270,13 @@ def test_the_live_report_holds_the_pool_as_a_range_until_the_blocks_are_stated()
     assert r.exit_code == 0, r.stderr
     assert r.stdout.count("== vllm-logread: ") == 1
     assert "stated again" not in r.stderr
-    assert "KV pool:       29,760 tokens = 13,020 to 13,026 blocks of 16 tokens (line 12)\n" in (
+    assert "KV pool:      29,760 tokens = 13,020 to 13,026 blocks of 16 tokens (line 12)" in (
         r.stdout
+    )
+    r = CliRunner().invoke(
+        main,
+        [str(SAMPLES / "hybrid_gemma3_27b.log"), "--no-echo", "--explain"],
+        catch_exceptions=False,
     )
     assert (
         "pass    pool_vs_memory: 15.9 GiB / 1,310,720 B per block = 13,021..13,029 blocks "

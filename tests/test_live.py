@@ -359,10 +359,10 @@ def test_restart_in_the_stream_gives_a_second_report() -> None:
     proc.stdin.write(seed + stats * 1000)
     proc.stdin.flush()
     first = proc.stdout.readline()
-    assert first.startswith(b"== vllm-logread: Qwen/Qwen3-8B")
+    assert first.startswith(b"== vllm-logread: 37 users fit")
     proc.stdin.write(second + stats)
     proc.stdin.close()
     out = first + proc.stdout.read()
     assert proc.wait(timeout=20) == 0
-    assert out.count(b"== vllm-logread: Qwen/Qwen3-8B") == 2
+    assert out.count(b"== vllm-logread: 37 users fit") == 2
     assert out.count(b"load summary") == 2  # one per boot

@@ -138,7 +138,7 @@ def test_the_old_usage_name_alone_is_read() -> None:
 def test_data_parallel_engines_each_get_a_row() -> None:
     r = run(str(V1_DP2))
     assert r.exit_code == 0, r.stderr
-    assert re.search(r"Users that fit: 74\b", r.stdout)
+    assert re.search(r"== vllm-logread: 74 users fit\b", r.stdout)
     out = json.loads(run(str(V1_DP2), "--json").stdout)
     assert [(e["engine"], e["users"], e["line"]) for e in out["engines"]] == [
         ("DP0", 37, 49),
@@ -205,8 +205,8 @@ def test_a_text_without_cache_config_info_has_no_pool() -> None:
 def test_seed_numbers_through_stdin_give_37_and_nothing_echoed() -> None:
     r = run("--prompt", "512", "--output", "128", stdin=V1_010.read_bytes())
     assert r.exit_code == 0, r.stderr
-    assert re.search(r"Users that fit: 37\b", r.stdout)
-    assert "1,505 // 40 = 37 users" in r.stdout
+    assert re.search(r"== vllm-logread: 37 users fit\b", r.stdout)
+    assert "(1,506 - 1 null) // 40 = 37 users" in r.stdout
     assert "# HELP" not in r.stdout and "vllm:cache_config_info" not in r.stdout
     assert "=" * 30 + " vllm-logread " not in r.stdout  # no frame: no log lines around it
     assert "40 running, 3 waiting, KV cache usage 99.5%, 7 preemptions" in r.stdout
@@ -216,7 +216,7 @@ def test_seed_numbers_through_stdin_give_37_and_nothing_echoed() -> None:
 def test_a_log_through_stdin_is_still_a_log() -> None:
     r = run("--prompt", "512", "--output", "128", stdin=SEED_LOG.read_bytes())
     assert r.exit_code == 0
-    assert "37 users at 512 prompt + 128 output" in r.stdout
+    assert "37 users fit at 512 prompt + 128 output" in r.stdout
     assert "GPU KV cache size" in r.stdout  # the log's own lines pass through (echo)
 
 
@@ -265,7 +265,7 @@ def metrics_server() -> Iterator[str]:
 def test_metrics_url_against_a_local_server_gives_37(metrics_server: str) -> None:
     r = run("--metrics-url", f"{metrics_server}/metrics", "--prompt", "512", "--output", "128")
     assert r.exit_code == 0, r.stderr
-    assert re.search(r"Users that fit: 37\b", r.stdout)
+    assert re.search(r"== vllm-logread: 37 users fit\b", r.stdout)
     out = json.loads(run("--metrics-url", f"{metrics_server}/metrics", "--json").stdout)
     assert (out["users"], out["num_blocks"], out["block_size"]) == (37, 1506, 16)
     assert out["source"] == f"{metrics_server}/metrics"

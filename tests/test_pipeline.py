@@ -200,7 +200,7 @@ def test_cli_echo_is_the_default_on_stdin_and_json_never_mixes() -> None:
     r = run_cli(stdin=data)
     assert r.exit_code == 0
     assert r.stdout.startswith(data[:200].decode())
-    assert "=" * 30 + " vllm-logread " + "=" * 30 + "\n== vllm-logread: Qwen/Qwen3-8B" in r.stdout
+    assert "=" * 30 + " vllm-logread " + "=" * 30 + "\n== vllm-logread: 37 users fit" in r.stdout
     j = run_cli("--json", stdin=data)
     assert j.exit_code == 0
     obj = json.loads(j.stdout)

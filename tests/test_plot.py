@@ -110,3 +110,27 @@ def test_help_imports_neither_pandas_nor_matplotlib() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
     assert "--what-if" in done.stdout and "--plot" in done.stdout
+
+
+def test_the_capacity_axes_are_labelled_at_every_decade() -> None:
+    from matplotlib.figure import Figure
+
+    from vllm_logread.kv.config import resolve_spec
+    from vllm_logread.report.model import Options
+    from vllm_logread.session import Session
+
+    session = Session(str(SEED), Options(), spec_resolver=resolve_spec)
+    session.feed(SEED.read_bytes())
+    list(session.finish())
+    report = session.report_for(session.last_boot)
+    fig = Figure()
+    ax = fig.subplots()
+    plot._draw_capacity(ax, [report])
+    fig.canvas.draw()  # type: ignore[no-untyped-call]
+    low, high = ax.get_ylim()
+    labels = [t.get_text() for t in ax.get_yticklabels() if low <= t.get_position()[1] <= high]
+    # Users run from 1 (a user of the whole pool) to thousands: 1, 10, 100, 1,000 ...
+    assert labels[:3] == ["1", "10", "100"]
+    assert all(label for label in labels)
+    xs = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert "1,024" in xs and "16,384" in xs  # every power of two tokens

@@ -53,12 +53,13 @@ ARGS = (
 def test_boot_log_gives_612_users_with_the_arithmetic_shown() -> None:
     r = run(str(H100), "--prompt", "512", "--output", "128")
     assert r.exit_code == 0, r.stderr
-    assert re.search(r"Users that fit: 612\b", r.stdout)
+    assert re.search(r"== vllm-logread: 612 users fit\b", r.stdout)
     assert re.search(r"\b680\b.*mid-answer", r.stdout)
-    assert "391,815 // 640 = 612 users" in r.stdout
+    assert "391,815 slots // 640 = 612 users" in r.stdout
     # a page of one token: no "391,815 blocks of 1 tokens"
-    assert "KV pool:       391,815 tokens (line 14)\n" in r.stdout
-    assert "pass    kv_bytes_per_token" in r.stdout
+    assert "KV pool:      391,815 tokens (line 14); 53.8 GiB\n" in r.stdout
+    assert "checks:       pass kv_bytes_per_token, pool_tokens" in r.stdout
+    assert "server:       Qwen/Qwen3-8B, SGLang, 1 GPU" in r.stdout
 
 
 def test_rank_tags_are_the_process() -> None:
@@ -112,7 +113,7 @@ def test_a_kv_line_that_does_not_fit_the_model_is_a_contradiction(tmp_path: Path
             "K size: 26.90 GB, V size: 26.90 GB", "K size: 13.45 GB, V size: 13.45 GB"
         )
     )
-    r = run(str(log))
+    r = run(str(log), "--explain")
     assert r.exit_code == 4
     assert "fail    kv_bytes_per_token" in r.stdout
 

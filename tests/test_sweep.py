@@ -63,7 +63,9 @@ def test_csv_and_json_say_the_same() -> None:
     j = run(str(SEED), "--prompt", "256,512,2048", "--output", "128,512", "--format", "json")
     assert c.exit_code == 0 and j.exit_code == 0
     from_csv = list(csv.DictReader(io.StringIO(c.stdout)))
-    from_json = json.loads(j.stdout)
+    obj = json.loads(j.stdout)
+    from_json = obj["sweep"]  # --format json is --json: the report, the sweep's rows in it
+    assert obj["users"] == 62 and obj["workload"]["prompt_tokens"] == 256
     assert len(from_csv) == len(from_json) == 6
     for a, b in zip(from_csv, from_json, strict=True):
         assert a["source"] == b["source"] == str(SEED)
@@ -98,7 +100,7 @@ def test_markdown_sweep() -> None:
 
 def test_a_single_value_works_as_before() -> None:
     r = run(str(SEED), "--prompt", "512", "--output", "128")
-    assert "Users that fit: 37 users at 512 prompt + 128 output tokens" in r.stdout
+    assert "37 users fit at 512 prompt + 128 output tokens" in r.stdout
     assert "prompt_tokens" not in r.stdout  # no table
 
 

@@ -78,6 +78,9 @@ def test_weights_fp8_is_an_estimate_that_keeps_the_embeddings() -> None:
 
 def test_text_labels_estimates() -> None:
     r = run(str(SEED))
+    assert "weights=fp8                 111 users (+74), estimate" in r.stdout
+    assert "kv_cache_dtype=fp8           75 users (+38), exact" in r.stdout
+    r = run(str(SEED), "--explain")
     assert "weights=fp8: 111 users [estimate]" in r.stdout
     assert "kv_cache_dtype=fp8: 75 users -" in r.stdout  # exact: no tag
 
@@ -146,6 +149,8 @@ def test_target_text_lists_the_arithmetic() -> None:
     out = run(str(SEED), "--target-users", "100").stdout
     assert "To serve 100 users (now 37):" in out
     assert "  weights=fp8: 111 users, 1 GPU [estimate]" in out
+    assert "4,452 // 40" not in out  # the default report leaves the arithmetic to --explain
+    out = run(str(SEED), "--target-users", "100", "--explain").stdout
     assert "4,452 // 40 blocks per user = 111 users" in out
 
 

@@ -26,7 +26,7 @@ from .errors import LogReadError, MissingPoolError, UsageError
 from .events import Output
 from .inputs import open_input, run
 from .kv.config import load_config, resolve_spec
-from .outcome import exit_status, missing_pool_message, results_of
+from .outcome import ExitStatus, exit_status, results_of, worst
 from .read.metrics import fetch_metrics
 from .render.ci import Extras
 from .render.json import json_text
@@ -37,6 +37,7 @@ from .session import Session, StatsSink
 from .terminal import Interrupted, signals_as_exceptions, signals_ignored
 
 Inputs = list[tuple[str, IO[bytes]]]
+Unread = list[tuple[str, "ExitStatus"]]  # inputs that could not be opened, and why
 
 
 class Console(Protocol):
@@ -80,6 +81,7 @@ class ReadOptions:
         echo: pass the input through to stdout; None: when reading stdin
             without JSON, a table or annotations on stdout.
         summary_path: ``$GITHUB_STEP_SUMMARY`` for ``--format github``.
+        explain: the text report with the arithmetic of every figure.
     """
 
     files: tuple[str, ...] = ()
@@ -101,6 +103,7 @@ class ReadOptions:
     fmt: str = "text"
     plot_path: str | None = None
     summary_path: str | None = None
+    explain: bool = False
 
 
 def run_read(opts: ReadOptions, console: Console) -> int:
@@ -115,6 +118,10 @@ def run_read(opts: ReadOptions, console: Console) -> int:
     """
     if opts.echo and opts.as_json:
         raise OptionsError("--echo would mix log lines into the JSON; use one or the other")
+    if opts.as_json and opts.fmt not in ("text", "json"):
+        raise OptionsError(
+            f"--json is --format json: give one or the other, not --format {opts.fmt}"
+        )
     if opts.config is not None:
         load_config(opts.config)  # an explicit --config that cannot be read: exit 2
     try:
@@ -131,10 +138,11 @@ def run_read(opts: ReadOptions, console: Console) -> int:
     )
     is_json = opts.as_json or extras.is_json
     is_quiet = is_json or extras.is_quiet  # stdout is JSON, a table or annotations
+    failures: Unread = []
     if opts.metrics_url:
         inputs = _metrics_input(opts.metrics_url, opts.files)
     else:
-        inputs = _open_inputs(opts.files, console)
+        inputs, failures = _open_inputs(opts.files, console)
     job = _Job(
         opts=opts,
         console=console,
@@ -152,6 +160,7 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         is_quiet=is_quiet,
         is_echo=opts.echo if opts.echo is not None else opts.files in ((), ("-",)) and not is_quiet,
         on_stats=extras.on_stats(None if csv is None else csv.add),
+        failures=failures,
     )
     try:
         with signals_as_exceptions():
@@ -171,8 +180,13 @@ def run_read(opts: ReadOptions, console: Console) -> int:
     return job.finish(extras)
 
 
-def _open_inputs(files: tuple[str, ...], console: Console) -> Inputs:
-    """The named files, opened; ``-`` or none is standard input."""
+def _open_inputs(files: tuple[str, ...], console: Console) -> tuple[Inputs, Unread]:
+    """The named files, opened; ``-`` or none is standard input.
+
+    One file that cannot be opened is the command's error (exit 2); among
+    several, it is that input's error alone: the others are still read, and
+    it is named (and counted in the exit code) at the end.
+    """
     if not files:
         if console.stdin().isatty():
             raise OptionsError(
@@ -181,15 +195,21 @@ def _open_inputs(files: tuple[str, ...], console: Console) -> Inputs:
             )
         files = ("-",)
     inputs: Inputs = []
+    failures: Unread = []
     try:
         for name in files:
-            inputs.append((name, console.stdin() if name == "-" else open_input(name)))
+            try:
+                inputs.append((name, console.stdin() if name == "-" else open_input(name)))
+            except LogReadError as err:
+                if len(files) == 1:
+                    raise
+                failures.append((name, ExitStatus(err.exit_code, f"Error: {err}")))
     except LogReadError:
         for name, stream in inputs:  # the ones opened before the bad one
             if name != "-":
                 stream.close()
         raise
-    return inputs
+    return inputs, failures
 
 
 def _metrics_input(url: str, files: Sequence[str]) -> Inputs:
@@ -212,6 +232,7 @@ class _Job:
     is_quiet: bool  # no report text while reading (JSON, a table or annotations)
     is_echo: bool  # input bytes pass through to stdout
     on_stats: StatsSink | None
+    failures: Unread = field(default_factory=list)  # inputs that could not be opened
     sessions: list[Session] = field(default_factory=list)
 
     def read(self, inputs: Inputs) -> None:
@@ -242,27 +263,28 @@ class _Job:
 
     def finish(self, extras: Extras) -> int:
         """After the end of input: JSON, the format's output, the exit code
-        and (stderr) its reason."""
+        and (stderr) its reason, each input judged on its own."""
         opts, sessions = self.opts, self.sessions
         results = results_of(sessions, all_boots=opts.all_boots)
-        status = exit_status(results, min_users=opts.min_users, strict=opts.strict)
-        if self.is_json:
-            self.console.out(json_text(results))
-        extra = extras.finish(
+        workloads = extras.workloads if extras.is_sweep else ()
+        status = worst(
+            [
+                exit_status(
+                    results, min_users=opts.min_users, strict=opts.strict, workloads=workloads
+                ),
+                *(status for _, status in self.failures),
+            ]
+        )
+        out = extras.finish(
             results,
             min_users=opts.min_users,
             summary_path=opts.summary_path,
+            is_json=self.is_json,
+            unread=[(name, st.code, st.message) for name, st in self.failures],
         )
-        if extra:
-            self.console.out(extra)
-        is_reported = any(res.is_reported for res in results)
-        has_failure = any(r.failure is not None for res in results for r in res.reports)
-        if not is_reported and not has_failure:
-            self.console.err(missing_pool_message(results))
-        # Exit 3's own message is the missing-pool one, said just above.
-        if status.message and (
-            status.code != MissingPoolError.exit_code or is_reported or has_failure
-        ):
+        if out:
+            self.console.out(out)
+        if status.message:
             self.console.err(status.message)
         return status.code
 
@@ -276,4 +298,11 @@ class _Job:
         elif item.kind == "echo":
             self.console.write(item.data)
         elif not self.is_quiet:
-            self.console.out(output_text(item, echo=is_framed))
+            self.console.out(
+                output_text(
+                    item,
+                    echo=is_framed,
+                    explain=self.opts.explain,
+                    source=len(self.opts.files) > 1,
+                )
+            )

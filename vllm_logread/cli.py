@@ -20,6 +20,23 @@ from .errors import LogReadError
 # that reads, not here: `vllm-logread --help` and `kv` start as fast as click.
 
 
+#: Every command's help ends with the exit codes (README, "Exit codes").
+EXIT_CODES = """\b
+Exit codes:
+  0  ok
+  1  a CI gate failed (--min-users: fewer users, at any workload of a sweep)
+  2  usage error; a file that cannot be read; an extra not installed
+  3  the log lacks the KV pool (or --strict: a near miss)
+  4  the log contradicts the model config
+  130/143  interrupted (Ctrl-C / SIGTERM), after the load summary
+  Several inputs: each on its own; the exit code is the highest of theirs.
+
+\b
+Shell completion: eval "$(_VLLM_LOGREAD_COMPLETE=bash_source vllm-logread)"
+(zsh: zsh_source; fish: _VLLM_LOGREAD_COMPLETE=fish_source vllm-logread | source)
+"""
+
+
 class _DefaultGroup(click.Group):
     """A group whose default command is ``read``: ``vllm-logread FILE`` reads FILE."""
 
@@ -31,14 +48,22 @@ class _DefaultGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
-@click.group(cls=_DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=_DefaultGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=EXIT_CODES,
+)
 @click.version_option(package_name="vllm-logread")
 def main() -> None:
     """Read a vLLM log and say how many users really fit in its KV cache.
 
     The default command is `read`; `vllm-logread FILE` is `vllm-logread read FILE`.
 
-    Example: vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
+    \b
+    Examples:
+      vllm-logread sample_logs/seed_qwen3-8b_l4.log --prompt 512 --output 128
+      vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
+      vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
     """
 
 
@@ -94,7 +119,7 @@ class _Terminal:
         click.echo(text, err=True)
 
 
-@main.command("read")
+@main.command("read", epilog=EXIT_CODES)
 @click.argument("files", nargs=-1, metavar="[FILE]...")
 @click.option(
     "--metrics-url",
@@ -132,12 +157,24 @@ class _Terminal:
     default=None,
     help="KV block size when the log does not state it (default: vLLM's for the device).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (facts and summary).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON object, whatever else is asked (= --format json).",
+)
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Add the arithmetic behind every figure, every check and every what-if in full to "
+    "the text report (lines may then exceed 100 columns).",
+)
 @click.option(
     "--min-users",
     type=click.IntRange(0),
     default=None,
-    help="CI gate: exit 1 when fewer users fit at the workload.",
+    help="CI gate: exit 1 when fewer users fit at the workload (at any workload of a sweep; "
+    "the message names each one short).",
 )
 @click.option(
     "--strict",
@@ -209,8 +246,13 @@ def read_cmd(**params: Any) -> None:
 
     On a pipe the report comes as soon as the boot has stated its pool; then
     the stats lines are watched against it until the end of input or Ctrl-C.
+    The report opens with the answer; --explain adds the arithmetic.
 
-    Example: vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
+    \b
+    Examples:
+      vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
+      vllm-logread boot.log --prompt 256,512 --min-users 30 --json > capacity.json
+      vllm-logread logs/*.log --format csv
     """
     from . import app
 
@@ -224,7 +266,7 @@ def read_cmd(**params: Any) -> None:
     sys.exit(code)
 
 
-@main.command("kv")
+@main.command("kv", epilog=EXIT_CODES)
 @click.argument("model_or_config")
 @click.option(
     "--tp",
@@ -258,7 +300,11 @@ def kv_cmd(
 ) -> None:
     """The KV bytes per token of a model, from its config.json, without any log.
 
-    Example: vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
+    \b
+    Examples:
+      vllm-logread kv Qwen/Qwen3-8B
+      vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
+      vllm-logread kv path/to/config.json --json
     """
     from .kv.config import spec_for_argument
     from .render.json import dumps, kv_report
@@ -274,6 +320,52 @@ def kv_cmd(
     except LogReadError as err:
         raise _error(err) from err
     click.echo(dumps(kv_report(spec)) if as_json else kv_text(spec))
+
+
+@main.command("simulate")
+@click.argument("file", metavar="LOG", default="-")
+@click.option("--users", type=click.IntRange(1), default=None, help="Closed-loop users.")
+@click.option("--prompt", "prompt_tokens", type=click.IntRange(1), default=512, show_default=True)
+@click.option("--output", "output_tokens", type=click.IntRange(1), default=128, show_default=True)
+@click.option(
+    "--requests",
+    type=click.IntRange(1),
+    default=None,
+    help="Stop sending after N requests in all (a real run's count of answered requests).",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(1),
+    default=None,
+    help="Requests per user (default 1 unless --requests is given).",
+)
+@click.option(
+    "--arrival-interval",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="STEPS",
+    help="A fixed rate instead of users: one request every STEPS steps.",
+)
+@click.option("--steps", type=click.IntRange(1), default=1000, show_default=True)
+@click.option("--max-num-seqs", type=click.IntRange(1), default=None)
+@click.option("--max-num-batched-tokens", type=click.IntRange(1), default=None)
+@click.option("--chunked-prefill/--no-chunked-prefill", default=None)
+@click.option("--num-blocks", type=click.IntRange(1), default=None, help="Override the pool.")
+@click.option("--block-size", type=click.IntRange(1), default=None)
+@click.option("--config", metavar="PATH", default=None, help="The model's config.json.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the steps.")
+@click.option("--stats-csv", metavar="FILE", default=None, help="Write the steps as CSV.")
+def simulate_cmd(**params: Any) -> None:
+    """Replay vLLM's scheduler over the log's KV pool: peak, settle, preemptions.
+
+    Example: vllm-logread simulate server.log --users 48 --prompt 512 --output 128
+    """
+    from .simulate_app import SimulateOptions, run_simulate
+
+    try:
+        sys.exit(run_simulate(SimulateOptions(**params), _Terminal()))
+    except LogReadError as err:
+        raise _error(err) from err
 
 
 def run() -> Any:

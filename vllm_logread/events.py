@@ -57,7 +57,7 @@ class InputResult:
     ``reports`` and ``loads`` are the boots to give (the last boot with a pool, or
     every boot with ``--all-boots`` and for /metrics texts); ``json_boots`` the
     boots ``--json`` lists; ``missing_pool`` exit 3's message when no boot stated
-    a pool ("" otherwise).
+    a pool ("" otherwise); ``error_code`` and ``error`` what is wrong with it.
     """
 
     source: str
@@ -69,3 +69,13 @@ class InputResult:
     is_reported: bool
     options: Options | None = None
     spec_resolver: Callable[..., Any] | None = field(default=None)
+    # What is wrong with this input on its own (no pool, a failed engine, a
+    # contradiction): its exit code (0: nothing) and message. Tables, totals
+    # and JSON totals count only the inputs with error_code 0.
+    error_code: int = 0
+    error: str = ""
+
+    @property
+    def is_good(self) -> bool:
+        """Read, with a pool that served and agrees with the model: counted in totals."""
+        return self.error_code == 0

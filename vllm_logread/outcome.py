@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .boots import Boot
+from .capacity import Workload
 from .events import BootResult, InputResult
 from .read.facts import Fact
+from .report import build_report
 from .report.model import Report
 from .session import Session
 from .watch import Estimate
@@ -36,7 +38,7 @@ def _result(session: Session, *, all_boots: bool) -> InputResult:
         ]
     else:
         json_boots = [_boot_result(session, session.last_boot, session.facts)]
-    return InputResult(
+    res = InputResult(
         source=session.source,
         warnings=tuple(session.warnings),
         reports=reports,
@@ -47,6 +49,8 @@ def _result(session: Session, *, all_boots: bool) -> InputResult:
         options=session.options,
         spec_resolver=session.spec_resolver,
     )
+    status = reading_status(res)
+    return replace(res, error_code=status.code, error=status.message)
 
 
 def _boot_result(session: Session, boot: Boot, facts: list[Fact]) -> BootResult:
@@ -64,29 +68,117 @@ def _in_boot(f: Fact, boot: Boot) -> bool:
 
 
 def exit_status(
-    results: Sequence[InputResult], *, min_users: int | None, strict: bool
+    results: Sequence[InputResult],
+    *,
+    min_users: int | None,
+    strict: bool,
+    workloads: Sequence[Workload] = (),
 ) -> ExitStatus:
-    """The documented exit code for what was read."""
-    reports = [r for res in results for r in res.reports]
-    if strict and any(res.warnings for res in results):
-        return ExitStatus(
-            3, "--strict: a line carried a known marker but did not match its pattern"
+    """The documented exit code for what was read: each input is judged on its
+    own (one bad input never changes what another says) and the code is the
+    highest of theirs (4 contradiction > 3 no pool > 2 unreadable > 1 gate > 0);
+    the message names every input that is not 0, once.
+
+    ``workloads``: every workload of a sweep, each held against ``--min-users``
+    (default: each report's own workload).
+    """
+    statuses = [
+        input_status(res, min_users=min_users, strict=strict, workloads=workloads)
+        for res in results
+    ]
+    if not statuses:
+        return ExitStatus(3, "no input was read")
+    return worst(statuses)
+
+
+def worst(statuses: Sequence[ExitStatus]) -> ExitStatus:
+    """The highest code, with every non-zero status's message in input order.
+
+    >>> s = worst([ExitStatus(0), ExitStatus(3, "a: no pool"), ExitStatus(1, "b: short")])
+    >>> s.code, s.message.splitlines()
+    (3, ['a: no pool', 'b: short'])
+    """
+    code = max((s.code for s in statuses), default=0)
+    return ExitStatus(code, "\n".join(s.message for s in statuses if s.code and s.message))
+
+
+def input_status(
+    res: InputResult,
+    *,
+    min_users: int | None,
+    strict: bool,
+    workloads: Sequence[Workload] = (),
+) -> ExitStatus:
+    """One input's exit code and its message: what is wrong with the log
+    (``reading_status``), a near miss under ``--strict``, and the gate."""
+    parts = [ExitStatus(res.error_code, res.error)]
+    if strict and res.warnings:
+        parts.append(
+            ExitStatus(
+                3,
+                f"{res.source}: --strict: a line carried a known marker but did not match its "
+                "pattern",
+            )
         )
-    failed = [r for r in reports if r.failure is not None]
+    reports = [r for r in res.reports if r.has_pool]
+    if min_users is not None and reports:
+        short = [
+            (w, users)
+            for r in reports
+            for w, users in users_by_workload(res, r, workloads)
+            if users is None or users < min_users
+        ]
+        if short:
+            said = "; ".join(
+                f"{'unknown' if u is None else f'only {u:,}'} users fit at "
+                f"{w.prompt_tokens:,}+{w.output_tokens:,} tokens"
+                for w, u in short
+            )
+            parts.append(ExitStatus(1, f"{res.source}: --min-users {min_users:,}: {said}"))
+    return worst(parts)
+
+
+def reading_status(res: InputResult) -> ExitStatus:
+    """What is wrong with one input on its own, whatever was asked: 3 a boot
+    that serves nobody (its cause and what would boot), no pool, or a boot
+    without one; 4 a contradiction with the model config; 0 and "" when
+    nothing is."""
+    failed = [r for r in res.reports if r.failure is not None]
     if failed:
         return ExitStatus(3, "\n".join(failure_message(r) for r in failed))
-    if not reports or not all(r.has_pool for r in reports):
-        return ExitStatus(3, missing_pool_message(results))
+    parts: list[ExitStatus] = []
+    reports = [r for r in res.reports if r.has_pool]
+    if not reports or len(reports) != len(res.reports):
+        parts.append(
+            ExitStatus(3, res.missing_pool or f"{res.source}: a boot without a KV cache pool line")
+        )
+    if not reports:
+        return worst(parts)
     if any(r.contradicts for r in reports):
         bad = [c.detail for r in reports for c in r.checks if c.status == "fail"]
-        return ExitStatus(4, "the log contradicts the model config: " + "; ".join(bad))
-    if min_users is not None:
-        for r in reports:
-            if r.users is None:
-                return ExitStatus(1, f"--min-users {min_users}: the users that fit are unknown")
-            if r.users < min_users:
-                return ExitStatus(1, f"--min-users {min_users}: only {r.users} users fit")
-    return ExitStatus(0)
+        parts.append(
+            ExitStatus(4, f"{res.source}: the log contradicts the model config: " + "; ".join(bad))
+        )
+    return worst(parts)
+
+
+def users_by_workload(
+    res: InputResult, report: Report, workloads: Sequence[Workload] = ()
+) -> list[tuple[Workload, int | None]]:
+    """(workload, users at the end of the answers) for each workload of a sweep,
+    each through build_report itself (the figure ``--prompt P --output O``
+    alone gives); the report's own workload when none are given."""
+    out: list[tuple[Workload, int | None]] = []
+    for w in workloads or (report.workload,):
+        if w == report.workload or res.options is None:
+            users = report.users if w == report.workload else None
+        else:
+            opts = replace(res.options, workload=w, what_ifs=(), target_users=None)
+            users = build_report(
+                report.boot, opts, source=report.source, spec_resolver=res.spec_resolver
+            ).users
+        out.append((w, users))
+    return out
 
 
 def failure_message(r: Report) -> str:
@@ -99,11 +191,17 @@ def failure_message(r: Report) -> str:
 
 
 def missing_pool_message(results: Sequence[InputResult]) -> str:
-    """Exit 3's message: for each input, what was seen and why the pool may be missing."""
-    return "\n".join(res.missing_pool for res in results)
+    """Exit 3's message: for each input without a pool (and only those), what
+    was seen and why the pool may be missing."""
+    return "\n".join(res.missing_pool for res in results if res.missing_pool)
 
 
 def _missing_pool(s: Session) -> str:
+    """Exit 3's message for an input none of whose given boots stated a pool;
+    "" for one that did."""
+    boots = s.tracker.boots if s.is_metrics else [s.last_boot]
+    if any(b.has_pool for b in boots):
+        return ""
     kinds = sorted({f.kind for b in s.tracker.boots for f in b.facts})
     if any(w.num_stats_lines for w in s.watches.values()):
         kinds.append("stats lines")

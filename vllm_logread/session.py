@@ -79,7 +79,7 @@ from .read.stats import (
     ints_of,
     kv_pcts_of,
 )
-from .report.build import build_report
+from .report import build_report
 from .report.model import Options, Report
 from .watch import Alert, Estimate, LoadSummary, LoadWatch
 

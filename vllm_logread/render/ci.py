@@ -18,15 +18,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..capacity import Workload
 from ..errors import UsageError
 from ..events import InputResult
 from ..report.gpus import find_gpu
 from ..report.model import Report
 from ..report.whatif import parse_changes
 from ..watch import LoadSummary
+from .json import json_text
 from .plot import StatsRecorder, check_available, fan_out, render
 from .tables import SERVER_COLUMNS, SWEEP_COLUMNS, format_rows, server_rows, sweep_rows
-from .text import target_text
+from .text import target_text, total_text
 
 FORMATS = ("text", "markdown", "csv", "json", "github")
 
@@ -85,8 +87,8 @@ def _headline(report: Any) -> str:
     if r.users is None:
         return f"{r.model or 'model not named'}: users unknown"
     text = (
-        f"{r.users} users fit at {w.prompt_tokens:,}+{w.output_tokens:,} tokens "
-        f"({r.users_mid_answer} mid-answer)"
+        f"{r.users:,} users fit at {w.prompt_tokens:,}+{w.output_tokens:,} tokens "
+        f"({'unknown' if r.users_mid_answer is None else f'{r.users_mid_answer:,}'} mid-answer)"
     )
     if r.vllm_max_concurrency is not None:
         length = r.concurrency_tokens or r.max_model_len
@@ -144,11 +146,11 @@ def github_annotations(
                         )
                     )
             if min_users is not None and (r.users is None or r.users < min_users):
-                got = "unknown" if r.users is None else f"only {r.users}"
+                got = "unknown" if r.users is None else f"only {r.users:,}"
                 out.append(
                     annotation(
                         "error",
-                        f"--min-users {min_users}: {got} users fit at "
+                        f"--min-users {min_users:,}: {got} users fit at "
                         f"{r.workload.prompt_tokens:,}+{r.workload.output_tokens:,} tokens",
                         file=r.source,
                         line=line,
@@ -239,13 +241,20 @@ def _reports(results: Sequence[InputResult]) -> list[tuple[Report, LoadSummary |
     return [pair for res in results for pair in zip(res.reports, res.loads, strict=True)]
 
 
+def _good_reports(results: Sequence[InputResult]) -> list[Report]:
+    """The reports a table and its total count: inputs with nothing wrong
+    (the others are named once, on stderr, by the exit status)."""
+    return [r for res in results if res.is_good for r in res.reports if r.has_pool]
+
+
 def markdown_summary(results: Sequence[InputResult]) -> str:
     """``--format markdown`` and the GitHub step summary: the servers side by
     side (several inputs), then each report."""
     pairs = _reports(results)
     parts = ["## vllm-logread: KV cache capacity"]
-    if len(pairs) > 1:
-        rows = server_rows([r for r, _ in pairs])
+    good = _good_reports(results)
+    if len(results) > 1 and good:
+        rows = server_rows(good)
         parts.append(format_rows(rows, SERVER_COLUMNS, "markdown"))
     parts += [markdown_report(r, load) for r, load in pairs]
     return "\n\n".join(parts) + "\n"
@@ -273,23 +282,35 @@ def final_output(
     pairs = _reports(results)
     reports = [r for r, _ in pairs if r.has_pool]
     if is_sweep(prompts, outputs):
-        first = results[0] if results else None
-        rows = sweep_rows(
-            reports,
-            tuple(prompts),
-            tuple(outputs),
-            options=first.options if first is not None else None,
-            spec_resolver=first.spec_resolver if first is not None else None,
-        )
+        rows = final_rows(results, prompts=prompts, outputs=outputs)
         cols: tuple[str, ...] = SWEEP_COLUMNS
         if fmt in ("text", "markdown") and len({r.source for r in reports}) <= 1:
             cols = cols[1:]  # one log: the source column says nothing
         return format_rows(rows, cols, fmt)
     if fmt == "csv":
-        return format_rows(server_rows([r for r, _ in pairs]), SERVER_COLUMNS, "csv")
+        return format_rows(server_rows(_good_reports(results)), SERVER_COLUMNS, "csv")
     if fmt == "markdown":
         return markdown_summary(results).rstrip("\n")
     return ""
+
+
+def final_rows(
+    results: Sequence[InputResult], *, prompts: Sequence[int], outputs: Sequence[int]
+) -> list[dict[str, Any]]:
+    """A sweep's rows: every report with a pool x every workload, each input
+    with its own options."""
+    rows: list[dict[str, Any]] = []
+    for res in results:
+        reports = [r for r in res.reports if r.has_pool]
+        if reports:
+            rows += sweep_rows(
+                reports,
+                tuple(prompts),
+                tuple(outputs),
+                options=res.options,
+                spec_resolver=res.spec_resolver,
+            )
+    return rows
 
 
 def append_step_summary(path: str, results: Sequence[InputResult]) -> None:
@@ -342,8 +363,15 @@ class Extras:
 
     @property
     def is_json(self) -> bool:
-        """``--format json`` of one workload is ``--json``."""
-        return self.fmt == "json" and not self.is_sweep
+        """``--format json`` is ``--json``, for one workload or a sweep."""
+        return self.fmt == "json"
+
+    @property
+    def workloads(self) -> tuple[Workload, ...]:
+        """Every workload asked for, prompts outermost (the sweep's row order)."""
+        return tuple(
+            Workload(prompt_tokens=p, output_tokens=o) for p in self.prompts for o in self.outputs
+        )
 
     @property
     def is_quiet(self) -> bool:
@@ -361,16 +389,26 @@ class Extras:
         *,
         min_users: int | None = None,
         summary_path: str | None = None,
+        is_json: bool = False,
+        unread: Sequence[tuple[str, int, str]] = (),
     ) -> str:
         """Draw the plot, append the GitHub step summary, and return the text
-        to print ("" when the ordinary output said it all)."""
+        to print ("" when the ordinary output said it all): under ``is_json``
+        one JSON object (a sweep's rows in it), nothing else."""
         if self.plot_path is not None:
             reports = [r for r, _ in _reports(results)]
             rows = self.recorder.rows if self.recorder is not None else []
             render(self.plot_path, reports, rows if len(results) == 1 else ())
         if self.fmt == "github" and summary_path:
             append_step_summary(summary_path, results)
-        if self.is_json or (self.fmt == "text" and not self.is_sweep):
+        if is_json or self.is_json:
+            sweep = None
+            if self.is_sweep:
+                sweep = final_rows(results, prompts=self.prompts, outputs=self.outputs)
+            return json_text(results, sweep=sweep, unread=unread)
+        if self.fmt == "text" and not self.is_sweep:
+            if len(results) + len(unread) > 1:
+                return total_text(results, num_unread=len(unread))
             return ""
         return final_output(
             results,

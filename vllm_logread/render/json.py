@@ -81,19 +81,56 @@ def kv_report(
     }
 
 
-def json_text(results: Sequence[InputResult]) -> str:
-    """The ``--json`` text: one object per boot given (``servers`` for several),
-    each with the ``load`` its stats lines showed (null: none)."""
-    objs = []
+def json_text(
+    results: Sequence[InputResult],
+    *,
+    sweep: Sequence[dict[str, Any]] | None = None,
+    unread: Sequence[tuple[str, int, str]] = (),
+) -> str:
+    """The ``--json`` text (also ``--format json``): one object whatever was asked.
+
+    One boot given: its report object. Several (many inputs, ``--all-boots``):
+    ``{"schema_version", "servers": [...], "total": {...}}``, each server with
+    its own facts and errors, the total over the ones that stated a pool.
+    A sweep adds ``"sweep": [rows]`` (users per workload) to either shape.
+    Every boot carries the ``load`` its stats lines showed (null: none).
+    ``unread``: (name, exit code, error) of inputs that could not be opened,
+    listed in the total's ``not_counted``.
+    """
+    objs: list[tuple[InputResult, dict[str, Any]]] = []
     for res in results:
         warns = [str(w) for w in res.warnings]
         for b in res.json_boots:
             obj = report_json(b.report, b.facts, warns)
             obj["load"] = None if b.load is None else b.load.to_json()
-            objs.append(obj)
-    if len(objs) == 1:
-        return dumps(objs[0])
-    return dumps({"servers": objs})
+            obj["exit_code"] = res.error_code
+            obj["error"] = res.error or None
+            objs.append((res, obj))
+    out: dict[str, Any]
+    if len(objs) == 1 and not unread:
+        out = objs[0][1]
+    else:
+        good = [o for res, o in objs if res.is_good]
+        known = [o["users"] for o in good if o["users"] is not None]
+        mid = [o["users_mid_answer"] for o in good if o["users_mid_answer"] is not None]
+        out = {
+            "schema_version": SCHEMA_VERSION,
+            "servers": [o for _, o in objs],
+            "total": {
+                "num_servers": len(good),
+                "users": sum(known) if good and len(known) == len(good) else None,
+                "users_mid_answer": sum(mid) if good and len(mid) == len(good) else None,
+                "not_counted": [
+                    {"source": o["source"], "exit_code": o["exit_code"], "error": o["error"]}
+                    for res, o in objs
+                    if not res.is_good
+                ]
+                + [{"source": n, "exit_code": c, "error": e} for n, c, e in unread],
+            },
+        }
+    if sweep is not None:
+        out["sweep"] = [dict(row) for row in sweep]
+    return dumps(out)
 
 
 SCHEMA_VERSION = 1

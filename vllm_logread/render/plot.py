@@ -144,7 +144,7 @@ def _draw_capacity(ax: Any, reports: Sequence[Any]) -> None:
             ax.plot([w.tokens_per_user], [r.users], "o", color="tab:red", zorder=5)
             ax.annotate(
                 f"your users: {w.prompt_tokens:,}+{w.output_tokens:,} tokens\n"
-                f"{r.users} users ({r.users_mid_answer} mid-answer)",
+                f"{r.users:,} users ({_n(r.users_mid_answer)} mid-answer)",
                 (w.tokens_per_user, r.users),
                 textcoords="offset points",
                 xytext=(-10, -10),
@@ -183,13 +183,7 @@ def _draw_capacity(ax: Any, reports: Sequence[Any]) -> None:
                 alpha=0.6,
                 label=f"with --kv-cache-dtype fp8 ({fp8.users} users at {w.tokens_per_user:,})",
             )
-    from matplotlib.ticker import FuncFormatter
-
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    plain = FuncFormatter(lambda v, _pos: f"{v:,.0f}" if v >= 1 else f"{v:g}")
-    ax.xaxis.set_major_formatter(plain)
-    ax.yaxis.set_major_formatter(plain)
+    _label_every_decade(ax)
     ax.set_xlabel("tokens each user holds (prompt + answer so far)")
     ax.set_ylabel("users that fit in the KV cache")
     ax.grid(True, which="major", alpha=0.3)
@@ -205,6 +199,47 @@ def _draw_capacity(ax: Any, reports: Sequence[Any]) -> None:
         ax.set_title(f"{r.model or r.source}: KV cache {pool}{blocks}")
     else:
         ax.set_title("KV cache capacity by server")
+
+
+def _n(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else "unknown"
+
+
+def decade_limits(low: float, high: float, base: int = 10) -> tuple[float, float]:
+    """The powers of ``base`` around ``[low, high]``: a log axis that starts
+    and ends on a labelled tick.
+
+    >>> decade_limits(3, 75), decade_limits(1, 10), decade_limits(200, 4000, base=2)
+    ((1, 100), (1, 10), (128, 4096))
+    """
+    import math
+
+    low, high = max(low, 1e-9), max(high, low)
+    lo = base ** math.floor(math.log(low, base) + 1e-9)
+    hi = base ** math.ceil(math.log(high, base) - 1e-9)
+    return lo, max(hi, lo * base) if hi <= lo else hi
+
+
+def _label_every_decade(ax: Any) -> None:
+    """Log axes (tokens base 2, users base 10) with a label at every power,
+    the plain number written out (1, 10, 100, 1,000; 256, 512, 1,024)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    plain = FuncFormatter(lambda v, _pos: f"{v:,.0f}" if v >= 1 else f"{v:g}")
+    for axis, base, (lo, hi) in (
+        (ax.xaxis, 2, ax.get_xlim()),
+        (ax.yaxis, 10, ax.get_ylim()),
+    ):
+        low, high = decade_limits(lo, hi, base)
+        if axis is ax.xaxis:
+            ax.set_xlim(low, high)
+        else:
+            ax.set_ylim(low, high)
+        axis.set_major_locator(LogLocator(base=base, numticks=64))
+        axis.set_major_formatter(plain)
+        axis.set_minor_formatter(NullFormatter())
 
 
 def _seconds(rows: Sequence[tuple[Any, ...]]) -> tuple[list[float], str]:
@@ -241,7 +276,7 @@ def _draw_load(ax: Any, report: Any, rows: Sequence[tuple[Any, ...]]) -> None:
             max(mid, users) + 0.0001,
             color="tab:red",
             alpha=0.18,
-            label=f"our estimate: {users} (end of answers) to {mid} (mid-answer)",
+            label=f"our estimate: {_n(users)} (end of answers) to {_n(mid)} (mid-answer)",
         )
         ax.axhline(users, color="tab:red", linewidth=0.8, alpha=0.6)
     ax.plot(xs, running, "-o", color="tab:blue", markersize=3, label="running requests")

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..capacity import Workload
 from ..errors import UsageError
-from ..report.build import build_report
+from ..report import build_report
 
 STATS_COLUMNS = (
     "time",
@@ -30,7 +30,21 @@ STATS_COLUMNS = (
 )
 
 
-PANDAS_HINT = "pip install 'vllm-logread[table]'"
+PANDAS_HINT = "pip install pandas"  # a plain dependency: missing only from a broken install
+
+
+def _pandas() -> Any:
+    """pandas, imported at its first use (never at start-up).
+
+    Raises:
+        UsageError: it is not installed (``pip install --no-deps``): exit 2
+            with the command that fixes it, never a traceback.
+    """
+    try:
+        import pandas as pd
+    except ImportError:
+        raise UsageError(f"tables and CSV need pandas: {PANDAS_HINT}") from None
+    return pd
 
 
 class StatsCsv:
@@ -63,7 +77,7 @@ class StatsCsv:
     def flush(self) -> None:
         if not self._rows and self._has_header:
             return
-        import pandas as pd
+        pd = _pandas()
 
         frame = pd.DataFrame(self._rows, columns=list(STATS_COLUMNS))
         frame.to_csv(self.path, mode="a", header=not self._has_header, index=False)
@@ -78,7 +92,7 @@ class StatsCsv:
 
 def read_stats_csv(path: str) -> Any:
     """The CSV back as a DataFrame (tests, notebooks)."""
-    import pandas as pd
+    pd = _pandas()
 
     return pd.read_csv(path, dtype={"time": str, "engine": str})
 
@@ -290,7 +304,7 @@ def format_rows(rows: list[dict[str, Any]], columns: tuple[str, ...], fmt: str) 
             for row in rows
         ]
         return "\n".join([head, rule, *body])
-    import pandas as pd
+    pd = _pandas()
 
     frame = pd.DataFrame(rows, columns=list(columns))
     if fmt == "csv":

@@ -7,11 +7,15 @@ plus every fact (FACTS.md), and is printed even for an incomplete log.
 
 from __future__ import annotations
 
-from ..events import Output
+from collections.abc import Sequence
+from typing import Any
+
+from ..events import InputResult, Output
 from ..kv.specs import KVSpec
 from ..read.metrics import Server
 from ..report.model import Report
 from ..report.plan import TargetPlan
+from ..report.whatif import WhatIf
 from ..watch import LoadSummary
 from .json import kv_report
 
@@ -126,20 +130,34 @@ def load_text(server: Server, summary: LoadSummary) -> str:
     return "\n".join(lines)
 
 
-def output_text(item: Output, *, echo: bool) -> str:
+#: The default mode's width: no line of a report, alert or summary is wider.
+WIDTH = 100
+
+
+def output_text(item: Output, *, echo: bool, explain: bool = False, source: bool = False) -> str:
     """The text of a report, alert or summary (no trailing newline). Among
-    echoed lines, reports and summaries come as a marked block."""
+    echoed lines, reports and summaries come as a marked block.
+
+    ``explain``: the report with the arithmetic of every figure (``--explain``);
+    ``source``: name the input in the report (several inputs were given).
+    """
     if item.report is not None:
-        text = report_block(item.report)
+        text = report_text(item.report, explain=explain, source=source).rstrip("\n")
+        text = _wrapped(text, explain)  # (an alert stays one line: one event, one grep)
     elif item.summary is not None and item.server is not None:
-        text = load_text(item.server, item.summary)
+        text = _wrapped(load_text(item.server, item.summary), explain)
     elif item.summary is not None:
-        text = summary_text(item.summary, title=item.title)
+        text = _wrapped(summary_text(item.summary, title=item.title), explain)
     else:
         text = item.text
     if echo and item.kind in ("report", "summary"):
         return f"{_BLOCK_OPEN}\n{text}\n{_BLOCK_CLOSE}"
     return text
+
+
+def _wrapped(text: str, explain: bool) -> str:
+    """A block's lines cut to WIDTH columns, unless --explain asked for it all."""
+    return text if explain else "\n".join(wrap_line(line) for line in text.split("\n"))
 
 
 _BLOCK_OPEN = "=" * 30 + " vllm-logread " + "=" * 30
@@ -149,16 +167,48 @@ _BLOCK_CLOSE = "=" * 74
 
 
 def _failure_lines(r: Report) -> list[str]:
+    """A boot that serves nobody: its cause and what would boot, a line each."""
     if r.failure is None:
         return []
     where = "" if r.failure.line is None else f" (line {r.failure.line})"
-    out = [f"Users that fit: 0: the boot serves nobody: {r.failure.cause}{where}"]
+    out = [f"{r.failure.cause[:1].upper()}{r.failure.cause[1:]}{where}."]
     out += [f"  to boot: {fix}" for fix in r.failure.fix]
     return out
 
 
-def report_block(report: Report) -> str:
+def wrap_line(line: str, width: int = WIDTH) -> str:
+    """One line cut at spaces into lines of at most ``width`` columns, the
+    rest indented under its text (a word longer than that stays whole).
 
+    >>> print(wrap_line("  verdict:       " + "word " * 20, width=40))
+      verdict:       word word word word
+                     word word word word
+                     word word word word
+                     word word word word
+                     word word word word
+    """
+    if len(line) <= width:
+        return line
+    import re
+    import textwrap
+
+    # A time (11-29 10:02:45) and "N users" are never cut in two.
+    line = re.sub(r"(\d\d-\d\d) (\d\d:\d\d:\d\d)", "\\1\u00a0\\2", line)
+
+    m = re.match(r"^(\s*(?:[\w -]{1,18}:\s+|== vllm-logread[^:]*: )?)", line)
+    indent = " " * min(len(m.group(1)) if m else 0, 20)
+    return "\n".join(
+        textwrap.wrap(
+            line,
+            width=width,
+            subsequent_indent=indent or "  ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+    ).replace("\u00a0", " ")
+
+
+def report_block(report: Report) -> str:
     return report_text(report).rstrip("\n")
 
 
@@ -170,28 +220,280 @@ def _n(v: int | float | None) -> str:
     return f"{v:,}"
 
 
-def report_text(report: Report) -> str:
-    """The report for a person: the answer first, then how it was reached."""
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def parallel_text(report: Report) -> str:
+    """The deployment's layout: ``1 GPU`` or ``DP=2 x TP=4 x PP=1 = 8 GPUs``.
+
+    DP is the data-parallel engines that stated a pool (each its own pool);
+    TP the GPUs one engine's layers are split over (they share one pool);
+    PP the pipeline stages. The unit is the log's device (GPU, CPU, XPU).
+    """
     r = report
+    pp_v = r.boot.value("pipeline_parallel_size")
+    pp = int(pp_v) if isinstance(pp_v, int) and pp_v > 0 else 1
+    dp_v = r.boot.value("data_parallel_size")
+    dp = max(len(r.engines), int(dp_v) if isinstance(dp_v, int) and dp_v > 0 else 1)
+    tp = max(r.tensor_parallel_size, 1)
+    unit = r.device if r.device in ("CPU", "XPU", "TPU", "HPU", "NPU") else "GPU"
+    if dp == tp == pp == 1:
+        return f"1 {unit}"
+    return f"DP={dp} x TP={tp} x PP={pp} = {_plural(dp * tp * pp, unit)}"
+
+
+def _per_user(report: Report, c: Any, users: int | None) -> str:
+    """How one engine's users come from its pool, in one short line."""
+    w = report.workload
+    tokens = f"{w.tokens_per_user:,} tokens"
+    if c.block_size == 1:  # SGLang's default page: one token a slot
+        return f"{tokens}; {c.usable_blocks:,} slots // {c.blocks_per_user:,} = {_n(users)} users"
+    groups = f" over {c.num_groups} KV cache groups" if c.num_groups > 1 else ""
+    held = f"{tokens} = {_plural(c.blocks_per_user, 'block')}{groups}"
+    pool = f"({c.num_blocks:,} - 1 null)" if c.usable_blocks < c.num_blocks else f"{c.num_blocks:,}"
+    return f"{held}; {pool} // {c.blocks_per_user:,} = {_n(users)} users"
+
+
+def _short_note(wi: WhatIf, report: Report) -> str:
+    """What a what-if row needs said in the default mode, a few words."""
+    key = wi.change.split("=")[0].split("+")[0]
+    if "+" in wi.change:
+        return ""
+    if key == "kv_cache_dtype":
+        return "measure quality on your own eval first"
+    if key == "weights":
+        return "embeddings and lm_head stay 16-bit"
+    if key == "tensor_parallel_size" and wi.num_gpus:
+        return f"{_plural(wi.num_gpus, 'GPU')}; overheads per GPU as measured"
+    if key in ("gpu", "gpu_memory_gib") and wi.num_gpus:
+        return "overheads as measured"
+    if key == "max_model_len" and wi.vllm_max_concurrency is not None:
+        return f"vLLM would say {wi.vllm_max_concurrency:.2f}x"
+    return ""
+
+
+def _changes(report: Report) -> tuple[list[WhatIf], list[str]]:
+    """The default mode's "What to change": every --what-if asked for, and of
+    the report's own suggestions at most three that add users; plus a
+    sentence each for the questions people ask that change nothing here."""
+    base = report.users
+    rows: list[WhatIf] = []
+    sentences: list[str] = []
+    own = 0
+    for wi in report.what_if:
+        adds = wi.users is not None and base is not None and wi.users > base
+        if wi.is_requested:
+            rows.append(wi)
+        elif wi.change == "max_model_len=lower":
+            if not adds:
+                sentences.append(
+                    "A lower --max-model-len adds no users here: the pool is set by memory, "
+                    "not by the length."
+                )
+        elif wi.change.startswith("max_num_seqs="):
+            sentences.append(_max_num_seqs_sentence(wi, report))
+        elif adds and own < 3:
+            rows.append(wi)
+            own += 1
+    return rows, [t for t in sentences if t]
+
+
+def _max_num_seqs(wi: WhatIf) -> tuple[int, str, bool] | None:
+    """(max_num_seqs, where it was taken from, whether it is below the users)
+    from the advice row's note (report.whatif.max_num_seqs_advice)."""
+    import re
+
+    m = re.match(r"max_num_seqs ([\d,]+) \((.*?)\)(,| admits)", wi.note)
+    if m is None:
+        return None
+    return int(m.group(1).replace(",", "")), m.group(2), m.group(3) == ","
+
+
+def _max_num_seqs_sentence(wi: WhatIf, report: Report) -> str:
+    got = _max_num_seqs(wi)
+    if got is None:
+        return ""
+    limit, _, caps = got
+    users = wi.change.split("=")[1]
+    per = " per engine" if len(report.engines) > 1 else ""
+    if caps:
+        return f"--max-num-seqs {users} lets the pool be used: {limit:,}{per}, not the KV cache, caps it."
+    return f"--max-num-seqs {users} keeps every admitted answer in the pool (no preemption at full load)."
+
+
+def _max_num_seqs_line(report: Report) -> str:
+    """The scheduler's limit and where it was taken from, for the figures."""
+    for wi in report.what_if:
+        if wi.change.startswith("max_num_seqs="):
+            got = _max_num_seqs(wi)
+            if got is not None:
+                return f"{got[0]:,}, {_source_short(got[1])}"
+    return ""
+
+
+def _source_short(source: str) -> str:
+    """Where a max_num_seqs came from, in a few words."""
+    if source.startswith("line "):
+        return f"stated ({source})"
+    if "V0 default" in source:
+        return "vLLM's V0 default"
+    if "printed concurrency needs max_num_batched_tokens" in source:
+        import re
+
+        m = re.search(r"max_num_batched_tokens ([\d,]+\d)", source)
+        n = m.group(1) if m else "its"
+        return f"vLLM's default, proven: its concurrency figure needs the batch default {n}"
+    if "weights + KV cache take" in source:
+        gib = source.split("take ")[1].split(" GiB")[0]
+        return f"vLLM's default on 70 GiB or more: weights + KV alone take {gib} GiB"
+    if "whatever its memory" in source:
+        return "vLLM's default on an A100"
+    if " GiB from " in source:
+        return "vLLM's default for " + source.split("(")[1].split(")")[0]
+    return "vLLM's default below 70 GiB, assumed (--gpu NAME settles it)"
+
+
+def _answer_lines(r: Report, workload: str) -> list[str]:
+    """The answer, in the report's first lines: the users at the workload and
+    mid-answer, then why vLLM's figure differs (or, for a boot that serves
+    nobody, why, and what would boot)."""
+    w, c = r.workload, r.capacity
+    if r.failure is not None:
+        head = f"== vllm-logread: 0 users at {workload}: the boot serves nobody"
+        return [head, *_failure_lines(r)]
+    if r.users is not None and c is not None:
+        approx = "" if r.is_exact else " (approximate)"
+        head = (
+            f"== vllm-logread: {r.users:,} users fit at {workload}{approx} "
+            f"({_n(r.users_mid_answer)} mid-answer)"
+        )
+    elif r.users_range is not None:
+        lo, hi = r.users_range
+        head = f"== vllm-logread: {lo:,} to {hi:,} users fit at {workload} (not known exactly: see below)"
+    else:
+        head = f"== vllm-logread: users unknown at {workload} (see the warnings)"
+    length = r.concurrency_tokens or r.max_model_len
+    if r.vllm_max_concurrency is not None and length:
+        why = (
+            f"vLLM's {r.vllm_max_concurrency:.2f}x is for users who each fill all {length:,} "
+            f"tokens; yours hold {w.tokens_per_user:,} each."
+        )
+    else:
+        why = (
+            f"Each user holds {w.tokens_per_user:,} tokens at the end of its answer, "
+            f"{w.tokens_mid_answer:,} mid-answer."
+        )
+    return [head, why]
+
+
+def report_text(report: Report, *, explain: bool = False, source: bool = False) -> str:
+    """The report for a person: the answer in its first two lines, then the
+    few figures behind it, then the changes that matter. ``explain`` adds the
+    arithmetic of every figure, every check and every what-if in full."""
+    r = report
+    w, c = r.workload, r.capacity
     lines: list[str] = []
+    workload = f"{w.prompt_tokens:,} prompt + {w.output_tokens:,} output tokens"
+    if r.failure is None and not r.has_pool:
+        lines.append(f"== vllm-logread: {r.model or 'model not named in the log'}: no KV pool")
+        lines.append("KV pool:       not in the log")
+        return "\n".join(lines) + "\n"
+    lines.extend(_answer_lines(r, workload))
+    if not r.has_pool:  # a boot that serves nobody and never stated a pool
+        if source:
+            lines.append(f"  input:        {r.source}")
+        return "\n".join(lines) + "\n"
     bits = [
         b
         for b in (
+            r.model or "model not named in the log",
             f"vLLM {r.vllm_version}" if r.vllm_version else "",
+            "SGLang" if r.boot.value("engine_kind") == "sglang" else "",
             r.engine_generation or "",
-            r.device or "",
-            f"TP={r.tensor_parallel_size}" if r.tensor_parallel_size > 1 else "",
-            f"max model len {r.max_model_len:,}" if r.max_model_len else "",
+            parallel_text(r),
         )
         if b
     ]
-    head = r.model or "model not named in the log"
-    lines.append(f"== vllm-logread: {head}" + (f" ({', '.join(bits)})" if bits else ""))
-    if not r.has_pool:
-        lines.append("KV pool:       not in the log")
-        lines += _failure_lines(r)
-        return "\n".join(lines) + "\n"
-    w, c = r.workload, r.capacity
+    if source:
+        lines.append(f"  input:        {r.source}")
+    server = f"  server:       {', '.join(bits)}"
+    if r.max_model_len:
+        length = f"max model len {r.max_model_len:,}"
+        if len(server) + 2 + len(length) <= WIDTH:
+            lines.append(f"{server}, {length}")
+        else:
+            lines.append(server)
+            lines.append(f"  max len:      {r.max_model_len:,} tokens per request")
+    else:
+        lines.append(server)
+    lines.append(f"  KV pool:      {_pool_text(r)}")
+    if r.block_size and r.block_size > 1:
+        lines.append(f"  block size:   {r.block_size:,}, {r.block_size_source}")
+    if c is not None and r.failure is None and r.users is not None:
+        if len(r.engines) > 1:
+            lines.append(f"  per user:     {_per_user(r, c, c.users)} per engine")
+            for e in r.engines:
+                pool = "" if e.num_blocks is None else f"{e.num_blocks:,} blocks, "
+                lines.append(
+                    f"  engine {e.engine}:  {pool}{_n(e.users)} users "
+                    f"({_n(e.users_mid_answer)} mid-answer; pool line {e.line})"
+                )
+            lines.append(
+                f"  deployment:   {_n(r.users)} users over {len(r.engines)} engines "
+                f"({_n(r.users_mid_answer)} mid-answer)"
+            )
+        else:
+            lines.append(f"  per user:     {_per_user(r, c, r.users)}")
+    if r.kv_bytes_per_token is None:
+        lines.append("  KV per token: unknown (model shape not found; pass --config config.json)")
+    else:
+        src = (r.kv_bytes_per_token_source or "").split(" (")[0]
+        lines.append(
+            f"  KV per token: {r.kv_bytes_per_token:,} bytes ({_kib(r.kv_bytes_per_token)}), "
+            f"from {src}"
+        )
+    for u in r.unknowns:
+        lines.append(f"  unknown:      {u.name}: {u.why}: {'; '.join(u.candidates)}; {u.settle}")
+    seqs = _max_num_seqs_line(r)
+    if seqs:
+        lines.append(f"  max_num_seqs: {seqs}")
+    if r.checks:
+        lines.append(f"  checks:       {_checks_short(r)}")
+    rows, sentences = _changes(r)
+    if rows or sentences:
+        lines.append("What to change:")
+        width = min(max((len(wi.change) for wi in rows), default=0), 22)
+        for wi in rows:
+            lines.append(_change_line(wi, r, width))
+        for t in sentences:
+            lines.append(f"  {t}")
+    if r.target is not None:
+        lines.extend(target_text(r.target, arithmetic=explain))
+    for warn in r.warnings:
+        lines.append(f"warning: {warn}")
+    if explain:
+        lines.append("")
+        lines.extend(explain_lines(r))
+    else:
+        lines.append("(--explain: the arithmetic behind every figure, every check and what-if)")
+    return "\n".join(lines) + "\n"
+
+
+def _kib(num_bytes: int) -> str:
+    """``147,456`` -> ``144 KiB``.
+
+    >>> _kib(147456), _kib(70272), _kib(1000)
+    ('144 KiB', '68.6 KiB', '1,000 B')
+    """
+    if num_bytes % 1024 == 0:
+        return f"{num_bytes // 1024:,} KiB"
+    if num_bytes >= 1024:
+        return f"{num_bytes / 1024:,.1f} KiB"
+    return f"{num_bytes:,} B"
+
+
+def _pool_text(r: Report) -> str:
     pool = f"{_n(r.pool_tokens)} tokens"
     if r.num_blocks is not None and r.block_size and r.block_size > 1:
         # (SGLang's default page is one token: "N blocks of 1 token" says nothing)
@@ -199,14 +501,51 @@ def report_text(report: Report) -> str:
         # A pool decoded from its tokens may be one of several block counts
         # (Gemma 3 on 0.11: 29,760 tokens = 13,020 to 13,026 blocks; it was 13,025).
         blocks = f"{r.num_blocks:,}" if high is None else f"{r.num_blocks:,} to {high:,}"
-        pool += f" = {blocks} blocks of {r.block_size} tokens"
+        pool += f" = {blocks} blocks of {r.block_size:,} tokens"
+    if len(r.engines) > 1:
+        pool += f" on engine {r.engines[0].engine}"
     if r.engines and r.engines[0].line:
         pool += f" (line {r.engines[0].line})"
-    lines.append(f"KV pool:       {pool}")
-    if r.block_size:
-        lines.append(f"               block size {r.block_size}: {r.block_size_source}")
     if r.available_kv_gib is not None:
-        lines.append(f"               {r.available_kv_gib} GiB of memory for the KV cache")
+        pool += f"; {r.available_kv_gib:,} GiB"
+    return pool
+
+
+def _checks_short(r: Report) -> str:
+    by: dict[str, list[str]] = {}
+    for ch in r.checks:
+        by.setdefault(ch.status, []).append(ch.name)
+    parts = [
+        f"{status.upper() if status == 'fail' else status} {', '.join(names)}"
+        for status, names in by.items()
+    ]
+    return "; ".join(parts) + (" (--explain shows them)" if "fail" in by else "")
+
+
+def _change_line(wi: WhatIf, r: Report, width: int) -> str:
+    if wi.users is None:
+        why = wi.note.removeprefix("unknown: ")
+        for text in (why, why.split("; ")[0], why.split("; ")[-1], "--explain says why"):
+            line = f"  {wi.change:<{width}}  users unknown: {text}"
+            if len(line) <= WIDTH:
+                return line
+        return line
+    delta = "" if r.users is None else f" ({wi.users - r.users:+,})"
+    kind = "exact" if wi.is_exact else "estimate"
+    head = f"  {wi.change:<{width}}  {wi.users:>7,} users{delta}, {kind}"
+    note = _short_note(wi, r)
+    line = f"{head}: {note}" if note else head
+    return line if len(line) <= WIDTH else head
+
+
+def explain_lines(report: Report) -> list[str]:
+    """``--explain``: the arithmetic of every figure, every check, every what-if."""
+    r = report
+    w, c = r.workload, r.capacity
+    lines = ["The arithmetic (--explain):"]
+    lines.append(f"KV pool:       {_pool_text(r)}")
+    if r.block_size:
+        lines.append(f"               block size {r.block_size:,}: {r.block_size_source}")
     if r.vllm_max_concurrency is not None:
         length = r.concurrency_tokens or r.max_model_len
         lines.append(
@@ -214,15 +553,17 @@ def report_text(report: Report) -> str:
             f"request: users who each fill the whole max model length"
         )
     if r.failure is not None:
-        lines += _failure_lines(r)
+        lines += [
+            "Users that fit: 0: the boot serves nobody: " + line for line in _failure_lines(r)[:1]
+        ]
+        lines += _failure_lines(r)[1:]
     elif r.users is not None and c is not None:
-        approx = "" if r.is_exact else " (approximate: this model's layout is not modelled exactly)"
         lines.append(
-            f"Users that fit: {r.users} users at {w.prompt_tokens:,} prompt + {w.output_tokens:,} output "
-            f"tokens, at the end of their answers{approx}"
+            f"Users that fit: {r.users:,} users at {w.prompt_tokens:,} prompt + "
+            f"{w.output_tokens:,} output tokens, at the end of their answers"
         )
         lines.append(
-            f"                {r.users_mid_answer} users mid-answer (each holding "
+            f"                {_n(r.users_mid_answer)} users mid-answer (each holding "
             f"{w.prompt_tokens:,} + {w.output_tokens // 2:,} tokens)"
         )
         if len(r.engines) > 1:
@@ -251,23 +592,47 @@ def report_text(report: Report) -> str:
         for ch in r.checks:
             lines.append(f"  {ch.status:<7} {ch.name}: {ch.detail}")
     if r.what_if:
-        lines.append("What to change:")
+        lines.append("Every what-if (users: the deployment's, as in the headline):")
         for wi in r.what_if:
-            users = "" if wi.users is None else f": {wi.users} users"
+            users = "" if wi.users is None else f": {wi.users:,} users"
             tag = "" if wi.is_exact or wi.users is None else " [estimate]"
             lines.append(f"  {wi.change}{users}{tag} - {wi.note}")
             if wi.arithmetic:
                 lines.append(f"      how: {wi.arithmetic}")
-    if r.target is not None:
-        lines.extend(target_text(r.target))
-    for warn in r.warnings:
-        lines.append(f"warning: {warn}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
-def target_text(plan: TargetPlan) -> list[str]:
-    """The plan for a person, one line each (render.py prints them)."""
-    lines = [f"To serve {plan.target_users} users (now {plan.users}):"]
+def total_text(results: Sequence[InputResult], *, num_unread: int = 0) -> str:
+    """Several inputs in text mode: the deployment's total over the good ones
+    (the others are named once, on stderr, with their reasons)."""
+    good = [r for res in results if res.is_good for r in res.reports if r.has_pool]
+    bad = sum(1 for res in results if not res.is_good) + num_unread
+    users = [r.users for r in good]
+    mids = [r.users_mid_answer for r in good]
+    w = good[0].workload if good else None
+    if not good or w is None:
+        head = "no input stated a usable pool"
+    elif any(u is None for u in users):
+        head = f"{_plural(len(good), 'server')}, users unknown for some (see their reports)"
+    else:
+        mid = "" if any(m is None for m in mids) else f" ({sum(m or 0 for m in mids):,} mid-answer)"
+        head = (
+            f"{sum(u or 0 for u in users):,} users at {w.prompt_tokens:,}+{w.output_tokens:,} "
+            f"tokens over {_plural(len(good), 'server')}{mid}"
+        )
+    line = f"== vllm-logread total: {head}"
+    if not bad:
+        return wrap_line(line)
+    tail = f"not counted: {_plural(bad, 'input')} (named on stderr)"
+    if len(line) + 2 + len(tail) <= WIDTH:
+        return f"{line}; {tail}"
+    return f"{wrap_line(line)};\n  {tail}"
+
+
+def target_text(plan: TargetPlan, *, arithmetic: bool = True) -> list[str]:
+    """The plan for a person, one line each, with each option's arithmetic
+    (the default text report leaves it to --explain)."""
+    lines = [f"To serve {plan.target_users:,} users (now {plan.users:,}):"]
     if plan.users >= plan.target_users:
         lines.append("  already reached: no change needed")
     elif not plan.options:
@@ -275,8 +640,8 @@ def target_text(plan: TargetPlan) -> list[str]:
     for o in plan.options:
         tag = "" if o.is_exact else " [estimate]"
         gpus = f", {o.num_gpus} GPU{'s' if (o.num_gpus or 0) > 1 else ''}" if o.num_gpus else ""
-        lines.append(f"  {o.change}: {o.users} users{gpus}{tag}")
-        if o.arithmetic:
+        lines.append(f"  {o.change}: {o.users:,} users{gpus}{tag}")
+        if o.arithmetic and arithmetic:
             lines.append(f"      {o.arithmetic}")
     lines.append(f"  ({plan.note})")
     return lines

@@ -1,1 +1,26 @@
-"""TODO."""
+"""The report stage: one boot's facts + the model's KV specs + a workload -> a Report.
+
+Takes a ``Boot`` and ``Options``; gives the pool, the users that fit, the checks of
+the log against the model, what-ifs and plans. ``build_report`` is the one entry:
+vLLM's report or SGLang's, by the boot's engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..boots import Boot
+from .build import build_vllm_report
+from .model import Options, Report
+from .sglang import build_sglang_report
+
+
+def build_report(
+    boot: Boot, opts: Options, *, source: str = "-", spec_resolver: Any = None
+) -> Report:
+    """The report for one boot: SGLang's (its pool is in tokens of pages) or vLLM's."""
+    build = build_sglang_report if boot.value("engine_kind") == "sglang" else build_vllm_report
+    return build(boot, opts, source=source, spec_resolver=spec_resolver)
+
+
+__all__ = ["Options", "Report", "build_report"]

@@ -27,7 +27,6 @@ from .checks import _checks, _hybrid_checks
 from .failure import boot_failure
 from .model import Check, EngineReport, Options, Report, Unknown
 from .plan import TargetPlan, plan_for_target
-from .sglang import build_sglang_report
 from .solve import BlockSizeCandidate, default_block_sizes, other_block_sizes, stated_block_size
 from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
 
@@ -62,18 +61,14 @@ def _blocks_from_tokens(
     return None, f"{pool_tokens:,} tokens is not a whole number of {block_size}-token blocks"
 
 
-def build_report(
+def build_vllm_report(
     boot: Boot, opts: Options, *, source: str = "-", spec_resolver: Any = None
 ) -> Report:
-    """Assemble the report for one boot.
+    """Assemble the report for one vLLM boot.
 
     ``spec_resolver(model, config=..., tensor_parallel_size=..., kv_cache_dtype=..., dtype=...)``
-    returns a KV spec or None (kvspec.resolve_spec); tests pass their own.
+    returns a KV spec or None (kv.config.resolve_spec); tests pass their own.
     """
-    if boot.value("engine_kind") == "sglang":
-        pass  # its pool is in tokens of pages
-
-        return build_sglang_report(boot, opts, source=source, spec_resolver=spec_resolver)
     warnings: list[str] = []
     arithmetic: list[str] = []
     checks: list[Check] = []
@@ -261,6 +256,7 @@ def build_report(
             num_engines=len(engines),
             options=opts,
             spec_resolver=spec_resolver,
+            engine_num_blocks=[e.num_blocks for e in engines],
         )
     what_if, target = for_report(basis, opts)
     return Report(

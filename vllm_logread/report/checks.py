@@ -10,6 +10,7 @@ from ..errors import LogReadError
 from ..read.facts import Fact
 from ..versions import cdiv
 from .model import Check
+from .whatif import max_num_batched_tokens_source
 
 GIB = 1 << 30
 
@@ -196,8 +197,8 @@ def _hybrid_checks(
             ok = bool(matching)
             windowed = any(g.kind in ("sliding", "chunked") for g in layout.groups)
             assumed = (
-                f" (max_num_batched_tokens {mnbt}: vLLM's default for some GPUs, "
-                "not stated in the log)"
+                f" (max_num_batched_tokens {mnbt:,}, not stated in the log: "
+                f"{max_num_batched_tokens_source(mnbt, is_proven=ok)})"
                 if windowed and boot.last("max_num_batched_tokens") is None
                 else ""
             )

@@ -166,7 +166,7 @@ def plan_for_target(b: Basis, target: int) -> TargetPlan:
         gpus = replicas * b.tensor_parallel_size * b.pipeline_parallel_size
         note_parts.append(
             f"or {replicas} copies of this engine behind a load balancer (data parallel): "
-            f"{replicas} x {per_engine} = {replicas * per_engine} users on {gpus} GPUs, exact"
+            f"{replicas:,} x {per_engine:,} = {replicas * per_engine:,} users on {gpus:,} GPUs, exact"
         )
     return TargetPlan(
         target_users=target,

@@ -307,7 +307,7 @@ def _what_ifs(
                 pool_tokens=2 * pool // page * page,
                 users=doubled.users,
                 note=f"--kv-cache-dtype fp8_e5m2 (or fp8_e4m3) halves the bytes per token: about "
-                f"{2 * pool:,} tokens, {doubled.users} users; measure quality on your own eval "
+                f"{2 * pool:,} tokens, {doubled.users:,} users; measure quality on your own eval "
                 "first",
                 is_exact=False,
             )

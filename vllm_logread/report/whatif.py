@@ -108,6 +108,9 @@ class WhatIf:
     num_gpus: int | None = None
     vllm_max_concurrency: float | None = None
     arithmetic: str = ""
+    # Asked for with --what-if (the text report lists every one asked for;
+    # of its own suggestions, only those that add users). Not in the JSON.
+    is_requested: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -263,6 +266,7 @@ class Basis:
         has_null_block: V1 keeps one block as its null block.
         workload: the users' tokens.
         num_engines: data-parallel engines (users are summed over them).
+        engine_num_blocks: each engine's pool in blocks, when they differ.
         bytes_per_block: one block id on one GPU (None: unknown).
         bytes_per_block_source: how it is known.
         spec: the model's KV spec at the log's settings (kvspec.KVSpec) or None.
@@ -291,6 +295,8 @@ class Basis:
     has_null_block: bool
     workload: Workload
     num_engines: int = 1
+    # Each data-parallel engine's pool in blocks (empty: one engine, or all alike).
+    engine_num_blocks: tuple[int, ...] = ()
     bytes_per_block: int | None = None
     bytes_per_block_source: str = ""
     spec: Any = None
@@ -361,30 +367,127 @@ def default_utilization(version: str | None) -> tuple[float, str]:
 
 
 def default_max_num_seqs(
-    generation: str | None, total_gpu_gib: float | None, gpu_name: str | None
+    generation: str | None,
+    total_gpu_gib: float | None,
+    gpu_name: str | None,
+    *,
+    min_gpu_gib: float | None = None,
+    total_source: str = "",
+    batched_tokens_proven: int | None = None,
 ) -> tuple[int, str]:
-    """vLLM's default ``max_num_seqs`` for ``vllm serve``, and how sure that is.
+    """vLLM's default ``max_num_seqs`` for ``vllm serve``, and what it was taken from.
+
+    vLLM (EngineArgs' per-device defaults, V1) takes 1024 on a GPU whose total
+    memory is 70 GiB or more and whose name does not say A100, else 256. What
+    the log proves, best first: the GPU's total memory (the log, or
+    ``--gpu``); else ``min_gpu_gib``, the weights and the KV cache per GPU,
+    a lower bound on its memory (78 GiB of weights: at least an 80 GB card);
+    or ``batched_tokens_proven``, the max_num_batched_tokens default that
+    vLLM's printed concurrency proves (sliding-window models): vLLM picks
+    both by the same rule, 2,048 with 256 (``vllm serve`` below 70 GiB or on
+    an A100), 16,384 with 1024 (``LLM(...)`` on a bigger card).
 
     >>> default_max_num_seqs("V1", 79.19, "H100-80GB")[0], default_max_num_seqs("V1", None, None)[0]
     (1024, 256)
+    >>> default_max_num_seqs("V1", None, None, min_gpu_gib=78.4)
+    (1024, "vLLM's default on GPUs of 70 GiB or more: weights + KV cache take 78.40 GiB per GPU, so it has at least that (256 if it is an A100; --gpu NAME settles it); not in the log")
     """
     if generation == "V0":
         return DEFAULT_MAX_NUM_SEQS, "vLLM's V0 default; not in the log"
-    if total_gpu_gib is None:
+    if total_gpu_gib is not None:
+        src = f"{total_gpu_gib:.2f} GiB" + (f" from {total_source}" if total_source else "")
+        if total_gpu_gib >= BIG_GPU_GIB:
+            if gpu_name and "A100" in gpu_name.upper():
+                return (
+                    DEFAULT_MAX_NUM_SEQS,
+                    f"vLLM's default on an A100, whatever its memory ({src}); not in the log",
+                )
+            return (
+                DEFAULT_MAX_NUM_SEQS_BIG_GPU,
+                f"vLLM's default on GPUs of 70 GiB or more ({src}) in recent V1 versions, "
+                "256 before; not in the log",
+            )
         return (
             DEFAULT_MAX_NUM_SEQS,
-            "vLLM's default below 70 GiB of GPU memory, 1024 on H100-class GPUs in recent "
-            "versions; not in the log",
+            f"vLLM's default below 70 GiB of GPU memory ({src}); not in the log",
         )
-    if total_gpu_gib >= BIG_GPU_GIB:
-        if gpu_name and "A100" in gpu_name.upper():
-            return DEFAULT_MAX_NUM_SEQS, "vLLM's default on an A100; not in the log"
+    if batched_tokens_proven in (2048, 16384):
+        big = batched_tokens_proven == 16384
+        return (
+            DEFAULT_MAX_NUM_SEQS_BIG_GPU if big else DEFAULT_MAX_NUM_SEQS,
+            f"vLLM's default {'on GPUs of 70 GiB or more' if big else 'below 70 GiB or on an A100'}"
+            f": vLLM's printed concurrency needs max_num_batched_tokens {batched_tokens_proven:,}, "
+            "the batch default of the same rule; not in the log",
+        )
+    if min_gpu_gib is not None and min_gpu_gib >= BIG_GPU_GIB:
         return (
             DEFAULT_MAX_NUM_SEQS_BIG_GPU,
-            "vLLM's default on GPUs of 70 GiB or more in recent V1 versions, 256 before; "
-            "not in the log",
+            f"vLLM's default on GPUs of 70 GiB or more: weights + KV cache take "
+            f"{min_gpu_gib:.2f} GiB per GPU, so it has at least that (256 if it is an A100; "
+            "--gpu NAME settles it); not in the log",
         )
-    return DEFAULT_MAX_NUM_SEQS, "vLLM's default below 70 GiB of GPU memory; not in the log"
+    seen = (
+        ""
+        if min_gpu_gib is None
+        else f"; the log shows only that it has at least {min_gpu_gib:.2f} GiB (weights + KV cache)"
+    )
+    return (
+        DEFAULT_MAX_NUM_SEQS,
+        f"vLLM's default below 70 GiB of GPU memory, 1024 on bigger GPUs but A100s in recent "
+        f"versions{seen}; --gpu NAME settles it; not in the log",
+    )
+
+
+def max_num_batched_tokens_source(value: int, *, is_proven: bool) -> str:
+    """Where a max_num_batched_tokens not stated in the log came from: vLLM's
+    per-device default (EngineArgs: ``vllm serve`` takes 8192 on GPUs of 70
+    GiB or more but A100s, 2048 on the others; an offline ``LLM(...)`` 16384),
+    and whether vLLM's printed concurrency proves it.
+
+    >>> max_num_batched_tokens_source(2048, is_proven=True)
+    "vLLM serve's default below 70 GiB or on an A100; the value that gives vLLM's printed figure"
+    """
+    which = {
+        8192: "vLLM serve's default on GPUs of 70 GiB or more (not A100s)",
+        2048: "vLLM serve's default below 70 GiB or on an A100",
+        16384: "an offline LLM(...)'s default",
+    }.get(value, "a default tried")
+    proof = "the value that gives vLLM's printed figure" if is_proven else "assumed"
+    return f"{which}; {proof}"
+
+
+def _batched_tokens_proven(
+    boot: Any, layout: Any, num_blocks: int, max_model_len: int | None, version: str | None
+) -> int | None:
+    """The one vLLM default max_num_batched_tokens (2,048, 8,192 or 16,384)
+    that gives the log's printed max concurrency, when the log does not state
+    it and the figure depends on it (sliding-window or chunked groups); None
+    when none or several do."""
+    conc = boot.first("max_concurrency")
+    if (
+        conc is None
+        or layout is None
+        or not max_model_len
+        or boot.last("max_num_batched_tokens") is not None
+        or not any(g.kind in ("sliding", "chunked") for g in layout.groups)
+    ):
+        return None
+    printed = float(conc.value)
+    matching = []
+    for mnbt in (8192, 2048, 16384):
+        try:
+            ours = max_concurrency(
+                layout,
+                num_blocks=num_blocks,
+                max_model_len=max_model_len,
+                vllm_version=version,
+                max_num_batched_tokens=mnbt,
+            )
+        except LogReadError:
+            return None
+        if abs(round(ours, 2) - printed) <= 0.0051:
+            matching.append(mnbt)
+    return matching[0] if len(matching) == 1 else None
 
 
 def _quantized(boot: Any, model: str | None) -> str | None:
@@ -414,6 +517,7 @@ def basis_for_report(
     num_engines: int,
     options: Any,
     spec_resolver: Callable[..., Any] | None,
+    engine_num_blocks: Sequence[int | None] = (),
 ) -> Basis:
     """The Basis of a report's first engine (report.build_report calls this)."""
     model = boot.value("model")
@@ -458,7 +562,21 @@ def basis_for_report(
         seqs, seqs_src = int(seqs_f.value), f"line {seqs_f.line}"
     else:
         name = gpu_hint.name if isinstance(gpu_hint, Gpu) else gpu_hint
-        seqs, seqs_src = default_max_num_seqs(generation, total, name)
+        w_f = boot.first("weights_gib")
+        low = None
+        if w_f is not None and available_kv is not None:
+            # Weights and the KV cache both sit in the GPU: it has at least their sum.
+            low = max(float(w_f.value), 0.0) + max(float(available_kv.value), 0.0)
+        seqs, seqs_src = default_max_num_seqs(
+            generation,
+            total,
+            name,
+            min_gpu_gib=low,
+            total_source=total_src,
+            batched_tokens_proven=_batched_tokens_proven(
+                boot, layout, capacity.num_blocks, max_model_len, version_s
+            ),
+        )
     weights_f = boot.first("weights_gib")
     dtype_f = boot.first("dtype")
     stated_bs = boot.last("block_size")
@@ -470,6 +588,9 @@ def basis_for_report(
         or (capacity.num_blocks == 0 and generation != "V0"),
         workload=workload,
         num_engines=max(num_engines, 1),
+        engine_num_blocks=tuple(n for n in engine_num_blocks if n is not None)
+        if all(n is not None for n in engine_num_blocks)
+        else (),
         bytes_per_block=bpb,
         bytes_per_block_source=bpb_src,
         spec=spec,
@@ -711,12 +832,13 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
     head = f"= {_gib(new_mem)} / " if len(steps) > 1 else "/ "
     steps.append(
         f"{head}{bpb_new:,} B per block = {blocks:,} blocks{null} // "
-        f"{c.blocks_per_user} blocks per user = {c.users} users"
-        + (f" x {b.num_engines} engines = {users}" if b.num_engines > 1 else "")
+        f"{c.blocks_per_user} blocks per user = {c.users:,} users"
+        + (f" x {b.num_engines} engines = {users:,}" if b.num_engines > 1 else "")
     )
     if not c.is_exact:
         exact = False
-    note = f"{blocks:,} blocks, {users} users at {b.workload.tokens_per_user:,} tokens"
+    per = " on the first engine" if b.num_engines > 1 else ""
+    note = f"{blocks:,} blocks{per}, {users:,} users at {b.workload.tokens_per_user:,} tokens"
     if change.kv_cache_dtype is not None and delta == 0 and exact:
         note += " (rounding may move it by a block)"
     if notes:
@@ -807,7 +929,7 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
     w = b.workload
     parts = [
         f"the pool stays {b.num_blocks:,} blocks (memory sets it, not the length), so the "
-        f"users at {w.tokens_per_user:,} tokens stay {users}; vLLM's max concurrency becomes "
+        f"users at {w.tokens_per_user:,} tokens stay {users:,}; vLLM's max concurrency becomes "
         f"{formula} = {conc:.2f}x for {n:,}-token requests"
     ]
     if b.max_model_len:
@@ -834,7 +956,7 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
             users = replace(b, workload=cut).fit(b.num_blocks).users * b.num_engines
             parts.append(
                 f"{n:,} is below the workload's {w.tokens_per_user:,} tokens per user: answers are "
-                f"cut at {n - w.prompt_tokens:,} tokens, so {users} users of {n:,} tokens fit"
+                f"cut at {n - w.prompt_tokens:,} tokens, so {users:,} users of {n:,} tokens fit"
             )
     capacity_tokens = b.num_blocks * b.block_size
     if b.layout is None and n > capacity_tokens:
@@ -863,15 +985,15 @@ def max_num_seqs_advice(b: Basis) -> WhatIf | None:
     per = " per engine" if b.num_engines > 1 else ""
     if m > users:
         note = (
-            f"max_num_seqs {m} ({b.max_num_seqs_source}) admits more requests than the pool "
-            f"holds at {w.prompt_tokens:,}+{w.output_tokens:,} tokens ({users}{per}): under full "
+            f"max_num_seqs {m:,} ({b.max_num_seqs_source}) admits more requests than the pool "
+            f"holds at {w.prompt_tokens:,}+{w.output_tokens:,} tokens ({users:,}{per}): under full "
             f"load vLLM preempts (recomputes) the newest as answers grow; --max-num-seqs {users} "
-            f"keeps every admitted answer in the pool ({mid} fit mid-answer)"
+            f"keeps every admitted answer in the pool ({mid:,} fit mid-answer)"
         )
     elif m < users:
         note = (
-            f"max_num_seqs {m} ({b.max_num_seqs_source}), not the KV cache, caps concurrency: "
-            f"at most {m} run at once though {users}{per} fit; --max-num-seqs {users} uses the pool"
+            f"max_num_seqs {m:,} ({b.max_num_seqs_source}), not the KV cache, caps concurrency: "
+            f"at most {m:,} run at once though {users:,}{per} fit; --max-num-seqs {users} uses the pool"
         )
     else:
         return None
@@ -915,7 +1037,49 @@ def _lower_max_model_len(b: Basis) -> WhatIf:
 
 
 def what_ifs(b: Basis, requested: Sequence[Change] = ()) -> list[WhatIf]:
-    """The report's "what to change": the defaults, the advice, then each ``--what-if``."""
+    """The report's "what to change": the defaults, the advice, then each ``--what-if``.
+
+    Users are the deployment's, as in the headline: with data-parallel
+    engines of different pools, each row is worked on each engine's own pool
+    and summed (never the first engine's figure times the number of engines).
+    """
+    out = _what_ifs_of(b, requested)
+    engines = b.engine_num_blocks
+    if len(engines) < 2 or len(set(engines)) < 2:
+        return out
+    singles = [
+        _what_ifs_of(replace(b, num_blocks=n, num_engines=1, engine_num_blocks=()), requested)
+        for n in engines
+    ]
+    summed: list[WhatIf] = []
+    for i, wi in enumerate(out):
+        rows = [one[i] for one in singles if i < len(one)]
+        same = len(rows) == len(engines) and all(
+            r.change.split("=")[0] == wi.change.split("=")[0] for r in rows
+        )
+        if same and all(r.users is not None for r in rows):
+            mids = [r.users_mid_answer for r in rows]
+            total = sum(r.users or 0 for r in rows)
+            if wi.users is not None and total != wi.users:
+                per_engine = " + ".join(f"{r.users or 0:,}" for r in rows)
+                wi = replace(
+                    wi,
+                    note=wi.note.replace(f"{wi.users:,} users", f"{total:,} users", 1),
+                    arithmetic=(wi.arithmetic + "; " if wi.arithmetic else "")
+                    + f"each engine on its own pool: {per_engine} = {total:,} users",
+                )
+            wi = replace(
+                wi,
+                users=sum(r.users or 0 for r in rows),
+                users_mid_answer=sum(m or 0 for m in mids)
+                if all(m is not None for m in mids)
+                else wi.users_mid_answer,
+            )
+        summed.append(wi)
+    return summed
+
+
+def _what_ifs_of(b: Basis, requested: Sequence[Change]) -> list[WhatIf]:
     out: list[WhatIf] = []
     for ch in default_changes(b):
         wi = evaluate(b, ch)
@@ -928,7 +1092,7 @@ def what_ifs(b: Basis, requested: Sequence[Change] = ()) -> list[WhatIf]:
         out.append(advice)
     seen = {w.change for w in out}
     for ch in requested:
-        wi = evaluate(b, ch)
+        wi = replace(evaluate(b, ch), is_requested=True)
         if wi.change in seen:
             out = [wi if w.change == wi.change else w for w in out]
         else:

@@ -1,0 +1,136 @@
+"""A scheduler simulation as text, as a JSON object and as a CSV time series."""
+
+from __future__ import annotations
+
+import csv
+from typing import IO, Any
+
+from ..simulate import Simulation
+
+#: The CSV's columns, one row per step.
+STEP_COLUMNS = (
+    "step",
+    "running",
+    "waiting",
+    "blocks_used",
+    "kv_usage_pct",
+    "preemptions",
+    "finished",
+)
+
+
+def _workload(sim: Simulation) -> str:
+    load = sim.load
+    size = f"{load.prompt_tokens:,} + {load.output_tokens:,} tokens"
+    if load.num_users is not None:
+        who = f"{load.num_users} closed-loop users of {size}"
+    else:
+        who = f"one request of {size} every {load.arrival_interval_steps:g} steps"
+    if load.num_requests is not None:
+        who += f", {load.num_requests} requests in all"
+    if load.num_rounds is not None:
+        who += f", {load.num_rounds} per user" if load.num_rounds > 1 else ", one each"
+    return who
+
+
+def simulation_text(sim: Simulation, *, source: str = "") -> str:
+    """The summary a person reads: pool, peak, settle, preemptions."""
+    pool, limits = sim.pool, sim.limits
+    kinds = [g.kind for g in pool.group_rules]
+    groups = "" if len(kinds) == 1 else f" in {len(kinds)} KV cache groups ({', '.join(kinds)})"
+    lines = [
+        f"Simulated vLLM scheduler{f' for {source}' if source else ''}",
+        f"  pool: {pool.num_blocks:,} blocks of {pool.block_size} tokens{groups}, "
+        f"{pool.usable_blocks:,} usable (one null block)"
+        if pool.has_null_block
+        else f"  pool: {pool.num_blocks:,} blocks of {pool.block_size} tokens{groups}",
+        f"  load: {_workload(sim)}",
+        f"  scheduler: max_num_seqs {limits.max_num_seqs}, max_num_batched_tokens "
+        f"{limits.max_num_batched_tokens:,}, chunked prefill "
+        f"{'on' if limits.enable_chunked_prefill else 'off'}, FCFS, prefix caching off",
+        f"  {len(sim.steps):,} steps (steps are scheduler iterations, not seconds)",
+        f"Peak running: {sim.peak_running} (step {sim.peak_running_step}); held for 2+ steps: "
+        f"{sim.peak_running_held}",
+        f"Settled running: {sim.settled_running} (from step {sim.settled_step}, until the first "
+        "answer ends)",
+        f"Preemptions: {sim.num_preemptions} ({sim.num_recomputed_tokens:,} tokens recomputed)",
+        f"Finished: {sim.num_finished} requests; most waiting: "
+        f"{max((s.num_waiting for s in sim.steps), default=0)}",
+    ]
+    if sim.plateaus:
+        seq = " -> ".join(f"{p.num_running} ({p.num_steps})" for p in sim.plateaus[:12])
+        more = " ..." if len(sim.plateaus) > 12 else ""
+        lines.append(f"Plateaus, running (steps): {seq}{more}")
+    return "\n".join(lines)
+
+
+def simulation_json(sim: Simulation, *, source: str = "") -> dict[str, Any]:
+    """One JSON object: the inputs, the summary and the time series."""
+    pool, limits, load = sim.pool, sim.limits, sim.load
+    return {
+        "source": source,
+        "pool": {
+            "num_blocks": pool.num_blocks,
+            "usable_blocks": pool.usable_blocks,
+            "block_size": pool.block_size,
+            "groups": [
+                {"kind": g.kind, "block_size": g.block_size, "window_tokens": g.window_tokens}
+                for g in pool.group_rules
+            ],
+        },
+        "scheduler": {
+            "max_num_seqs": limits.max_num_seqs,
+            "max_num_batched_tokens": limits.max_num_batched_tokens,
+            "enable_chunked_prefill": limits.enable_chunked_prefill,
+        },
+        "load": {
+            "prompt_tokens": load.prompt_tokens,
+            "output_tokens": load.output_tokens,
+            "users": load.num_users,
+            "requests": load.num_requests,
+            "rounds": load.num_rounds,
+            "arrival_interval_steps": load.arrival_interval_steps,
+        },
+        "peak_running": sim.peak_running,
+        "peak_running_step": sim.peak_running_step,
+        "peak_running_held": sim.peak_running_held,
+        "settled_running": sim.settled_running,
+        "settled_step": sim.settled_step,
+        "preemptions": sim.num_preemptions,
+        "recomputed_tokens": sim.num_recomputed_tokens,
+        "finished": sim.num_finished,
+        "plateaus": [
+            {"running": p.num_running, "first_step": p.first_step, "steps": p.num_steps}
+            for p in sim.plateaus
+        ],
+        "steps": [
+            {
+                "step": s.step,
+                "running": s.num_running,
+                "waiting": s.num_waiting,
+                "blocks_used": s.num_blocks_used,
+                "kv_usage_pct": round(s.kv_usage_pct, 2),
+                "preemptions": s.num_preemptions,
+                "finished": s.num_finished,
+            }
+            for s in sim.steps
+        ],
+    }
+
+
+def write_steps_csv(sim: Simulation, stream: IO[str]) -> None:
+    """The time series, one row per step (columns: :data:`STEP_COLUMNS`)."""
+    w = csv.writer(stream, lineterminator="\n")
+    w.writerow(STEP_COLUMNS)
+    for s in sim.steps:
+        w.writerow(
+            (
+                s.step,
+                s.num_running,
+                s.num_waiting,
+                s.num_blocks_used,
+                f"{s.kv_usage_pct:.2f}",
+                s.num_preemptions,
+                s.num_finished,
+            )
+        )

@@ -1,0 +1,594 @@
+"""A step simulation of vLLM V1's scheduler over one KV pool: peak, settle, preemptions.
+
+The static answer (users = usable blocks // blocks per user) says how many
+users fit at the end of their answers; under load vLLM first packs more in
+(a request holds only its prompt's blocks when admitted) and then preempts
+its way down as the answers grow. This module replays the scheduler step by
+step over the pool a boot log states, with the rules of vLLM 0.32 / 0.33
+(``vllm/v1/core/sched/scheduler.py``, ``kv_cache_manager.py``,
+``single_type_kv_cache_manager.py``, ``block_pool.py``; the rules below are
+unchanged between the two).
+
+Modelled, each step (``Scheduler.schedule``, FCFS policy):
+
+* **Running requests first**, in admission order, while the token budget
+  (``max_num_batched_tokens``) lasts: a decoding request computes 1 token, a
+  request still in its prefill the rest of its prompt (chunked prefill). Its
+  slots are allocated up to ``computed + new`` tokens; with no free block it
+  **preempts the newest running request** (``self.running.pop()``), frees its
+  blocks, puts it at the front of the waiting queue with its computed tokens
+  reset to 0 (recompute); if the victim is the request itself, the loop
+  stops.
+* **Waiting requests** only when no request was preempted in this step,
+  front first, while fewer than ``max_num_seqs`` run and the budget lasts;
+  admission needs the request's **whole** current sequence to fit
+  (``scheduler_reserve_full_isl``, default True since it was added: a
+  512-token prompt needs cdiv(512, 32) = 16 free blocks even when only a
+  chunk of it is computed this step), plus a watermark when one is set and
+  something already runs. A resumed request recomputes prompt + the output
+  it had. Without chunked prefill (vLLM on CPU turns it off for MLA models,
+  with ``max_num_batched_tokens = max(max_model_len, 2048)``) a prompt longer
+  than the budget left waits for the next step.
+* **Blocks**: one pool of ``num_blocks`` ids, one of them vLLM's null block
+  (``BlockPool.get_usage`` divides by ``num_blocks - 1``); every KV cache
+  group draws from it. Full attention (and MLA) holds ``cdiv(tokens, bs)``;
+  sliding window ``W`` frees, before each allocation, the blocks wholly
+  before ``computed - W + 1`` (``remove_skipped_blocks``); chunked local
+  attention ``C`` those before ``computed // C * C``; admission caps a
+  sliding group at ``cdiv(W - 1 + max_num_batched_tokens, bs) + 1`` blocks and
+  a chunked one at ``cdiv(C + max_num_batched_tokens, bs)``; a Mamba group
+  holds a fixed number of state blocks (1; ``mamba_cache_mode`` "none").
+* **Sampling**: a step that completes a request's sequence samples one token;
+  a request ends when it has ``output_tokens`` (``ignore_eos``), so its last
+  step computes ``prompt + output - 1`` tokens (Qwen3-8B seed, 512 + 128,
+  blocks of 32: cdiv(639, 32) = 20 blocks at the end); its blocks are free for
+  the next step.
+
+Workloads: N closed-loop users (each sends its next request when one ends;
+it reaches the scheduler ``resend_delay_steps`` steps later), optionally
+stopping after a number of requests in all; or a fixed arrival rate (one
+request every ``arrival_interval_steps``). The closed loop's first requests
+reach vLLM as the real ones do: the first alone, the others during the step
+it starts (a real vLLM 0.32 under 48 users ran 5, 17, 29, 41, 44 by stats
+line: 1 + 4 per 2,048-token step).
+
+Not modelled: priority scheduling (``--scheduling-policy priority``: the
+victim is the lowest priority, latest arrival); speculative decoding (draft
+slots, lookahead blocks); async scheduling's extra in-flight step (vLLM on
+CPU turns it off; on GPU each request holds the slot of one more token);
+prefix caching (off here: with unique prompts its only effect is that a
+preempted request may find its own freed blocks still cached and recompute
+less); pipeline parallelism and data-parallel engines (simulate one
+engine's pool); Mamba "align" mode's prefill checkpoint blocks; KV
+connectors; requests longer than ``max_model_len``. Steps are not seconds:
+the simulation gives counts (running, waiting, blocks, preemptions), not
+latencies.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .errors import UsageError
+from .versions import cdiv
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupRule:
+    """How one KV cache group charges a request's blocks.
+
+    Attributes:
+        kind: ``"full"`` (full attention, MLA), ``"sliding"``, ``"chunked"``
+            or ``"mamba"``.
+        block_size: tokens per block of this group.
+        window_tokens: the sliding window or the chunk size.
+        mamba_blocks_per_request: state blocks of a Mamba group.
+    """
+
+    kind: str = "full"
+    block_size: int = 16
+    window_tokens: int | None = None
+    mamba_blocks_per_request: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pool:
+    """One engine's KV pool: ``num_blocks`` block ids shared by every group.
+
+    Attributes:
+        num_blocks: blocks vLLM allocated (``num_gpu_blocks``), null block included.
+        groups: the KV cache groups; one full-attention group of ``block_size``
+            when empty.
+        block_size: the block size of the default group.
+        has_null_block: V1 keeps block 0 as its null block.
+        max_model_len: requests longer than this are refused (None: unchecked).
+    """
+
+    num_blocks: int
+    block_size: int = 16
+    groups: tuple[GroupRule, ...] = ()
+    has_null_block: bool = True
+    max_model_len: int | None = None
+
+    @property
+    def usable_blocks(self) -> int:
+        """Blocks a request can get: 752 of the seed's 753.
+
+        >>> Pool(num_blocks=753, block_size=32).usable_blocks
+        752
+        """
+        return max(self.num_blocks - (1 if self.has_null_block else 0), 0)
+
+    @property
+    def group_rules(self) -> tuple[GroupRule, ...]:
+        """The groups, or one full-attention group of ``block_size``."""
+        return self.groups or (GroupRule(kind="full", block_size=self.block_size),)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SchedulerLimits:
+    """The scheduler's limits (vLLM's names).
+
+    Defaults are ``vllm serve``'s on the CPU backend in 0.32 (``arg_utils``:
+    2,048 batched tokens, 128 sequences); on a GPU they are 8,192 (on big
+    GPUs) or 2,048 and 256, so pass the log's values when it states them.
+    """
+
+    max_num_seqs: int = 128
+    max_num_batched_tokens: int = 2048
+    enable_chunked_prefill: bool = True
+    watermark: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Load:
+    """The requests: their sizes and when they reach the scheduler.
+
+    Attributes:
+        prompt_tokens, output_tokens: every request's sizes (``ignore_eos``).
+        num_users: closed-loop users (each sends its next request when its
+            answer is complete); None with ``arrival_interval_steps``.
+        num_requests: stop sending after this many requests in all (None: never).
+        num_rounds: each closed-loop user sends at most this many requests
+            (None: no limit); the real harness's ``rounds``.
+        resend_delay_steps: steps between an answer's end and the user's next
+            request reaching the scheduler (1: the answer leaves after the
+            step, the next request arrives while the following step runs).
+        is_first_alone: the closed loop's first request reaches the scheduler
+            one step before the others (the first step starts on it).
+        arrival_interval_steps: a fixed rate instead: one request every this
+            many steps.
+    """
+
+    prompt_tokens: int = 512
+    output_tokens: int = 128
+    num_users: int | None = None
+    num_requests: int | None = None
+    num_rounds: int | None = None
+    resend_delay_steps: int = 1
+    is_first_alone: bool = True
+    arrival_interval_steps: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.prompt_tokens < 1 or self.output_tokens < 1:
+            raise UsageError("a request needs at least 1 prompt and 1 output token")
+        if (self.num_users is None) == (self.arrival_interval_steps is None):
+            raise UsageError("give closed-loop users or an arrival interval, one of them")
+        if self.num_users is not None and self.num_users < 1:
+            raise UsageError(f"users must be at least 1, got {self.num_users}")
+        if self.arrival_interval_steps is not None and self.arrival_interval_steps <= 0:
+            raise UsageError("the arrival interval must be positive")
+        if self.num_rounds is not None and self.num_rounds < 1:
+            raise UsageError(f"rounds must be at least 1, got {self.num_rounds}")
+        if self.num_requests is not None and self.num_requests < 1:
+            raise UsageError(f"requests must be at least 1, got {self.num_requests}")
+        if self.resend_delay_steps < 0:
+            raise UsageError("the resend delay cannot be negative")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepStats:
+    """The state after one step's scheduling (what vLLM's stats report).
+
+    Attributes:
+        step: 0-based step number.
+        num_running, num_waiting: requests running / waiting after the step
+            was scheduled.
+        num_blocks_used: blocks held by requests.
+        kv_usage_pct: ``100 x used / usable`` (vLLM's KV cache usage).
+        num_preemptions: preemptions so far.
+        num_finished: requests finished so far.
+    """
+
+    step: int
+    num_running: int
+    num_waiting: int
+    num_blocks_used: int
+    kv_usage_pct: float
+    num_preemptions: int
+    num_finished: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plateau:
+    """A run of steps with the same running count."""
+
+    num_running: int
+    first_step: int
+    num_steps: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Simulation:
+    """What the simulated scheduler did.
+
+    Attributes:
+        steps: the time series, one entry per step.
+        peak_running: the most requests running after any step.
+        peak_running_step: the first step at that peak.
+        peak_running_held: the most requests running for two steps or more;
+            a one-step peak (admitted, then preempted at the next step) is
+            what stats sampled between steps can miss (Mistral-7B, 58 usable
+            blocks of 128: 12 for one step, then 11 = 58 // 5).
+        settled_running: running requests when the first answer ends (the end
+            of the first wave; the plateau a full pool settles at), or at the
+            last step when none ended.
+        settled_step: the first step since which running has stayed there.
+        num_preemptions: preemptions in all.
+        num_recomputed_tokens: tokens computed again by resumed requests
+            (prompt + the output they had, per preemption).
+        num_finished: requests that got their whole answer.
+        plateaus: runs of at least ``min_plateau_steps`` steps with one
+            running count, in order.
+    """
+
+    pool: Pool
+    limits: SchedulerLimits
+    load: Load
+    steps: tuple[StepStats, ...]
+    peak_running: int
+    peak_running_step: int
+    peak_running_held: int
+    settled_running: int
+    settled_step: int
+    num_preemptions: int
+    num_recomputed_tokens: int
+    num_finished: int
+    plateaus: tuple[Plateau, ...] = ()
+
+
+class _Request:
+    """One request's state (mutable; internal)."""
+
+    __slots__ = ("computed", "held", "index", "num_output", "num_tokens", "table", "user")
+
+    def __init__(self, index: int, user: int, num_tokens: int, num_groups: int) -> None:
+        self.index = index
+        self.user = user
+        self.num_tokens = num_tokens  # prompt + output so far
+        self.num_output = 0
+        self.computed = 0
+        self.table = [0] * num_groups  # block slots per group, nulls included
+        self.held = [0] * num_groups  # real blocks per group
+
+    def blocks(self) -> int:
+        return sum(self.held)
+
+
+class _Blocks:
+    """The pool's free count and each group's charging rules."""
+
+    def __init__(self, pool: Pool, limits: SchedulerLimits) -> None:
+        self.rules = pool.group_rules
+        self.free = pool.usable_blocks
+        self.usable = pool.usable_blocks
+        self.max_model_len = pool.max_model_len
+        in_flight = limits.max_num_batched_tokens  # sync scheduling: one batch in flight
+        cap_len = pool.max_model_len if pool.max_model_len is not None else 1 << 60
+        caps: list[int | None] = []
+        for g in self.rules:
+            w = g.window_tokens
+            if g.kind == "sliding" and w is not None:
+                caps.append(cdiv(min(w - 1 + in_flight, cap_len), g.block_size) + 1)
+            elif g.kind == "chunked" and w is not None:
+                caps.append(cdiv(min(w + in_flight, cap_len), g.block_size))
+            else:
+                caps.append(None)
+        self.caps = caps
+        self.watermark_blocks = int(limits.watermark * pool.num_blocks)
+
+    def _skipped_blocks(self, g: GroupRule, computed: int) -> int:
+        w = g.window_tokens
+        if w is None:
+            return 0
+        if g.kind == "sliding":
+            return max(0, computed - w + 1) // g.block_size
+        if g.kind == "chunked":
+            return computed // w * w // g.block_size
+        return 0
+
+    def admission_blocks(self, r: _Request) -> int:
+        """Blocks the whole current sequence needs (the admission gate)."""
+        n = r.num_tokens if self.max_model_len is None else min(r.num_tokens, self.max_model_len)
+        total = 0
+        for g, cap in zip(self.rules, self.caps, strict=True):
+            if g.kind == "mamba":
+                total += g.mamba_blocks_per_request
+                continue
+            need = cdiv(n, g.block_size)
+            total += need if cap is None else min(need, cap)
+        return total
+
+    def allocate(self, r: _Request, num_new_tokens: int, reserve: int = 0) -> bool:
+        """Free skipped blocks, then allocate up to ``computed + new`` tokens."""
+        for i, g in enumerate(self.rules):
+            skipped = min(self._skipped_blocks(g, r.computed), r.table[i])
+            nulls = r.table[i] - r.held[i]
+            if skipped > nulls:
+                r.held[i] -= skipped - nulls
+                self.free += skipped - nulls
+        want = r.computed + num_new_tokens
+        needs = []
+        for i, g in enumerate(self.rules):
+            if g.kind == "mamba":
+                needs.append(max(g.mamba_blocks_per_request - r.table[i], 0))
+            else:
+                needs.append(max(cdiv(want, g.block_size) - r.table[i], 0))
+        if sum(needs) + reserve > self.free:
+            return False
+        for i, n in enumerate(needs):
+            r.table[i] += n
+            r.held[i] += n
+        self.free -= sum(needs)
+        return True
+
+    def release(self, r: _Request) -> None:
+        self.free += r.blocks()
+        r.table = [0] * len(r.table)
+        r.held = [0] * len(r.held)
+
+
+def simulate(
+    pool: Pool,
+    load: Load,
+    *,
+    limits: SchedulerLimits | None = None,
+    num_steps: int = 1000,
+    min_plateau_steps: int = 2,
+) -> Simulation:
+    """Run the scheduler for ``num_steps`` steps (or until no request is left).
+
+    The seed pool (753 blocks of 32, one null) under 48 closed-loop users of
+    512 + 128 packs 44 requests (16 prompt blocks + 1 for the answer: 44 x 17
+    = 748 of 752, the real vLLM's 99.5 %), then preempts the newest as the
+    answers cross block boundaries, down to 752 // 20 = 37 (a real vLLM 0.32:
+    44, then 37, and 7 preemptions for one request per user):
+
+    >>> s = simulate(Pool(num_blocks=753, block_size=32), Load(num_users=48, num_requests=48))
+    >>> s.peak_running, s.settled_running, s.num_preemptions
+    (44, 37, 7)
+    """
+    limits = limits or SchedulerLimits()
+    if num_steps < 1:
+        raise UsageError(f"steps must be at least 1, got {num_steps}")
+    if limits.max_num_seqs < 1 or limits.max_num_batched_tokens < 1:
+        raise UsageError("max_num_seqs and max_num_batched_tokens must be positive")
+    seq_tokens = load.prompt_tokens + load.output_tokens
+    if pool.max_model_len is not None and seq_tokens > pool.max_model_len:
+        raise UsageError(
+            f"a request of {seq_tokens:,} tokens is over max_model_len {pool.max_model_len:,}: "
+            "vLLM refuses it"
+        )
+    blocks = _Blocks(pool, limits)
+    one = _Request(0, 0, seq_tokens, len(blocks.rules))
+    one.num_tokens = seq_tokens - 1  # the last step computes P + O - 1 tokens
+    if blocks.admission_blocks(one) > blocks.usable:
+        raise UsageError(
+            f"one request of {seq_tokens:,} tokens needs {blocks.admission_blocks(one):,} blocks; "
+            f"the pool has {blocks.usable:,}: it would wait for ever"
+        )
+
+    groups = len(blocks.rules)
+    waiting: deque[_Request] = deque()
+    running: list[_Request] = []
+    arrivals: deque[tuple[int, int]] = deque()  # (step, user), in step order
+    sent = 0
+    budget_requests = load.num_requests
+
+    def may_send() -> bool:
+        return budget_requests is None or sent < budget_requests
+
+    if load.num_users is not None:
+        for u in range(load.num_users):
+            arrivals.append((1 if (load.is_first_alone and u > 0) else 0, u))
+    pending_resend: list[tuple[int, int]] = []
+    rounds = [0] * (load.num_users or 0)
+
+    steps: list[StepStats] = []
+    num_preemptions = 0
+    recomputed = 0
+    finished = 0
+    next_rate_step = 0.0
+    for step in range(num_steps):
+        # Arrivals visible at this step's scheduling.
+        if load.arrival_interval_steps is not None:
+            while next_rate_step <= step and may_send():
+                waiting.append(_Request(sent, sent, load.prompt_tokens, groups))
+                sent += 1
+                next_rate_step += load.arrival_interval_steps
+        else:
+            if pending_resend:
+                pending_resend.sort()
+                while pending_resend and pending_resend[0][0] <= step:
+                    arrivals.append(pending_resend.pop(0))
+            while arrivals and arrivals[0][0] <= step and may_send():
+                _, user = arrivals.popleft()
+                waiting.append(_Request(sent, user, load.prompt_tokens, groups))
+                sent += 1
+            while arrivals and arrivals[0][0] <= step:
+                arrivals.popleft()  # the request budget is spent
+
+        # Running requests first.
+        budget = limits.max_num_batched_tokens
+        scheduled: list[tuple[_Request, int]] = []
+        preempted = False
+        i = 0
+        while i < len(running) and budget > 0:
+            r = running[i]
+            n = min(r.num_tokens - r.computed, budget)
+            ok = True
+            while not blocks.allocate(r, n):
+                victim = running.pop()
+                blocks.release(victim)
+                recomputed += victim.num_tokens
+                victim.computed = 0
+                waiting.appendleft(victim)
+                num_preemptions += 1
+                preempted = True
+                if victim is r:
+                    ok = False
+                    break
+            if not ok:
+                break
+            scheduled.append((r, n))
+            budget -= n
+            i += 1
+
+        # Then waiting requests, when nothing was preempted.
+        if not preempted:
+            while waiting and budget > 0 and len(running) < limits.max_num_seqs:
+                r = waiting[0]
+                n = r.num_tokens  # computed is 0: a new or a resumed request
+                if not limits.enable_chunked_prefill and n > budget:
+                    break
+                n = min(n, budget)
+                reserve = blocks.watermark_blocks if running else 0
+                if blocks.admission_blocks(r) + reserve > blocks.free:
+                    break
+                if not blocks.allocate(r, n, reserve):
+                    break
+                waiting.popleft()
+                running.append(r)
+                scheduled.append((r, n))
+                budget -= n
+
+        used = blocks.usable - blocks.free
+        steps.append(
+            StepStats(
+                step=step,
+                num_running=len(running),
+                num_waiting=len(waiting),
+                num_blocks_used=used,
+                kv_usage_pct=100.0 * used / blocks.usable if blocks.usable else 0.0,
+                num_preemptions=num_preemptions,
+                num_finished=finished,
+            )
+        )
+
+        # The step runs: computed tokens advance, completed sequences sample.
+        done: list[_Request] = []
+        for r, n in scheduled:
+            r.computed += n
+            if r.computed == r.num_tokens:
+                r.num_output += 1
+                r.num_tokens += 1
+                if r.num_output >= load.output_tokens:
+                    done.append(r)
+        for r in done:
+            running.remove(r)
+            blocks.release(r)
+            finished += 1
+            if load.num_users is None:
+                continue
+            rounds[r.user] += 1
+            if load.num_rounds is None or rounds[r.user] < load.num_rounds:
+                pending_resend.append((step + 1 + load.resend_delay_steps, r.user))
+        if not running and not waiting and not arrivals and not pending_resend:
+            if load.arrival_interval_steps is None or not may_send():
+                break
+
+    return _summarize(
+        pool,
+        limits,
+        load,
+        steps,
+        num_preemptions=num_preemptions,
+        recomputed=recomputed,
+        finished=finished,
+        min_plateau_steps=min_plateau_steps,
+    )
+
+
+def plateaus_of(counts: Sequence[int], *, min_steps: int = 2) -> tuple[Plateau, ...]:
+    """Runs of at least ``min_steps`` equal counts.
+
+    >>> [(p.num_running, p.first_step, p.num_steps) for p in plateaus_of([1, 5, 5, 5, 4, 4, 3])]
+    [(5, 1, 3), (4, 4, 2)]
+    """
+    out: list[Plateau] = []
+    start = 0
+    for k in range(1, len(counts) + 1):
+        if k == len(counts) or counts[k] != counts[start]:
+            if k - start >= min_steps:
+                out.append(
+                    Plateau(num_running=counts[start], first_step=start, num_steps=k - start)
+                )
+            start = k
+    return tuple(out)
+
+
+def _summarize(
+    pool: Pool,
+    limits: SchedulerLimits,
+    load: Load,
+    steps: list[StepStats],
+    *,
+    num_preemptions: int,
+    recomputed: int,
+    finished: int,
+    min_plateau_steps: int,
+) -> Simulation:
+    counts = [s.num_running for s in steps]
+    peak = max(counts) if counts else 0
+    peak_step = counts.index(peak) if counts else 0
+    # The first wave ends at the step whose output holds the first finished
+    # answer: the state before it is where a full pool settled.
+    first_done = next((s.step for s in steps if s.num_finished > 0), None)
+    end = (first_done - 1) if first_done is not None else len(steps) - 1
+    end = max(end, 0)
+    settled = counts[end] if counts else 0
+    since = end
+    while since > 0 and counts[since - 1] == settled:
+        since -= 1
+    plateaus = plateaus_of(counts, min_steps=min_plateau_steps)
+    held = max((p.num_running for p in plateaus_of(counts, min_steps=2)), default=peak)
+    return Simulation(
+        pool=pool,
+        limits=limits,
+        load=load,
+        steps=tuple(steps),
+        peak_running=peak,
+        peak_running_step=peak_step,
+        peak_running_held=held,
+        settled_running=settled,
+        settled_step=since,
+        num_preemptions=num_preemptions,
+        num_recomputed_tokens=recomputed,
+        num_finished=finished,
+        plateaus=plateaus,
+    )
+
+
+__all__ = [
+    "GroupRule",
+    "Load",
+    "Plateau",
+    "Pool",
+    "SchedulerLimits",
+    "Simulation",
+    "StepStats",
+    "plateaus_of",
+    "simulate",
+]
