@@ -103,6 +103,8 @@ def read_dict_repr(text: str) -> ReadItems:
     ({'model': 'm', 'block_size': 32}, ('attention_config',), True)
     >>> read_dict_repr("{'model': 'm', 'max_model_len': 81").values
     {'model': 'm'}
+    >>> read_dict_repr("{'model': 'm', 'max_num_seqs': -24,096}").values
+    {'model': 'm'}
     """
     body = text.strip()
     if not body.startswith("{"):
@@ -113,14 +115,22 @@ def read_dict_repr(text: str) -> ReadItems:
     closed = balanced and consumed < len(inner) and inner[consumed] == "}"
     values: dict[str, object] = {}
     skipped: list[str] = []
+    last: str | None = None  # the key of the item before this piece
     for k, piece in enumerate(pieces):
         if not piece.strip():
             continue
         key_text, colon, value_text = _split_key(piece, ":")
         ok, key = literal(key_text)
         if not colon or not ok or not isinstance(key, str):
+            # No "key: value": a comma inside the item before split it
+            # ("'max_num_seqs': -24,096"), so that item's value is not whole.
+            if last is not None and last in values:
+                del values[last]
+                skipped.append(last)
             skipped.append(key_text.strip()[:60])
+            last = None
             continue
+        last = key
         if k == len(pieces) - 1 and not closed:
             skipped.append(key)  # the value may be cut short
             continue
@@ -144,13 +154,21 @@ def read_config_repr(text: str) -> ReadItems:
     pieces, balanced = split_top(text)
     values: dict[str, object] = {}
     skipped: list[str] = []
+    last: str | None = None
     for k, piece in enumerate(pieces):
         key, eq, value = _split_key(piece, "=")
         key = key.strip()
         if not eq or not key.isidentifier():
             if piece.strip():
+                # "max_seq_len=8,192": the field before is not whole. (vLLM's
+                # 0.6.3 missing comma, "a=False b=True", has no such piece.)
+                if last is not None and last in values:
+                    del values[last]
+                    skipped.append(last)
                 skipped.append(key[:60])
+            last = None
             continue
+        last = key
         if k == len(pieces) - 1 and not balanced:
             skipped.append(key)
             continue
