@@ -100,6 +100,8 @@ ROW_EXAMPLES: dict[str, str] = {
     "max_num_batched_tokens=1024, enable_chunked_prefill=True, enable_prefix_caching=False",
     "hybrid_disabled": "Hybrid KV cache manager is disabled for this hybrid model.",
     "padding_layers": "Add 8 padding layers, may waste at most 15.38% KV cache memory",
+    "mamba_cache_mode": "Mamba cache mode is set to 'align' for NemotronHForCausalLM by default "
+    "when prefix caching is enabled",
     "platform": "Automatically detected platform cpu.",
     "kv_group_sizes": "kv cache group sizes (32, 32, 32, 32, 32, 32, 32)",
     "kv_lcm_block_size": "kv lcm block sizes 32",

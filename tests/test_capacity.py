@@ -18,10 +18,35 @@ from vllm_logread.errors import UsageError
 from vllm_logread.kv.build import spec_from_config
 from vllm_logread.kv.config import resolve_spec
 from vllm_logread.kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
-from vllm_logread.kv.specs import KVSpec
+from vllm_logread.kv.specs import (
+    ChunkedLocalAttentionSpec,
+    FullAttentionSpec,
+    KVCacheSpec,
+    KVSpec,
+    MambaSpec,
+    SlidingWindowSpec,
+)
 from vllm_logread.versions import parse_version
 
 GIB = 1 << 30
+
+
+def new_kv_cache_group(
+    kind: str, *, block_size: int = 16, window_tokens: int | None = None, num_layers: int = 1
+) -> KVCacheGroup:
+    """A one-spec group for tests (vLLM's test factories: new_kv_cache_spec)."""
+    spec: KVCacheSpec
+    if kind == "sliding":
+        spec = SlidingWindowSpec(block_size=block_size, sliding_window=window_tokens or 1)
+    elif kind == "chunked":
+        spec = ChunkedLocalAttentionSpec(
+            block_size=block_size, attention_chunk_size=window_tokens or 1
+        )
+    elif kind == "mamba":
+        spec = MambaSpec(block_size=block_size, shapes=((1,),), dtypes_bytes=(2,))
+    else:
+        spec = FullAttentionSpec(block_size=block_size)
+    return KVCacheGroup(spec=spec, num_layers=num_layers, num_padding_layers=0)
 
 
 def spec(name: str, **kwargs: Any) -> KVSpec:
@@ -299,8 +324,7 @@ def test_decode_qwen35_issue_40691() -> None:
     # -> nb in [1,484, 1,487]; concurrency nb / (cdiv(32,768, 784) + 3) =
     # nb / 45 prints 33.04 only for 1,487.
     groups = tuple(
-        KVCacheGroup(kind=k, num_layers=1, num_padding_layers=0, block_size=784)
-        for k in ("full", "mamba", "mamba", "mamba")
+        new_kv_cache_group(k, block_size=784) for k in ("full", "mamba", "mamba", "mamba")
     )
     layout = KVCacheLayout(
         groups=groups,
@@ -462,12 +486,6 @@ def test_pool_line_round_trip(
 def test_blocks_charged_is_the_peak_held(
     kind: str, block_size: int, window: int, tokens: int
 ) -> None:
-    group = KVCacheGroup(
-        kind=kind,
-        num_layers=1,
-        num_padding_layers=0,
-        block_size=block_size,
-        window_tokens=window,
-    )
+    group = new_kv_cache_group(kind, block_size=block_size, window_tokens=window)
     peak = max(cap.blocks_held(group, n) for n in range(tokens + 1))
     assert cap.blocks_charged(group, tokens) == peak

@@ -282,3 +282,40 @@ def test_the_live_report_holds_the_pool_as_a_range_until_the_blocks_are_stated()
         "pass    pool_vs_memory: 15.9 GiB / 1,310,720 B per block = 13,021..13,029 blocks "
         "within the printed precision; the pool is 13,020..13,026" in r.stdout
     )
+
+
+def test_qwen3_next_0_32_align_mode_and_group_sizes(tmp_path: Path) -> None:
+    # A 0.32 boot of Qwen3-Next-80B at TP 4 with prefix caching on (the default):
+    # vLLM says "Mamba cache mode is set to 'align'" and "kv cache group sizes
+    # (272, 272, 272, 272)". Block 16 x cdiv(274,432, 16 x 1,024) = 272; a block id
+    # spans 12 layers x 272 x 1,024 B = 3,342,336 B. Chosen 9,956 blocks = 30.99
+    # GiB. Align mode: each of the 3 Mamba groups holds 2 pages a request, so a
+    # max-length request (65,536) costs cdiv(65,536, 272) = 241 + 3 x 2 = 247
+    # blocks: 9,956 / 247 = 40.3077 -> 40.31x, int(40.3077 x 65,536) = 2,641,604
+    # tokens. A user of 640 tokens: cdiv(640, 272) = 3 + 6 = 9 blocks ->
+    # 9,955 usable // 9 = 1,106 users (mode none would say 3 + 3 = 6 -> 1,659).
+    tag = "(EngineCore pid=190) INFO 11-20 14:07:03 "
+    lines = [
+        "(APIServer pid=1) INFO 11-20 14:05:12 [api_utils.py:224]  ▄▄ ▄█ █     █     █ ▀▄▀ █  "
+        "version 0.32.0",
+        "(APIServer pid=1) INFO 11-20 14:05:12 [utils.py:233] non-default args: {'model': "
+        "'Qwen/Qwen3-Next-80B-A3B-Instruct', 'max_model_len': 65536, 'tensor_parallel_size': 4}",
+        "(APIServer pid=1) INFO 11-20 14:05:20 [model.py:1510] Using max model len 65536",
+        "(APIServer pid=1) INFO 11-20 14:05:21 [config.py:767] Mamba cache mode is set to "
+        "'align' for Qwen3NextForCausalLM by default when prefix caching is enabled",
+        "(APIServer pid=1) INFO 11-20 14:05:21 [interface.py:390] Setting attention block size "
+        "to 272 tokens to ensure that attention page size is >= mamba page size.",
+        tag + "[gpu_worker.py:773] Available KV cache memory: 30.99 GiB",
+        tag + "[kv_cache_utils.py:865] kv cache group sizes (272, 272, 272, 272)",
+        tag + "[kv_cache_utils.py:1148] GPU KV cache size: 2,641,604 tokens, Maximum "
+        "concurrency for 65,536 tokens per request: 40.31x",
+    ]
+    log = tmp_path / "qwen3_next_0_32.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(main, [str(log), "--json"])
+    out = json.loads(result.output)
+    assert (out["num_blocks"], out["users"], out["users_mid_answer"]) == (9956, 1106, 1106)
+    checks = {c["name"]: c["status"] for c in out["checks"]}
+    assert checks["max_concurrency"] == "pass"
+    assert checks["kv_cache_groups"] == "pass"
+    assert checks["pool_vs_memory"] == "pass"

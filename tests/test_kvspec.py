@@ -311,12 +311,20 @@ def test_mla_needs_a_listed_model_type() -> None:
 
 def test_deepseek_v32_fp8_ds_mla_and_indexer() -> None:
     cfg = deepseek(model_type="deepseek_v32", index_topk=2048, index_head_dim=128)
+    # --kv-cache-dtype auto keeps a 16-bit latent in vLLM 0.32/0.33 (VLLM_LINES.md,
+    # Corrections): (576 x 2 = 1,152 B) + 132 B indexer keys (128 fp8 + 4 B scale)
+    # per layer: 61 x 1,284 = 78,324 B per token.
     spec = spec_from_config(cfg)
-    # 656 B latent + 132 B indexer keys (128 fp8 + 4 B scale) per layer: 61 x 788.
-    assert spec.kv_dtype == "fp8_ds_mla"
-    assert spec.kv_bytes_per_token == 61 * (656 + 132) == 48068
+    assert spec.kv_dtype == "bfloat16"
+    assert spec.kv_bytes_per_token == 61 * (1152 + 132) == 78324
     bf16 = spec_from_config(cfg, kv_cache_dtype="bfloat16")
     assert bf16.kv_bytes_per_token == 61 * (1152 + 132)
+    # An fp8 KV dtype on the sparse FlashMLA backend is stored as fp8_ds_mla:
+    # 656 B latent + 132 B indexer per layer: 61 x 788 = 48,068 B.
+    for fp8 in ("fp8", "fp8_e4m3", "fp8_ds_mla"):
+        ds = spec_from_config(cfg, kv_cache_dtype=fp8)
+        assert ds.kv_dtype == "fp8_ds_mla"
+        assert ds.kv_bytes_per_token == 61 * (656 + 132) == 48068
     with pytest.raises(ConfigError, match="MLA models only"):
         spec_from_config(llama(), kv_cache_dtype="fp8_ds_mla")
 

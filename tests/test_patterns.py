@@ -328,6 +328,19 @@ CASES = [
         [("hybrid_kv_disabled", True)],
     ),
     ("Add 8 padding layers, may waste at most 15.38% KV cache memory", [("padding_layers", 8)]),
+    (
+        "Mamba cache mode is set to 'align' for Qwen3NextForCausalLM by default when prefix "
+        "caching is enabled",
+        [("mamba_cache_mode", "align")],
+    ),
+    (
+        "Mamba cache mode is set to 'none' when prefix caching is disabled",
+        [("mamba_cache_mode", "none")],
+    ),
+    (
+        "kv cache group sizes [16, 32]",
+        [("num_kv_cache_groups", 2), ("kv_group_block_sizes", "16,32")],
+    ),
     ("Automatically detected platform cpu.", [("platform", "cpu")]),
     (
         "kv cache group sizes (128, 128, 128, 128)",

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from .errors import UsageError
 from .kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
-from .kv.specs import KVSpec
+from .kv.specs import KVSpec, MambaSpec
 from .versions import (
     HYBRID_MANAGER_FROM,
     POOL_TOKENS_FROM_CONCURRENCY,
@@ -140,33 +140,34 @@ def users_that_fit(
     )
 
 
-def blocks_held(group: KVCacheGroup, num_tokens: int, *, mamba_blocks_per_request: int = 1) -> int:
+def _mamba_override(group: KVCacheGroup, mamba_blocks_per_request: int | None) -> int | None:
+    if mamba_blocks_per_request is not None and isinstance(group.spec, MambaSpec):
+        return mamba_blocks_per_request
+    return None
+
+
+def blocks_held(
+    group: KVCacheGroup, num_tokens: int, *, mamba_blocks_per_request: int | None = None
+) -> int:
     """Blocks of ``group`` a request holds at a decode step with ``num_tokens`` tokens.
 
     At that step ``num_tokens - 1`` tokens are computed; vLLM's
     ``remove_skipped_blocks`` frees the sliding group's blocks wholly before
-    ``computed - W + 1`` and the chunked group's before the current chunk.
+    ``computed - W + 1`` and the chunked group's before the current chunk
+    (:meth:`~vllm_logread.kv.specs.KVCacheSpec.blocks_held` of the group's spec).
 
-    >>> sw = KVCacheGroup(kind="sliding", num_layers=12, num_padding_layers=0,
-    ...                   block_size=16, window_tokens=128)
+    >>> from vllm_logread.kv.specs import SlidingWindowSpec
+    >>> sw = KVCacheGroup(spec=SlidingWindowSpec(sliding_window=128), num_layers=12,
+    ...                   num_padding_layers=0)
     >>> blocks_held(sw, 640), blocks_held(sw, 641), blocks_held(sw, 100)
     (8, 9, 7)
     """
-    bs = group.block_size
-    n = max(num_tokens, 0)
-    if group.kind == "mamba":
-        return mamba_blocks_per_request
-    total = cdiv(n, bs)
-    if group.kind == "sliding" and group.window_tokens is not None:
-        return total - max(0, n - group.window_tokens) // bs
-    if group.kind == "chunked" and group.window_tokens is not None and n > 0:
-        chunk_start = (n - 1) // group.window_tokens * group.window_tokens
-        return total - chunk_start // bs
-    return total
+    forced = _mamba_override(group, mamba_blocks_per_request)
+    return forced if forced is not None else group.spec.blocks_held(num_tokens)
 
 
 def blocks_charged(
-    group: KVCacheGroup, num_tokens: int, *, mamba_blocks_per_request: int = 1
+    group: KVCacheGroup, num_tokens: int, *, mamba_blocks_per_request: int | None = None
 ) -> int:
     """Blocks of ``group`` a user needs to reach ``num_tokens`` tokens: the peak.
 
@@ -178,27 +179,14 @@ def blocks_charged(
     per layer; Mistral-7B-v0.1: 257 blocks = 4,112 tokens); chunked with C a
     whole number of blocks: ``cdiv(min(L, C), bs)``.
 
-    >>> sw = KVCacheGroup(kind="sliding", num_layers=12, num_padding_layers=0,
-    ...                   block_size=16, window_tokens=128)
+    >>> from vllm_logread.kv.specs import SlidingWindowSpec
+    >>> sw = KVCacheGroup(spec=SlidingWindowSpec(sliding_window=128), num_layers=12,
+    ...                   num_padding_layers=0)
     >>> blocks_charged(sw, 640), blocks_charged(sw, 656), blocks_charged(sw, 100)
     (9, 9, 7)
     """
-    n = max(num_tokens, 0)
-    if group.kind not in ("sliding", "chunked") or group.window_tokens is None:
-        return blocks_held(group, n, mamba_blocks_per_request=mamba_blocks_per_request)
-    bs, w = group.block_size, group.window_tokens
-    if group.kind == "sliding":
-        # The W tokens a step needs (W - 1 kept + the new one) straddle at most
-        # cdiv(W - 1, bs) + 1 blocks; shorter users hold all cdiv(L, bs).
-        return min(cdiv(n, bs), cdiv(w - 1, bs) + 1)
-    if n <= w or w % bs == 0:
-        return cdiv(min(n, w), bs)
-    # A chunk that is not a whole number of blocks: each chunk restarts the
-    # count, which peaks at the chunk's last token; chunk ends repeat their
-    # phase against the blocks within bs chunks.
-    last = w * min(cdiv(n, w), bs + 1)
-    ends = [min(m, n) for m in range(2 * w, last + 1, w)] + [n]
-    return max([cdiv(w, bs)] + [blocks_held(group, m) for m in ends])
+    forced = _mamba_override(group, mamba_blocks_per_request)
+    return forced if forced is not None else group.spec.blocks_charged(num_tokens)
 
 
 def blocks_at_max_len(
@@ -206,34 +194,35 @@ def blocks_at_max_len(
     *,
     max_model_len: int,
     max_num_batched_tokens: int | None = None,
-    mamba_blocks_per_request: int = 1,
+    mamba_blocks_per_request: int | None = None,
+    max_concurrent_batches: int = 1,
 ) -> int:
     """Blocks vLLM budgets for one max-length request in ``group`` (max concurrency).
 
     vLLM's ``max_memory_usage_bytes`` / page size: full ``cdiv(L, bs)``;
-    sliding ``cdiv(min(W - 1 + max_num_batched_tokens, L), bs) + 1``; chunked
-    ``cdiv(min(C + max_num_batched_tokens, L), bs)``; Mamba 1 (+ align /
-    speculative extras).
+    sliding ``cdiv(min(W - 1 + in-flight, L), bs) + 1``; chunked
+    ``cdiv(min(C + in-flight, L), bs)``; Mamba its pages (1 in mode none,
+    2 + checkpoint in align). In-flight tokens = ``max_concurrent_batches x
+    max_num_batched_tokens`` (2 x with async scheduling, vLLM 0.31+).
 
-    >>> sw = KVCacheGroup(kind="sliding", num_layers=12, num_padding_layers=0,
-    ...                   block_size=16, window_tokens=128)
+    >>> from vllm_logread.kv.specs import SlidingWindowSpec
+    >>> sw = KVCacheGroup(spec=SlidingWindowSpec(sliding_window=128), num_layers=12,
+    ...                   num_padding_layers=0)
     >>> blocks_at_max_len(sw, max_model_len=131072, max_num_batched_tokens=8192)
     521
     """
-    bs = group.block_size
-    if group.kind == "mamba":
-        return mamba_blocks_per_request
-    if group.kind in ("sliding", "chunked") and group.window_tokens is not None:
-        if max_num_batched_tokens is None:
-            raise UsageError(
-                "the max-concurrency budget of sliding-window / chunked layers needs "
-                "max_num_batched_tokens (the scheduler's token budget)"
-            )
-        w = group.window_tokens
-        if group.kind == "sliding":
-            return cdiv(min(w - 1 + max_num_batched_tokens, max_model_len), bs) + 1
-        return cdiv(min(w + max_num_batched_tokens, max_model_len), bs)
-    return cdiv(max_model_len, bs)
+    forced = _mamba_override(group, mamba_blocks_per_request)
+    if forced is not None:
+        return forced
+    if group.window_tokens is not None and max_num_batched_tokens is None:
+        raise UsageError(
+            "the max-concurrency budget of sliding-window / chunked layers needs "
+            "max_num_batched_tokens (the scheduler's token budget)"
+        )
+    in_flight = (
+        None if max_num_batched_tokens is None else max_concurrent_batches * max_num_batched_tokens
+    )
+    return group.spec.blocks_at_max_len(max_model_len, max_in_flight_tokens=in_flight)
 
 
 def blocks_per_max_len_request(
@@ -241,7 +230,7 @@ def blocks_per_max_len_request(
     *,
     max_model_len: int,
     max_num_batched_tokens: int | None = None,
-    mamba_blocks_per_request: int = 1,
+    mamba_blocks_per_request: int | None = None,
 ) -> int:
     """Blocks one max-length request is charged, summed over the groups.
 
@@ -255,6 +244,7 @@ def blocks_per_max_len_request(
             max_model_len=max_model_len,
             max_num_batched_tokens=max_num_batched_tokens,
             mamba_blocks_per_request=mamba_blocks_per_request,
+            max_concurrent_batches=layout.max_concurrent_batches,
         )
         for g in layout.groups
     )
@@ -267,7 +257,7 @@ def max_concurrency(
     max_model_len: int,
     vllm_version: str | Sequence[int] | None = None,
     max_num_batched_tokens: int | None = None,
-    mamba_blocks_per_request: int = 1,
+    mamba_blocks_per_request: int | None = None,
 ) -> float:
     """vLLM's "Maximum concurrency for L tokens per request: X" (unrounded).
 
@@ -298,7 +288,7 @@ def pool_tokens_printed(
     vllm_version: str | Sequence[int] | None,
     max_model_len: int | None = None,
     max_num_batched_tokens: int | None = None,
-    mamba_blocks_per_request: int = 1,
+    mamba_blocks_per_request: int | None = None,
 ) -> int:
     """The N of "GPU KV cache size: N tokens" vLLM prints for ``num_blocks``.
 
@@ -352,7 +342,7 @@ def num_blocks_from_pool_line(
     max_concurrency_printed: float | None = None,
     concurrency_decimals: int = 2,
     max_num_batched_tokens: int | None = None,
-    mamba_blocks_per_request: int = 1,
+    mamba_blocks_per_request: int | None = None,
 ) -> BlockRange | None:
     """Decode "GPU KV cache size: N tokens" (and the concurrency line) into num_blocks.
 
@@ -436,7 +426,7 @@ def users_for_layout(
     *,
     num_blocks: int,
     workload: Workload,
-    mamba_blocks_per_request: int = 1,
+    mamba_blocks_per_request: int | None = None,
 ) -> Capacity:
     """Users of ``workload`` that fit, charged group by group from one pool.
 
@@ -506,7 +496,7 @@ def users_for_spec(
     vllm_version: str | Sequence[int] | None = None,
     is_v1: bool | None = None,
     hybrid_kv_cache_manager: bool | None = None,
-    mamba_blocks_per_request: int = 1,
+    mamba_blocks_per_request: int | None = None,
 ) -> Capacity:
     """:func:`users_for_layout` with the layout vLLM forms for ``spec``."""
     layout = kv_cache_layout(

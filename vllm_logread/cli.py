@@ -290,12 +290,28 @@ def read_cmd(**params: Any) -> None:
     show_default=True,
     help="auto (the model's dtype), fp8, fp8_e4m3, fp8_e5m2, ...",
 )
+@click.option(
+    "--vllm-version",
+    default=None,
+    help="The vLLM version whose rules apply (default: those of 0.30 and before where "
+    "0.31+ differ).",
+)
+@click.option(
+    "--tokens",
+    "num_tokens",
+    type=click.IntRange(0, 1 << 30),
+    default=640,
+    show_default=True,
+    help="Tokens of the request whose blocks the 'how' lines count.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def kv_cmd(
     model_or_config: str,
     tensor_parallel_size: int,
     pipeline_parallel_size: int,
     kv_cache_dtype: str,
+    vllm_version: str | None,
+    num_tokens: int,
     as_json: bool,
 ) -> None:
     """The KV bytes per token of a model, from its config.json, without any log.
@@ -317,9 +333,14 @@ def kv_cmd(
             pipeline_parallel_size=pipeline_parallel_size,
             kv_cache_dtype=kv_cache_dtype,
         )
+        out = (
+            dumps(kv_report(spec, vllm_version=vllm_version, num_tokens=num_tokens))
+            if as_json
+            else kv_text(spec, vllm_version=vllm_version, num_tokens=num_tokens)
+        )
     except LogReadError as err:
         raise _error(err) from err
-    click.echo(dumps(kv_report(spec)) if as_json else kv_text(spec))
+    click.echo(out)
 
 
 @main.command("simulate")

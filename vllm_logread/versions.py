@@ -22,10 +22,70 @@ POOL_TOKENS_FROM_CONCURRENCY = (0, 21, 0)  # tokens = int(concurrency x max_mode
 CONCURRENCY_SUM_OF_CDIV_FROM = (0, 27, 0)
 
 
-GROUP_SIZE_MAX_HEURISTIC_FROM = (0, 33, 0)  # group_size = max if max < 1.5 min
+GROUP_SIZE_MAX_HEURISTIC_FROM = (
+    0,
+    31,
+    0,
+)  # group_size = max if max < 1.5 min (in 0.31, 0.32 and 0.33)
 
 
 CHUNKED_HYBRID_OFF_FROM = (0, 10, 1)  # #21761: chunked local attention turns HMA off
+
+
+# From here on, facts audited in the 0.31, 0.32 and 0.33 wheels (VLLM_LINES.md
+# "Corrections"); "from 0.31" means "true in 0.31, not checked before".
+CHUNKED_HYBRID_ON_AGAIN_FROM = (0, 31, 0)  # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1
+
+
+IN_FLIGHT_BUDGET_FROM = (0, 31, 0)  # windowed layers budget max_concurrent_batches x mnbt
+
+
+MAMBA_ALIGN_MODE_FROM = (0, 31, 0)  # prefix caching on -> mamba_cache_mode "align"
+
+
+MAMBA_CACHE_MODE_ALL_UNTIL = (0, 32, 0)  # mode "all" exists in 0.31 only
+
+
+MAMBA2_CHECKPOINT_BLOCK_FROM = (0, 32, 0)  # Mamba2 layers set 1 prefill checkpoint block
+
+
+HYBRID_BLOCK_KERNEL_LCM_FROM = (0, 32, 0)  # hybrid block rounded to the backends' lcm
+
+
+HYBRID_BLOCK_CHECKPOINT_ALIGN_FROM = (0, 33, 0)  # lcm with the GDN checkpoint alignment (64)
+
+
+PAGE_SIZE_UNIFICATION_FROM = (0, 31, 0)  # unify_kv_cache_spec_page_size scales blocks
+
+
+KV_SHARING_NO_ALLOCATION_FROM = (0, 31, 0)  # kv_sharing_target_layer_name -> no spec
+
+
+HEAD_SIZE_V_FROM = (0, 31, 0)  # AttentionSpec pages use head_size + head_size_v
+
+
+MLA_BLOCK_RULES_FROM = (0, 31, 0)  # sparse MLA at 64 (indexer), dense MLA 16 on SM90, 32 on SM10x
+
+
+MLA_MODEL_TYPES_FROM = (0, 31, 0)  # is_deepseek_mla's 24 model types
+
+
+KV_DTYPES_FROM = (0, 31, 0)  # the 18-value CacheDType list
+
+
+KV_DTYPES_ULTRAQUANT_FROM = (0, 32, 0)  # + ultraquant_4bit
+
+
+KV_DTYPES_OCTAVE_FROM = (0, 33, 0)  # + octave_k3v4 / k3v3 / k3v3_compact (ROCm)
+
+
+def version_text(version: tuple[int, ...] | None) -> str:
+    """A version tuple for a person; None is the newest the tool knows.
+
+    >>> version_text((0, 31, 0)), version_text(None)
+    ('0.31.0', 'newest (0.33)')
+    """
+    return "newest (0.33)" if version is None else ".".join(str(p) for p in version)
 
 
 # The newest vLLM release whose lines and rules this tool encodes (VLLM_LINES.md

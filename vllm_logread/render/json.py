@@ -6,8 +6,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..boots import DEFAULT_MAX_NUM_BATCHED_TOKENS
 from ..events import InputResult
-from ..kv.groups import kv_cache_layout
+from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..read.facts import Fact
 from ..report.model import Report
@@ -15,12 +16,19 @@ from ..versions import NEWEST_CHECKED, cdiv, version_past_checked
 
 
 def kv_report(
-    spec: KVSpec, *, block_size: int | None = None, vllm_version: str | None = None
+    spec: KVSpec,
+    *,
+    block_size: int | None = None,
+    vllm_version: str | None = None,
+    num_tokens: int = 640,
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
 ) -> dict[str, Any]:
     """The KV spec as a JSON-ready dict (``vllm-logread kv --json``).
 
     Includes the KV cache groups vLLM would form (its hybrid KV cache manager,
-    vLLM >= 0.9.1 on CUDA/ROCm, unless ``vllm_version`` says otherwise).
+    vLLM >= 0.9.1 on CUDA/ROCm, unless ``vllm_version`` says otherwise) and
+    ``how``: per kind its layers, page, the blocks a request of ``num_tokens``
+    holds and the rule behind each number.
     """
 
     layout = kv_cache_layout(spec, block_size=block_size, vllm_version=vllm_version)
@@ -78,6 +86,105 @@ def kv_report(
         "is_hybrid_kv_cache_manager": layout.is_hybrid_manager,
         "describe": spec.describe(),
         "notes": list(spec.notes) + list(layout.notes),
+        "how": kv_decisions(
+            layout, num_tokens=num_tokens, max_num_batched_tokens=max_num_batched_tokens
+        ),
+    }
+
+
+# What each page formula is and the vLLM version it was read from.
+_PAGE_RULES = {
+    "AttentionSpec": (
+        "block_size x num_kv_heads x (head_size + head_size_v) x dtype bytes, or the "
+        "dtype's packed bytes per token and head (AttentionSpec.page_size_bytes, 0.31+)"
+    ),
+    "MLAAttentionSpec": (
+        "block_size x one latent (kv_lora_rank + qk_rope_head_dim) per token, never split "
+        "by TP, + the sparse indexer's keys (MLAAttention.get_kv_cache_spec, 0.31+)"
+    ),
+    "MambaSpec": (
+        "the state tensors' bytes, padded to the attention page "
+        "(MambaSpec.page_size_bytes, _align_hybrid_block_size, 0.31+)"
+    ),
+}
+
+
+def _layers_text(indices: Sequence[int]) -> str:
+    """Layer numbers for a person: a range, a stride, or the first few.
+
+    >>> _layers_text(range(36)), _layers_text(range(3, 48, 4)), _layers_text([0, 2, 7])
+    ('0-35', '3, 7, ..., 47 (every 4th)', '0, 2, 7')
+    """
+    idx = list(indices)
+    if len(idx) > 2:
+        step = idx[1] - idx[0]
+        if all(b - a == step for a, b in zip(idx, idx[1:], strict=False)):
+            if step == 1:
+                return f"{idx[0]}-{idx[-1]}"
+            return f"{idx[0]}, {idx[1]}, ..., {idx[-1]} (every {_ordinal(step)})"
+    if len(idx) > 8:
+        return ", ".join(str(i) for i in idx[:6]) + f", ... ({len(idx)} layers)"
+    return ", ".join(str(i) for i in idx)
+
+
+def _ordinal(n: int) -> str:
+    return {2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+
+
+def kv_decisions(
+    layout: KVCacheLayout, *, num_tokens: int, max_num_batched_tokens: int
+) -> dict[str, Any]:
+    """How the layout's numbers were decided: per kind, and the rules.
+
+    One entry per distinct spec (a kind with its window and shape): the
+    layers, the page, the blocks a request of ``num_tokens`` tokens holds and
+    is budgeted at the max model length, each with its rule.
+    """
+    by_spec: dict[Any, list[Any]] = {}
+    for g in layout.groups:
+        by_spec.setdefault(g.spec, []).append(g)
+    in_flight = layout.max_concurrent_batches * max_num_batched_tokens
+    kinds = []
+    for spec, groups in by_spec.items():
+        layers = sorted(i for g in groups for i in g.layer_indices)
+        kinds.append(
+            {
+                "kind": spec.kind,
+                "spec": type(spec).__name__,
+                "num_layers": len(layers),
+                "num_groups": len(groups),
+                "layers": _layers_text(layers),
+                "block_size": spec.block_size,
+                "page_size_bytes": spec.page_size_bytes,
+                "page": spec.page_text(),
+                "page_rule": _PAGE_RULES.get(type(spec).__name__, _PAGE_RULES["AttentionSpec"]),
+                "num_tokens": num_tokens,
+                "blocks_per_request": spec.blocks_charged(num_tokens),
+                "rule": spec.rule(),
+            }
+        )
+    version = (
+        "not given: the rules of vLLM 0.30 and before where 0.31+ differ (--vllm-version)"
+        if layout.vllm_version is None
+        else ".".join(str(p) for p in layout.vllm_version)
+    )
+    rules = list(layout.rules)
+    if layout.max_concurrent_batches > 1 and any(g.window_tokens for g in layout.groups):
+        rules.append(
+            f"windowed layers' budget at the max model length: {layout.max_concurrent_batches} "
+            f"batches in flight x {max_num_batched_tokens:,} batched tokens = {in_flight:,} "
+            "(async scheduling, 0.31+)"
+        )
+    return {
+        "vllm_version": version,
+        "kinds": kinds,
+        "bytes_per_block": layout.bytes_per_block,
+        "bytes_per_block_rule": (
+            f"page {layout.page_size_bytes:,} B x {layout.layers_per_block_on_gpu} layers a "
+            "block id spans on this GPU"
+        ),
+        "rules": rules,
+        "is_exact": layout.is_exact,
     }
 
 

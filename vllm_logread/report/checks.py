@@ -195,7 +195,7 @@ def _hybrid_checks(
             matching = [t for t in tried if abs(round(t[0], 2) - printed) <= 0.0051]
             ours, mnbt = (matching or tried)[0]
             ok = bool(matching)
-            windowed = any(g.kind in ("sliding", "chunked") for g in layout.groups)
+            windowed = any(g.window_tokens is not None for g in layout.groups)
             assumed = (
                 f" (max_num_batched_tokens {mnbt:,}, not stated in the log: "
                 f"{max_num_batched_tokens_source(mnbt, is_proven=ok)})"
@@ -229,4 +229,22 @@ def _hybrid_checks(
                 line=avail_f.line,
             )
         )
+    groups_f = boot.last("kv_group_block_sizes")
+    if groups_f is not None:
+        out.append(_group_sizes_check(layout, str(groups_f.value), groups_f.line))
     return out
+
+
+def _group_sizes_check(layout: Any, stated: str, line: int | None) -> Check:
+    """vLLM 0.31+'s "kv cache group sizes (...)": the block size of every group."""
+    ours = sorted(g.block_size for g in layout.groups)
+    theirs = sorted(int(p) for p in stated.split(",") if p.strip())
+    ok = ours == theirs
+    return Check(
+        name="kv_cache_groups",
+        status="pass" if ok else "fail",
+        detail=f"{layout.num_groups} KV cache groups with block sizes "
+        f"{', '.join(map(str, ours))}; the log says {stated}"
+        + ("" if ok else ": this model's KV layout is not understood for this log"),
+        line=line,
+    )

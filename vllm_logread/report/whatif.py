@@ -278,6 +278,9 @@ class Basis:
         vllm_version, is_v1: for vLLM's rules.
         stated_block_size: the block size the log states (hybrid layouts).
         hybrid_kv_cache_manager: False when the log says it is disabled.
+        enable_prefix_caching, mamba_cache_mode, num_speculative_tokens: what
+            the log states (None: vLLM's default), for the Mamba pages a request
+            holds (0.31+).
         max_model_len: the log's max model len.
         available_kv_gib: the KV memory line.
         weights_gib: the weights per GPU the log states.
@@ -311,6 +314,9 @@ class Basis:
     is_v1: bool | None = None
     stated_block_size: int | None = None
     hybrid_kv_cache_manager: bool | None = None
+    enable_prefix_caching: bool | None = None
+    mamba_cache_mode: str | None = None
+    num_speculative_tokens: int | None = None
     max_model_len: int | None = None
     available_kv_gib: float | None = None
     weights_gib: float | None = None
@@ -580,6 +586,9 @@ def basis_for_report(
     weights_f = boot.first("weights_gib")
     dtype_f = boot.first("dtype")
     stated_bs = boot.last("block_size")
+    prefix_f = boot.last("enable_prefix_caching")
+    mode_f = boot.last("mamba_cache_mode")
+    nspec_f = boot.last("num_speculative_tokens")
     pp = boot.value("pipeline_parallel_size")
     return Basis(
         num_blocks=num_blocks,
@@ -605,6 +614,9 @@ def basis_for_report(
         is_v1=None if generation is None else generation == "V1",
         stated_block_size=int(stated_bs.value) if stated_bs is not None else None,
         hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,
+        enable_prefix_caching=None if prefix_f is None else bool(prefix_f.value),
+        mamba_cache_mode=None if mode_f is None else str(mode_f.value),
+        num_speculative_tokens=None if nspec_f is None else int(nspec_f.value),
         max_model_len=max_model_len,
         available_kv_gib=None if available_kv is None else float(available_kv.value),
         weights_gib=None if weights_f is None else float(weights_f.value),
@@ -896,6 +908,9 @@ def _bytes_per_block(b: Basis, kv_new: str | None, tp_new: int) -> tuple[int | N
             vllm_version=b.vllm_version,
             is_v1=b.is_v1,
             hybrid_kv_cache_manager=b.hybrid_kv_cache_manager,
+            enable_prefix_caching=b.enable_prefix_caching,
+            mamba_cache_mode=b.mamba_cache_mode,
+            num_speculative_tokens=b.num_speculative_tokens,
         )
     except LogReadError as err:
         return None, None, f"KV cache groups: {err}"
