@@ -34,6 +34,9 @@ ROW_EXAMPLES: dict[str, str] = {
     "v0_profile_split": "model weights take 14.96GiB; non_torch_memory takes 1.79GiB; PyTorch "
     "activation peak memory takes 1.26GiB; the rest of the memory reserved for KV Cache is 53.29GiB.",
     "profile_tabular": "total_gpu_memory     79.22GiB",
+    "v1_profile_debug": "Memory profiling takes 40.46 seconds. Total non KV cache memory: "
+    "62.79GiB; torch peak memory increase: 5.62GiB; non-torch forward increase memory: 2.04GiB; "
+    "weights memory: 55.13GiB.",
     "available_kv": "Available KV cache memory: 3.31 GiB",
     "kv_bytes_mode": "Initial free memory 78.54 GiB, reserved 12.00GiB memory for KV Cache as "
     "specified by kv_cache_memory_bytes config and skipped memory profiling.",
@@ -43,6 +46,22 @@ ROW_EXAMPLES: dict[str, str] = {
     "activation, 0.1 GiB for non-torch memory, and 0.09 GiB for CUDAGraph memory. Replace "
     "gpu_memory_utilization config with `--kv-cache-memory=12917635953` (12.03 GiB) to fit into "
     "requested memory.",
+    "hpu_free_memory": "Free device memory: 94.62 GiB, 85.16 GiB usable (gpu_memory_utilization="
+    "0.9), 8.516 GiB reserved for HPUGraphs (VLLM_GRAPH_RESERVED_MEM=0.1), 16 MiB reserved for KV "
+    "cache dummy block 76.63 GiB reserved for usable KV cache",
+    "hpu_num_blocks": "Usable num_blocks: 4903, actual allocated num_blocks: 4904 (_PAD_BLOCK_ID=0, "
+    "_PAD_SLOT_ID=0)",
+    "xpu_profile": "Before memory profiling run, total GPU memory: 24480.00 MB, model load takes "
+    "15316.12 MB, free gpu memory is 8900.34 MB.",
+    "tpu_hbm": "Memory statistics | total_hbm_limit_gb=125.0GiB | total_hbm_limit_cap_gb=112.5GiB | "
+    "total_hbm_used_gb=16.42GiB | total_hbm_avail_gb=96.08GiB",
+    "tpu_kv_cache": "Init kv-cache | num_layers=32 | shape=(num_blocks, (256, 8, 2, 128)) | "
+    "num_blocks=[3168, 3168] | dtype=bfloat16 | hbm=[(28.49, 31.25)]Gb",
+    "ascend_memory_bytes": "Available memory: 48318382080, total memory: 65787658240",
+    "cpu_kvcache_space": "VLLM_CPU_KVCACHE_SPACE not set. Using 63.5 GiB for KV cache.",
+    "spyre_blocks": "Spyre constraint: num blocks rounded from 2049 to 2080 (multiple of batch "
+    "size=32)",
+    "blocks_override": "Overriding num_gpu_blocks=8192 with num_gpu_blocks_override=2069",
     "cudagraph_util_hint": "The current --gpu-memory-utilization=0.8800 is equivalent to "
     "--gpu-memory-utilization=0.8592 without CUDA graph memory profiling.",
     "graph_capture": "Graph capturing finished in 36 secs, took 0.44 GiB",
@@ -76,6 +95,9 @@ ROW_EXAMPLES: dict[str, str] = {
     "because there is not enough KV cache space. total_num_cumulative_preemption=51",
     "block_size_set": "Setting attention block size to 544 tokens to ensure that attention page "
     "size is >= mamba page size.",
+    "platform_block_size": "Using KV cache block size: 128",
+    "spyre_config": "Configurations for Spyre. max_model_len=32768, max_num_seqs=32, block_size=64, "
+    "max_num_batched_tokens=1024, enable_chunked_prefill=True, enable_prefix_caching=False",
     "hybrid_disabled": "Hybrid KV cache manager is disabled for this hybrid model.",
     "padding_layers": "Add 8 padding layers, may waste at most 15.38% KV cache memory",
     "mamba_cache_mode": "Mamba cache mode is set to 'align' for NemotronHForCausalLM by default "
@@ -505,8 +527,20 @@ def unstated_values(
         ok = value in (numbers if isinstance(value, int) else as_floats)
         if kind == "preemptions" and value == 1:
             ok = True  # a warning without the total counts one (FACTS.md)
-        if kind == "weights_gib" and not ok:  # "MB" lines are MiB: / 1024
-            ok = any(abs(n) < 1e300 and round(n / 1024, 6) == value for n in numbers)
+        if kind.endswith("_gib") and not ok:
+            # "MB" lines are MiB (/ 1024); Ascend prints bytes (/ 2**30); HPU's
+            # format_bytes prints KiB and TiB too (patterns._sized).
+            ok = any(
+                abs(n) < 1e300
+                and value
+                in (
+                    round(n / 1024, 6),
+                    float(n) / 2**30,
+                    round(n / 2**20, 6),
+                    round(n * 1024.0, 6),
+                )
+                for n in numbers
+            )
         if kind == "kv_usage_pct" and not ok:  # SGLang's "token usage: 0.59" is a fraction
             ok = any(
                 abs(n) < 1e300 and round(float(n) * 100, k) == value

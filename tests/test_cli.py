@@ -182,3 +182,19 @@ def test_a_boot_that_died_after_its_pool_line_exits_3() -> None:
     assert r.exit_code == 3
     assert r.stderr.count("the engine failed to start after the report above") == 1
     assert "never served" in r.stderr
+
+
+def test_a_vllm_newer_than_checked_gets_one_warning_and_a_json_field() -> None:
+    """A 0.34 log: one line of caution in the report, and a field in --json that a
+    0.32 log (a version the tool knows) does not get."""
+    newer = ROOT / "sample_logs" / "era_0_34_0.log"
+    caution = "checked against vLLM up to 0.33; 0.34 may print or allocate differently"
+    text = run(str(newer))
+    assert text.exit_code == 0, text.stderr
+    assert (text.stdout + text.stderr).count(caution) == 1
+    out = json.loads(run(str(newer), "--json").stdout)
+    assert out["vllm_version_past_checked"] == {"vllm_version": "0.34.0", "newest_checked": "0.33"}
+    assert caution in out["warnings"]
+    known = json.loads(run(str(ROOT / "sample_logs" / "era_0_32_0.log"), "--json").stdout)
+    assert "vllm_version_past_checked" not in known
+    assert not any("checked against" in w for w in known["warnings"])

@@ -448,6 +448,249 @@ CASES = [
             ("waiting_reqs", 0),
         ],
     ),
+    # -- the tabular profile of the 0.6.5 development builds (PR #10511): every row
+    ("Memory profiling results:", []),
+    ("the current vLLM instance can use    71.29GiB", [("requested_gib", 71.29)]),
+    ("model weights take   14.96GiB", [("weights_gib", 14.96)]),
+    ("PyTorch activation peak memory       1.26GiB", [("activation_peak_gib", 1.26)]),
+    ("gpu_memory_utilization\t0.90", [("gpu_memory_utilization", 0.9)]),
+    ("memory_usage_post_profile 15.35Gib", []),
+    ("non_torch_memory 1.79 GiB", [("non_torch_gib", 1.79)]),
+    # -- V1 profile at DEBUG (0.9.1-0.26, then 0.27+)
+    (
+        "Memory profiling takes 40.46 seconds. Total non KV cache memory: 62.79GiB; torch peak "
+        "memory increase: 5.62GiB; non-torch forward increase memory: 2.04GiB; weights memory: "
+        "55.13GiB.",
+        [
+            ("non_kv_cache_gib", 62.79),
+            ("activation_peak_gib", 5.62),
+            ("non_torch_gib", 2.04),
+            ("weights_gib", 55.13),
+        ],
+    ),
+    (
+        "Memory profiling takes 3.10 seconds. Total non KV cache memory: 16.9GiB; torch peak memory "
+        "increase: 1.23GiB; total consumed (from mem_get_info): 15.59GiB; weights memory: 14.99GiB.",
+        [
+            ("non_kv_cache_gib", 16.9),
+            ("activation_peak_gib", 1.23),
+            ("consumed_gib", 15.59),
+            ("weights_gib", 14.99),
+        ],
+    ),
+    # -- the memory summary, 0.10.2 (bytes) and vllm-ascend's copy
+    (
+        "Free memory on device (78.54/79.19 GiB) on startup. Desired GPU memory utilization is (0.9, "
+        "71.27 GiB). Actual usage is 14.99 GiB for weight, 1.23 GiB for peak activation, 0.58 GiB for "
+        "non-torch memory, and 0.49 GiB for CUDAGraph memory. Replace gpu_memory_utilization config "
+        "with `--kv-cache-memory=58843613184` to fit into requested memory. Current kv cache memory "
+        "in use is 59212694937 bytes.",
+        [
+            ("total_gpu_gib", 79.19),
+            ("gpu_memory_utilization", 0.9),
+            ("requested_gib", 71.27),
+            ("weights_gib", 14.99),
+            ("activation_peak_gib", 1.23),
+            ("non_torch_gib", 0.58),
+            ("cuda_graph_gib", 0.49),
+            ("kv_cache_memory_bytes", 58843613184),
+            ("available_kv_gib", 59212694937 / 2**30),
+        ],
+    ),
+    (
+        "Free memory on device (60.86/61.27 GiB) on startup. Desired GPU memory utilization is (0.9, "
+        "55.14 GiB). Actual usage: 1.14 GiB for weights, 0.22 GiB for peak activation, 0.13 GiB for "
+        "non-torch memory, 0.04 GiB for NPU graph memory. Replace gpu_memory_utilization with "
+        "`--kv-cache-memory=57403864576` (53.46 GiB) to fit into requested memory, or "
+        "`--kv-cache-memory=61710811136` (57.47 GiB) to fully utilize NPU free memory. Current KV "
+        "cache memory: 53.59 GiB.",
+        [
+            ("total_gpu_gib", 61.27),
+            ("gpu_memory_utilization", 0.9),
+            ("requested_gib", 55.14),
+            ("weights_gib", 1.14),
+            ("activation_peak_gib", 0.22),
+            ("non_torch_gib", 0.13),
+            ("cuda_graph_gib", 0.04),
+            ("kv_cache_memory_bytes", 57403864576),
+            ("available_kv_gib", 53.59),
+        ],
+    ),
+    # -- platform plugins (PLATFORM_LINES.md)
+    (
+        "Free device memory: 79.16 GiB, 71.24 GiB usable (gpu_memory_utilization=0.9), 7.124 GiB "
+        "reserved for HPUGraphs (VLLM_GRAPH_RESERVED_MEM=0.1), 64.12 GiB reserved for KV cache",
+        [
+            ("free_device_gib", 79.16),
+            ("usable_device_gib", 71.24),
+            ("gpu_memory_utilization", 0.9),
+            ("graph_reserved_gib", 7.124),
+            ("available_kv_gib", 64.12),
+        ],
+    ),
+    (
+        "Free device memory: 94.62 GiB, 85.16 GiB usable (gpu_memory_utilization=0.9), 8.516 GiB "
+        "reserved for HPUGraphs (VLLM_GRAPH_RESERVED_MEM=0.1), 16 MiB reserved for KV cache dummy "
+        "block 76.63 GiB reserved for usable KV cache",
+        [
+            ("free_device_gib", 94.62),
+            ("usable_device_gib", 85.16),
+            ("gpu_memory_utilization", 0.9),
+            ("graph_reserved_gib", 8.516),
+            ("available_kv_gib", 76.63),
+        ],
+    ),
+    (
+        "Usable num_blocks: 4903, actual allocated num_blocks (max across layers): 4904 "
+        "(_PAD_BLOCK_ID=0, _PAD_SLOT_ID=0)",
+        [("gpu_blocks", 4903)],
+    ),
+    ("# hpu blocks: 4103, # CPU blocks: 256", [("gpu_blocks", 4103), ("cpu_blocks", 256)]),
+    ("# rocm blocks: 27284, # CPU blocks: 2048", [("gpu_blocks", 27284), ("cpu_blocks", 2048)]),
+    ("# npu blocks: 9000, # CPU blocks: 910", [("gpu_blocks", 9000), ("cpu_blocks", 910)]),
+    ("# PrivateUse1 blocks: 9000, # CPU blocks: 910", [("gpu_blocks", 9000), ("cpu_blocks", 910)]),
+    ("# TT blocks: 2069, # CPU blocks: 0", [("gpu_blocks", 2069), ("cpu_blocks", 0)]),
+    (
+        "HPU KV cache size: 627,584 tokens, Maximum concurrency for 32,768 tokens per request: 19.15x",
+        [("pool_tokens", 627584), ("concurrency_tokens", 32768), ("max_concurrency", 19.15)],
+    ),
+    ("Spyre KV cache size: 1048576 tokens", [("pool_tokens", 1048576)]),
+    (
+        "Maximum concurrency for 32768 tokens per request: 32.00x",
+        [("concurrency_tokens", 32768), ("max_concurrency", 32.0)],
+    ),
+    (
+        "Spyre constraint: num blocks rounded from 2049 to 2080 (multiple of batch size=32)",
+        [("gpu_blocks", 2080)],
+    ),
+    (
+        "Overriding num_gpu_blocks=8192 with num_gpu_blocks_override=2069",
+        [("gpu_blocks", 2069)],
+    ),
+    (
+        "Before memory profiling run, total GPU memory: 24480.00 MB, model load takes 15316.12 MB, "
+        "free gpu memory is 8900.34 MB.",
+        [
+            ("total_gpu_gib", 23.90625),
+            ("weights_gib", round(15316.12 / 1024, 6)),
+            ("free_device_gib", round(8900.34 / 1024, 6)),
+        ],
+    ),
+    (
+        "After memory profiling run, peak memory usage is 16020.50 MB,torch mem is 15316.12 MB, "
+        "non-torch mem is 410.00 MB, free gpu memory is 8100.22 MB.",
+        [
+            ("peak_memory_gib", round(16020.5 / 1024, 6)),
+            ("non_torch_gib", round(410 / 1024, 6)),
+            ("free_device_gib", round(8100.22 / 1024, 6)),
+        ],
+    ),
+    (
+        "Memory statistics | total_hbm_limit_gb=125.0GiB | total_hbm_limit_cap_gb=112.5GiB | "
+        "total_hbm_used_gb=16.42GiB | total_hbm_avail_gb=96.08GiB",
+        [
+            ("hbm_limit_gib", 125.0),
+            ("hbm_limit_cap_gib", 112.5),
+            ("hbm_used_gib", 16.42),
+            ("hbm_avail_gib", 96.08),
+        ],
+    ),
+    (
+        "Init kv-cache | num_layers=32 | shape=(num_blocks, (256, 8, 2, 128)) | num_blocks=[3168, "
+        "3168, 3168] | sharding=NamedSharding(mesh=Mesh('data': 1, 'model': 4), spec=PartitionSpec("
+        "None, None, 'model'), memory_kind=device) | dtype=bfloat16 | hbm=[(28.49, 31.25)]Gb",
+        [("gpu_blocks", 3168), ("block_size", 256)],
+    ),
+    (
+        "Init kv-cache | num_total_layers=32 | num_blocks=[6336, 6336] | regular_attn_layers=32 | "
+        "regular_attn_shape=(num_blocks, (128, 8, 2, 128)) | regular_attn_dtype=bfloat16 | "
+        "hbm=[(30.1, 31.25)]Gb",
+        [("gpu_blocks", 6336), ("block_size", 128)],
+    ),
+    (
+        "Init kv-cache | shape=32 * (3168, 256, 16, 128) | sharding=NamedSharding(mesh=Mesh('data': "
+        "1, 'model': 4, axis_types=(Auto, Auto)), spec=PartitionSpec(None, None, 'model'), "
+        "memory_kind=device) | hbm=[(28.49, 31.25), (28.49, 31.25)]Gb",
+        [("gpu_blocks", 3168), ("block_size", 256)],
+    ),
+    (
+        "Available memory: 48318382080, total memory: 65787658240",
+        [("available_kv_gib", 45.0), ("total_gpu_gib", 65787658240 / 2**30)],
+    ),
+    ("Available KV cache memory: -0.87 GiB", [("available_kv_gib", -0.87)]),
+    (
+        "VLLM_CPU_KVCACHE_SPACE not set. Using 63.5 GiB for KV cache.",
+        [("cpu_kv_space_gib", 63.5)],
+    ),
+    (
+        "Environment variable VLLM_CPU_KVCACHE_SPACE (GiB) for CPU backend is not set, using 4 by "
+        "default.",
+        [("cpu_kv_space_gib", 4.0)],
+    ),
+    ("Using KV cache block size: 128", [("block_size", 128)]),
+    (
+        "Using cache_config.block_size: 64 instead of overriding with _align_hybrid_block_size() "
+        "since we set mamba_page_size_padded in kv_cache_manager.py",
+        [("block_size", 64)],
+    ),
+    (
+        "Increase the page size from 16 to 32 to make sure there'sno SMEM OOM",
+        [("block_size", 32)],
+    ),
+    ("Increase the page size from 16 to 64 to avoid SMEM OOM", [("block_size", 64)]),
+    (
+        "CPU MLA backend requires block_size=16, overriding user-specified block_size=128.",
+        [("block_size", 16)],
+    ),
+    (
+        "DeepSeek-V4 CPU backend requires block_size=256, overriding user-specified block_size=None.",
+        [("block_size", 256)],
+    ),
+    (
+        "Block size is set to 128 if prefix cache or chunked prefill is enabled.",
+        [("block_size", 128)],
+    ),
+    ("If prefix caching is enabled, block size must be set to 128.", [("block_size", 128)]),
+    (
+        "Configurations for Spyre. max_model_len=32768, max_num_seqs=32, block_size=64, "
+        "max_num_batched_tokens=1024, enable_chunked_prefill=True, enable_prefix_caching=False",
+        [
+            ("max_model_len", 32768),
+            ("max_num_seqs", 32),
+            ("block_size", 64),
+            ("max_num_batched_tokens", 1024),
+            ("enable_prefix_caching", False),
+        ],
+    ),
+    # -- values that are no literals beside plain ones (value by value)
+    (
+        "non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'attention_config': AttentionConfig("
+        "backend=<AttentionBackendEnum.FLASHINFER: 'FLASHINFER'>, flash_attn_version=None), "
+        "'data_parallel_size': 2, 'block_size': 32, 'kv_cache_dtype': 'fp8', "
+        "'gpu_memory_utilization': 0.9, 'max_num_seqs': 128}",
+        [
+            ("model", "Qwen/Qwen3-8B"),
+            ("data_parallel_size", 2),
+            ("block_size", 32),
+            ("kv_cache_dtype", "fp8"),
+            ("gpu_memory_utilization", 0.9),
+            ("max_num_seqs", 128),
+        ],
+    ),
+    (
+        "Initializing a V1 LLM engine (v0.11.0) with config: model='Qwen/Qwen3-8B', "
+        "speculative_config=SpeculativeConfig(method='eagle3', model='yuhuili/EAGLE3', "
+        "num_spec_tokens=3, max_seq_len=2048), tokenizer='Qwen/Qwen3-8B', dtype=torch.bfloat16, "
+        "max_seq_len=8192, tensor_parallel_size=2, kv_cache_dtype=auto",
+        [
+            ("vllm_version", "0.11.0"),
+            ("model", "Qwen/Qwen3-8B"),
+            ("dtype", "torch.bfloat16"),
+            ("max_model_len", 8192),
+            ("tensor_parallel_size", 2),
+            ("kv_cache_dtype", "auto"),
+        ],
+    ),
     # SGLang's pool-leak warning shares the scheduler line's marker: not a pool, not a warning.
     ("Warning: available_size=9, max_total_num_tokens=56524 KV cache pool leak detected!", []),
 ]
@@ -464,6 +707,9 @@ NEAR_MISSES = [
     "Maximum concurrency for 0 tokens per request: nanx",
     "Model loading took inf GiB and 1.0 seconds",
     "non-default args: {'model': 'x', 'max_model_len': 8192",
+    "non-default args: {'model': 'x', 'max_model_len': Len(8192)}",
+    "Free memory on device (lots/31.4 GiB) on startup.",
+    "Free device memory: 94.62 GiB, much usable (gpu_memory_utilization=0.9)",
 ]
 
 

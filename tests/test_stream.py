@@ -306,3 +306,30 @@ def test_scan_bytes_reads_a_sample_log() -> None:
     seed = (SAMPLE_LOGS / "seed_qwen3-8b_l4.log").read_bytes()
     kinds = {e.kind for e in scan_bytes(seed) if isinstance(e, Fact)}
     assert {"pool_tokens", "max_concurrency", "available_kv_gib"} <= kinds
+
+
+@pytest.mark.parametrize("chunk", [0, 1, 7, 50, 4096])
+@pytest.mark.parametrize(
+    "name", ["paste_sentences", "wrap_pager_cut", "wrap_backticks", "era_0_6_5_tabular"]
+)
+def test_pastes_read_the_same_in_any_chunks(name: str, chunk: int) -> None:
+    """A message re-wrapped at its sentence breaks waits for its next lines
+    when a chunk ends between them; pager cuts and quotes do not depend on
+    where a chunk ends either."""
+    data = (SAMPLE_LOGS / f"{name}.log").read_bytes()
+    whole = events(data)
+    assert events(data, chunk=chunk) == whole
+    assert whole[-1] == ("lines", data.count(b"\n"))
+
+
+def test_a_sentence_rewrap_is_one_record_at_its_first_line() -> None:
+    data = (SAMPLE_LOGS / "paste_sentences.log").read_bytes()
+    facts = [e for e in scan_bytes(data) if isinstance(e, Fact)]
+    by_line = {(f.kind, f.line) for f in facts}
+    assert ("available_kv_gib", 2) in by_line and ("kv_cache_memory_bytes", 2) in by_line
+    assert ("kv_too_small", 7) in by_line
+    assert [f.value for f in facts if f.kind == "preemptions"] == [51]
+    # A next line that is no later sentence of the message is left alone.
+    cut = data.replace(b"Desired GPU memory", b"Something else entirely")
+    facts = [e for e in scan_bytes(cut) if isinstance(e, Fact)]
+    assert [f.kind for f in facts if f.line == 2] == ["total_gpu_gib"]

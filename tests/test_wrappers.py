@@ -31,6 +31,58 @@ KNOWN_BUGS: dict[str, str] = {}
 
 CASES: list[tuple[str, str, list[Record]]] = [
     (
+        "ansi_bare",
+        f"[0;36m({EC})[0;0m [32mINFO[0m [90m11-29 10:00:40[0m [90m[gpu_worker.py:298][0m {AVAIL}",
+        [(EC, AVAIL)],
+    ),
+    (
+        "ansi_bare_rgb_and_256",
+        f"[1;36m({EC})[0m [38;5;245mINFO[m [38;2;10;20;30m11-29 10:00:40[39m [x.py:1] {POOL}",
+        [(EC, POOL)],
+    ),
+    (
+        "ansi_bare_ordinary_brackets_untouched",
+        f"({EC}) INFO 11-29 10:00:40 [x.py:1] Retry in [5m] [30m] [1;2] [m3] [99m] [32m",
+        [(EC, "Retry in [5m] [30m] [1;2] [m3] [99m] [32m")],
+    ),
+    (
+        "ansi_escaped_text",
+        f"\\x1b[1;36m({EC})\\x1b[0;0m \\033[32mINFO\\033[0m 11-29 10:00:40 [x.py:1] {POOL}",
+        [(EC, POOL)],
+    ),
+    (
+        "elided_pid",
+        f"(EngineCore_DP0 pid=...) {HDR[len(EC) + 3 :]}{POOL}",
+        [("EngineCore_DP0 pid=...", POOL)],
+    ),
+    (
+        "elided_pid_ellipsis",
+        f"(EngineCore_DP0 pid=…) {HDR[len(EC) + 3 :]}{POOL}",
+        [("EngineCore_DP0 pid=…", POOL)],
+    ),
+    (
+        "elided_pid_placeholder",
+        f"(VllmWorker rank=1 pid=<pid>) {HDR[len(EC) + 3 :]}{AVAIL}",
+        [("VllmWorker rank=1 pid=<pid>", AVAIL)],
+    ),
+    ("backticks", f"`{HDR}{POOL}`", [(EC, POOL)]),
+    ("backticks_bullet", f"- `{HDR}{POOL}`", [(EC, POOL)]),
+    ("backticks_quoted_reply", f"> `{HDR}{AVAIL}` ", [(EC, AVAIL)]),
+    (
+        "pager_cut_glued",
+        f"{HDR}Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: 15…{HDR}{POOL}",
+        [
+            (EC, "Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is:"),
+            (EC, POOL),
+        ],
+    ),
+    (
+        "pager_cut_marker_then_space",
+        f"{HDR}{AVAIL} [...] {HDR}{POOL}",
+        [(EC, "Available KV cache memory: 3.31"), (EC, POOL)],
+    ),
+    ("pager_cut_at_end", f"{HDR}GPU KV cache size: 24,0 (truncated)", [(EC, "GPU KV cache size:")]),
+    (
         "ansi_esc",
         f"{ESC}[1;36m({EC}){ESC}[0;0m {ESC}[32mINFO{ESC}[0m {ESC}[90m01-22 10:00:40{ESC}[0m "
         f"{ESC}[90m[gpu_worker.py:375]{ESC}[0m {AVAIL}",

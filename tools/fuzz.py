@@ -79,9 +79,9 @@ def check_input(data: bytes, text_mode: bool) -> tuple[list[tuple[str, str]], fl
     """Read ``data`` with the CLI; return (category, detail) for each problem, and
     the seconds the CLI took (the checks after it are not counted)."""
     from click.testing import CliRunner
-    from vllm_logread.facts import LogReadError
 
     from vllm_logread.cli import main
+    from vllm_logread.errors import LogReadError
 
     problems: list[tuple[str, str]] = []
     cli_s = 0.0

@@ -88,6 +88,34 @@ def version_text(version: tuple[int, ...] | None) -> str:
     return "newest (0.33)" if version is None else ".".join(str(p) for p in version)
 
 
+# The newest vLLM release whose lines and rules this tool encodes (VLLM_LINES.md
+# was read against the 0.33.0 source). A log from a later release is read as
+# 0.33 would print it, and the report says so.
+NEWEST_CHECKED = (0, 33)
+
+
+def version_past_checked(version: str | Sequence[int] | None) -> str | None:
+    """The warning for a log from a vLLM newer (by minor release) than
+    NEWEST_CHECKED, or None (no version, or one the tool knows).
+
+    >>> version_past_checked("0.34.0")
+    'checked against vLLM up to 0.33; 0.34 may print or allocate differently'
+    >>> version_past_checked("0.33.1"), version_past_checked(None), version_past_checked("999.999.999")
+    (None, None, None)
+    """
+    try:
+        parsed = parse_version(version)
+    except UsageError:
+        return None
+    if parsed is None or tuple(parsed[:2]) <= NEWEST_CHECKED:
+        return None
+    if any(p >= 999 for p in parsed):
+        return None  # "999.999.999": a source build without version metadata
+    newest = ".".join(map(str, NEWEST_CHECKED))
+    seen = ".".join(map(str, parsed[:2]))
+    return f"checked against vLLM up to {newest}; {seen} may print or allocate differently"
+
+
 def cdiv(a: int, b: int) -> int:
     """Ceiling division, as vLLM's ``cdiv``.
 

@@ -103,6 +103,20 @@ KIND_TYPES: dict[str, type] = {
     "platform": str,  # "Automatically detected platform cpu." (cuda, rocm, cpu, tpu, xpu, hpu, ...)
     "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
     "num_speculative_tokens": int,
+    # Memory figures of the profile and platform lines that no FACTS.md kind means
+    # (PLATFORM_LINES.md); GiB as everywhere:
+    "non_kv_cache_gib": float,  # V1 DEBUG profile "Total non KV cache memory: X GiB"
+    "consumed_gib": float,  # V1 DEBUG profile 0.27+ "total consumed (from mem_get_info): X GiB"
+    "free_device_gib": float,  # HPU "Free device memory: X", XPU "free gpu memory is X MB"
+    "usable_device_gib": float,  # HPU "X usable (gpu_memory_utilization=u)" (free x u)
+    "graph_reserved_gib": float,  # HPU "X reserved for HPUGraphs"
+    "cpu_kv_space_gib": float,  # CPU "VLLM_CPU_KVCACHE_SPACE ... using 4 by default" / "Using X GiB for KV cache"
+    "peak_memory_gib": float,  # XPU "peak memory usage is X MB" (weights included)
+    # TPU (tpu-inference) "Memory statistics | ...": sums over the worker's chips
+    "hbm_limit_gib": float,  # total_hbm_limit_gb
+    "hbm_limit_cap_gib": float,  # total_hbm_limit_cap_gb (limit x gpu_memory_utilization)
+    "hbm_used_gib": float,  # total_hbm_used_gb
+    "hbm_avail_gib": float,  # total_hbm_avail_gb: the KV budget of all the chips
     # SGLang boot logs (sglang.py), where the meaning differs from a FACTS.md kind:
     "engine_kind": str,  # "sglang": the log is SGLang's (its pool arithmetic differs)
     "kv_alloc_tokens": int,  # "#tokens: N" of "KV Cache is allocated" (the K/V buffers hold N + page_size)

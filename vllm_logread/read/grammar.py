@@ -31,6 +31,15 @@ class NearMiss(ValueError):
     """A line carries a known marker but a value in it cannot be read."""
 
 
+class PartialRead(NearMiss):
+    """Part of a line was read and part was not: the facts of the parts that
+    were read (``built``) still count, and the rest is a near miss."""
+
+    def __init__(self, message: str, built: list[tuple[str, Value, int | None]]) -> None:
+        super().__init__(message)
+        self.built = built
+
+
 Built = list[tuple[str, Value, int | None]]  # (kind, value, decimals)
 
 
@@ -105,4 +114,9 @@ def _part(pattern: str) -> re.Pattern[str]:
 
 
 # The device words of V0's "# GPU blocks: N" line (the CPU backend's apart).
-_BLOCK_DEVICES = "GPU|CUDA|cuda|XLA|xla|TPU|tpu|HPU|hpu|XPU|xpu|NPU|npu|gpu"
+# 0.7.0-0.7.2 print the dispatch key (CUDA, XLA, HPU, XPU, CPU, PrivateUse1 on
+# Ascend), 0.7.3-0.11 the lower-case device name (cuda, rocm, tpu, hpu, xpu, npu);
+# Tenstorrent's executor "TT" (PLATFORM_LINES.md section 0).
+_BLOCK_DEVICES = (
+    "GPU|CUDA|cuda|ROCM|rocm|XLA|xla|TPU|tpu|HPU|hpu|XPU|xpu|NPU|npu|gpu|PrivateUse1|TT|tt"
+)

@@ -20,8 +20,23 @@ from dataclasses import dataclass
 import regex as re
 
 # ESC-based CSI sequences (colours, erase-line from tqdm) and their caret
-# rendering when a log was pasted through a tool that made them visible.
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]{0,200}(?:\x07|\x1b\\)|\^\[\[[0-9;]*m")
+# rendering when a log was pasted through a tool that made them visible, or
+# their escaped spellings ("\x1b[0;36m", "\033[0m", "\e[32m", "\u001b[90m", "␛[0m").
+_ANSI = re.compile(
+    r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]{0,200}(?:\x07|\x1b\\)|\^\[\[[0-9;]*m"
+    r"|(?:\\x1b|\\033|\\e|\\u001b|␛)\[[0-9;]{0,20}m"
+)
+
+
+# An SGR colour code whose ESC byte a paste lost: "[0;36m(EngineCore pid=1)[0;0m
+# [32mINFO[0m [90m11-29 10:00:40[0m". Only SGR forms vLLM and terminals print
+# (reset, bold/dim, the 8/16 colours, 256-colour and RGB forms), never followed
+# by "]" ("[5m]" is five minutes), so ordinary bracketed text stays as it is.
+_SGR_PARAM = r"(?:0?[0-9]|2[1-9]|3[0-79]|4[0-79]|9[0-7]|10[0-7]|[34]8;5;\d{1,3}|[34]8;2;\d{1,3};\d{1,3};\d{1,3})"
+_BARE_SGR = re.compile(rf"\[(?:{_SGR_PARAM}(?:;{_SGR_PARAM}){{0,4}})?m(?!\])")
+# ... and only in a line that also closes a colour the way vLLM does ("[0m",
+# "[0;0m"): a coloured line always does.
+_BARE_RESET = re.compile(r"\[0(?:;0)?m(?!\])")
 
 
 # Outer wrappers, tried repeatedly at the start of a line. Each is one
@@ -32,6 +47,7 @@ _WRAPPERS = re.compile(
         [ \t]+                                               # indentation
       | [│┃║|](?:[ \t]|$)                                    # k9s/box border, web-table cell
       | >+[ \t]?                                             # paste quote markers ">> "
+      | (?:[-*+][ \t]{1,4})?`{1,3}(?=[^`\s])                # Markdown code quotes "`INFO ...`"
       | --$                                                  # table separator rows
       | \d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?    # docker -t, kubectl --timestamps,
         (?:Z|[+-]\d\d:?\d\d)?[ \t]+                          #   Loki / CI exports
@@ -58,7 +74,9 @@ _TRAILERS = re.compile(
 
 
 # "(EngineCore_DP0 pid=7) ", "(VllmWorker rank=0 pid=7) ", "(RayWorkerWrapper pid=7, ip=10.0.0.1) ".
-_PROCESS = re.compile(r"^\(([^()\n]{1,120}? pid=\d{1,10}(?:, ip=[0-9a-fA-F.:]{1,64})?)\)[ \t]*")
+# A paste may elide the pid: "(EngineCore_DP0 pid=...)", "pid=…", "pid=<pid>", "pid=XXXX".
+_PID = r"(?:\d{1,10}|\.{2,6}|…|<pid>|<PID>|\*{1,10}|[xX]{1,10}|N)"
+_PROCESS = re.compile(rf"^\(([^()\n]{{1,120}}? pid={_PID}(?:, ip=[0-9a-fA-F.:]{{1,64}})?)\)[ \t]*")
 
 
 # SGLang's header names its rank instead: "[2025-08-13 14:27:06 TP0] ",
@@ -88,10 +106,21 @@ _PYLOG = re.compile(
 _BARE_SOURCE = re.compile(r"^\[[^\s\[\]]{1,200}\.py:\d{1,7}\][ ]?")
 
 
+# What a pager or a paste tool puts where it cut a line short ("…", "[...]",
+# "(truncated)"), often with the next record glued after it. Plain "..." is no
+# such marker (vLLM's "Starting to load model X..." ends in three dots).
+_TRUNCATED = r"(?:…|\[\.\.\.\]|\[…\]|\(truncated\)|\[truncated\]|<truncated>)"
+_CUT_END = re.compile(rf"(?r){_TRUNCATED}[ \t]*$")
+
+
+# A line quoted as Markdown inline code: "`INFO ... tokens`", "- `...`", "> `...`".
+_QUOTED = re.compile(r"^([ \t]{0,8}(?:>{1,4}[ \t]?){0,4})(?:[-*+][ \t]{1,4})?`{1,3}(?=[^`\s])")
+
+
 # Where a second record starts inside one physical line (records glued
 # together when a capture lost a newline).
 _GLUE = re.compile(
-    r"(?<=\S)(?=(?:\([^()\n]{1,120}? pid=\d{1,10}\)[ ])?"
+    rf"(?:(?<=\S)|(?<={_TRUNCATED}[ ]))(?=(?:\([^()\n]{{1,120}}? pid={_PID}\)[ ])?"
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]\d\d-\d\d[ ]\d\d:\d\d:\d\d[ ])"
 )
 
@@ -116,14 +145,20 @@ class LogLine:
 
 
 def strip_ansi(text: str) -> str:
-    """Remove colour codes in ESC and caret form.
+    """Remove colour codes in ESC and caret form, and SGR codes whose ESC was lost.
 
     >>> strip_ansi("^[[0;36m(EngineCore pid=1)^[[0;0m INFO")
     '(EngineCore pid=1) INFO'
+    >>> strip_ansi("[0;36m(EngineCore pid=1)[0;0m [32mINFO[0m took [5m]")
+    '(EngineCore pid=1) INFO took [5m]'
+    >>> strip_ansi("retry in [5m] [32m")
+    'retry in [5m] [32m'
     """
-    if "\x1b" not in text and "^[" not in text:
-        return text
-    return _ANSI.sub("", text)
+    if "\x1b" in text or "^[" in text or "[m" in text or "\\" in text or "␛" in text:
+        text = _ANSI.sub("", text)
+    if "0m" in text and _BARE_RESET.search(text):
+        text = _BARE_SGR.sub("", text)
+    return text
 
 
 def _peel(text: str) -> tuple[str | None, str]:
@@ -162,11 +197,47 @@ def split_records(text: str) -> list[str]:
     parts = [p for p in text.split("\r") if p.strip()] if "\r" in text else [text]
     out: list[str] = []
     for part in parts:
+        if "`" in part:
+            part = _unquote(part)
         if part.count(":") >= 4 and _GLUE.search(part):
             out.extend(s for s in _GLUE.split(part) if s.strip())
         else:
             out.append(part)
+    if "…" in text or "truncated" in text or "[...]" in text:
+        out = [_uncut(r) for r in out]
     return out
+
+
+def _unquote(text: str) -> str:
+    """A line quoted as Markdown inline code, without its backticks.
+
+    >>> _unquote("- `INFO 01-01 00:00:00 [x.py:1] Using max model len 8192` ")
+    'INFO 01-01 00:00:00 [x.py:1] Using max model len 8192'
+    """
+    m = _QUOTED.match(text)
+    if m is None:
+        return text
+    rest = text[m.end() :].rstrip(" \t")
+    if not rest.endswith("`"):
+        return text
+    return m.group(1) + rest.rstrip("`")
+
+
+def _uncut(record: str) -> str:
+    """A record a pager cut short, without its marker and without the word the
+    cut went through ("... num_gpu_blocks is: 15…" must not read 15).
+
+    >>> _uncut("Using max model len 81 (truncated)"), _uncut("num_gpu_blocks is: 15…")
+    ('Using max model len', 'num_gpu_blocks is:')
+    """
+    m = _CUT_END.search(record)
+    if m is None:
+        return record
+    # Where the cut went is unknown even with a space before the marker: the
+    # word before it goes too.
+    head = record[: m.start()].rstrip(" \t")
+    cut = max(head.rfind(" "), head.rfind("\t"))
+    return head[:cut] if cut >= 0 else ""
 
 
 def parse_line(text: str, number: int) -> LogLine:

@@ -15,7 +15,6 @@ in linear time on adversarial lines.
 
 from __future__ import annotations
 
-import ast
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,7 +22,19 @@ from dataclasses import dataclass
 import regex as re
 
 from .facts import KIND_TYPES, Fact
-from .grammar import _BLOCK_DEVICES, INT, INT_C, NUM, Built, NearMiss, _c, _number, _part
+from .grammar import (
+    _BLOCK_DEVICES,
+    INT,
+    INT_C,
+    NUM,
+    Built,
+    NearMiss,
+    PartialRead,
+    _c,
+    _number,
+    _part,
+)
+from .literals import read_config_repr, read_dict_repr
 from .stats import _stats
 
 
@@ -73,30 +84,38 @@ def _preemption_warning(m: re.Match[str]) -> Built:
 
 
 # Keys of the engine config line ("Initializing a V1 LLM engine (v0.11.0) with
-# config: model='Qwen/Qwen3-8B', ..."), each searched inside the config text.
-_CONFIG_FIELDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("model", re.compile(r"(?:^|, )model=(['\"])(.{0,500}?)\1(?=, |\)|$)")),
-    ("max_model_len", re.compile(rf"(?:^|[ ,])max_seq_len=({INT})\b")),
-    ("tensor_parallel_size", re.compile(rf"(?:^|[ ,])tensor_parallel_size=({INT})\b")),
-    ("pipeline_parallel_size", re.compile(rf"(?:^|[ ,])pipeline_parallel_size=({INT})\b")),
-    ("data_parallel_size", re.compile(rf"(?:^|[ ,])data_parallel_size=({INT})\b")),
-    ("dtype", re.compile(r"(?:^|, )dtype=([\w.]{1,40})")),
-    ("kv_cache_dtype", re.compile(r"(?:^|[ ,])kv_cache_dtype=([\w]{1,40})")),
-    ("quantization", re.compile(r"(?:^|, )quantization=([\w-]{1,40})")),
-    ("enable_prefix_caching", re.compile(r"(?:^|[ ,])enable_prefix_caching=(True|False)\b")),
-    ("block_size", re.compile(rf"(?:^|[ ,])block_size=({INT})\b")),
-    ("gpu_memory_utilization", re.compile(rf"(?:^|[ ,])gpu_memory_utilization=({NUM})\b")),
-    ("max_num_seqs", re.compile(rf"(?:^|[ ,])max_num_seqs=({INT})\b")),
+# config: model='Qwen/Qwen3-8B', ..."): the top-level key, the fact kind, and
+# the value's form (matched at the start of the value's text).
+_CONFIG_FIELDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    ("model", "model", _part(r"(['\"])(.{0,500}?)\1\s*$")),
+    ("max_seq_len", "max_model_len", _part(rf"({INT})")),
+    ("tensor_parallel_size", "tensor_parallel_size", _part(rf"({INT})")),
+    ("pipeline_parallel_size", "pipeline_parallel_size", _part(rf"({INT})")),
+    ("data_parallel_size", "data_parallel_size", _part(rf"({INT})")),
+    ("dtype", "dtype", _part(r"([\w.]{1,40})")),
+    ("kv_cache_dtype", "kv_cache_dtype", _part(r"([\w]{1,40})")),
+    ("quantization", "quantization", _part(r"([\w-]{1,40})")),
+    ("enable_prefix_caching", "enable_prefix_caching", _part(r"(True|False)\b")),
+    ("block_size", "block_size", _part(rf"({INT})")),
+    ("gpu_memory_utilization", "gpu_memory_utilization", _part(rf"({NUM})")),
+    ("max_num_seqs", "max_num_seqs", _part(rf"({INT})")),
 )
 
 
 def _engine_config(m: re.Match[str]) -> Built:
+    """The config line, read field by field at its top level (literals.py): a
+    field nested in another one's repr (the draft model's ``model=`` inside
+    ``speculative_config=SpeculativeConfig(...)``) is not taken for it, and a
+    value that is not plain text is skipped alone."""
     out: Built = []
     if m.group("vllm_version"):
         out.append(("vllm_version", m.group("vllm_version"), None))
-    cfg = m.group("cfg")
-    for kind, rx in _CONFIG_FIELDS:
-        f = rx.search(cfg)
+    fields = read_config_repr(m.group("cfg")).values
+    for key, kind, rx in _CONFIG_FIELDS:
+        raw = fields.get(key)
+        if not isinstance(raw, str):
+            continue
+        f = rx.match(raw)
         if not f:
             continue
         text = f.group(f.lastindex or 1)
@@ -133,30 +152,21 @@ _ARG_KINDS = (
 )
 
 
-def _non_default_args(m: re.Match[str]) -> Built:
-    """Read the dict repr safely (``ast.literal_eval``, never ``eval``)."""
-    text = m.group("d")
-    if len(text) > 100_000:
-        raise NearMiss("non-default args: dict too long to read")
-    try:
-        args = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-        args = None
-    if not isinstance(args, dict):
-        raise NearMiss("non-default args: not a readable Python dict")
+def _arg_facts(args: dict[str, object]) -> Built:
     out: Built = []
     if "model" not in args and isinstance(args.get("model_tag"), str):
         args["model"] = args["model_tag"]
     for kind in _ARG_KINDS:
         value = args.get(kind)
-        if value is None or isinstance(value, (dict, list, tuple)):
+        if value is None or isinstance(value, (dict, list, tuple, set)):
             continue
         typ = KIND_TYPES[kind]
         if typ is bool:
             if isinstance(value, bool):
                 out.append((kind, value, None))
         elif typ is str:
-            out.append((kind, str(value), None))
+            if isinstance(value, (str, int, float)):
+                out.append((kind, str(value), None))
         elif isinstance(value, bool):
             continue
         elif typ is int and isinstance(value, int):
@@ -169,6 +179,27 @@ def _non_default_args(m: re.Match[str]) -> Built:
     return out
 
 
+def _non_default_args(m: re.Match[str]) -> Built:
+    """Read the dict repr value by value (literals.py: ``ast.literal_eval`` of
+    each value, never ``eval``). A value that is no literal (``'attention_config':
+    AttentionConfig(...)``) is skipped; it is named in a near miss only when its
+    key is one that states a fact, or when the dict is cut short (a hard wrap:
+    the scanner then tries the next physical lines)."""
+    text = m.group("d")
+    if len(text) > 100_000:
+        raise NearMiss("non-default args: dict too long to read")
+    items = read_dict_repr(text)
+    out = _arg_facts(dict(items.values))
+    lost = [k for k in items.skipped if k in _ARG_KINDS or k == "model_tag"]
+    if not items.is_whole:
+        raise PartialRead("non-default args: the dict is cut short", out)
+    if lost:
+        raise PartialRead(f"non-default args: cannot read {', '.join(map(repr, lost))}", out)
+    if not items.values and items.skipped:
+        raise NearMiss("non-default args: not a readable Python dict")
+    return out
+
+
 def _profile_kv(m: re.Match[str]) -> Built:
     """The multi-line tabular profile: "total_gpu_memory     79.22GiB"."""
     kind = _TABULAR_KEYS[m.group("key")]
@@ -176,7 +207,20 @@ def _profile_kv(m: re.Match[str]) -> Built:
     return [(kind, value, dec)]
 
 
+# The tabular profile of the 0.6.5 development builds (vLLM PR #10511), one
+# "key<spaces>value" record per figure:
+#   Memory profiling results:
+#   duration     0.75 seconds
+#   total_gpu_memory     79.22GiB
+#   gpu_memory_utilization       0.90
+#   the current vLLM instance can use    71.29GiB
+#   model weights take   14.96GiB          (read by the v0_profile_split row)
+#   non_torch_memory     1.79GiB
+#   PyTorch activation peak memory       1.26GiB
+#   available_kv_cache_memory    53.29GiB
 _TABULAR_KEYS = {
+    "the current vLLM instance can use": "requested_gib",
+    "PyTorch activation peak memory": "activation_peak_gib",
     "total_gpu_memory": "total_gpu_gib",
     "gpu_memory_utilization": "gpu_memory_utilization",
     "non_torch_memory": "non_torch_gib",
@@ -188,6 +232,10 @@ _TABULAR_KEYS = {
     "activation_peak_memory": "activation_peak_gib",
     "requested_memory": "requested_gib",
 }
+
+
+# The keys as a VERBOSE alternation (its spaces escaped).
+_TABULAR_ALTS = "|".join(re.escape(k) for k in _TABULAR_KEYS)
 
 
 # server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ..., tp_size=1, ...): the
@@ -263,6 +311,350 @@ _SGLANG_DECODE_PARTS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One part of a multi-part line: found through its clue (a literal), read
+    by its regex (searched in the whole message), built into facts."""
+
+    clue: str
+    regex: re.Pattern[str]
+    build: Callable[[re.Match[str]], Built] = _groups
+    name: str = ""  # what a near miss calls it (default: its fact kinds)
+
+    @property
+    def label(self) -> str:
+        """The part as a near miss names it: its fact kinds, else its clue."""
+        if self.name:
+            return self.name
+        kinds = [g for g in self.regex.groupindex if g in KIND_TYPES]
+        return "/".join(kinds) if kinds else repr(self.clue)
+
+
+def _in_parts(name: str, parts: tuple[Part, ...]) -> Callable[[re.Match[str]], Built]:
+    """A builder that reads a line part by part: a part whose clue is in the
+    line but whose regex fails (another platform's wording, a garbled number)
+    is named in a near miss, and the other parts' facts still count
+    (``PartialRead``). A part that is absent is no miss."""
+
+    def build(m: re.Match[str]) -> Built:
+        text = m.string
+        out: Built = []
+        lost: list[str] = []
+        num_read = 0
+        for part in parts:
+            if part.clue not in text:
+                continue
+            f = part.regex.search(text)
+            if f is None:
+                lost.append(part.label)
+                continue
+            try:
+                out.extend(part.build(f))
+            except NearMiss:
+                lost.append(part.label)
+                continue
+            num_read += 1
+        if lost:
+            what = ", ".join(lost)
+            if num_read:
+                raise PartialRead(f"{name}: the {what} part is not in a known wording", out)
+            raise NearMiss(f"{name}: line has the {what} part but not in a known wording")
+        if not num_read:
+            raise NearMiss(f"{name}: no known part in the line")
+        return out
+
+    return build
+
+
+_GIB_PER_UNIT = {"B": 1 / 2**30, "KiB": 1 / 2**20, "MiB": 1 / 1024, "GiB": 1.0, "TiB": 1024.0}
+
+
+def _sized(kind: str) -> Callable[[re.Match[str]], Built]:
+    """A "<number> <unit>" group pair (``val``, ``unit``) in GiB: HPU's
+    ``format_bytes`` ("94.62 GiB", "16 MiB", 4 significant digits), XPU's
+    "MB" (MiB), Ascend's raw bytes (no unit: ``unit`` absent)."""
+
+    def build(m: re.Match[str]) -> Built:
+        value, dec = _number(kind, m.group("val"))
+        unit = m.groupdict().get("unit") or "B"
+        unit = {"MB": "MiB", "GB": "GiB", "KB": "KiB"}.get(unit, unit)
+        factor = _GIB_PER_UNIT[unit]
+        if factor == 1.0:
+            return [(kind, value, dec)]
+        if unit == "B" and dec is None:  # whole bytes: exact
+            return [(kind, float(value) / 2**30, None)]
+        return [(kind, round(float(value) * factor, 6), dec)]
+
+    return build
+
+
+def _any_of(markers: tuple[str, ...]) -> re.Pattern[str]:
+    """A parts row's regex: any of its markers (each part is then searched)."""
+    return _c("|".join(re.escape(m) for m in markers))
+
+
+def _p(clue: str, pattern: str) -> Part:
+    return Part(clue, _part(pattern))
+
+
+def _sz(clue: str, pattern: str, kind: str) -> Part:
+    return Part(clue, _part(pattern), _sized(kind), kind)
+
+
+# Each part's regex is timed by tests/test_patterns_linear.py through this list.
+def _part_patterns(*tables: tuple[Part, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((p.clue, p.regex) for t in tables for p in t)
+
+
+# A part's number starts where a number starts: searched anywhere in the
+# line, "1.2.3.4 GiB" must not give 3.4.
+_N = rf"(?<![\w.,-]){NUM}"
+_I = rf"(?<![\w.,-]){INT}"
+
+
+# -- the one-line memory summary "Free memory on device (30.27/31.4 GiB) on
+#    startup. Desired GPU memory utilization is (0.92, 28.88 GiB). Actual usage
+#    is 15.27 GiB for weight, 1.59 GiB for peak activation, 0.1 GiB for
+#    non-torch memory, and 0.09 GiB for CUDAGraph memory. Replace ... with
+#    `--kv-cache-memory=N` (...) ... Current kv cache memory in use is X GiB."
+#    (core 0.10.2+; 0.27+ "X GiB for consumed memory (weights + non-torch)";
+#    vllm-ascend: "Actual usage: X GiB for weights, ..., Y GiB for NPU graph
+#    memory. ... Current KV cache memory: Z GiB."; 0.10.2: "... in use is N bytes.")
+_FREE_MEMORY_PARTS: tuple[Part, ...] = (
+    _p("Free memory on device (", rf"Free memory on device \({_N}/(?P<total_gpu_gib>{_N}) ?GiB\)"),
+    _p(
+        "Desired GPU memory utilization is (",
+        rf"Desired GPU memory utilization is \((?P<gpu_memory_utilization>{_N}), "
+        rf"(?P<requested_gib>{_N}) ?GiB\)",
+    ),
+    _p(" GiB for weight", rf"(?P<weights_gib>{_N}) ?GiB for weights?\b"),
+    _p(" GiB for peak activation", rf"(?P<activation_peak_gib>{_N}) ?GiB for peak activation"),
+    _p(" GiB for non-torch memory", rf"(?P<non_torch_gib>{_N}) ?GiB for non-torch memory"),
+    _p(
+        "raph memory",
+        rf"(?P<cuda_graph_gib>{_N}) ?GiB for (?:CUDAGraph|CUDA graph|[A-Z]{{2,5}} graph) memory",
+    ),
+    # the first suggestion ("to fit into requested memory"), as FACTS.md reads it
+    _p("with `--kv-cache-memory=", rf"with `--kv-cache-memory=(?P<kv_cache_memory_bytes>{_I})"),
+    Part(
+        "ache memory in use is ",
+        _part(
+            rf"Current kv cache memory in use is (?:(?P<available_kv_gib>{_N}) ?GiB"
+            rf"|(?P<val>{_I}) bytes)"
+        ),
+        lambda m: _groups(m) if m.group("val") is None else _sized("available_kv_gib")(m),
+    ),
+    _p("Current KV cache memory: ", rf"Current KV cache memory: (?P<available_kv_gib>{_N}) ?GiB"),
+)
+
+
+_free_memory_parts = _in_parts("free_memory_summary", _FREE_MEMORY_PARTS)
+
+
+def _free_memory_summary(m: re.Match[str]) -> Built:
+    """The summary's parts; in the 0.27+ wording ("GiB for consumed memory")
+    the peak-activation and CUDA-graph facts come last, as the one regex of
+    earlier releases of this tool listed them (--json stays the same)."""
+    try:
+        out = _free_memory_parts(m)
+    except PartialRead as miss:
+        miss.built = _consumed_order(m.string, miss.built)
+        raise
+    return _consumed_order(m.string, out)
+
+
+def _consumed_order(text: str, out: Built) -> Built:
+    if "GiB for consumed memory" not in text:
+        return out
+    late = ("activation_peak_gib", "cuda_graph_gib")
+    return [f for f in out if f[0] not in late] + [f for f in out if f[0] in late]
+
+
+# -- V0 profile, 0.6.5-0.10.2, line three: "model weights take 14.96GiB;
+#    non_torch_memory takes 1.79GiB; PyTorch activation peak memory takes
+#    1.26GiB; the rest of the memory reserved for KV Cache is 53.29GiB." (and the
+#    tabular dev build's "model weights take   14.96GiB" record).
+_V0_SPLIT_PARTS: tuple[Part, ...] = (
+    _p("model weights take", rf"model weights take[ \t]{{1,80}}(?P<weights_gib>{_N}) ?Gi[Bb]"),
+    _p("non_torch_memory takes", rf"non_torch_memory takes (?P<non_torch_gib>{_N}) ?Gi[Bb]"),
+    _p(
+        "activation peak memory takes",
+        rf"activation peak memory takes (?P<activation_peak_gib>{_N}) ?Gi[Bb]",
+    ),
+    _p(
+        "reserved for KV Cache is",
+        rf"reserved for KV Cache is (?P<available_kv_gib>{_N}) ?Gi[Bb]",
+    ),
+)
+
+
+# -- V0 profile, line two: "the current vLLM instance can use total_gpu_memory
+#    (79.22GiB) x gpu_memory_utilization (0.90) = 71.30GiB".
+_V0_TOTAL_PARTS: tuple[Part, ...] = (
+    _p("total_gpu_memory (", rf"total_gpu_memory \((?P<total_gpu_gib>{_N}) ?GiB\)"),
+    _p(
+        "gpu_memory_utilization (",
+        rf"gpu_memory_utilization \((?P<gpu_memory_utilization>{_N})\)",
+    ),
+    _p(" = ", rf" = (?P<requested_gib>{_N}) ?GiB"),
+)
+
+
+# -- V0 0.6.4 one line: "Memory profiling results: total_gpu_memory=23.58GiB
+#    initial_memory_usage=... non_torch_memory=0.35GiB kv_cache_size=2.89GiB
+#    gpu_memory_utilization=0.90" (0.6.5 dev builds add duration= and commas);
+#    the tabular dev build's header "Memory profiling results:" alone.
+_V0_ONELINE_PARTS: tuple[Part, ...] = (
+    _p(
+        "Memory profiling results",
+        r"^Memory profiling results:?[ \t]*$|Memory profiling results:(?=.{0,80}?total_gpu_memory=)",
+    ),
+    _p("total_gpu_memory=", rf"total_gpu_memory=(?P<total_gpu_gib>{_N}) ?GiB"),
+    _p("non_torch_memory=", rf"non_torch_memory=(?P<non_torch_gib>{_N}) ?GiB"),
+    _p("kv_cache_size=", rf"kv_cache_size=(?P<available_kv_gib>{_N}) ?GiB"),
+    _p(
+        "gpu_memory_utilization=",
+        rf"gpu_memory_utilization=(?P<gpu_memory_utilization>{_N})",
+    ),
+)
+
+
+# -- V1 profile at DEBUG (0.9.1+): "Memory profiling takes 40.46 seconds. Total
+#    non KV cache memory: 62.79GiB; torch peak memory increase: 5.62GiB;
+#    non-torch forward increase memory: 2.04GiB; weights memory: 55.13GiB."
+#    (0.27+: "total consumed (from mem_get_info): X GiB" for the non-torch part).
+_V1_PROFILE_PARTS: tuple[Part, ...] = (
+    _p(
+        "Total non KV cache memory: ",
+        rf"Total non KV cache memory: (?P<non_kv_cache_gib>{_N}) ?GiB",
+    ),
+    _p(
+        "torch peak memory increase: ",
+        rf"torch peak memory increase: (?P<activation_peak_gib>{_N}) ?GiB",
+    ),
+    _p(
+        "non-torch forward increase memory: ",
+        rf"non-torch forward increase memory: (?P<non_torch_gib>{_N}) ?GiB",
+    ),
+    _p(
+        "total consumed (from mem_get_info): ",
+        rf"total consumed \(from mem_get_info\): (?P<consumed_gib>{_N}) ?GiB",
+    ),
+    _p("weights memory: ", rf"(?<![\w-])weights memory: (?P<weights_gib>{_N}) ?GiB"),
+)
+
+
+# -- platform plugins (PLATFORM_LINES.md). HPU / Gaudi (vllm-fork, vllm-gaudi),
+#    V0: "Free device memory: 79.16 GiB, 71.24 GiB usable (gpu_memory_utilization=0.9),
+#    7.124 GiB reserved for HPUGraphs (VLLM_GRAPH_RESERVED_MEM=0.1), 64.12 GiB
+#    reserved for KV cache"; V1: "..., 16 MiB reserved for KV cache dummy block
+#    76.63 GiB reserved for usable KV cache". Sizes are format_bytes (4 significant
+#    digits, B/KiB/MiB/GiB/TiB).
+_SIZE = rf"(?P<val>{_N}) (?P<unit>B|KiB|MiB|GiB|TiB)"
+_HPU_FREE_PARTS: tuple[Part, ...] = (
+    _sz("Free device memory: ", rf"Free device memory: {_SIZE}", "free_device_gib"),
+    _sz(" usable", rf"{_SIZE} usable\b", "usable_device_gib"),
+    _p("(gpu_memory_utilization=", rf"\(gpu_memory_utilization=(?P<gpu_memory_utilization>{_N})\)"),
+    _sz(" reserved for HPUGraphs", rf"{_SIZE} reserved for HPUGraphs", "graph_reserved_gib"),
+    _sz(
+        " reserved for KV cache",
+        rf"{_SIZE} reserved for (?:usable )?KV cache(?! dummy)",
+        "available_kv_gib",
+    ),
+)
+
+
+# Intel XPU (v1/worker/xpu_worker.py 0.9.2-0.15): "Before memory profiling run,
+# total GPU memory: 24480.00 MB, model load takes 15316.12 MB, free gpu memory is
+# 8900.34 MB." and "After memory profiling run, peak memory usage is 16020.50
+# MB,torch mem is 15316.12 MB, non-torch mem is 410.00 MB, free gpu memory is
+# 8100.22 MB." (MB = 1024**2 bytes).
+_MB = rf"(?P<val>{_N}) (?P<unit>MB)"
+_XPU_PROFILE_PARTS: tuple[Part, ...] = (
+    _sz("total GPU memory: ", rf"total GPU memory: {_MB}", "total_gpu_gib"),
+    _sz("model load takes ", rf"model load takes {_MB}", "weights_gib"),
+    _sz("peak memory usage is ", rf"peak memory usage is {_MB}", "peak_memory_gib"),
+    _sz("non-torch mem is ", rf"non-torch mem is {_MB}", "non_torch_gib"),
+    _sz("free gpu memory is ", rf"free gpu memory is {_MB}", "free_device_gib"),
+)
+
+
+# TPU (tpu-inference, worker/tpu_worker.py): "Memory statistics |
+# total_hbm_limit_gb=125.0GiB | total_hbm_limit_cap_gb=112.5GiB |
+# total_hbm_used_gb=16.42GiB | total_hbm_avail_gb=96.08GiB": sums over the
+# worker's local chips (one worker drives them all), so not the per-GPU kinds.
+_TPU_HBM_PARTS: tuple[Part, ...] = (
+    _p("total_hbm_limit_gb=", rf"total_hbm_limit_gb=(?P<hbm_limit_gib>{_N}) ?GiB"),
+    _p("total_hbm_limit_cap_gb=", rf"total_hbm_limit_cap_gb=(?P<hbm_limit_cap_gib>{_N}) ?GiB"),
+    _p("total_hbm_used_gb=", rf"total_hbm_used_gb=(?P<hbm_used_gib>{_N}) ?GiB"),
+    _p("total_hbm_avail_gb=", rf"total_hbm_avail_gb=(?P<hbm_avail_gib>{_N}) ?GiB"),
+)
+
+
+def _tpu_blocks(m: re.Match[str]) -> Built:
+    """``num_blocks=[3168, 3168, ...]``: one entry per KV tensor; the pool's
+    block count when every entry agrees."""
+    counts = {int(x) for x in m.group("list").replace(" ", "").split(",") if x}
+    return [("gpu_blocks", counts.pop(), None)] if len(counts) == 1 else []
+
+
+# TPU "Init kv-cache | num_layers=32 | shape=(num_blocks, (256, 8, 2, 128)) |
+# num_blocks=[3168, ...] | sharding=... | dtype=bfloat16 | hbm=[...]Gb" (v0.11.1+;
+# v0.18+ "num_total_layers=", "regular_attn_shape=(num_blocks, (128, ...))";
+# mid-2025 "shape=32 * (3168, 256, 16, 128)"): the block size is the shape's
+# first dimension after the block count.
+_TPU_KV_PARTS: tuple[Part, ...] = (
+    _p("Init kv-cache", r"Init kv-cache(?: \||\s*$)"),
+    Part(
+        "num_blocks=[",
+        _part(rf"num_blocks=\[(?P<list>(?:{_I}, ?){{0,4096}}{_I})\]"),
+        _tpu_blocks,
+        "gpu_blocks",
+    ),
+    _p("shape=(num_blocks, (", rf"shape=\(num_blocks, \((?P<block_size>{_I}),"),
+    _p(" * (", rf"shape={_I} \* \((?P<gpu_blocks>{_I}), (?P<block_size>{_I}),"),
+)
+
+
+_V0_PROFILE_ONELINE_MARKERS = ("Memory profiling results", "kv_cache_size=", "non_torch_memory=")
+
+_V0_PROFILE_TOTAL_MARKERS = (
+    "total_gpu_memory (",
+    "x gpu_memory_utilization (",
+)
+
+_V0_PROFILE_SPLIT_MARKERS = (
+    "model weights take",
+    "non_torch_memory takes",
+    "activation peak memory takes",
+    "reserved for KV Cache is",
+)
+
+_V1_PROFILE_DEBUG_MARKERS = ("Total non KV cache memory", "torch peak memory increase: ")
+
+_FREE_MEMORY_SUMMARY_MARKERS = (
+    "Free memory on device",
+    "Desired GPU memory utilization is (",
+    " GiB for peak activation",
+    "ache memory in use is ",
+    "Current KV cache memory: ",
+)
+
+_HPU_FREE_MEMORY_MARKERS = ("Free device memory: ", " reserved for HPUGraphs")
+
+PART_PATTERNS = _part_patterns(
+    _FREE_MEMORY_PARTS,
+    _V0_SPLIT_PARTS,
+    _V0_TOTAL_PARTS,
+    _V0_ONELINE_PARTS,
+    _V1_PROFILE_PARTS,
+    _HPU_FREE_PARTS,
+    _XPU_PROFILE_PARTS,
+    _TPU_HBM_PARTS,
+    _TPU_KV_PARTS,
+)
+
+
 ROWS: tuple[Row, ...] = (
     # -- weights (0.4.1+): "GB" up to 0.8.2 is GiB; " memory" in 0.11.1+ V1 and 0.28+ MRv2.
     Row(
@@ -278,41 +670,37 @@ ROWS: tuple[Row, ...] = (
     #    (0.6.5 dev builds add duration= and commas, and end with a period).
     Row(
         "v0_profile_oneline",
-        ("Memory profiling results",),
-        _c(
-            rf"""Memory\ profiling\ results:.{{0,80}}?total_gpu_memory=(?P<total_gpu_gib>{NUM})GiB
-                 .{{0,300}}?non_torch_memory=(?P<non_torch_gib>{NUM})GiB
-                 ,?\ kv_cache_size=(?P<available_kv_gib>{NUM})GiB
-                 ,?\ gpu_memory_utilization=(?P<gpu_memory_utilization>{NUM})"""
-        ),
+        _V0_PROFILE_ONELINE_MARKERS,
+        _any_of(_V0_PROFILE_ONELINE_MARKERS),
+        _in_parts("v0_profile_oneline", _V0_ONELINE_PARTS),
     ),
     # -- V0 0.6.5-0.10.2 three-line profile: lines two and three.
     Row(
         "v0_profile_total",
-        ("total_gpu_memory (",),
-        _c(
-            rf"""total_gpu_memory\ \((?P<total_gpu_gib>{NUM})\ ?GiB\)
-                 \ x\ gpu_memory_utilization\ \((?P<gpu_memory_utilization>{NUM})\)
-                 \ =\ (?P<requested_gib>{NUM})\ ?GiB"""
-        ),
+        _V0_PROFILE_TOTAL_MARKERS,
+        _any_of(_V0_PROFILE_TOTAL_MARKERS),
+        _in_parts("v0_profile_total", _V0_TOTAL_PARTS),
     ),
     Row(
         "v0_profile_split",
-        ("model weights take",),
-        _c(
-            rf"""model\ weights\ take\ (?P<weights_gib>{NUM})\ ?GiB;
-                 \ non_torch_memory\ takes\ (?P<non_torch_gib>{NUM})\ ?GiB;
-                 \ PyTorch\ activation\ peak\ memory\ takes\ (?P<activation_peak_gib>{NUM})\ ?GiB;
-                 \ the\ rest\ of\ the\ memory\ reserved\ for\ KV\ Cache\ is
-                 \ (?P<available_kv_gib>{NUM})\ ?GiB"""
-        ),
+        _V0_PROFILE_SPLIT_MARKERS,
+        _any_of(_V0_PROFILE_SPLIT_MARKERS),
+        _in_parts("v0_profile_split", _V0_SPLIT_PARTS),
+    ),
+    # -- V1 profile at DEBUG (0.9.1+), read part by part.
+    Row(
+        "v1_profile_debug",
+        _V1_PROFILE_DEBUG_MARKERS,
+        _any_of(_V1_PROFILE_DEBUG_MARKERS),
+        _in_parts("v1_profile_debug", _V1_PROFILE_PARTS),
     ),
     # -- the tabular profile a dev build printed, one "key   value" per line.
     Row(
         "profile_tabular",
         tuple(_TABULAR_KEYS),
         _c(
-            rf"""^(?P<key>{"|".join(_TABULAR_KEYS)})[ \t]{{2,80}}(?P<val>{NUM})[ ]?(?:GiB)?[ \t]*$"""
+            rf"""^(?P<key>{_TABULAR_ALTS})
+                 [ \t]{{1,80}}(?P<val>{NUM})[ ]?(?:GiB|Gib)?\.?[ \t]*$"""
         ),
         _profile_kv,
         warn_on_miss=False,
@@ -342,37 +730,90 @@ ROWS: tuple[Row, ...] = (
                  \ for\ KV\ cache\ on\ node"""
         ),
     ),
-    # -- 2026 one-line summary (0.10.2 INFO, 0.11-0.25 DEBUG, 0.26+ INFO).
+    # -- the one-line summary (0.10.2 INFO, 0.11-0.25 DEBUG, 0.26+ INFO; the
+    #    vllm-ascend copy), read part by part.
     Row(
         "free_memory_summary",
-        ("Free memory on device",),
+        _FREE_MEMORY_SUMMARY_MARKERS,
+        _any_of(_FREE_MEMORY_SUMMARY_MARKERS),
+        _free_memory_summary,
+    ),
+    # -- platform plugins' memory lines (PLATFORM_LINES.md), part by part.
+    Row(
+        "hpu_free_memory",
+        _HPU_FREE_MEMORY_MARKERS,
+        _any_of(_HPU_FREE_MEMORY_MARKERS),
+        _in_parts("hpu_free_memory", _HPU_FREE_PARTS),
+    ),
+    # HPU V1: "Usable num_blocks: 4903, actual allocated num_blocks: 4904
+    # (_PAD_BLOCK_ID=0, _PAD_SLOT_ID=0)" (allocated = usable + the pad block).
+    Row(
+        "hpu_num_blocks",
+        ("Usable num_blocks: ",),
+        _c(rf"Usable\ num_blocks:\ (?P<gpu_blocks>{INT})"),
+    ),
+    Row(
+        "xpu_profile",
+        ("memory profiling run, ",),
+        _c(r"(?:Before|After)\ memory\ profiling\ run,\ "),
+        _in_parts("xpu_profile", _XPU_PROFILE_PARTS),
+    ),
+    Row(
+        "tpu_hbm",
+        ("Memory statistics | ",),
+        _c(r"Memory\ statistics\ \|"),
+        _in_parts("tpu_hbm", _TPU_HBM_PARTS),
+    ),
+    Row(
+        "tpu_kv_cache",
+        ("Init kv-cache",),
+        _c(r"Init\ kv-cache"),
+        _in_parts("tpu_kv_cache", _TPU_KV_PARTS),
+    ),
+    # vllm-ascend (worker_v1.py v0.9.1rc2 - v0.14): "Available memory: 48318382080,
+    # total memory: 65787658240" (bytes; the first is the KV budget).
+    Row(
+        "ascend_memory_bytes",
+        ("Available memory: ",),
+        _c(rf"^Available\ memory:\ (?P<val>{INT}),\ total\ memory:\ (?P<total>{INT})\s*$"),
+        lambda m: [
+            ("available_kv_gib", int(m.group("val")) / 2**30, None),
+            ("total_gpu_gib", int(m.group("total")) / 2**30, None),
+        ],
+        warn_on_miss=False,
+    ),
+    # CPU backend 0.8.5-0.12: "Environment variable VLLM_CPU_KVCACHE_SPACE (GiB)
+    # for CPU backend is not set, using 4 by default."; 0.13-0.19:
+    # "VLLM_CPU_KVCACHE_SPACE not set. Using 63.5 GiB for KV cache." (the KV space
+    # the pool is cut from; not FACTS.md's available_kv_gib, which names the
+    # worker lines: an extension kind).
+    Row(
+        "cpu_kvcache_space",
+        ("VLLM_CPU_KVCACHE_SPACE",),
         _c(
-            rf"""Free\ memory\ on\ device\ \({NUM}/(?P<total_gpu_gib>{NUM})\ GiB\)\ on\ startup\.
-                 \ Desired\ GPU\ memory\ utilization\ is
-                 \ \((?P<gpu_memory_utilization>{NUM}),\ (?P<requested_gib>{NUM})\ GiB\)\.
-                 \ Actual\ usage\ is
-                 (?:\ (?P<weights_gib>{NUM})\ GiB\ for\ weight,
-                    \ (?P<activation_peak_gib>{NUM})\ GiB\ for\ peak\ activation,
-                    \ (?P<non_torch_gib>{NUM})\ GiB\ for\ non-torch\ memory,
-                    \ and\ (?P<cuda_graph_gib>{NUM})\ GiB\ for\ CUDAGraph\ memory
-                 |\ {NUM}\ GiB\ for\ consumed\ memory\ \(weights\ \+\ non-torch\),
-                    \ (?P<activation_peak_gib_b>{NUM})\ GiB\ for\ peak\ activation,
-                    \ and\ (?P<cuda_graph_gib_b>{NUM})\ GiB\ for\ CUDAGraph\ memory
-                 )
-                 (?:.{{0,200}}?--kv-cache-memory=(?P<kv_cache_memory_bytes>{INT}))?
-                 # the KV memory this run uses (0.11+; 0.10.2 states it in bytes instead)
-                 (?:.{{0,400}}?Current\ kv\ cache\ memory\ in\ use\ is
-                    \ (?P<available_kv_gib>{NUM})\ GiB)?"""
+            rf"""VLLM_CPU_KVCACHE_SPACE\ (?:\(GiB\)\ for\ CPU\ backend\ is\ not\ set,\ using
+                 \ (?P<a>{NUM})\ by\ default|not\ set\.\ Using\ (?P<b>{NUM})\ GiB\ for\ KV\ cache)"""
         ),
         lambda m: [
-            (k.removesuffix("_b"), v, d)
-            for k, v, d in _groups(m)
-            + [
-                (kind + "_b", *_number(kind, m.group(kind + "_b")))
-                for kind in ("activation_peak_gib", "cuda_graph_gib")
-                if m.group(kind + "_b")
-            ]
+            ("cpu_kv_space_gib", *_number("cpu_kv_space_gib", m.group("a") or m.group("b")))
         ],
+        warn_on_miss=False,
+    ),
+    # Spyre: "Spyre constraint: num blocks rounded from 2049 to 2080 (multiple of
+    # batch size=32)".
+    Row(
+        "spyre_blocks",
+        ("Spyre constraint: num blocks",),
+        _c(rf"num\ blocks\ rounded\ from\ {INT}\ to\ (?P<gpu_blocks>{INT})"),
+    ),
+    # Every platform (Tenstorrent sets it): "Overriding num_gpu_blocks=8192 with
+    # num_gpu_blocks_override=4096".
+    Row(
+        "blocks_override",
+        ("with num_gpu_blocks_override=",),
+        _c(
+            rf"Overriding\ num_gpu_blocks=-?{INT}\ with\ num_gpu_blocks_override=(?P<gpu_blocks>{INT})"
+        ),
     ),
     # -- "The current --gpu-memory-utilization=0.8800 is equivalent to ..." (0.20+).
     Row(
@@ -426,7 +867,7 @@ ROWS: tuple[Row, ...] = (
         "pool_tokens",
         ("KV cache size: ",),
         _c(
-            rf"(?:^|\s)(?P<device>[A-Z]{{2,5}}(?:\ \+\ host)?)\ KV\ cache\ size:\ (?P<pool_tokens>-?{INT_C})\ tokens"
+            rf"(?:^|\s)(?P<device>[A-Z]{{2,5}}(?:\ \+\ host)?|Spyre)\ KV\ cache\ size:\ (?P<pool_tokens>-?{INT_C})\ tokens"
         ),
     ),
     Row(
@@ -488,7 +929,7 @@ ROWS: tuple[Row, ...] = (
         ("non-default args:",),
         # Reverse search ("(?r)"): forward, every "non-default args: {" in a
         # line without a closing "}" rescans to the end (quadratic).
-        _c(r"(?r)non-default\ args:\ (?P<d>\{.*\})\s*$"),
+        _c(r"(?r)non-default\ args:\ (?P<d>\{.*?)\s*$"),
         _non_default_args,
     ),
     # -- version: old line, plain fallback, the 0.15+ logo lines.
@@ -553,6 +994,48 @@ ROWS: tuple[Row, ...] = (
                  (?:\ tokens)?"""
         ),
         warn_on_miss=False,
+    ),
+    # -- platforms' block size lines (PLATFORM_LINES.md): TPU (tpu-inference)
+    #    "Using KV cache block size: 128" (v0.18-v0.20), "Using cache_config.block_size:
+    #    64 instead of overriding with _align_hybrid_block_size() ..." (v0.21+),
+    #    "Increase the page size from 16 to 32 to make sure there'sno SMEM OOM" / "... to
+    #    avoid SMEM OOM"; the CPU backend "CPU MLA backend requires block_size=16,
+    #    overriding user-specified block_size=32."; vllm-ascend "Block size is set to 128
+    #    if prefix cache or chunked prefill is enabled." and "If prefix caching is
+    #    enabled, block size must be set to 128."
+    Row(
+        "platform_block_size",
+        (
+            "Using KV cache block size: ",
+            "Using cache_config.block_size: ",
+            "Increase the page size from ",
+            "backend requires block_size=",
+            "Block size is set to ",
+            "block size must be set to ",
+        ),
+        _c(
+            rf"""Using\ KV\ cache\ block\ size:\ (?P<a>{INT})
+                |Using\ cache_config\.block_size:\ (?P<b>{INT})\ instead
+                |Increase\ the\ page\ size\ from\ {INT}\ to\ (?P<c>{INT})\ to
+                |backend\ requires\ block_size=(?P<d>{INT}),\ overriding
+                |Block\ size\ is\ set\ to\ (?P<e>{INT})\ if\ prefix\ cache
+                |block\ size\ must\ be\ set\ to\ (?P<f>{INT})\b"""
+        ),
+        lambda m: [("block_size", int(next(g for g in m.groups() if g is not None)), None)],
+    ),
+    # -- vllm-spyre v1.10+: "Configurations for Spyre. max_model_len=32768,
+    #    max_num_seqs=32, block_size=64, max_num_batched_tokens=1024,
+    #    enable_chunked_prefill=True, enable_prefix_caching=False".
+    Row(
+        "spyre_config",
+        ("Configurations for Spyre.",),
+        _c(
+            rf"""Configurations\ for\ Spyre\.\ max_model_len=(?P<max_model_len>{INT}),
+                 \ max_num_seqs=(?P<max_num_seqs>{INT}),\ block_size=(?P<block_size>{INT}),
+                 \ max_num_batched_tokens=(?P<max_num_batched_tokens>{INT})
+                 (?:,\ enable_chunked_prefill=\w{{1,5}},
+                    \ enable_prefix_caching=(?P<enable_prefix_caching>True|False)\b)?"""
+        ),
     ),
     Row(
         "hybrid_disabled",
@@ -684,6 +1167,32 @@ ROWS: tuple[Row, ...] = (
 )
 
 
+# Messages of several sentences that a paste may re-wrap at its sentence
+# breaks, each later sentence on a line of its own without vLLM's header: a
+# marker of the first line, and the words its later sentences start with. The
+# scanner rejoins them (with a space) when the next lines start so.
+SENTENCES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "Free memory on device",
+        (
+            "Desired GPU memory utilization",
+            "Actual usage",
+            "Replace gpu_memory_utilization",
+            "Current kv cache memory",
+            "Current KV cache memory",
+        ),
+    ),
+    (
+        "To serve at least one request with the model",
+        ("Based on the available memory", "Try increasing"),
+    ),
+    (
+        "is preempted by",
+        ("This can affect", "Increase gpu_memory_utilization", "total_num_cumulative_preemption="),
+    ),
+)
+
+
 # Every literal marker, for the byte-level pre-filter (see stream.py).
 MARKERS: tuple[str, ...] = tuple(sorted({m for row in ROWS for m in row.markers}))
 
@@ -705,8 +1214,11 @@ def facts_from_message(
             if row.warn_on_miss:
                 yield NearMiss(f"{row.name}: line has {row.markers[0]!r} but not its known wording")
             continue
+        partial: NearMiss | None = None
         try:
             built = (row.build or _groups)(m)
+        except PartialRead as miss:
+            built, partial = miss.built, miss  # the parts read still count
         except NearMiss as miss:
             yield miss
             continue
@@ -725,3 +1237,5 @@ def facts_from_message(
                 source=source,
                 time=time,
             )
+        if partial is not None:
+            yield partial

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from .facts import Event, Fact, ParseWarning
 from .grammar import NearMiss
 from .lines import has_header, parse_line, split_records
-from .patterns import MARKERS, ROWS, facts_from_message
+from .patterns import MARKERS, ROWS, SENTENCES, facts_from_message
 from .stats import STATS_LINE, STATS_LINE_FIELDS
 
 # A line longer than this is cut: its head is kept (markers and values sit at
@@ -50,6 +50,10 @@ MAX_LINE_BYTES = 64 * 1024
 MAX_WRAP_LINES = 4
 
 
+# A message re-wrapped at sentence breaks takes at most this many more lines.
+MAX_SENTENCE_LINES = 6
+
+
 def _marker_regex(markers: tuple[str, ...]) -> _re.Pattern[bytes]:
     # Longest first so that alternation prefers the specific marker. Used on
     # one line at a time (is a wrapped line's continuation a new record?).
@@ -58,6 +62,10 @@ def _marker_regex(markers: tuple[str, ...]) -> _re.Pattern[bytes]:
 
 
 _MARKER_RX = _marker_regex(MARKERS)
+
+
+# The first lines of the messages a paste may re-wrap at sentence breaks.
+_SENTENCE_RX = _marker_regex(tuple(mk for mk, _ in SENTENCES))
 
 
 _BOM_UTF16 = (b"\xff\xfe", b"\xfe\xff")
@@ -357,6 +365,19 @@ class Scanner:
                 if joined is not None:
                     line_events, num_follow = joined
                     nxt += sum(len(f) + 1 for f in more[:num_follow])
+            elif _SENTENCE_RX.search(line):
+                # A message re-wrapped at its sentence breaks: its next
+                # sentences, each alone on a line without a header.
+                more, complete = self._following(
+                    buf, nxt, end, limit=MAX_SENTENCE_LINES, any_line=True
+                )
+                if not complete and not final:
+                    self._lines_done = number
+                    return start
+                joined = self._sentences_joined(line, more, number + 1, line_events)
+                if joined is not None:
+                    line_events, num_follow = joined
+                    nxt += sum(len(f) + 1 for f in more[:num_follow])
             events.extend(line_events)
             number += 1 + num_follow
             pos = nxt
@@ -444,10 +465,13 @@ class Scanner:
         return out
 
     @staticmethod
-    def _following(buf: bytes, at: int, end: int) -> tuple[list[bytes], bool]:
-        """Up to MAX_WRAP_LINES - 1 continuation lines after ``at``."""
+    def _following(
+        buf: bytes, at: int, end: int, *, limit: int = MAX_WRAP_LINES - 1, any_line: bool = False
+    ) -> tuple[list[bytes], bool]:
+        """Up to ``limit`` continuation lines after ``at`` (lines without a
+        header; unless ``any_line``, without a marker either)."""
         out: list[bytes] = []
-        while len(out) < MAX_WRAP_LINES - 1:
+        while len(out) < limit:
             if at >= end:
                 return out, False
             stop = buf.find(b"\n", at, end)
@@ -455,11 +479,36 @@ class Scanner:
                 return out, False
             nxt = buf[at:stop]
             text = nxt.decode("utf-8", errors="replace")
-            if not text.strip() or has_header(text) or _MARKER_RX.search(nxt):
+            if not text.strip() or has_header(text) or (not any_line and _MARKER_RX.search(nxt)):
                 break
             out.append(nxt)
             at = stop + 1
         return out, True
+
+    def _sentences_joined(
+        self, line: bytes, follow: list[bytes], number: int, events: list[Event]
+    ) -> tuple[list[Event], int] | None:
+        """Events of a line rejoined with the next sentences of its message
+        (patterns.SENTENCES), and how many lines they took; None if the next
+        line is no later sentence of it, or the join reads worse."""
+        text = line.decode("utf-8", errors="replace").rstrip("\r")
+        heads = next(h for mk, h in SENTENCES if mk in text)
+        parts = [text]
+        for nxt in follow:
+            msg = parse_line(nxt.decode("utf-8", errors="replace").rstrip("\r"), number).message
+            if not msg.startswith(heads):
+                break
+            parts.append(msg)
+        if len(parts) == 1:
+            return None
+        joined = self._record_events(" ".join(parts), number)
+
+        def misses(evs: list[Event]) -> int:
+            return sum(isinstance(e, ParseWarning) for e in evs)
+
+        if misses(joined) > misses(events):
+            return None
+        return joined, len(parts) - 1
 
     def _line_events(self, line: bytes, number: int) -> list[Event]:
         text = line.decode("utf-8", errors="replace").rstrip("\r")

@@ -12,7 +12,7 @@ from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..read.facts import Fact
 from ..report.model import Report
-from ..versions import cdiv
+from ..versions import NEWEST_CHECKED, cdiv, version_past_checked
 
 
 def kv_report(
@@ -333,6 +333,13 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
         out["unknowns"] = [u.to_json() for u in report.unknowns]
     if report.failure is not None:
         out["failure"] = report.failure.to_json()
+    if version_past_checked(report.vllm_version) is not None:
+        # Only then (older reports keep their exact shape): the log's vLLM is
+        # newer than the newest release this tool was checked against.
+        out["vllm_version_past_checked"] = {
+            "vllm_version": report.vllm_version,
+            "newest_checked": ".".join(map(str, NEWEST_CHECKED)),
+        }
     return out
 
 

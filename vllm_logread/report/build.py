@@ -22,7 +22,7 @@ from ..capacity import (
 from ..errors import LogReadError
 from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
-from ..versions import HYBRID_MANAGER_FROM, cdiv, version_or_none
+from ..versions import HYBRID_MANAGER_FROM, cdiv, version_or_none, version_past_checked
 from .checks import _checks, _hybrid_checks
 from .failure import boot_failure
 from .model import Check, EngineReport, Options, Report, Unknown
@@ -184,6 +184,9 @@ def build_vllm_report(
     """
     warnings: list[str] = []
     st = _stated(boot, opts, warnings)
+    past = version_past_checked(str(st.version) if st.version else None)
+    if past is not None:
+        warnings.append(past)
     spec, spec_error = _resolve_spec(st, opts, spec_resolver, warnings)
     bs_candidates = _block_size_candidates(st, spec)
     block_size = bs_candidates[0].block_size if bs_candidates else None

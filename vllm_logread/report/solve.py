@@ -115,7 +115,7 @@ def default_block_sizes(
         if bs != 16:
             out.append(c(16, "vLLM's TPU default up to 0.8.5 (not stated in the log)"))
         return tuple(out)
-    if device in ("GPU", "CUDA", None):
+    if device in ("GPU", "CUDA", "ROCM", None):  # "# rocm blocks" (V0 0.7.3+): as CUDA
         first = c(16, f"vLLM's {device or 'GPU'} default (not stated in the log)")
         if is_mla:
             # MLA backends choose their own: FlashMLA 64, FlashInfer-MLA 32,
