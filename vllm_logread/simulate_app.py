@@ -20,6 +20,12 @@ from typing import Any
 
 from .capacity import Workload
 from .errors import MissingPoolError, UsageError
+from .inputs import open_input, run
+from .kv.config import resolve_spec
+from .render.json import dumps
+from .render.simulation import simulation_json, simulation_text, write_steps_csv
+from .report.model import Options
+from .session import Session
 from .simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
 
 
@@ -125,10 +131,6 @@ def simulate_log(opts: SimulateOptions, *, report: Any) -> Simulation:
 
 def read_report(path: str, opts: SimulateOptions, console: Any = None) -> Any:
     """The report of the last boot in ``path`` (``-``: standard input)."""
-    from .inputs import open_input, run
-    from .kv.config import resolve_spec
-    from .report.model import Options
-    from .session import Session
 
     options = Options(
         workload=Workload(prompt_tokens=opts.prompt_tokens, output_tokens=opts.output_tokens),
@@ -153,8 +155,6 @@ def run_simulate(opts: SimulateOptions, console: Any) -> int:
         LogReadError: an option or an input that cannot be used (exit 2), a
             log without a pool (exit 3).
     """
-    from .render.json import dumps
-    from .render.simulation import simulation_json, simulation_text, write_steps_csv
 
     report = read_report(opts.file, opts, console)
     sim = simulate_log(opts, report=report)
