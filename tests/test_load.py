@@ -341,7 +341,7 @@ def test_serving_mode_and_boot_mode_give_the_same_load() -> None:
         for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
             outs += s.feed(data[a:b])
         outs += s.finish()
-        assert s._serving is not keep  # the fast path did read the load
+        assert s._is_serving is not keep  # the fast path did read the load
         shown = [(o.kind, o.line, o.text) for o in outs if o.kind in ("alert", "summary")]
         results.append((shown, s.load_of(s.last_boot)))
     assert results[0] == results[1] == results[2]

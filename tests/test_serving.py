@@ -1,4 +1,4 @@
-"""Serving mode's fast reading of the stats lines (Session._serve and
+"""Serving mode's fast reading of the stats lines (ServingReader.serve and
 LoadWatch.add_batch) against the patterns table, and the load's span."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from vllm_logread.read.serving import ServingReader
 from vllm_logread.read.stats import header_seconds
 from vllm_logread.render.text import summary_text
 from vllm_logread.report.model import Options
@@ -81,22 +82,22 @@ def read(
         on_stats=None if csv is None else (lambda *row: csv.append(row)),
     )
     at_once = 0
-    serve_chunk = Session._serve_chunk
+    serve_chunk = ServingReader._serve_chunk
 
-    def counting(self: Session, buf: bytes, start: int, stop: int) -> Any:
+    def counting(self: ServingReader[Any], buf: bytes, start: int, stop: int) -> Any:
         nonlocal at_once
         out = serve_chunk(self, buf, start, stop)
         at_once += out is not None and stop - start > 1000
         return out
 
-    Session._serve_chunk = counting  # type: ignore[method-assign]
+    ServingReader._serve_chunk = counting  # type: ignore[method-assign]
     try:
         outs = []
         for a in range(0, len(data), chunk):
             outs += s.feed(data[a : a + chunk])
         outs += s.finish()
     finally:
-        Session._serve_chunk = serve_chunk  # type: ignore[method-assign]
+        ServingReader._serve_chunk = serve_chunk  # type: ignore[method-assign]
     shown = [(o.kind, o.line, o.text) for o in outs if o.kind in ("alert", "summary", "warning")]
     return shown, s.load_of(s.last_boot), s.lines_read, at_once
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re as _stdre  # the stdlib engine: the stats fast path on bytes
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import regex as re
 
@@ -33,6 +34,25 @@ _KV_TEXT: dict[bytes, float] = {}
 
 
 _INT_TEXT: dict[bytes, int] = {}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatsBatch:
+    """Consecutive stats lines' values, a column each: serving mode reads a
+    chunk's lines, the session hands them to the boot's load watch.
+
+    ``times`` are the header times as read (``b"11-29 10:00:55"``, None: no
+    time), ``seconds`` the same as ``header_seconds`` (None: no time, or not
+    a date).
+    """
+
+    engines: Sequence[str | None]
+    times: Sequence[bytes | None]
+    seconds: Sequence[int | None]
+    running: Sequence[int]
+    waiting: Sequence[int]
+    kv_usage_pct: Sequence[float]
+    preemptions: Sequence[int]
 
 
 def header_seconds(time: str | bytes) -> int | None:
@@ -111,7 +131,7 @@ _STATS_PARTS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-# -- lines serving mode hands back to boot mode (pipeline._hand_back) ----------
+# -- lines serving mode hands back to boot mode (serving.hand_back) -----------
 # Once a boot is reported, serving mode reads only stats lines, and hands a
 # line back to boot mode (the rows above) when it may start a new boot or
 # states a pool again (a late data-parallel engine, a worker's repeat, a pool
