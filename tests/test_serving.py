@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from strategies import STATS_MESSAGES
 
 from vllm_logread.read.serving import ServingReader
 from vllm_logread.read.stats import header_seconds
@@ -347,3 +348,17 @@ def test_a_batch_is_the_lines_one_by_one() -> None:
     assert got == expected
     assert len(expected) > 10
     assert batched.summary() == one.summary()
+
+
+@pytest.mark.parametrize("message", sorted(STATS_MESSAGES))
+def test_serving_mode_reads_every_stats_wording_as_the_patterns_table(message: str) -> None:
+    """Serving mode's chunk regex (made from stats.STATS_PARTS) folds every
+    wording as the row does, or leaves the line to it: the same load."""
+    lines = b"".join(
+        API + stamp(60 + i) + b" [loggers.py:257] " + STATS_MESSAGES[message].encode() + b"\n"
+        for i in range(40)
+    )
+    data = BOOT + lines + lines
+    fast = read(data, keep_all_facts=False, chunk=len(BOOT) + 4096)
+    slow = read(data, keep_all_facts=True, chunk=len(BOOT) + 4096)
+    assert fast[:3] == slow[:3]

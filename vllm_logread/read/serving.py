@@ -21,7 +21,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable, Sequence
-from typing import Final, Generic, Literal, Protocol, TypeAlias, TypeVar
+from typing import Final, Generic, Literal, Protocol, TypeAlias, TypeVar, cast
 
 from .facts import Event
 from .framing import Framing, LineCounter
@@ -31,6 +31,7 @@ from .stats import (
     HAND_BACK_HEADS,
     STATS_ENGINE_FAST,
     STATS_FAST,
+    STATS_FAST_COLUMNS,
     STATS_MARKER,
     TIME_SHAPE_BYTES,
     StatsBatch,
@@ -80,6 +81,15 @@ _MAX_CACHED_SECONDS = 4096
 
 # ServingReader._chunk_rx's groups: time, engine digits, then STATS_FAST's.
 _C_TIME, _C_ENGINE, _C_VALUES = 0, 1, 2
+
+
+# STATS_FAST's groups of the values folded (and written to a CSV).
+_PROMPT, _GEN, _RUNNING, _KV = (
+    STATS_FAST_COLUMNS[k][0]
+    for k in ("prompt_tps", "generation_tps", "running_reqs", "kv_usage_pct")
+)
+_WAITING = STATS_FAST_COLUMNS["waiting_reqs"]  # V0's "Pending", V1's "Waiting"
+(_PREEMPTIONS,) = STATS_FAST_COLUMNS["preemptions"]
 
 
 # ``on_stats`` (--stats-csv): called for every stats line with ``time, engine,
@@ -387,19 +397,23 @@ class ServingReader(Generic[T]):
         """Consecutive stats lines handed to the sink, their values as
         STATS_FAST's groups (``absent``: none, as ``finditer`` or ``findall``
         give it) a column each; the alerts, each with the index of its line."""
-        prompt_tps, gen_tps, running, swapped, pending, waiting, pre, kv = values
+        # (a line's required values are there whenever its values matched)
+        running = cast("Sequence[bytes]", values[_RUNNING])
+        pre, kv = values[_PREEMPTIONS], cast("Sequence[bytes]", values[_KV])
         n = len(running)
-        if absent in waiting:  # V0's "Pending"
-            waiting = [w or q for w, q in zip(waiting, pending, strict=True)]
+        waiting = values[_WAITING[0]]
+        for other in _WAITING[1:]:  # one of them in each line
+            if absent in waiting:
+                waiting = [w or q for w, q in zip(waiting, values[other], strict=True)]
         preemptions = [0] * n if pre.count(absent) == n else [int(x) if x else 0 for x in pre]
         return self.sink.fold_stats(
             StatsBatch(
                 engines=engines,
                 times=times,
                 seconds=seconds,
-                running=ints_of(running),  # type: ignore[arg-type]
-                waiting=ints_of(waiting),  # type: ignore[arg-type]
-                kv_usage_pct=kv_pcts_of(kv),  # type: ignore[arg-type]
+                running=ints_of(running),
+                waiting=ints_of(cast("Sequence[bytes]", waiting)),
+                kv_usage_pct=kv_pcts_of(kv),
                 preemptions=preemptions,
             )
         )
@@ -426,12 +440,12 @@ class ServingReader(Generic[T]):
             on_stats(
                 None if t is None else t.decode(),
                 engines[i],
-                int(g[2]),
-                int(g[5] or g[4]),
-                float(g[7]),
-                float(g[0]),
-                float(g[1]),
-                int(g[6]) if g[6] else 0,
+                int(g[_RUNNING]),
+                int(next(w for j in _WAITING if (w := g[j]))),
+                float(g[_KV]),
+                float(g[_PROMPT]),
+                float(g[_GEN]),
+                int(g[_PREEMPTIONS] or 0),
                 number,
             )
         return out
