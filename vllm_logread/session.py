@@ -50,7 +50,7 @@ from .read.framing import Framing
 from .read.metrics import MAX_METRICS_BYTES, looks_like_metrics, read_metrics
 from .read.scanner import Scanner
 from .read.serving import ServingReader, StatsSink, hand_back
-from .read.stats import StatsBatch
+from .read.stats import StatsBatch, StatsFacts
 from .report import build_report
 from .report.model import Options, Report
 from .watch import Alert, Estimate, LoadSummary, LoadWatch
@@ -416,17 +416,17 @@ class Session:
 
     def _stats_row(self, line: list[Fact]) -> None:
         assert self.on_stats is not None
-        v = {f.kind: f.value for f in line}
+        v = StatsFacts.of(line)
         self.on_stats(
-            line[0].time,
-            v.get("stats_engine"),
-            v.get("running_reqs"),
-            v.get("waiting_reqs"),
-            v.get("kv_usage_pct"),
-            v.get("prompt_tps"),
-            v.get("generation_tps"),
-            v.get("preemptions", 0),
-            line[0].line,
+            v.time,
+            v.engine,
+            v.running,
+            v.waiting,
+            v.kv_usage_pct,
+            v.prompt_tps,
+            v.generation_tps,
+            v.preemptions or 0,
+            v.line,
         )
 
     def _report(self, boot: Boot, line: int | None, report: Report | None = None) -> Output:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .read.facts import Fact
-from .read.stats import _DAY_S, _YEAR_S, _forward_s, header_seconds
+from .read.stats import _DAY_S, _YEAR_S, StatsFacts, _forward_s, header_seconds
 
 # KV usage at or above this is a full pool: vLLM cannot admit a user's next
 # blocks (1,505 blocks x 5% = 75 blocks is about two users' worth of growth).
@@ -549,23 +549,19 @@ class LoadWatch:
 
     def add_facts(self, facts: Iterable[Fact]) -> list[Alert]:
         """One stats line's facts (the slow path), or a V0 preemption warning."""
-        vals: dict[str, Any] = {}
-        line, time = 0, None
-        for f in facts:
-            vals[f.kind] = f.value
-            line, time = f.line, f.time
-        if "running_reqs" not in vals:
-            if "preemptions" in vals:
-                return self.add_preemption_warning(line, time, int(vals["preemptions"]))
+        v = StatsFacts.of(facts)
+        if v.running is None:
+            if v.preemptions is not None:
+                return self.add_preemption_warning(v.line, v.time, v.preemptions)
             return []
         return self.add(
-            line,
-            time,
-            None if vals.get("stats_engine") is None else str(vals["stats_engine"]),
-            int(vals["running_reqs"]),
-            int(vals.get("waiting_reqs", 0)),
-            float(vals.get("kv_usage_pct", 0.0)),
-            int(vals.get("preemptions", 0)),
+            v.line,
+            v.time,
+            v.engine,
+            v.running,
+            v.waiting or 0,
+            v.kv_usage_pct or 0.0,
+            v.preemptions or 0,
         )
 
     def add_preemption_warning(self, line: int, time: str | None, total: int) -> list[Alert]:

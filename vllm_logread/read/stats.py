@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re as _stdre  # the stdlib engine: the stats fast path on bytes
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import regex as re
 
-from .facts import Event, Fact
+from .facts import Event, Fact, Value
 from .grammar import _BLOCK_DEVICES, INT, NUM, Built, _number, _part
 
 # Day of the year at which each month starts (vLLM's header has no year; a
@@ -54,6 +54,51 @@ class StatsBatch:
     waiting: Sequence[int]
     kv_usage_pct: Sequence[float]
     preemptions: Sequence[int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatsFacts:
+    """One stats line's values (or V0's preemption warning's count) as the
+    facts of its line give them (the patterns row, ``stats_line_facts``);
+    None: the line did not print it."""
+
+    line: int
+    time: str | None
+    engine: str | None = None
+    running: int | None = None
+    waiting: int | None = None
+    kv_usage_pct: float | None = None
+    prompt_tps: float | None = None
+    generation_tps: float | None = None
+    preemptions: int | None = None
+
+    @classmethod
+    def of(cls, facts: Iterable[Fact]) -> StatsFacts:
+        vals: dict[str, Value] = {}
+        line, time = 0, None
+        for f in facts:
+            vals[f.kind] = f.value
+            line, time = f.line, f.time
+        ints = {k: int(v) for k, v in vals.items() if k in _INT_FIELDS}
+        floats = {k: float(v) for k, v in vals.items() if k in _FLOAT_FIELDS}
+        engine = vals.get("stats_engine")
+        return cls(
+            line=line,
+            time=time,
+            engine=None if engine is None else str(engine),
+            running=ints.get("running_reqs"),
+            waiting=ints.get("waiting_reqs"),
+            kv_usage_pct=floats.get("kv_usage_pct"),
+            prompt_tps=floats.get("prompt_tps"),
+            generation_tps=floats.get("generation_tps"),
+            preemptions=ints.get("preemptions"),
+        )
+
+
+_INT_FIELDS = frozenset(("running_reqs", "waiting_reqs", "preemptions"))
+
+
+_FLOAT_FIELDS = frozenset(("kv_usage_pct", "prompt_tps", "generation_tps"))
 
 
 def header_seconds(time: str | bytes) -> int | None:
@@ -341,8 +386,15 @@ STATS_FAST = re.compile(STATS_MARKER + b"(?:" + _FAST_BODY[len(STATS_MARKER) :] 
 STATS_FAST_COLUMNS = _columns(_group_kinds(_fast_parts(), fast=True))
 
 
-# The engine prefix just before the marker: "Engine 000: " / "2 Engines Aggregated: ".
-STATS_ENGINE_FAST = re.compile(rb"(?:Engine (\d{1,4})|(\d{1,4}) Engines Aggregated): \Z")
+# The engine prefix just before the first part: "Engine 000: " (V1's data
+# parallel engines, 0.8.3+) / "2 Engines Aggregated: ".
+ENGINE_LABEL = rb"(?:Engine (?P<eng>\d{1,4})|(?P<neng>\d{1,4}) Engines Aggregated): "
+
+
+# The same, read back from the marker (serving mode).
+STATS_ENGINE_FAST = re.compile(
+    ENGINE_LABEL.replace(b"?P<eng>", b"").replace(b"?P<neng>", b"") + rb"\Z"
+)
 
 
 # -- the stats line as a whole line (scanner.py), checked against the "stats" row
@@ -362,8 +414,10 @@ STATS_LINE = _stdre.compile(
     (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]
     (?:(?P<time>\d\d-\d\d\ \d\d:\d\d:\d\d)(?:[.,]\d{1,6})?\ )?
     \[?[A-Za-z0-9_.\-]{1,100}:\d{1,7}\][ ]
-    (?:(?:Engine\ (?P<eng>\d{1,4})|(?P<neng>\d{1,4})\ Engines\ Aggregated):\ )?
     """
+    + b"(?:"
+    + ENGINE_LABEL.replace(b" ", rb"\ ")
+    + b")?"
     + _bytes_regex(STATS_PARTS, "line").replace(b" ", rb"\ ")  # the parts, in vLLM's order
     + rb"\.?\r?",
     _stdre.VERBOSE,
