@@ -41,7 +41,6 @@ from .boots import (
     _all_engines_spoke,
     _boot_complete,
     engine_generation,
-    engine_key,
 )
 from .errors import InputError
 from .events import Output
@@ -156,12 +155,7 @@ class Session:
     @property
     def recount(self) -> Callable[[int, int], int] | None:
         """Newlines of the input's bytes [a, b) counted again from their source
-        (a regular file: ``inputs.file_recount``); None: a pipe, whose bytes
-        are gone. Counting newlines is a fifth of a full report's time on a
-        big log, and serving mode numbers only its few alerts: with
-        ``recount`` it leaves the lines it does not number uncounted and
-        counts them when a number is asked for (a later alert, a new boot,
-        ``lines_read``)."""
+        (a regular file: ``inputs.file_recount``; None: a pipe): see ``Framing``."""
         return self._framing.recount
 
     @recount.setter
@@ -322,15 +316,7 @@ class Session:
     def fold_stats(self, batch: StatsBatch) -> list[tuple[int, Callable[[int], Output]]]:
         """Stats lines serving mode read, into the current boot's load watch;
         each alert with the index of its line and how to say it, numbered."""
-        alerts = self.watch_of(self.tracker.current).add_batch(
-            batch.engines,
-            batch.times,
-            batch.seconds,
-            batch.running,
-            batch.waiting,
-            batch.kv_usage_pct,
-            batch.preemptions,
-        )
+        alerts = self.watch_of(self.tracker.current).add_stats(batch)
         return [(a.line, functools.partial(_alert_output, a)) for a in alerts]
 
     def read_events(self, events: list[Event], base: int) -> list[Output]:
@@ -367,18 +353,8 @@ class Session:
         is_load = first in STATS_KINDS or is_v0_warning
         if not is_load or self.keep_all_facts:
             prev = self.tracker.current
-            # A version line after the boot was reported is a restart even
-            # from new processes (new pids; boot.py needs the same process):
-            # vLLM states its version once per boot, before the pool. Not from
-            # an engine that has no pool yet (a late data-parallel engine).
-            pool_keys = {e.key for e in prev.pool_engines}
-            forced = (
-                prev.index in self.reported
-                and any(
-                    f.kind == "vllm_version" and engine_key(f.process) in pool_keys for f in line
-                )
-                and not prev.restarts_with(line)
-            )
+            # A version line after the boot was reported is a restart.
+            forced = prev.index in self.reported and prev.restates_version(line)
             if forced:
                 self.tracker.boots.append(Boot(index=len(self.tracker.boots)))
             if self.tracker.add_line(line) or forced:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .read.facts import Fact
-from .read.stats import _DAY_S, _YEAR_S, StatsFacts, _forward_s, header_seconds
+from .read.stats import _DAY_S, _YEAR_S, StatsBatch, StatsFacts, _forward_s, header_seconds
 
 # KV usage at or above this is a full pool: vLLM cannot admit a user's next
 # blocks (1,505 blocks x 5% = 75 blocks is about two users' worth of growth).
@@ -483,6 +483,18 @@ class LoadWatch:
             [preemptions],
         )
         return [Alert(line=line, time=a.time, text=a.text) for a in alerts]
+
+    def add_stats(self, batch: StatsBatch) -> list[Alert]:
+        """``add_batch`` of the lines serving mode read."""
+        return self.add_batch(
+            batch.engines,
+            batch.times,
+            batch.seconds,
+            batch.running,
+            batch.waiting,
+            batch.kv_usage_pct,
+            batch.preemptions,
+        )
 
     def add_batch(
         self,

@@ -133,6 +133,130 @@ def hand_back(buf: bytes, start: int, end: int) -> int:
     return cut
 
 
+class _Heads:
+    """What serving mode learned of the stats lines' heads: their layouts
+    (read in place), the chunk regex for one, the engine labels and the
+    header times' seconds seen."""
+
+    def __init__(self) -> None:
+        # Stats line heads seen, by length: (bytes before the time, the
+        # time's offset, {bytes after the time: engine label}).
+        self.layouts: dict[int, tuple[bytes, int, dict[bytes, str | None]]] = {}
+        # The regex for a chunk's stats lines of one layout, its engine label
+        # (_MISS: read from the line) and the chunks in a row that did not fit it.
+        self.chunk_rx: re.Pattern[bytes] | None = None
+        self.chunk_engine: _Label = None
+        self.chunk_misses = 0
+        self.engine_names: dict[bytes, str] = {}
+        self.seconds_cache: dict[bytes, int] = {}
+        self.hour_seconds: dict[bytes, int | None] = {}
+
+    def read_head(self, buf: bytes, ls: int, p: int) -> tuple[str | None, bytes | None, int | None]:
+        """The engine label, header time and its seconds of the stats line whose
+        marker is at ``p`` (line start ``ls``), by the regexes. Learns the
+        line's layout, so that the next lines like it are read in place.
+
+        A layout is the head's length, the bytes before the time and the
+        bytes after it (with the engine label: ``" [loggers.py:123] Engine
+        000: "``). Learned only from an ASCII head without colour codes (byte
+        offsets are text offsets) where the label cannot reach into the time
+        (STATS_ENGINE_FAST reads at most 25 bytes before the marker).
+        """
+        engine = None
+        if buf[p - 2 : p] == b": ":
+            e = STATS_ENGINE_FAST.search(buf, max(p - 32, 0), p)
+            if e is not None:
+                engine = (e[1] or e[2] + b" engines").decode()
+        head = buf[ls:p]
+        time, off = header_time_at(head.decode("utf-8", "replace"))
+        if time is None:
+            return engine, None, None
+        after = head[off + 14 :]
+        if off >= 0 and head.isascii() and (len(after) >= 25 or not after.endswith(b": ")):
+            layout = self.layouts.get(len(head))
+            if layout is None or layout[0] != head[:off]:
+                if len(self.layouts) >= _MAX_LAYOUTS:
+                    self.layouts.clear()
+                layout = self.layouts[len(head)] = (head[:off], off, {})
+            if len(layout[2]) < _MAX_LAYOUTS:
+                layout[2][after] = engine
+        return engine, time.encode(), header_seconds(time)
+
+    def learn_chunk_rx(self, head: bytes) -> None:
+        """``chunk_rx`` for stats lines whose head has the layout of ``head``
+        (a layout ``read_head`` learned): STATS_FAST with a look-behind
+        for the line's start, the bytes before the time, the time, and the
+        bytes after it, with an ``Engine 000`` label's digits read as digits
+        of the same count (``STATS_ENGINE_FAST`` reads them so, and the
+        header regex treats every digit alike).
+        """
+        layout = self.layouts.get(len(head))
+        if layout is None or not head.startswith(layout[0]):
+            return
+        before, off = layout[0], layout[1]
+        after = head[off + 14 :]
+        engine = layout[2].get(after, _MISS)
+        if engine is _MISS:
+            return
+        digits = engine.encode() if engine is not None and engine.isdigit() else b""
+        if digits and after.endswith(b"Engine " + digits + b": "):
+            label = re.escape(after[: -len(digits) - 2]) + rb"(\d{%d}): " % len(digits)
+            self.chunk_engine = _MISS
+        else:
+            label = re.escape(after) + rb"()"
+            self.chunk_engine = engine
+        if not STATS_FAST.pattern.startswith(STATS_MARKER):
+            return  # (patterns.py changed its shape: the lines path reads it)
+        marker = re.escape(STATS_MARKER)
+        try:
+            self.chunk_rx = re.compile(
+                marker
+                + rb"(?:(?<=(?<![^\n])"  # at a line's start
+                + re.escape(before)
+                + rb"(\d\d-\d\d \d\d:\d\d:\d\d)"
+                + label
+                + marker
+                + rb")|)"
+                + STATS_FAST.pattern[len(STATS_MARKER) :]
+            )
+        except re.error:  # STATS_FAST uses syntax of the regex module only
+            self.chunk_misses = _MAX_CHUNK_MISSES
+
+    def engines_of(self, digits: Sequence[bytes]) -> Sequence[str | None]:
+        """The engine label of each line ``chunk_rx`` read (``digits``: an
+        ``Engine 000`` label's, read by the regex)."""
+        engine = self.chunk_engine
+        if engine is not _MISS:
+            return [engine] * len(digits)
+        names = self.engine_names
+        engines = list(map(names.get, digits))
+        if None in engines:
+            for d in set(digits):
+                names[d] = d.decode()
+            engines = list(map(names.get, digits))
+        return engines
+
+    def seconds_of(self, times: Sequence[bytes]) -> list[int | None]:
+        """``header_seconds`` of each time ``chunk_rx`` read (its shape is
+        checked), cached: a busy log prints ten stats lines a second, and
+        the new seconds are worked out from their hour's."""
+        cache, hours = self.seconds_cache, self.hour_seconds
+        out = list(map(cache.get, times))
+        if None in out:
+            if len(cache) > _MAX_CACHED_SECONDS:
+                cache.clear()
+                hours.clear()
+            for t in set(times).difference(cache):
+                hour = t[:8]  # "11-29 10"
+                if hour not in hours:
+                    hours[hour] = header_seconds(hour + b":00:00")
+                at_hour = hours[hour]
+                if at_hour is not None:  # else not a date (month 13): None, not cached
+                    cache[t] = at_hour + int(t[9:11]) * 60 + int(t[12:14])
+            out = list(map(cache.get, times))
+        return out
+
+
 class ServingReader(Generic[T]):
     """Serving mode's reading of one input (its learned layouts kept across
     hand-backs): stats lines and V0 preemption warnings, in line order.
@@ -156,17 +280,7 @@ class ServingReader(Generic[T]):
         self.sink = sink
         self.on_stats = on_stats
         self.v0_warnings = True
-        # Stats line heads seen, by length: (bytes before the time, the
-        # time's offset, {bytes after the time: engine label}).
-        self._layouts: dict[int, tuple[bytes, int, dict[bytes, str | None]]] = {}
-        # The regex for a chunk's stats lines of one layout, its engine label
-        # (_MISS: read from the line) and the chunks in a row that did not fit it.
-        self._chunk_rx: re.Pattern[bytes] | None = None
-        self._chunk_engine: _Label = None
-        self._chunk_misses = 0
-        self._engine_names: dict[bytes, str] = {}
-        self._seconds_cache: dict[bytes, int] = {}
-        self._hour_seconds: dict[bytes, int | None] = {}
+        self._heads = _Heads()
 
     def serve(self, buf: bytes, start: int, stop: int) -> list[T]:
         """The complete lines ``buf[start:stop]``: stats lines and V0
@@ -186,48 +300,43 @@ class ServingReader(Generic[T]):
         * line by line (``_serve_lines``), which learns the layouts.
         """
         p_pre = buf.find(_PREEMPT_MARKER, start, stop) if self.v0_warnings else -1
-        if p_pre < 0 and self._chunk_rx is not None and self.on_stats is None:
+        if p_pre < 0 and self._heads.chunk_rx is not None and self.on_stats is None:
             out = self._serve_chunk(buf, start, stop)
             if out is not None:
                 return out
         return self._serve_lines(buf, start, stop, p_pre)
 
     def _serve_chunk(self, buf: bytes, start: int, stop: int) -> list[T] | None:
-        """The stats lines of ``buf[start:stop]`` through ``_chunk_rx``; None
+        """The stats lines of ``buf[start:stop]`` through ``_Heads.chunk_rx``; None
         (nothing done) when a stats line has another layout or wording."""
-        assert self._chunk_rx is not None
+        heads = self._heads
+        chunk_rx = heads.chunk_rx
+        assert chunk_rx is not None
         lines = self.framing.counter(buf, start)
         # The groups of every match, listed in C (b"": a group that did not
         # take part); an alert's line is found by finding the matches again.
-        rows = self._chunk_rx.findall(buf, start, stop)
+        rows = chunk_rx.findall(buf, start, stop)
         out: list[T] = []
         if rows:
             cols = tuple(zip(*rows, strict=True))
             if b"" in cols[_C_TIME] or b"" in cols[_C_VALUES]:
-                self._chunk_rx = None  # rebuilt by _serve_lines from the lines it reads
-                self._chunk_misses += 1
+                heads.chunk_rx = None  # rebuilt by _serve_lines from the lines it reads
+                heads.chunk_misses += 1
                 return None
-            engine = self._chunk_engine
-            engines: Sequence[str | None]
-            if engine is _MISS:  # "Engine 000: ", its digits read by the regex
-                names = self._engine_names
-                engines = list(map(names.get, cols[_C_ENGINE]))
-                if None in engines:
-                    for digits in set(cols[_C_ENGINE]):
-                        names[digits] = digits.decode()
-                    engines = list(map(names.get, cols[_C_ENGINE]))
-            else:
-                engines = [engine] * len(rows)
             times = cols[_C_TIME]
             alerts = self._fold_columns(
-                engines, times, self._seconds_of(times), cols[_C_VALUES:], absent=b""
+                heads.engines_of(cols[_C_ENGINE]),
+                times,
+                heads.seconds_of(times),
+                cols[_C_VALUES:],
+                absent=b"",
             )
             if alerts:  # a few per boot (watch.MAX_CROSSING_ALERTS, firsts)
-                starts = [m.start() for m in self._chunk_rx.finditer(buf, start, stop)]
+                starts = [m.start() for m in chunk_rx.finditer(buf, start, stop)]
                 for i, say in alerts:
                     ls = buf.rfind(b"\n", 0, starts[i]) + 1
                     out.append(say(lines.line_at(ls)))
-        self._chunk_misses = 0
+        heads.chunk_misses = 0
         self.framing.close(lines, stop)
         return out
 
@@ -236,14 +345,14 @@ class ServingReader(Generic[T]):
         engine label and header time out of ``buf``; the lines are then
         converted and folded together (``_fold_columns``). The label and time
         are read in place for a line whose head has a layout already seen
-        (``_read_head``): the same bytes before the time and after it, and
+        (``_Heads.read_head``): the same bytes before the time and after it, and
         the time's 14 bytes of the same shape. Line numbers are counted only
         where they are used (an alert, a CSV row, a slow line), and on from
         there to ``stop``, so that no byte is counted twice.
         """
         out: list[T] = []
         lines = self.framing.counter(buf, start)
-        layouts = self._layouts
+        layouts = self._heads.layouts
         rows: list[_Row] = []
         rfind, startswith = buf.rfind, buf.startswith
         is_time = TIME_SHAPE_BYTES.fullmatch
@@ -281,7 +390,7 @@ class ServingReader(Generic[T]):
                             last_time, last_s = time, header_seconds(time)
                     seconds = last_s
             if engine is _MISS:
-                engine, time, seconds = self._read_head(buf, ls, p)
+                engine, time, seconds = self._heads.read_head(buf, ls, p)
             rows.append((g, p, engine, time, seconds))
         if rows:
             out += self._fold_rows(buf, rows, lines)
@@ -289,101 +398,9 @@ class ServingReader(Generic[T]):
             out += self._slow_line_at(buf, p_pre, lines)
             p_pre = buf.find(_PREEMPT_MARKER, buf.find(b"\n", p_pre), stop)
         self.framing.close(lines, stop)
-        if self._chunk_rx is None and p >= 0 and self._chunk_misses < _MAX_CHUNK_MISSES:
-            self._learn_chunk_rx(buf[rfind(b"\n", 0, p) + 1 : p])
-        return out
-
-    def _read_head(
-        self, buf: bytes, ls: int, p: int
-    ) -> tuple[str | None, bytes | None, int | None]:
-        """The engine label, header time and its seconds of the stats line whose
-        marker is at ``p`` (line start ``ls``), by the regexes. Learns the
-        line's layout, so that the next lines like it are read in place.
-
-        A layout is the head's length, the bytes before the time and the
-        bytes after it (with the engine label: ``" [loggers.py:123] Engine
-        000: "``). Learned only from an ASCII head without colour codes (byte
-        offsets are text offsets) where the label cannot reach into the time
-        (STATS_ENGINE_FAST reads at most 25 bytes before the marker).
-        """
-        engine = None
-        if buf[p - 2 : p] == b": ":
-            e = STATS_ENGINE_FAST.search(buf, max(p - 32, 0), p)
-            if e is not None:
-                engine = (e[1] or e[2] + b" engines").decode()
-        head = buf[ls:p]
-        time, off = header_time_at(head.decode("utf-8", "replace"))
-        if time is None:
-            return engine, None, None
-        after = head[off + 14 :]
-        if off >= 0 and head.isascii() and (len(after) >= 25 or not after.endswith(b": ")):
-            layout = self._layouts.get(len(head))
-            if layout is None or layout[0] != head[:off]:
-                if len(self._layouts) >= _MAX_LAYOUTS:
-                    self._layouts.clear()
-                layout = self._layouts[len(head)] = (head[:off], off, {})
-            if len(layout[2]) < _MAX_LAYOUTS:
-                layout[2][after] = engine
-        return engine, time.encode(), header_seconds(time)
-
-    def _learn_chunk_rx(self, head: bytes) -> None:
-        """``_chunk_rx`` for stats lines whose head has the layout of ``head``
-        (a layout ``_read_head`` learned): STATS_FAST with a look-behind
-        for the line's start, the bytes before the time, the time, and the
-        bytes after it, with an ``Engine 000`` label's digits read as digits
-        of the same count (``STATS_ENGINE_FAST`` reads them so, and the
-        header regex treats every digit alike).
-        """
-        layout = self._layouts.get(len(head))
-        if layout is None or not head.startswith(layout[0]):
-            return
-        before, off = layout[0], layout[1]
-        after = head[off + 14 :]
-        engine = layout[2].get(after, _MISS)
-        if engine is _MISS:
-            return
-        digits = engine.encode() if engine is not None and engine.isdigit() else b""
-        if digits and after.endswith(b"Engine " + digits + b": "):
-            label = re.escape(after[: -len(digits) - 2]) + rb"(\d{%d}): " % len(digits)
-            self._chunk_engine = _MISS
-        else:
-            label = re.escape(after) + rb"()"
-            self._chunk_engine = engine
-        if not STATS_FAST.pattern.startswith(STATS_MARKER):
-            return  # (patterns.py changed its shape: the lines path reads it)
-        marker = re.escape(STATS_MARKER)
-        try:
-            self._chunk_rx = re.compile(
-                marker
-                + rb"(?:(?<=(?<![^\n])"  # at a line's start
-                + re.escape(before)
-                + rb"(\d\d-\d\d \d\d:\d\d:\d\d)"
-                + label
-                + marker
-                + rb")|)"
-                + STATS_FAST.pattern[len(STATS_MARKER) :]
-            )
-        except re.error:  # STATS_FAST uses syntax of the regex module only
-            self._chunk_misses = _MAX_CHUNK_MISSES
-
-    def _seconds_of(self, times: Sequence[bytes]) -> list[int | None]:
-        """``header_seconds`` of each time ``_chunk_rx`` read (its shape is
-        checked), cached: a busy log prints ten stats lines a second, and
-        the new seconds are worked out from their hour's."""
-        cache, hours = self._seconds_cache, self._hour_seconds
-        out = list(map(cache.get, times))
-        if None in out:
-            if len(cache) > _MAX_CACHED_SECONDS:
-                cache.clear()
-                hours.clear()
-            for t in set(times).difference(cache):
-                hour = t[:8]  # "11-29 10"
-                if hour not in hours:
-                    hours[hour] = header_seconds(hour + b":00:00")
-                at_hour = hours[hour]
-                if at_hour is not None:  # else not a date (month 13): None, not cached
-                    cache[t] = at_hour + int(t[9:11]) * 60 + int(t[12:14])
-            out = list(map(cache.get, times))
+        heads = self._heads
+        if heads.chunk_rx is None and p >= 0 and heads.chunk_misses < _MAX_CHUNK_MISSES:
+            heads.learn_chunk_rx(buf[rfind(b"\n", 0, p) + 1 : p])
         return out
 
     def _fold_columns(
