@@ -31,7 +31,6 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from .boots import (
     _POOL_LINE_KINDS,
@@ -44,6 +43,7 @@ from .boots import (
 )
 from .errors import InputError
 from .events import Output
+from .kv.specs import KVSpec
 from .read.facts import Event, Fact, ParseWarning
 from .read.framing import Framing
 from .read.metrics import MAX_METRICS_BYTES, looks_like_metrics, read_metrics
@@ -127,7 +127,7 @@ class Session:
 
     source: str
     options: Options
-    spec_resolver: Callable[..., Any] | None = None
+    spec_resolver: Callable[..., KVSpec | None] | None = None
     keep_all_facts: bool = True
     on_stats: StatsSink | None = None
     read_stats: bool = True
@@ -137,7 +137,7 @@ class Session:
     watches: dict[int, LoadWatch] = field(default_factory=dict)
     reported: set[int] = field(default_factory=set)
     # The figures of each boot's last printed report (_figures).
-    _printed: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+    _printed: dict[int, _Figures] = field(default_factory=dict)
     summarized: set[int] = field(default_factory=set)
     _framing: Framing = field(default_factory=Framing)  # bytes -> lines, and their count
     _scanner: Scanner = field(init=False)  # boot mode
@@ -449,7 +449,11 @@ class Session:
 _FAILURE_KINDS = ("kv_too_small", "engine_failed")
 
 
-def _figures(report: Report) -> tuple[Any, ...]:
+# (pool tokens, vLLM's max concurrency, users, users mid-answer, contradicts, engines)
+_Figures = tuple[int | None, float | None, int | None, int | None, bool, int]
+
+
+def _figures(report: Report) -> _Figures:
     """What the gate holds of a report and the pool figures it prints from
     the log: a reprint is due when these change. Not when only a derived
     figure is refined (Gemma 3 on 0.11: the API server states the exact

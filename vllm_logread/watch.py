@@ -34,6 +34,7 @@ from typing import Any
 
 from .read.facts import Fact
 from .read.stats import _DAY_S, _YEAR_S, StatsBatch, StatsFacts, _forward_s, header_seconds
+from .report.model import Report
 
 # KV usage at or above this is a full pool: vLLM cannot admit a user's next
 # blocks (1,505 blocks x 5% = 75 blocks is about two users' worth of growth).
@@ -78,8 +79,8 @@ class Estimate:
     users_at_admission: int | None = None
 
     @classmethod
-    def from_report(cls, report: Any) -> Estimate | None:
-        """From a report.Report; None when its users are unknown."""
+    def from_report(cls, report: Report | None) -> Estimate | None:
+        """From a report; None when its users are unknown."""
         if report is None or report.users is None or report.users_mid_answer is None:
             return None
         return cls(
@@ -918,10 +919,10 @@ def _phase(e: _EngineLoad, top: Point, users: int, preempts: str) -> str | None:
     )
 
 
-def _users_at_admission(report: Any) -> int | None:
+def _users_at_admission(report: Report) -> int | None:
     """Users that fit holding their prompt and one token (a uniform pool only)."""
-    c = getattr(report, "capacity", None)
-    if c is None or not report.is_exact or getattr(c, "num_groups", 1) != 1 or not c.block_size:
+    c = report.capacity
+    if c is None or not report.is_exact or c.num_groups != 1 or not c.block_size:
         return None
     per_user = -(-(report.workload.prompt_tokens + 1) // c.block_size)
     return int(c.usable_blocks // max(per_user, 1))

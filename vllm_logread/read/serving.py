@@ -93,8 +93,22 @@ _WAITING = STATS_FAST_COLUMNS["waiting_reqs"]  # V0's "Pending", V1's "Waiting"
 
 
 # ``on_stats`` (--stats-csv): called for every stats line with ``time, engine,
-# running, waiting, kv_usage_pct, prompt_tps, generation_tps, preemptions, line``.
-StatsSink = Callable[..., None]
+# running, waiting, kv_usage_pct, prompt_tps, generation_tps, preemptions, line``
+# (None: a value the line did not print).
+StatsSink = Callable[
+    [
+        str | None,
+        str | None,
+        int | None,
+        int | None,
+        float | None,
+        float | None,
+        float | None,
+        int,
+        int,
+    ],
+    None,
+]
 
 
 T = TypeVar("T")
