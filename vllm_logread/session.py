@@ -21,6 +21,9 @@ Two reading modes, and the bytes beneath them:
   to boot mode. The reader hands its stats lines to the session
   (``fold_stats``), which routes them to the boot's load watch.
 
+Either mode's facts are routed by ``BootRouter`` (Session's base): to the
+boots, their load watches and their reports.
+
 Memory stays flat: stats lines are folded into a LoadWatch per boot, and facts
 are kept one by one only when asked (``keep_all_facts``).
 """
@@ -115,14 +118,17 @@ QUIET_MISSING_ENGINE_S = 5.0
 
 
 @dataclass(slots=True)
-class Session:
-    """Reads one input incrementally; see the module docstring.
+class BootRouter:
+    """One input's facts routed, a line at a time: to its boots (a new boot
+    when a line starts one), to their load watches (stats lines, V0's
+    preemption warnings), and to their reports (once a boot said what it will
+    say about its pool; again when a pool is stated anew with other figures).
+    ``Session`` reads the input into it.
 
-    ``on_stats`` (optional) is called for every stats line with ``time,
-    engine, running, waiting, kv_usage_pct, prompt_tps, generation_tps,
-    preemptions, line`` (``--stats-csv``). With ``read_stats=False`` stats
-    lines and V0 preemption warnings are not looked for (``--no-stats``: the
-    boot report alone, found through the boot lines' markers only).
+    ``on_stats`` (optional) is called for every stats line (``StatsSink``:
+    ``--stats-csv``). With ``read_stats=False`` stats lines and V0 preemption
+    warnings are not looked for (``--no-stats``: the boot report alone, found
+    through the boot lines' markers only).
     """
 
     source: str
@@ -139,37 +145,6 @@ class Session:
     # The figures of each boot's last printed report (_figures).
     _printed: dict[int, _Figures] = field(default_factory=dict)
     summarized: set[int] = field(default_factory=set)
-    _framing: Framing = field(default_factory=Framing)  # bytes -> lines, and their count
-    _scanner: Scanner = field(init=False)  # boot mode
-    _serving_reader: ServingReader[Output] = field(init=False)  # serving mode
-    _line_base: int = 0  # lines before the current Scanner's first line
-    _is_serving: bool = False
-    _metrics: bytearray | None = None  # a Prometheus /metrics text, read whole (metrics.py)
-
-    def __post_init__(self) -> None:
-        self._scanner = Scanner(self.source, read_stats=self.read_stats)
-        self._serving_reader = ServingReader(
-            self.source, self._framing, self, on_stats=self.on_stats
-        )
-
-    @property
-    def recount(self) -> Callable[[int, int], int] | None:
-        """Newlines of the input's bytes [a, b) counted again from their source
-        (a regular file: ``inputs.file_recount``; None: a pipe): see ``Framing``."""
-        return self._framing.recount
-
-    @recount.setter
-    def recount(self, recount: Callable[[int, int], int] | None) -> None:
-        self._framing.recount = recount
-
-    @property
-    def lines_read(self) -> int:
-        return self._framing.lines_read
-
-    @property
-    def is_metrics(self) -> bool:
-        """The input is a /metrics text (its first lines said so), not a log."""
-        return self._metrics is not None
 
     @property
     def last_boot(self) -> Boot:
@@ -202,126 +177,7 @@ class Session:
         w = self.watches.get(boot.index)
         return None if w is None else w.summary()
 
-    # -- feeding ---------------------------------------------------------------
-
-    def feed(self, data: bytes) -> list[Output]:
-        """The next bytes of the input; what to tell now."""
-        if not data:
-            return []
-        framing = self._framing
-        if framing.fed == 0 and looks_like_metrics(data):
-            self._metrics = bytearray()
-        if self._metrics is not None:
-            self._metrics += data
-            framing.pass_through(data)
-            return []
-        out: list[Output] = []
-        for buf, start, end, at in framing.frames(data):
-            out += self._take_lines(buf, start, end, at=at)
-        return out
-
-    def finish(self) -> list[Output]:
-        """End of input: the last line, the pending report, the load summary."""
-        if self._metrics is not None:
-            return feed_session(self, bytes(self._metrics))
-        out: list[Output] = []
-        for buf, start, end, at in self._framing.finish():
-            out += self._take_lines(buf, start, end, at=at)
-        if not self._is_serving:
-            out += self._events(self._scanner.finish(), self._line_base)
-        boot = self.tracker.current
-        if boot.index not in self.reported and boot.has_pool:
-            out.append(self._report(boot, None))
-        out += self._summary(boot, None)
-        return out
-
-    def quiet(self) -> list[Output]:
-        """The input went silent for ``quiet_timeout()``: report a pending boot."""
-        boot = self.tracker.current
-        if boot.index in self.reported or not boot.has_pool:
-            return []
-        return [self._report(boot, None)]
-
-    def quiet_timeout(self) -> float | None:
-        """How long silence must last before ``quiet`` (None: nothing pending)."""
-        boot = self.tracker.current
-        if boot.index in self.reported or not boot.has_pool:
-            return None
-        return QUIET_S if _all_engines_spoke(boot) else QUIET_MISSING_ENGINE_S
-
-    def interrupted(self) -> list[Output]:
-        """Ctrl-C or SIGTERM: the pending report and the load so far."""
-        out = self.quiet()
-        out += self._summary(self.tracker.current, None)
-        return out
-
-    # -- internals -------------------------------------------------------------
-
-    def _take_lines(
-        self, buf: bytes, start: int, end: int, *, at: int | None = None
-    ) -> list[Output]:
-        """The complete lines ``buf[start:end]`` (``end`` is just past a newline).
-
-        ``at``: the input offset of ``buf[0]``, when ``buf`` is the input's own
-        bytes; serving mode may then leave its lines uncounted (``recount``).
-        """
-        out: list[Output] = []
-        framing = self._framing
-        if self._is_serving:
-            lazy = framing.read_lazily(at)
-            cut = hand_back(buf, start, end)
-            if self.read_stats:
-                out += self._serving_reader.serve(
-                    buf, start, cut
-                )  # counts (or leaves) the lines too
-            elif at is not None and lazy:
-                framing.leave(at + start)
-            else:
-                framing.lines += buf.count(b"\n", start, cut)
-            if cut == end:
-                return out
-            if at is not None and lazy:
-                framing.settle(at + cut)
-            # A new boot (or a pool line) may start here: boot mode from this line on.
-            self._is_serving = False
-            self._scanner = Scanner(self.source, read_stats=self.read_stats)
-            self._line_base = framing.lines
-            start = cut
-        part = buf if start == 0 and end == len(buf) else buf[start:end]
-        out += self._events(self._scanner.feed(part), self._line_base)
-        framing.lines += part.count(b"\n")
-        self._enter_serving()
-        return out
-
-    def _enter_serving(self) -> None:
-        """Serving mode once the current boot is reported and the Scanner is
-        not holding lines back (a near miss waiting for a wrapped rest)."""
-        if (
-            not self._is_serving
-            and not self.keep_all_facts
-            and not self._framing.is_utf16
-            # a hard-wrapped capture needs its records rejoined (stream.py)
-            and not self._scanner.is_hard_wrapped
-            and self.tracker.current.index in self.reported
-            and self._scanner.lines_read + self._line_base == self._framing.lines
-            # SGLang's decode stats lines are read by the Scanner only.
-            and self.tracker.current.value("engine_kind") != "sglang"
-        ):
-            self._is_serving = True
-            # V1 never prints V0's preemption warning (ServingReader.v0_warnings).
-            self._serving_reader.v0_warnings = engine_generation(self.tracker.current) != "V1"
-
-    # -- what serving mode hands on (read.serving.ServingSink) ------------------------
-
-    def fold_stats(self, batch: StatsBatch) -> list[tuple[int, Callable[[int], Output]]]:
-        """Stats lines serving mode read, into the current boot's load watch;
-        each alert with the index of its line and how to say it, numbered."""
-        alerts = self.watch_of(self.tracker.current).add_stats(batch)
-        return [(a.line, functools.partial(_alert_output, a)) for a in alerts]
-
-    def read_events(self, events: list[Event], base: int) -> list[Output]:
-        """A line serving mode left to the patterns table."""
-        return self._events(events, base)
+    # -- routing ---------------------------------------------------------------------
 
     def _events(self, events: list[Event], base: int) -> list[Output]:
         """Scanner events (numbered from ``base`` + 1) -> outputs, a line at a time."""
@@ -443,6 +299,166 @@ class Session:
         if len(self.tracker.boots) > 1:
             title = f"boot {boot.index + 1}" + (f", {title}" if title else "")
         return [Output(kind="summary", summary=summary, title=title, line=line)]
+
+
+@dataclass(slots=True)
+class Session(BootRouter):
+    """Reads one input incrementally (see the module docstring): its bytes
+    framed into lines, read in boot mode or serving mode, the facts routed
+    (``BootRouter``).
+    """
+
+    _framing: Framing = field(default_factory=Framing)  # bytes -> lines, and their count
+    _scanner: Scanner = field(init=False)  # boot mode
+    _serving_reader: ServingReader[Output] = field(init=False)  # serving mode
+    _line_base: int = 0  # lines before the current Scanner's first line
+    _is_serving: bool = False
+    _metrics: bytearray | None = None  # a Prometheus /metrics text, read whole (metrics.py)
+
+    def __post_init__(self) -> None:
+        self._scanner = Scanner(self.source, read_stats=self.read_stats)
+        self._serving_reader = ServingReader(
+            self.source, self._framing, self, on_stats=self.on_stats
+        )
+
+    @property
+    def recount(self) -> Callable[[int, int], int] | None:
+        """Newlines of the input's bytes [a, b) counted again from their source
+        (a regular file: ``inputs.file_recount``; None: a pipe): see ``Framing``."""
+        return self._framing.recount
+
+    @recount.setter
+    def recount(self, recount: Callable[[int, int], int] | None) -> None:
+        self._framing.recount = recount
+
+    @property
+    def lines_read(self) -> int:
+        return self._framing.lines_read
+
+    @property
+    def is_metrics(self) -> bool:
+        """The input is a /metrics text (its first lines said so), not a log."""
+        return self._metrics is not None
+
+    # -- feeding ---------------------------------------------------------------
+
+    def feed(self, data: bytes) -> list[Output]:
+        """The next bytes of the input; what to tell now."""
+        if not data:
+            return []
+        framing = self._framing
+        if framing.fed == 0 and looks_like_metrics(data):
+            self._metrics = bytearray()
+        if self._metrics is not None:
+            self._metrics += data
+            framing.pass_through(data)
+            return []
+        out: list[Output] = []
+        for buf, start, end, at in framing.frames(data):
+            out += self._take_lines(buf, start, end, at=at)
+        return out
+
+    def finish(self) -> list[Output]:
+        """End of input: the last line, the pending report, the load summary."""
+        if self._metrics is not None:
+            return feed_session(self, bytes(self._metrics))
+        out: list[Output] = []
+        for buf, start, end, at in self._framing.finish():
+            out += self._take_lines(buf, start, end, at=at)
+        if not self._is_serving:
+            out += self._events(self._scanner.finish(), self._line_base)
+        boot = self.tracker.current
+        if boot.index not in self.reported and boot.has_pool:
+            out.append(self._report(boot, None))
+        out += self._summary(boot, None)
+        return out
+
+    def quiet(self) -> list[Output]:
+        """The input went silent for ``quiet_timeout()``: report a pending boot."""
+        boot = self.tracker.current
+        if boot.index in self.reported or not boot.has_pool:
+            return []
+        return [self._report(boot, None)]
+
+    def quiet_timeout(self) -> float | None:
+        """How long silence must last before ``quiet`` (None: nothing pending)."""
+        boot = self.tracker.current
+        if boot.index in self.reported or not boot.has_pool:
+            return None
+        return QUIET_S if _all_engines_spoke(boot) else QUIET_MISSING_ENGINE_S
+
+    def interrupted(self) -> list[Output]:
+        """Ctrl-C or SIGTERM: the pending report and the load so far."""
+        out = self.quiet()
+        out += self._summary(self.tracker.current, None)
+        return out
+
+    # -- internals -------------------------------------------------------------
+
+    def _take_lines(
+        self, buf: bytes, start: int, end: int, *, at: int | None = None
+    ) -> list[Output]:
+        """The complete lines ``buf[start:end]`` (``end`` is just past a newline).
+
+        ``at``: the input offset of ``buf[0]``, when ``buf`` is the input's own
+        bytes; serving mode may then leave its lines uncounted (``recount``).
+        """
+        out: list[Output] = []
+        framing = self._framing
+        if self._is_serving:
+            lazy = framing.read_lazily(at)
+            cut = hand_back(buf, start, end)
+            if self.read_stats:
+                # (counts the lines too, or leaves them uncounted)
+                out += self._serving_reader.serve(buf, start, cut)
+            elif at is not None and lazy:
+                framing.leave(at + start)
+            else:
+                framing.lines += buf.count(b"\n", start, cut)
+            if cut == end:
+                return out
+            if at is not None and lazy:
+                framing.settle(at + cut)
+            # A new boot (or a pool line) may start here: boot mode from this line on.
+            self._is_serving = False
+            self._scanner = Scanner(self.source, read_stats=self.read_stats)
+            self._line_base = framing.lines
+            start = cut
+        part = buf if start == 0 and end == len(buf) else buf[start:end]
+        out += self._events(self._scanner.feed(part), self._line_base)
+        framing.lines += part.count(b"\n")
+        self._enter_serving()
+        return out
+
+    def _enter_serving(self) -> None:
+        """Serving mode once the current boot is reported and the Scanner is
+        not holding lines back (a near miss waiting for a wrapped rest)."""
+        if (
+            not self._is_serving
+            and not self.keep_all_facts
+            and not self._framing.is_utf16
+            # a hard-wrapped capture needs its records rejoined (stream.py)
+            and not self._scanner.is_hard_wrapped
+            and self.tracker.current.index in self.reported
+            and self._scanner.lines_read + self._line_base == self._framing.lines
+            # SGLang's decode stats lines are read by the Scanner only.
+            and self.tracker.current.value("engine_kind") != "sglang"
+        ):
+            self._is_serving = True
+            # V1 never prints V0's preemption warning (ServingReader.v0_warnings).
+            self._serving_reader.v0_warnings = engine_generation(self.tracker.current) != "V1"
+
+    # -- what serving mode hands on (read.serving.ServingSink) ------------------------
+
+    def fold_stats(self, batch: StatsBatch) -> list[tuple[int, Callable[[int], Output]]]:
+        """Stats lines serving mode read, into the current boot's load watch;
+        each alert with the index of its line and how to say it, numbered."""
+        alerts = self.watch_of(self.tracker.current).add_stats(batch)
+        return [(a.line, functools.partial(_alert_output, a)) for a in alerts]
+
+    def read_events(self, events: list[Event], base: int) -> list[Output]:
+        """A line serving mode left to the patterns table."""
+        return self._events(events, base)
 
 
 #: Facts that say a boot did not start (report.failure words them).
