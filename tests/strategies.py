@@ -610,3 +610,63 @@ def unstated_values(
                     f"engine {eng['engine']}: {users} users x {per_user} blocks > {nb} blocks"
                 )
     return problems
+
+
+TPUT = "Avg prompt throughput: 1234.5 tokens/s, Avg generation throughput: 456.7 tokens/s"
+# Every wording of vLLM's stats line (VLLM_LINES.md 3.10), and shapes near it.
+STATS_MESSAGES = {
+    # vLLM's wordings (VLLM_LINES.md 3.10), the fast path reads these:
+    "v0_0_4_2": f"{TPUT}, Running: 12 reqs, Swapped: 0 reqs, Pending: 3 reqs, "
+    "GPU KV cache usage: 7.3%, CPU KV cache usage: 0.0%",
+    "v0_0_6": f"{TPUT}, Running: 12 reqs, Swapped: 0 reqs, Pending: 3 reqs, "
+    "GPU KV cache usage: 7.3%, CPU KV cache usage: 0.0%.",
+    "v1_0_7_3": f"{TPUT}, Running: 24 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.5%, "
+    "Prefix cache hit rate: 43.2%",
+    "v1_0_8_3": f"Engine 000: {TPUT}, Running: 24 reqs, Waiting: 0 reqs, "
+    "GPU KV cache usage: 12.5%, Prefix cache hit rate: 43.2%",
+    "v1_0_14_preempt": f"Engine 000: {TPUT}, Running: 24 reqs, Waiting: 3 reqs, Preemptions: 2, "
+    "GPU KV cache usage: 97.1%, Prefix cache hit rate: 43.2%",
+    "v1_aggregated": f"2 Engines Aggregated: {TPUT}, Running: 48 reqs, Waiting: 0 reqs, "
+    "GPU KV cache usage: 50.0%, Prefix cache hit rate: 0.0%",
+    "v1_0_20_deferred": f"Engine 001: {TPUT}, Running: 24 reqs, Waiting: 3 reqs, "
+    "Deferred: 1 reqs, GPU KV cache usage: 97.1%, Prefix cache hit rate: 43.2%",
+    "v1_0_30_xpu": f"Engine 000: {TPUT}, Running: 1 reqs, Waiting: 0 reqs, "
+    "XPU KV cache usage: 3.0%, Prefix cache hit rate: 0.0%",
+    "v1_0_31_no_prefix": f"Engine 000: {TPUT}, Running: 1 reqs, Waiting: 0 reqs, "
+    "GPU KV cache usage: 3.0%",
+    "v1_0_32_all_parts": f"Engine 000: {TPUT}, Running: 5 reqs, Waiting: 0 reqs, "
+    "KV fetch: 1 waiting to start, 2 in progress, 3 completed waiting, Preemptions: 1, "
+    "GPU KV cache usage: 3.0%, Prefix cache hit rate: 1.0%, Corrupted: 0 reqs, "
+    "External prefix cache hit rate: 2.0%, MM cache hit rate: 3.0%",
+    "whole_numbers": "Avg prompt throughput: 0 tokens/s, Avg generation throughput: 12 tokens/s, "
+    "Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0%",
+    "twenty_digits": "Avg prompt throughput: 12345678901234567890.123456789012 tokens/s, "
+    "Avg generation throughput: 1.5 tokens/s, Running: 99999999999999999999 reqs, "
+    "Waiting: 0 reqs, GPU KV cache usage: 1.0%",
+    # ... and these it leaves to the general path:
+    "v1_0_7_1_no_comma": f"{TPUT}, Running: 2 reqs, Waiting: 0 reqs GPU KV cache usage: 1.5%.",
+    "nan": "Avg prompt throughput: nan tokens/s, Avg generation throughput: 0.0 tokens/s, "
+    "Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%",
+    "twenty_one_digits": "Avg prompt throughput: 123456789012345678901.0 tokens/s, "
+    "Avg generation throughput: 1.5 tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
+    "GPU KV cache usage: 1.0%",
+    "engine_5_digits": f"Engine 00000: {TPUT}, Running: 1 reqs, Waiting: 0 reqs, "
+    "GPU KV cache usage: 1.0%",
+    "trailing_text": f"{TPUT}, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0% (x)",
+    "ray_dedup": f"{TPUT}, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0% "
+    "[repeated 3x across cluster]",
+    "with_pool_marker": f"{TPUT}, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, "
+    "GPU KV cache size: 5 tokens",
+    "cut": "Avg prompt throughput: 1.0 tokens/s, Avg generation",
+}
+# The wordings the scanner's whole-line regex (stats.STATS_LINE) leaves to the row.
+STATS_SLOW_MESSAGES = (
+    "v1_0_7_1_no_comma",
+    "nan",
+    "twenty_one_digits",
+    "engine_5_digits",
+    "trailing_text",
+    "ray_dedup",
+    "with_pool_marker",
+    "cut",
+)

@@ -148,6 +148,16 @@ def test_a_file_and_the_same_bytes_through_a_pipe_print_the_same(tmp_path: Path)
     assert f"line {52 + 6001 + 40}]" in from_file.stdout  # the second boot's last alert
 
 
+def test_a_file_whose_last_lines_were_never_counted_is_reported(tmp_path: Path) -> None:
+    """The lines after the last alert stay uncounted to the end: the exit code's
+    reasons are worded after the file is closed, and never ask for them."""
+    path = tmp_path / "day.log"
+    path.write_bytes(RISING + ACCESS * 20_000)  # 1.8 MB: more than one read
+    result = CliRunner().invoke(main, [str(path), "--no-echo"], catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+
+
 SAMPLES = sorted((ROOT / "sample_logs").glob("*.log"))
 
 

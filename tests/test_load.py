@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from vllm_logread.outcome import results_of
+from vllm_logread.read.facts import KIND_TYPES
 from vllm_logread.read.patterns import facts_from_message
-from vllm_logread.read.stats import STATS_FAST, header_seconds
+from vllm_logread.read.stats import STATS_FAST, STATS_FAST_COLUMNS, header_seconds
 from vllm_logread.render.json import json_text
 from vllm_logread.render.text import duration_text, summary_text
 from vllm_logread.report.model import Options
@@ -291,17 +292,11 @@ def test_fast_stats_regex_agrees_with_the_patterns_row(message: str) -> None:
         # Left to the row, which must read it.
         assert {"running_reqs", "kv_usage_pct"} <= slow.keys()
         return
-    fast = {
-        "prompt_tps": float(g[0]),
-        "generation_tps": float(g[1]),
-        "running_reqs": int(g[2]),
-        "waiting_reqs": int(g[5] if g[5] is not None else g[4]),
-        "kv_usage_pct": float(g[7]),
-    }
-    if g[3] is not None:
-        fast["swapped_reqs"] = int(g[3])
-    if g[6] is not None:
-        fast["preemptions"] = int(g[6])
+    fast: dict[str, float | int] = {}
+    for kind, groups in STATS_FAST_COLUMNS.items():
+        raw = next((g[i] for i in groups if g[i] is not None), None)
+        if raw is not None:
+            fast[kind] = KIND_TYPES[kind](raw.decode())
     assert {k: slow[k] for k in fast} == fast
 
 
@@ -341,7 +336,7 @@ def test_serving_mode_and_boot_mode_give_the_same_load() -> None:
         for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
             outs += s.feed(data[a:b])
         outs += s.finish()
-        assert s._serving is not keep  # the fast path did read the load
+        assert s._is_serving is not keep  # the fast path did read the load
         shown = [(o.kind, o.line, o.text) for o in outs if o.kind in ("alert", "summary")]
         results.append((shown, s.load_of(s.last_boot)))
     assert results[0] == results[1] == results[2]

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from strategies import STATS_MESSAGES, STATS_SLOW_MESSAGES
 
+from vllm_logread.read import stats
+from vllm_logread.read.facts import KIND_TYPES
 from vllm_logread.read.grammar import NearMiss
 from vllm_logread.read.patterns import MARKERS, ROWS, facts_from_message
 
@@ -732,3 +735,56 @@ def test_every_row_has_a_case() -> None:
 
 def test_markers_are_in_the_table() -> None:
     assert set(MARKERS) == {m for row in ROWS for m in row.markers}
+
+
+# -- the stats line: one declaration (read/stats.py), three readers ---------------------
+
+
+def test_the_stats_parts_give_facts_of_their_declared_types() -> None:
+    kinds = [p.kind for p in stats._parts_in_order()]
+    assert stats.STATS_KINDS_IN_ORDER == tuple(dict.fromkeys(kinds))
+    for p in stats._parts_in_order():
+        assert p.kind is not None and KIND_TYPES[p.kind] is p.number.type, p.kind
+
+
+def _row_facts(message: str) -> dict[str, tuple[object, int | None]]:
+    return {
+        f.kind: (f.value, f.decimals)
+        for f in facts_from_message(message, line=1, process=None)
+        if not isinstance(f, ValueError)
+    }
+
+
+@pytest.mark.parametrize("message", sorted(STATS_MESSAGES))
+def test_every_stats_reader_reads_what_the_row_reads(message: str) -> None:
+    """The row's parts, the scanner's whole-line regex and serving mode's
+    chunk regex, all made from STATS_PARTS, give the same facts on every
+    wording (or leave the line to the row)."""
+    text = STATS_MESSAGES[message]
+    row = _row_facts(text)
+    raw = ("INFO 11-29 12:34:56 [loggers.py:248] " + text).encode()
+    m = stats.STATS_LINE.fullmatch(raw)
+    assert (m is None) == (message in STATS_SLOW_MESSAGES)
+    if m is not None:
+        line = {f.kind: (f.value, f.decimals) for f in stats.stats_line_facts(m, 1, "-")}
+        assert line == row
+    fast = stats.STATS_FAST.search(raw)
+    assert fast is not None
+    g = fast.groups()
+    if g[0] is None:  # left to the row
+        return
+    for kind, groups in stats.STATS_FAST_COLUMNS.items():
+        values = [g[i] for i in groups if g[i] is not None]
+        if kind in row:
+            assert len(values) == 1 and KIND_TYPES[kind](values[0].decode()) == row[kind][0]
+        else:
+            assert values == []
+
+
+@pytest.mark.parametrize("message", sorted(STATS_MESSAGES))
+def test_the_stats_row_reads_every_line_the_declaration_reads(message: str) -> None:
+    """The "stats" row's own regex (its head) takes every line STATS_LINE reads."""
+    text = STATS_MESSAGES[message]
+    (row,) = [r for r in ROWS if r.name == "stats"]
+    if stats.STATS_LINE.fullmatch(("INFO [x.py:1] " + text).encode()) is not None:
+        assert row.regex.search(text) is not None

@@ -14,7 +14,7 @@ from vllm_logread.cli import main
 from vllm_logread.events import Output
 from vllm_logread.inputs import run
 from vllm_logread.read.scanner import MAX_LINE_BYTES
-from vllm_logread.read.serving import _hand_back
+from vllm_logread.read.serving import hand_back
 from vllm_logread.report.model import Options
 from vllm_logread.session import QUIET_MISSING_ENGINE_S, QUIET_S, Session
 
@@ -268,5 +268,5 @@ def test_serving_mode_hands_back_boot_and_pool_lines(line: bytes) -> None:
     byte, at any place in a buffer (patterns.HAND_BACK_HEADS)."""
     access = b'INFO:     10.0.0.1:4000 - "POST /v1/completions HTTP/1.1" 200 OK\n' * 50
     buf = access + line + b"\n" + access
-    assert _hand_back(buf, 0, len(buf)) == len(access)
-    assert _hand_back(access * 2, 0, len(access) * 2) == len(access) * 2
+    assert hand_back(buf, 0, len(buf)) == len(access)
+    assert hand_back(access * 2, 0, len(access) * 2) == len(access) * 2

@@ -1,4 +1,4 @@
-"""Serving mode's fast reading of the stats lines (Session._serve and
+"""Serving mode's fast reading of the stats lines (ServingReader.serve and
 LoadWatch.add_batch) against the patterns table, and the load's span."""
 
 from __future__ import annotations
@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from strategies import STATS_MESSAGES
 
+from vllm_logread.read.serving import ServingReader
 from vllm_logread.read.stats import header_seconds
 from vllm_logread.render.text import summary_text
 from vllm_logread.report.model import Options
@@ -81,22 +83,22 @@ def read(
         on_stats=None if csv is None else (lambda *row: csv.append(row)),
     )
     at_once = 0
-    serve_chunk = Session._serve_chunk
+    serve_chunk = ServingReader._serve_chunk
 
-    def counting(self: Session, buf: bytes, start: int, stop: int) -> Any:
+    def counting(self: ServingReader[Any], buf: bytes, start: int, stop: int) -> Any:
         nonlocal at_once
         out = serve_chunk(self, buf, start, stop)
         at_once += out is not None and stop - start > 1000
         return out
 
-    Session._serve_chunk = counting  # type: ignore[method-assign]
+    ServingReader._serve_chunk = counting  # type: ignore[method-assign]
     try:
         outs = []
         for a in range(0, len(data), chunk):
             outs += s.feed(data[a : a + chunk])
         outs += s.finish()
     finally:
-        Session._serve_chunk = serve_chunk  # type: ignore[method-assign]
+        ServingReader._serve_chunk = serve_chunk  # type: ignore[method-assign]
     shown = [(o.kind, o.line, o.text) for o in outs if o.kind in ("alert", "summary", "warning")]
     return shown, s.load_of(s.last_boot), s.lines_read, at_once
 
@@ -346,3 +348,17 @@ def test_a_batch_is_the_lines_one_by_one() -> None:
     assert got == expected
     assert len(expected) > 10
     assert batched.summary() == one.summary()
+
+
+@pytest.mark.parametrize("message", sorted(STATS_MESSAGES))
+def test_serving_mode_reads_every_stats_wording_as_the_patterns_table(message: str) -> None:
+    """Serving mode's chunk regex (made from stats.STATS_PARTS) folds every
+    wording as the row does, or leaves the line to it: the same load."""
+    lines = b"".join(
+        API + stamp(60 + i) + b" [loggers.py:257] " + STATS_MESSAGES[message].encode() + b"\n"
+        for i in range(40)
+    )
+    data = BOOT + lines + lines
+    fast = read(data, keep_all_facts=False, chunk=len(BOOT) + 4096)
+    slow = read(data, keep_all_facts=True, chunk=len(BOOT) + 4096)
+    assert fast[:3] == slow[:3]

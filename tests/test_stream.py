@@ -15,7 +15,7 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import SAMPLE_LOGS
+from strategies import SAMPLE_LOGS, STATS_MESSAGES, STATS_SLOW_MESSAGES
 
 from vllm_logread.read.facts import Fact
 from vllm_logread.read.patterns import MARKERS
@@ -47,63 +47,6 @@ PREFIXES = {
 }
 FAST_PREFIXES = ("v1", "v0_no_bracket", "colour_0_10", "debug_fraction", "worker_tp", "no_time")
 
-TPUT = "Avg prompt throughput: 1234.5 tokens/s, Avg generation throughput: 456.7 tokens/s"
-MESSAGES = {
-    # vLLM's wordings (VLLM_LINES.md 3.10), the fast path reads these:
-    "v0_0_4_2": f"{TPUT}, Running: 12 reqs, Swapped: 0 reqs, Pending: 3 reqs, "
-    "GPU KV cache usage: 7.3%, CPU KV cache usage: 0.0%",
-    "v0_0_6": f"{TPUT}, Running: 12 reqs, Swapped: 0 reqs, Pending: 3 reqs, "
-    "GPU KV cache usage: 7.3%, CPU KV cache usage: 0.0%.",
-    "v1_0_7_3": f"{TPUT}, Running: 24 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.5%, "
-    "Prefix cache hit rate: 43.2%",
-    "v1_0_8_3": f"Engine 000: {TPUT}, Running: 24 reqs, Waiting: 0 reqs, "
-    "GPU KV cache usage: 12.5%, Prefix cache hit rate: 43.2%",
-    "v1_0_14_preempt": f"Engine 000: {TPUT}, Running: 24 reqs, Waiting: 3 reqs, Preemptions: 2, "
-    "GPU KV cache usage: 97.1%, Prefix cache hit rate: 43.2%",
-    "v1_aggregated": f"2 Engines Aggregated: {TPUT}, Running: 48 reqs, Waiting: 0 reqs, "
-    "GPU KV cache usage: 50.0%, Prefix cache hit rate: 0.0%",
-    "v1_0_20_deferred": f"Engine 001: {TPUT}, Running: 24 reqs, Waiting: 3 reqs, "
-    "Deferred: 1 reqs, GPU KV cache usage: 97.1%, Prefix cache hit rate: 43.2%",
-    "v1_0_30_xpu": f"Engine 000: {TPUT}, Running: 1 reqs, Waiting: 0 reqs, "
-    "XPU KV cache usage: 3.0%, Prefix cache hit rate: 0.0%",
-    "v1_0_31_no_prefix": f"Engine 000: {TPUT}, Running: 1 reqs, Waiting: 0 reqs, "
-    "GPU KV cache usage: 3.0%",
-    "v1_0_32_all_parts": f"Engine 000: {TPUT}, Running: 5 reqs, Waiting: 0 reqs, "
-    "KV fetch: 1 waiting to start, 2 in progress, 3 completed waiting, Preemptions: 1, "
-    "GPU KV cache usage: 3.0%, Prefix cache hit rate: 1.0%, Corrupted: 0 reqs, "
-    "External prefix cache hit rate: 2.0%, MM cache hit rate: 3.0%",
-    "whole_numbers": "Avg prompt throughput: 0 tokens/s, Avg generation throughput: 12 tokens/s, "
-    "Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0%",
-    "twenty_digits": "Avg prompt throughput: 12345678901234567890.123456789012 tokens/s, "
-    "Avg generation throughput: 1.5 tokens/s, Running: 99999999999999999999 reqs, "
-    "Waiting: 0 reqs, GPU KV cache usage: 1.0%",
-    # ... and these it leaves to the general path:
-    "v1_0_7_1_no_comma": f"{TPUT}, Running: 2 reqs, Waiting: 0 reqs GPU KV cache usage: 1.5%.",
-    "nan": "Avg prompt throughput: nan tokens/s, Avg generation throughput: 0.0 tokens/s, "
-    "Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%",
-    "twenty_one_digits": "Avg prompt throughput: 123456789012345678901.0 tokens/s, "
-    "Avg generation throughput: 1.5 tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
-    "GPU KV cache usage: 1.0%",
-    "engine_5_digits": f"Engine 00000: {TPUT}, Running: 1 reqs, Waiting: 0 reqs, "
-    "GPU KV cache usage: 1.0%",
-    "trailing_text": f"{TPUT}, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0% (x)",
-    "ray_dedup": f"{TPUT}, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0% "
-    "[repeated 3x across cluster]",
-    "with_pool_marker": f"{TPUT}, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, "
-    "GPU KV cache size: 5 tokens",
-    "cut": "Avg prompt throughput: 1.0 tokens/s, Avg generation",
-}
-SLOW_MESSAGES = (
-    "v1_0_7_1_no_comma",
-    "nan",
-    "twenty_one_digits",
-    "engine_5_digits",
-    "trailing_text",
-    "ray_dedup",
-    "with_pool_marker",
-    "cut",
-)
-
 
 def events(data: bytes, *, fast: bool = True, read_stats: bool = True, chunk: int = 0) -> list:
     s = Scanner("x.log", read_stats=read_stats)
@@ -129,19 +72,19 @@ def _facts(data: bytes) -> list[tuple]:
 
 @pytest.mark.parametrize("ending", ["\n", "\r\n"], ids=["lf", "crlf"])
 @pytest.mark.parametrize("prefix", sorted(PREFIXES))
-@pytest.mark.parametrize("message", sorted(MESSAGES))
+@pytest.mark.parametrize("message", sorted(STATS_MESSAGES))
 def test_stats_line_fast_path_reads_as_the_patterns_table(
     message: str, prefix: str, ending: str
 ) -> None:
-    line = PREFIXES[prefix] + MESSAGES[message]
+    line = PREFIXES[prefix] + STATS_MESSAGES[message]
     data = f"INFO 11-29 12:00:00 [x.py:1] hello\n{line}{ending}tail line\n".encode()
     assert events(data) == events(data, fast=False)
     is_fast = _STATS_LINE.fullmatch((line + ending.rstrip("\n")).encode()) is not None
-    assert is_fast == (prefix in FAST_PREFIXES and message not in SLOW_MESSAGES)
+    assert is_fast == (prefix in FAST_PREFIXES and message not in STATS_SLOW_MESSAGES)
 
 
 def test_the_fast_path_gives_every_fact_of_the_row() -> None:
-    line = V1 + MESSAGES["v1_0_14_preempt"]
+    line = V1 + STATS_MESSAGES["v1_0_14_preempt"]
     facts = _facts(f"{line}\n".encode())
     assert facts == [
         ("stats_engine", "000", 1, "APIServer pid=4123", None, "11-29 12:34:56"),
@@ -272,7 +215,7 @@ def test_chunking_does_not_change_what_is_read(chunk: int) -> None:
     for i in range(3000):
         r = rnd.random()
         if r < 0.05:
-            serving.append((V1 + MESSAGES["v1_0_14_preempt"]).encode())
+            serving.append((V1 + STATS_MESSAGES["v1_0_14_preempt"]).encode())
         elif r < 0.3:
             serving.append(
                 b"(APIServer pid=1) INFO 11-29 10:00:55 [logger.py:43] Received request "
@@ -291,7 +234,7 @@ def test_chunking_does_not_change_what_is_read(chunk: int) -> None:
 
 def test_without_stats_the_boot_facts_are_the_same() -> None:
     seed = (SAMPLE_LOGS / "seed_qwen3-8b_l4.log").read_bytes()
-    stats = (V1 + MESSAGES["v1_0_8_3"] + "\n").encode() * 50
+    stats = (V1 + STATS_MESSAGES["v1_0_8_3"] + "\n").encode() * 50
     data = seed + stats
     boot_kinds = {f.kind for f in scan_bytes(seed) if isinstance(f, Fact)}
     with_stats = [e for e in scan_bytes(data) if isinstance(e, Fact)]

@@ -167,6 +167,17 @@ class Boot:
             else:
                 eng.concurrency_facts.append(fact)
 
+    def restates_version(self, line_facts: list[Fact]) -> bool:
+        """Whether this line states the version again from an engine that
+        stated its pool: once the boot is reported, a restart even from new
+        processes (new pids; ``restarts_with`` needs the same process), as
+        vLLM states its version once per boot, before the pool. Not from an
+        engine that has no pool yet (a late data-parallel engine)."""
+        pool_keys = {e.key for e in self.pool_engines}
+        return any(
+            f.kind == "vllm_version" and engine_key(f.process) in pool_keys for f in line_facts
+        ) and not self.restarts_with(line_facts)
+
     def restarts_with(self, line_facts: list[Fact]) -> bool:
         """Whether this line's facts begin a new boot (see module docstring)."""
         if not self.has_pool:

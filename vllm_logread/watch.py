@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .read.facts import Fact
-from .read.stats import _DAY_S, _YEAR_S, _forward_s, header_seconds
+from .read.stats import _DAY_S, _YEAR_S, StatsBatch, StatsFacts, _forward_s, header_seconds
+from .report.model import Report
 
 # KV usage at or above this is a full pool: vLLM cannot admit a user's next
 # blocks (1,505 blocks x 5% = 75 blocks is about two users' worth of growth).
@@ -78,8 +79,8 @@ class Estimate:
     users_at_admission: int | None = None
 
     @classmethod
-    def from_report(cls, report: Any) -> Estimate | None:
-        """From a report.Report; None when its users are unknown."""
+    def from_report(cls, report: Report | None) -> Estimate | None:
+        """From a report; None when its users are unknown."""
         if report is None or report.users is None or report.users_mid_answer is None:
             return None
         return cls(
@@ -258,6 +259,162 @@ class LoadSummary:
         return out
 
 
+class _Alerter:
+    """Which alerts a stats line raises, and their texts: a few per boot, so
+    worked out only where ``LoadWatch._fold_lines``'s quick test lets one through."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server  # "vLLM" or "SGLang": who preempts, in the texts
+        self.estimate: Estimate | None = None
+        self.is_alerting = False
+        self.told_preemption = False
+
+    @property
+    def preempts(self) -> str:
+        # SGLang's scheduler "retracts" a running request when the pool is full
+        # (back to the queue, recomputed), where vLLM "preempts" it.
+        return "SGLang retracts" if self.server == "SGLang" else f"{self.server} preempts"
+
+    def first_preemption(self, line: int, time: str | None, how: str) -> list[Alert]:
+        if self.told_preemption or not self.is_alerting:
+            self.told_preemption = True
+            return []
+        self.told_preemption = True
+        return [Alert(line=line, time=time, text=f"first preemption: {how}")]
+
+    def bounds(self, e: _EngineLoad) -> tuple[bool, float, float]:
+        """For the fold's quick test: whether every first-time alert was given
+        (``quiet``), the lowest level still armed (a crossing needs usage at
+        or above it), and the usage below which a level re-arms."""
+        quiet = (
+            self.told_preemption and e.told_waiting_full and (e.told_over or self.estimate is None)
+        )
+        lowest_armed, rearm_below = math.inf, -math.inf
+        for pct, on in e.armed.items():
+            if on:
+                lowest_armed = min(lowest_armed, pct)
+            else:
+                rearm_below = max(rearm_below, pct - REARM_POINTS)
+        return quiet, lowest_armed, rearm_below
+
+    def is_due(
+        self,
+        e: _EngineLoad,
+        prev_kv: float,
+        running: int,
+        waiting: int,
+        kv: float,
+        preemptions: int,
+        fell: bool,
+    ) -> bool:
+        """Whether ``alerts`` would say or change anything for this line:
+        the loose test in the fold passes on about a line in five of a busy
+        log near a full pool, and building the alerts' texts costs more than
+        the rest of the line."""
+        if (preemptions or fell) and not self.told_preemption:
+            return True
+        if self.estimate is not None and not e.told_over and running > e.users:
+            return True
+        if not e.told_waiting_full and waiting > 0 and kv >= FULL_PCT:
+            return True
+        for pct, armed in e.armed.items():
+            if (kv >= pct > prev_kv) if armed else (kv < pct - REARM_POINTS):
+                return True
+        return False
+
+    def alerts(
+        self,
+        e: _EngineLoad,
+        who: str,
+        line: int,
+        time: str | None,
+        running: int,
+        waiting: int,
+        kv: float,
+        preemptions: int,
+        fell: bool,
+    ) -> list[Alert]:
+        """The alerts of one line of engine ``e`` (``who``: its name in the
+        texts), levels re-armed and firsts marked told."""
+        state = f"{running} running, {waiting} waiting"
+        out = self._crossing(e, who, line, time, kv, state)
+        if preemptions:
+            out += self.first_preemption(
+                line,
+                time,
+                f"{who}the stats line counts {preemptions} ({kv:.1f}% KV usage, {state})",
+            )
+        elif fell:
+            out += self.first_preemption(
+                line,
+                time,
+                f"{who}running fell from {e.prev_running} to {running} at {kv:.1f}% KV usage "
+                f"with {waiting} waiting ({self.preempts} and recomputes them)",
+            )
+        est = self.estimate
+        if est is not None and not e.told_over and running > e.users:
+            e.told_over = True
+            users, mid = e.users, e.users_mid_answer
+            out.append(
+                Alert(
+                    line=line,
+                    time=time,
+                    text=f"{who}{running} running: more than the {users} users of "
+                    f"{est.workload_text} that fit at the end of their answers ({kv:.1f}% KV "
+                    "usage; admitted early, they hold fewer blocks: expect preemptions as "
+                    "their answers grow)"
+                    if running <= mid
+                    else f"{who}{running} running: more than the {mid} users of "
+                    f"{est.workload_text} that fit even mid-answer ({kv:.1f}% KV usage): the "
+                    "requests are shorter than the workload",
+                )
+            )
+        if not e.told_waiting_full and waiting > 0 and kv >= FULL_PCT:
+            e.told_waiting_full = True
+            out.append(
+                Alert(
+                    line=line,
+                    time=time,
+                    text=f"{who}{waiting} waiting while the KV cache is full ({kv:.1f}%, "
+                    f"{running} running): the pool is the limit",
+                )
+            )
+        return out
+
+    @staticmethod
+    def _crossing(
+        e: _EngineLoad, who: str, line: int, time: str | None, kv: float, state: str
+    ) -> list[Alert]:
+        """A level crossed upwards (the highest, when several were), each
+        level at most MAX_CROSSING_ALERTS times; levels re-armed."""
+        crossed = [pct for pct, armed in e.armed.items() if armed and kv >= pct > e.prev_kv]
+        done = []  # levels given their last alert now
+        for pct in crossed:
+            e.armed[pct] = False
+            e.crossing_alerts[pct] += 1
+            if e.crossing_alerts[pct] >= MAX_CROSSING_ALERTS:
+                del e.armed[pct]
+                done.append(pct)
+        for pct, armed in e.armed.items():
+            if not armed and kv < pct - REARM_POINTS:
+                e.armed[pct] = True
+        e.armed_all = all(e.armed.values())
+        if not crossed:
+            return []
+        last = ""
+        if done:
+            levels = " and ".join(f"{pct:.0f}%" for pct in done)
+            last = f" (the last of {MAX_CROSSING_ALERTS} alerts for crossing {levels})"
+        return [
+            Alert(
+                line=line,
+                time=time,
+                text=f"{who}KV cache usage crossed {max(crossed):.0f}%: {kv:.1f}% with {state}"
+                + last,
+            )
+        ]
+
+
 class LoadWatch:
     """Folds the stats lines of one boot (constant memory) and says what matters.
 
@@ -268,12 +425,19 @@ class LoadWatch:
 
     def __init__(self, server: str = "vLLM") -> None:
         self.server = server  # "vLLM" or "SGLang": who preempts, in the texts
-        self.estimate: Estimate | None = None
-        self.is_alerting = False
+        self._alerter = _Alerter(server)
         self._engines: dict[str | None, _EngineLoad] = {}
         self._v0_total = 0  # V0 warnings: the cumulative count they print
         self._v0_plain = 0  # V0 warnings without a count: one each
-        self._told_preemption = False
+
+    @property
+    def estimate(self) -> Estimate | None:
+        """What the lines are held against (None: not yet, or users unknown)."""
+        return self._alerter.estimate
+
+    @property
+    def is_alerting(self) -> bool:
+        return self._alerter.is_alerting
 
     @property
     def num_stats_lines(self) -> int:
@@ -288,14 +452,15 @@ class LoadWatch:
 
     def start_alerts(self, estimate: Estimate | None) -> None:
         """The boot is reported: hold the lines against ``estimate`` from now on."""
-        self.estimate = estimate
-        self.is_alerting = True
+        self._alerter.estimate = estimate
+        self._alerter.is_alerting = True
         for e in self._engines.values():
             self._set_users(e)
 
     def _set_users(self, e: _EngineLoad) -> None:
-        if self.estimate is not None:
-            e.users, e.users_mid_answer = self.estimate.for_engine(e.label)
+        estimate = self._alerter.estimate
+        if estimate is not None:
+            e.users, e.users_mid_answer = estimate.for_engine(e.label)
 
     def add(
         self,
@@ -319,6 +484,18 @@ class LoadWatch:
             [preemptions],
         )
         return [Alert(line=line, time=a.time, text=a.text) for a in alerts]
+
+    def add_stats(self, batch: StatsBatch) -> list[Alert]:
+        """``add_batch`` of the lines serving mode read."""
+        return self.add_batch(
+            batch.engines,
+            batch.times,
+            batch.seconds,
+            batch.running,
+            batch.waiting,
+            batch.kv_usage_pct,
+            batch.preemptions,
+        )
 
     def add_batch(
         self,
@@ -360,15 +537,16 @@ class LoadWatch:
                     e, 0, times, seconds, running, waiting, kv_usage_pct, preemptions, alerts
                 )
             else:
+                cut = slice(lo, hi)
                 self._fold(
                     e,
                     lo,
-                    times[lo:hi],
-                    seconds[lo:hi],
-                    running[lo:hi],
-                    waiting[lo:hi],
-                    kv_usage_pct[lo:hi],
-                    preemptions[lo:hi],
+                    times[cut],
+                    seconds[cut],
+                    running[cut],
+                    waiting[cut],
+                    kv_usage_pct[cut],
+                    preemptions[cut],
                     alerts,
                 )
             lo = hi
@@ -389,72 +567,55 @@ class LoadWatch:
         """Lines of one engine (batch indexes from ``base``) into ``e``.
 
         Called for every stats line, so kept lean: peaks and counts in C
-        (max, sum), then one loop with the state in local variables; the
-        common line (below a full pool, no level crossed, nothing new) costs
-        a few compares. Alerts are worked out only where one is due.
+        (max, sum), the times in a loop of their own only where the times go
+        back or the pool was full, then one loop over the states
+        (``_fold_states``).
         """
-        n = len(running)
-        e.num_lines += n
-        e.peak_running = max(e.peak_running, max(running))
-        e.peak_waiting = max(e.peak_waiting, max(waiting))
-        e.peak_kv_usage_pct = max(e.peak_kv_usage_pct, max(kvs))
-        e.preemptions_printed += sum(preemptions)
-        if times[-1] is not None:
-            e.last_time = times[-1]
-            if e.first_time is None:
-                e.first_time = next(t for t in times if t is not None)
-        else:
-            timed = [t for t in times if t is not None]
-            if timed:
-                e.last_time = timed[-1]
-                if e.first_time is None:
-                    e.first_time = timed[0]
-        full_pct, lo_pct, hi_pct = FULL_PCT, ALERT_PCTS[0], ALERT_PCTS[-1]
-        loose_rearm = hi_pct - REARM_POINTS
-        new_year = -300 * _DAY_S
-        prev_running, prev_kv = e.prev_running, e.prev_kv
-        prev_s, prev_above_s = e.prev_s, e.prev_above_s
-        spanned, above, has_times = e.seconds_spanned, e.seconds_above_full, e.has_times
+        top_kv = _fold_peaks(e, times, running, waiting, kvs, preemptions)
         # The span: times that only go forward (the common batch) add their
         # last minus their first; otherwise each step is looked at.
         span_each = None in seconds or list(seconds) != sorted(seconds)  # type: ignore[type-var]
         if not span_each:
             first_s, last_s = seconds[0], seconds[-1]
             assert first_s is not None and last_s is not None
-            if prev_s is not None:
-                spanned += _forward_s(prev_s, first_s)
-            spanned += last_s - first_s
-            prev_s = last_s
+            if e.prev_s is not None:
+                e.seconds_spanned += _forward_s(e.prev_s, first_s)
+            e.seconds_spanned += last_s - first_s
+            e.prev_s = last_s
+        if span_each or top_kv >= FULL_PCT or e.prev_above_s is not None:
+            _fold_times(e, kvs, seconds, span_each=span_each)
+        self._fold_states(e, base, times, running, waiting, kvs, preemptions, alerts)
+
+    def _fold_states(
+        self,
+        e: _EngineLoad,
+        base: int,
+        times: Sequence[bytes | None],
+        running: Sequence[int],
+        waiting: Sequence[int],
+        kvs: Sequence[float],
+        preemptions: Sequence[int],
+        alerts: list[Alert],
+    ) -> None:
+        """The fold's loop over the lines' states, its state in local
+        variables: the common line (below a full pool, no level crossed,
+        nothing new) costs a few compares. Alerts are worked out only where
+        one is due."""
+        full_pct, lo_pct, hi_pct = FULL_PCT, ALERT_PCTS[0], ALERT_PCTS[-1]
+        loose_rearm = hi_pct - REARM_POINTS
+        prev_running, prev_kv = e.prev_running, e.prev_kv
         falls, fall_after_peak = e.num_running_falls, e.fall_after_peak
         last_full = e.last_full_running
         none = -(1 << 62)
         top_full = none if e.peak_full is None else e.peak_full.running
         top_not_full = none if e.peak_not_full is None else e.peak_not_full.running
-        alerting = self.is_alerting
+        alerter = self._alerter
+        alerting = alerter.is_alerting
         armed_all, told_over, users = e.armed_all, e.told_over, e.users
-        quiet, lo_armed, rearm_below = self._alert_bounds(e)
+        quiet, lo_armed, rearm_below = alerter.bounds(e)
         for i, kv in enumerate(kvs):
             running_i = running[i]
-            if span_each:
-                now_s = seconds[i]
-                if now_s is not None:
-                    if prev_s is not None:
-                        spanned += _forward_s(prev_s, now_s)
-                    prev_s = now_s
             full = kv >= full_pct
-            if full or prev_above_s is not None:
-                # Time above FULL_PCT: the interval since the previous line counts
-                # when that line was full (vLLM's usage is a snapshot at each line).
-                now_s = seconds[i]
-                if now_s is not None:
-                    has_times = True
-                    if prev_above_s is not None:
-                        dt = now_s - prev_above_s
-                        if dt >= 0:
-                            above += dt
-                        elif dt < new_year:  # 12-31 -> 01-01 (vLLM's header has no year)
-                            above += dt + _YEAR_S
-                prev_above_s = now_s if full else None
             pre = preemptions[i]
             fell = full and prev_kv >= full_pct and 0 <= running_i < prev_running and waiting[i] > 0
             if full:
@@ -484,12 +645,13 @@ class LoadWatch:
                 # what can still be said: a level crossed or re-armed, or a
                 # first (preemption, over the estimate, waiting at a full pool)
                 and (not quiet or (kv >= lo_armed and kv > prev_kv) or kv < rearm_below)
-                and self._alert_due(e, prev_kv, running_i, waiting[i], kv, pre, fell)
+                and alerter.is_due(e, prev_kv, running_i, waiting[i], kv, pre, fell)
             ):
                 e.prev_running, e.prev_kv = prev_running, prev_kv
                 t = times[i]
-                alerts += self._alerts(
+                alerts += alerter.alerts(
                     e,
+                    self._who(e),
                     base + i,
                     None if t is None else t.decode(),
                     running_i,
@@ -499,73 +661,31 @@ class LoadWatch:
                     fell,
                 )
                 armed_all, told_over = e.armed_all, e.told_over
-                quiet, lo_armed, rearm_below = self._alert_bounds(e)
+                quiet, lo_armed, rearm_below = alerter.bounds(e)
             prev_running, prev_kv = running_i, kv
         e.prev_running, e.prev_kv = prev_running, prev_kv
-        e.prev_s, e.prev_above_s = prev_s, prev_above_s
-        e.seconds_spanned, e.seconds_above_full, e.has_times = spanned, above, has_times
         e.num_running_falls, e.fall_after_peak = falls, fall_after_peak
         e.last_full_running = last_full
 
-    def _alert_bounds(self, e: _EngineLoad) -> tuple[bool, float, float]:
-        """For ``_fold``'s quick test: whether every first-time alert was given
-        (``quiet``), the lowest level still armed (a crossing needs usage at
-        or above it), and the usage below which a level re-arms."""
-        quiet = (
-            self._told_preemption and e.told_waiting_full and (e.told_over or self.estimate is None)
-        )
-        lowest_armed, rearm_below = math.inf, -math.inf
-        for pct, on in e.armed.items():
-            if on:
-                lowest_armed = min(lowest_armed, pct)
-            else:
-                rearm_below = max(rearm_below, pct - REARM_POINTS)
-        return quiet, lowest_armed, rearm_below
-
-    def _alert_due(
-        self,
-        e: _EngineLoad,
-        prev_kv: float,
-        running: int,
-        waiting: int,
-        kv: float,
-        preemptions: int,
-        fell: bool,
-    ) -> bool:
-        """Whether ``_alerts`` would say or change anything for this line:
-        the loose test in ``_fold`` passes on about a line in five of a busy
-        log near a full pool, and building the alerts' texts costs more than
-        the rest of the line."""
-        if (preemptions or fell) and not self._told_preemption:
-            return True
-        if self.estimate is not None and not e.told_over and running > e.users:
-            return True
-        if not e.told_waiting_full and waiting > 0 and kv >= FULL_PCT:
-            return True
-        for pct, armed in e.armed.items():
-            if (kv >= pct > prev_kv) if armed else (kv < pct - REARM_POINTS):
-                return True
-        return False
+    def _who(self, e: _EngineLoad) -> str:
+        """An engine's name in its alerts: none when it is the only one."""
+        return "" if e.label is None or len(self._engines) == 1 else f"engine {e.label}: "
 
     def add_facts(self, facts: Iterable[Fact]) -> list[Alert]:
         """One stats line's facts (the slow path), or a V0 preemption warning."""
-        vals: dict[str, Any] = {}
-        line, time = 0, None
-        for f in facts:
-            vals[f.kind] = f.value
-            line, time = f.line, f.time
-        if "running_reqs" not in vals:
-            if "preemptions" in vals:
-                return self.add_preemption_warning(line, time, int(vals["preemptions"]))
+        v = StatsFacts.of(facts)
+        if v.running is None:
+            if v.preemptions is not None:
+                return self.add_preemption_warning(v.line, v.time, v.preemptions)
             return []
         return self.add(
-            line,
-            time,
-            None if vals.get("stats_engine") is None else str(vals["stats_engine"]),
-            int(vals["running_reqs"]),
-            int(vals.get("waiting_reqs", 0)),
-            float(vals.get("kv_usage_pct", 0.0)),
-            int(vals.get("preemptions", 0)),
+            v.line,
+            v.time,
+            v.engine,
+            v.running,
+            v.waiting or 0,
+            v.kv_usage_pct or 0.0,
+            v.preemptions or 0,
         )
 
     def add_preemption_warning(self, line: int, time: str | None, total: int) -> list[Alert]:
@@ -575,262 +695,234 @@ class LoadWatch:
             self._v0_total = max(self._v0_total, total)
         else:
             self._v0_plain += 1
-        return self._first_preemption(line, time, f"vLLM warned of a preemption (total {total})")
-
-    # -- alerts ----------------------------------------------------------------
-
-    @property
-    def _preempts(self) -> str:
-        # SGLang's scheduler "retracts" a running request when the pool is full
-        # (back to the queue, recomputed), where vLLM "preempts" it.
-        return "SGLang retracts" if self.server == "SGLang" else f"{self.server} preempts"
-
-    def _first_preemption(self, line: int, time: str | None, how: str) -> list[Alert]:
-        if self._told_preemption or not self.is_alerting:
-            self._told_preemption = True
-            return []
-        self._told_preemption = True
-        return [Alert(line=line, time=time, text=f"first preemption: {how}")]
-
-    def _alerts(
-        self,
-        e: _EngineLoad,
-        line: int,
-        time: str | None,
-        running: int,
-        waiting: int,
-        kv: float,
-        preemptions: int,
-        fell: bool,
-    ) -> list[Alert]:
-        out: list[Alert] = []
-        who = "" if e.label is None or len(self._engines) == 1 else f"engine {e.label}: "
-        state = f"{running} running, {waiting} waiting"
-        crossed = [pct for pct, armed in e.armed.items() if armed and kv >= pct > e.prev_kv]
-        done = []  # levels given their last alert now
-        for pct in crossed:
-            e.armed[pct] = False
-            e.crossing_alerts[pct] += 1
-            if e.crossing_alerts[pct] >= MAX_CROSSING_ALERTS:
-                del e.armed[pct]
-                done.append(pct)
-        for pct, armed in e.armed.items():
-            if not armed and kv < pct - REARM_POINTS:
-                e.armed[pct] = True
-        e.armed_all = all(e.armed.values())
-        if crossed:
-            # Several levels crossed between two lines: one alert, the highest.
-            last = ""
-            if done:
-                levels = " and ".join(f"{pct:.0f}%" for pct in done)
-                last = f" (the last of {MAX_CROSSING_ALERTS} alerts for crossing {levels})"
-            out.append(
-                Alert(
-                    line=line,
-                    time=time,
-                    text=f"{who}KV cache usage crossed {max(crossed):.0f}%: {kv:.1f}% with {state}"
-                    + last,
-                )
-            )
-        if preemptions:
-            out += self._first_preemption(
-                line,
-                time,
-                f"{who}the stats line counts {preemptions} ({kv:.1f}% KV usage, {state})",
-            )
-        elif fell:
-            out += self._first_preemption(
-                line,
-                time,
-                f"{who}running fell from {e.prev_running} to {running} at {kv:.1f}% KV usage "
-                f"with {waiting} waiting ({self._preempts} and recomputes them)",
-            )
-        est = self.estimate
-        if est is not None and not e.told_over and running > e.users:
-            e.told_over = True
-            users, mid = e.users, e.users_mid_answer
-            out.append(
-                Alert(
-                    line=line,
-                    time=time,
-                    text=f"{who}{running} running: more than the {users} users of "
-                    f"{est.workload_text} that fit at the end of their answers ({kv:.1f}% KV "
-                    "usage; admitted early, they hold fewer blocks: expect preemptions as "
-                    "their answers grow)"
-                    if running <= mid
-                    else f"{who}{running} running: more than the {mid} users of "
-                    f"{est.workload_text} that fit even mid-answer ({kv:.1f}% KV usage): the "
-                    "requests are shorter than the workload",
-                )
-            )
-        if not e.told_waiting_full and waiting > 0 and kv >= FULL_PCT:
-            e.told_waiting_full = True
-            out.append(
-                Alert(
-                    line=line,
-                    time=time,
-                    text=f"{who}{waiting} waiting while the KV cache is full ({kv:.1f}%, "
-                    f"{running} running): the pool is the limit",
-                )
-            )
-        return out
-
-    # -- summary -----------------------------------------------------------------
+        return self._alerter.first_preemption(
+            line, time, f"vLLM warned of a preemption (total {total})"
+        )
 
     def summary(self) -> LoadSummary | None:
         """The load so far; None when no stats line came."""
         if not self._engines:
             return None
-        engines = tuple(self._engine_summary(e) for e in self._engines.values())
-        v0 = max(self._v0_total, self._v0_plain)
-        if len(engines) == 1:
-            one = engines[0]
-            return LoadSummary(
-                num_stats_lines=one.num_stats_lines,
-                peak_running=one.peak_running,
-                peak_waiting=one.peak_waiting,
-                peak_kv_usage_pct=one.peak_kv_usage_pct,
-                seconds_above_95pct=one.seconds_above_95pct,
-                preemptions=one.preemptions + v0,
-                num_running_falls=one.num_running_falls,
-                first_time=one.first_time,
-                last_time=one.last_time,
-                seconds_spanned=one.seconds_spanned,
-                verdict=one.verdict,
-                phase=one.phase,
-                engines=engines,
-                server=self.server,
-            )
-        secs = [e.seconds_above_95pct for e in engines if e.seconds_above_95pct is not None]
-        spans = [e.seconds_spanned for e in engines if e.seconds_spanned is not None]
-        verdicts = [f"engine {e.name}: {e.verdict}" for e in engines if e.verdict]
-        phases = [f"engine {e.name}: {e.phase}" for e in engines if e.phase]
-        times = sorted(t for e in engines for t in (e.first_time, e.last_time) if t)
+        est, preempts = self._alerter.estimate, self._alerter.preempts
+        engines = tuple(_engine_summary(e, est, preempts) for e in self._engines.values())
+        return _load_summary(engines, max(self._v0_total, self._v0_plain), self.server)
+
+
+def _fold_peaks(
+    e: _EngineLoad,
+    times: Sequence[bytes | None],
+    running: Sequence[int],
+    waiting: Sequence[int],
+    kvs: Sequence[float],
+    preemptions: Sequence[int],
+) -> float:
+    """The peaks, counts and first and last times of a batch, in C; its top KV usage."""
+    e.num_lines += len(running)
+    e.peak_running = max(e.peak_running, max(running))
+    e.peak_waiting = max(e.peak_waiting, max(waiting))
+    top_kv = max(kvs)
+    e.peak_kv_usage_pct = max(e.peak_kv_usage_pct, top_kv)
+    e.preemptions_printed += sum(preemptions)
+    if times[-1] is not None:
+        e.last_time = times[-1]
+        if e.first_time is None:
+            e.first_time = next(t for t in times if t is not None)
+    else:
+        timed = [t for t in times if t is not None]
+        if timed:
+            e.last_time = timed[-1]
+            if e.first_time is None:
+                e.first_time = timed[0]
+    return top_kv
+
+
+def _fold_times(
+    e: _EngineLoad, kvs: Sequence[float], seconds: Sequence[int | None], *, span_each: bool
+) -> None:
+    """The span step by step (``span_each``: the times went back, or some are
+    missing) and the time above FULL_PCT: the interval since the previous line
+    counts when that line was full (vLLM's usage is a snapshot at each line)."""
+    full_pct, new_year = FULL_PCT, -300 * _DAY_S
+    prev_s, prev_above_s = e.prev_s, e.prev_above_s
+    spanned, above, has_times = e.seconds_spanned, e.seconds_above_full, e.has_times
+    for kv, now_s in zip(kvs, seconds, strict=True):
+        if span_each and now_s is not None:
+            if prev_s is not None:
+                spanned += _forward_s(prev_s, now_s)
+            prev_s = now_s
+        full = kv >= full_pct
+        if (full or prev_above_s is not None) and now_s is not None:
+            has_times = True
+            if prev_above_s is not None:
+                dt = now_s - prev_above_s
+                if dt >= 0:
+                    above += dt
+                elif dt < new_year:  # 12-31 -> 01-01 (vLLM's header has no year)
+                    above += dt + _YEAR_S
+            prev_above_s = now_s if full else None
+    e.prev_s, e.prev_above_s = prev_s, prev_above_s
+    e.seconds_spanned, e.seconds_above_full, e.has_times = spanned, above, has_times
+
+
+def _load_summary(engines: tuple[EngineSummary, ...], v0: int, server: str) -> LoadSummary:
+    """The server's load from its engines' (``v0``: V0's warned preemptions)."""
+    if len(engines) == 1:
+        one = engines[0]
         return LoadSummary(
-            num_stats_lines=sum(e.num_stats_lines for e in engines),
-            peak_running=max(e.peak_running for e in engines),
-            peak_waiting=max(e.peak_waiting for e in engines),
-            peak_kv_usage_pct=max(e.peak_kv_usage_pct for e in engines),
-            seconds_above_95pct=max(secs) if secs else None,
-            preemptions=sum(e.preemptions for e in engines) + v0,
-            num_running_falls=sum(e.num_running_falls for e in engines),
-            first_time=times[0] if times else None,
-            last_time=times[-1] if times else None,
-            # The engines ran side by side: the longest span is the server's.
-            seconds_spanned=max(spans) if spans else None,
-            verdict="; ".join(verdicts) or None,
-            phase="; ".join(phases) or None,
+            num_stats_lines=one.num_stats_lines,
+            peak_running=one.peak_running,
+            peak_waiting=one.peak_waiting,
+            peak_kv_usage_pct=one.peak_kv_usage_pct,
+            seconds_above_95pct=one.seconds_above_95pct,
+            preemptions=one.preemptions + v0,
+            num_running_falls=one.num_running_falls,
+            first_time=one.first_time,
+            last_time=one.last_time,
+            seconds_spanned=one.seconds_spanned,
+            verdict=one.verdict,
+            phase=one.phase,
             engines=engines,
-            server=self.server,
+            server=server,
         )
+    secs = [e.seconds_above_95pct for e in engines if e.seconds_above_95pct is not None]
+    spans = [e.seconds_spanned for e in engines if e.seconds_spanned is not None]
+    verdicts = [f"engine {e.name}: {e.verdict}" for e in engines if e.verdict]
+    phases = [f"engine {e.name}: {e.phase}" for e in engines if e.phase]
+    times = sorted(t for e in engines for t in (e.first_time, e.last_time) if t)
+    return LoadSummary(
+        num_stats_lines=sum(e.num_stats_lines for e in engines),
+        peak_running=max(e.peak_running for e in engines),
+        peak_waiting=max(e.peak_waiting for e in engines),
+        peak_kv_usage_pct=max(e.peak_kv_usage_pct for e in engines),
+        seconds_above_95pct=max(secs) if secs else None,
+        preemptions=sum(e.preemptions for e in engines) + v0,
+        num_running_falls=sum(e.num_running_falls for e in engines),
+        first_time=times[0] if times else None,
+        last_time=times[-1] if times else None,
+        # The engines ran side by side: the longest span is the server's.
+        seconds_spanned=max(spans) if spans else None,
+        verdict="; ".join(verdicts) or None,
+        phase="; ".join(phases) or None,
+        engines=engines,
+        server=server,
+    )
 
-    def _engine_summary(self, e: _EngineLoad) -> EngineSummary:
-        verdict, phase = self._verdict(e)
-        return EngineSummary(
-            label=e.label,
-            num_stats_lines=e.num_lines,
-            peak_running=e.peak_running,
-            peak_waiting=e.peak_waiting,
-            peak_kv_usage_pct=e.peak_kv_usage_pct,
-            seconds_above_95pct=e.seconds_above_full if e.has_times or not e.peak_full else None,
-            preemptions=e.preemptions_printed,
-            num_running_falls=e.num_running_falls,
-            first_time=None if e.first_time is None else e.first_time.decode(),
-            last_time=None if e.last_time is None else e.last_time.decode(),
-            seconds_spanned=None if e.prev_s is None else e.seconds_spanned,
-            verdict=verdict,
-            phase=phase,
-        )
 
-    def _verdict(self, e: _EngineLoad) -> tuple[str | None, str | None]:
-        """One sentence against the estimate, and which phase the log shows."""
-        est = self.estimate
-        if est is None:
+def _engine_summary(e: _EngineLoad, est: Estimate | None, preempts: str) -> EngineSummary:
+    verdict, phase = _verdict(e, est, preempts)
+    return EngineSummary(
+        label=e.label,
+        num_stats_lines=e.num_lines,
+        peak_running=e.peak_running,
+        peak_waiting=e.peak_waiting,
+        peak_kv_usage_pct=e.peak_kv_usage_pct,
+        seconds_above_95pct=e.seconds_above_full if e.has_times or not e.peak_full else None,
+        preemptions=e.preemptions_printed,
+        num_running_falls=e.num_running_falls,
+        first_time=None if e.first_time is None else e.first_time.decode(),
+        last_time=None if e.last_time is None else e.last_time.decode(),
+        seconds_spanned=None if e.prev_s is None else e.seconds_spanned,
+        verdict=verdict,
+        phase=phase,
+    )
+
+
+def _verdict(e: _EngineLoad, est: Estimate | None, preempts: str) -> tuple[str | None, str | None]:
+    """One sentence against the estimate, and which phase the log shows
+    (``preempts``: who preempts, "vLLM preempts")."""
+    if est is None:
+        return None, None
+    users, mid = est.for_engine(e.label)
+    work = est.workload_text
+    top = e.peak_full
+    if top is None:
+        low = e.peak_not_full
+        if low is None:
             return None, None
-        users, mid = est.for_engine(e.label)
-        work = est.workload_text
-        top = e.peak_full
-        if top is None:
-            low = e.peak_not_full
-            if low is None:
-                return None, None
-            if low.running > mid:
-                return (
-                    f"{low.running} running at only {low.kv_usage_pct:.1f}%: the requests hold "
-                    f"fewer tokens than {work}, so our {users} to {mid} users was not tested",
-                    None,
-                )
+        if low.running > mid:
             return (
-                f"the pool never filled (at most {e.peak_kv_usage_pct:.1f}% KV usage, "
-                f"{e.peak_running} running): the load did not test our {users} to {mid} users "
-                f"of {work}",
+                f"{low.running} running at only {low.kv_usage_pct:.1f}%: the requests hold "
+                f"fewer tokens than {work}, so our {users} to {mid} users was not tested",
                 None,
             )
-        head = f"{top.running} running at {top.kv_usage_pct:.1f}%"
-        if top.running < users:
-            verdict = (
-                f"{head}: fewer than our {users} users of {work}: the requests hold more than "
-                f"{est.prompt_tokens + est.output_tokens:,} tokens (longer prompts or answers)"
-            )
-        elif (
-            top.running > mid
-            and est.users_at_admission is not None
-            and len(est.engines) <= 1
-            and top.running <= est.users_at_admission
-        ):
-            verdict = (
-                f"{head}: above our {mid} mid-answer because vLLM admits a request when its "
-                f"prompt fits: each then holds {est.prompt_tokens + 1:,} tokens, and up to "
-                f"{est.users_at_admission} fit; as the answers grow it preempts back towards "
-                f"{users}: consistent with {users} users of {work} at the end of their answers"
-            )
-        elif top.running > mid:
-            verdict = (
-                f"{head}: more than our {mid} users of {work} mid-answer: the requests hold "
-                "fewer tokens (shorter prompts or answers, or shared prefixes)"
-            )
-        else:
-            verdict = f"{head}: consistent with {users} to {mid} users of {work}"
-        if top.running <= users:
-            phase = (
+        return (
+            f"the pool never filled (at most {e.peak_kv_usage_pct:.1f}% KV usage, "
+            f"{e.peak_running} running): the load did not test our {users} to {mid} users "
+            f"of {work}",
+            None,
+        )
+    return _full_verdict(top, est, users, mid), _phase(e, top, users, preempts)
+
+
+def _full_verdict(top: Point, est: Estimate, users: int, mid: int) -> str:
+    """The verdict of a load that filled the pool: its most running there."""
+    work = est.workload_text
+    head = f"{top.running} running at {top.kv_usage_pct:.1f}%"
+    if top.running < users:
+        return (
+            f"{head}: fewer than our {users} users of {work}: the requests hold more than "
+            f"{est.prompt_tokens + est.output_tokens:,} tokens (longer prompts or answers)"
+        )
+    if (
+        top.running > mid
+        and est.users_at_admission is not None
+        and len(est.engines) <= 1
+        and top.running <= est.users_at_admission
+    ):
+        return (
+            f"{head}: above our {mid} mid-answer because vLLM admits a request when its "
+            f"prompt fits: each then holds {est.prompt_tokens + 1:,} tokens, and up to "
+            f"{est.users_at_admission} fit; as the answers grow it preempts back towards "
+            f"{users}: consistent with {users} users of {work} at the end of their answers"
+        )
+    if top.running > mid:
+        return (
+            f"{head}: more than our {mid} users of {work} mid-answer: the requests hold "
+            "fewer tokens (shorter prompts or answers, or shared prefixes)"
+        )
+    return f"{head}: consistent with {users} to {mid} users of {work}"
+
+
+def _phase(e: _EngineLoad, top: Point, users: int, preempts: str) -> str | None:
+    """Where a load that filled the pool stands: at the end-of-answer
+    figure, admitted early above it, churning, preempting down, or settled."""
+    if top.running <= users:
+        if top.running == users:
+            return (
                 f"at a full pool: running stays at the {users} that fit at the end of their answers"
-                if top.running == users
-                else None
             )
-            return verdict, phase
-        last = e.last_full_running
-        assert last is not None
-        if not e.fall_after_peak:
-            phase = (
-                f"admitted early: {top.running} running is above the {users} that fit at the end "
-                f"of their answers because users early in their answers hold fewer blocks; as "
-                f"the answers grow {self._preempts} (recomputes) the newest, back towards {users}"
-            )
-        elif last >= top.running:
-            # Fell at a full pool, then climbed back to its peak (requests
-            # finished and new ones were admitted early): not settled.
-            phase = (
-                f"churning: running fell at a full pool and came back to {last}, above the "
-                f"{users} that fit at the end of their answers; expect more preemptions as "
-                "their answers grow"
-            )
-        elif last <= users:
-            phase = (
-                f"settled: running fell from {top.running} to {last} at a full pool "
-                f"through preemptions (recompute): the end-of-answer figure {users} holds"
-            )
-        else:
-            phase = (
-                f"preempting: running fell from {top.running} to {last} at a full pool; "
-                f"on its way down to the {users} that fit at the end of their answers"
-            )
-        return verdict, phase
+        return None
+    last = e.last_full_running
+    assert last is not None
+    if not e.fall_after_peak:
+        return (
+            f"admitted early: {top.running} running is above the {users} that fit at the end "
+            f"of their answers because users early in their answers hold fewer blocks; as "
+            f"the answers grow {preempts} (recomputes) the newest, back towards {users}"
+        )
+    if last >= top.running:
+        # Fell at a full pool, then climbed back to its peak (requests
+        # finished and new ones were admitted early): not settled.
+        return (
+            f"churning: running fell at a full pool and came back to {last}, above the "
+            f"{users} that fit at the end of their answers; expect more preemptions as "
+            "their answers grow"
+        )
+    if last <= users:
+        return (
+            f"settled: running fell from {top.running} to {last} at a full pool "
+            f"through preemptions (recompute): the end-of-answer figure {users} holds"
+        )
+    return (
+        f"preempting: running fell from {top.running} to {last} at a full pool; "
+        f"on its way down to the {users} that fit at the end of their answers"
+    )
 
 
-def _users_at_admission(report: Any) -> int | None:
+def _users_at_admission(report: Report) -> int | None:
     """Users that fit holding their prompt and one token (a uniform pool only)."""
-    c = getattr(report, "capacity", None)
-    if c is None or not report.is_exact or getattr(c, "num_groups", 1) != 1 or not c.block_size:
+    c = report.capacity
+    if c is None or not report.is_exact or c.num_groups != 1 or not c.block_size:
         return None
     per_user = -(-(report.workload.prompt_tokens + 1) // c.block_size)
     return int(c.usable_blocks // max(per_user, 1))

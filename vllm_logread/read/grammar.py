@@ -87,11 +87,11 @@ class _LazyPattern:
             self._compiled = re.compile(self._source, self._flags)
         return self._compiled
 
-    def search(self, *args: Any, **kwargs: Any) -> Any:
-        return self._get().search(*args, **kwargs)
+    def search(self, string: str, *args: Any, **kwargs: Any) -> re.Match[str] | None:
+        return self._get().search(string, *args, **kwargs)
 
-    def match(self, *args: Any, **kwargs: Any) -> Any:
-        return self._get().match(*args, **kwargs)
+    def match(self, string: str, *args: Any, **kwargs: Any) -> re.Match[str] | None:
+        return self._get().match(string, *args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:  # pattern, finditer, groupindex, ...
         return getattr(self._get(), name)

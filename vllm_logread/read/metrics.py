@@ -46,7 +46,6 @@ import math
 import re
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
 
 from ..errors import InputError, UsageError
 from .facts import Fact, Value
@@ -385,7 +384,7 @@ def fetch_metrics(url: str, *, timeout_s: float = METRICS_TIMEOUT_S) -> bytes:
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"--metrics-url {url!r}: not an http:// or https:// URL")
-    handlers: list[Any] = []
+    handlers: list[urllib.request.BaseHandler] = []
     if parts.hostname in ("127.0.0.1", "localhost", "::1"):
         handlers.append(urllib.request.ProxyHandler({}))  # loopback never via a proxy
     opener = urllib.request.build_opener(*handlers)

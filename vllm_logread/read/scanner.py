@@ -34,11 +34,11 @@ import re as _re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .facts import Event, Fact, ParseWarning
+from .facts import Event, ParseWarning
 from .grammar import NearMiss
 from .lines import has_header, parse_line, split_records
 from .patterns import MARKERS, ROWS, SENTENCES, facts_from_message
-from .stats import STATS_LINE, STATS_LINE_FIELDS
+from .stats import STATS_LINE, stats_line_facts
 
 # A line longer than this is cut: its head is kept (markers and values sit at
 # the start of vLLM's lines) and the rest skipped, so a 2 GB line of JSON
@@ -199,11 +199,8 @@ _STATS_NEEDLE = _STATS_ROW.markers[0].encode()
 _BOOT_MARKERS = [m.encode() for m in MARKERS if m.encode() != _STATS_NEEDLE]
 
 
-# The stats line's fast path (patterns.STATS_LINE) and its groups' kinds.
+# The stats line's fast path (stats.STATS_LINE).
 _STATS_LINE = STATS_LINE
-
-
-_STATS_FIELDS = STATS_LINE_FIELDS
 
 
 class Scanner:
@@ -418,51 +415,7 @@ class Scanner:
 
     def _stats_facts(self, m: _re.Match[bytes], number: int) -> list[Event]:
         """The facts of a stats line that _STATS_LINE read (as the row builds them)."""
-        proc, when = m["proc"], m["time"]
-        process = None if proc is None else proc.decode()
-        time = None if when is None else when.decode()
-        source = self.source
-        out: list[Event] = []
-        eng = m["eng"]
-        if eng is not None:
-            engine: str | None = eng.decode()
-        else:
-            neng = m["neng"]
-            engine = None if neng is None else f"{neng.decode()} engines"
-        if engine is not None:
-            out.append(
-                Fact(
-                    kind="stats_engine",
-                    value=engine,
-                    line=number,
-                    process=process,
-                    source=source,
-                    time=time,
-                )
-            )
-        for kind, group, is_float in _STATS_FIELDS:
-            raw = m[group]
-            if raw is None:
-                continue
-            text = raw.decode()
-            if is_float:
-                dot = text.find(".")
-                value: float | int = float(text)
-                decimals = None if dot < 0 else len(text) - dot - 1
-            else:
-                value, decimals = int(text), None
-            out.append(
-                Fact(
-                    kind=kind,
-                    value=value,
-                    line=number,
-                    process=process,
-                    decimals=decimals,
-                    source=source,
-                    time=time,
-                )
-            )
-        return out
+        return stats_line_facts(m, number, self.source)
 
     @staticmethod
     def _following(

@@ -1,10 +1,44 @@
-"""serving mode: a chunk's stats lines read at memchr speed, and where boot mode must take over."""
+"""Serving mode: a chunk's stats lines read at memchr speed, and where boot mode must take over.
+
+Once a boot is reported, what can still matter is the stats line, V0's
+preemption warning (in a boot not known to be V1, which never prints it) and
+the start of a new boot. A busy log is gigabytes of access lines, so serving
+mode looks for just those markers with ``bytes.find`` and reads the stats
+lines with one regex (stats.STATS_FAST), a chunk's at once
+(``ServingReader.serve``): about 800 MB/s in pure Python (a stats line in
+twenty) instead of the Scanner's 20 MB/s, so a live server is never held
+back. A new boot's first line (``hand_back``) hands the rest of the input back
+to boot mode.
+
+The reader knows nothing of reports or of the load watch: it hands each batch
+of stats lines (``StatsBatch``) and each line it leaves to the patterns table
+(scanner events) to a ``ServingSink``, the session, and numbers what the sink
+gives back.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import enum
+import re
+from collections.abc import Callable, Sequence
+from typing import Final, Generic, Literal, Protocol, TypeAlias, TypeVar, cast
 
-from .stats import HAND_BACK_HEADS
+from .facts import Event
+from .framing import Framing, LineCounter
+from .lines import header_time_at
+from .scanner import scan_bytes
+from .stats import (
+    HAND_BACK_HEADS,
+    STATS_ENGINE_FAST,
+    STATS_FAST,
+    STATS_FAST_COLUMNS,
+    STATS_MARKER,
+    TIME_SHAPE_BYTES,
+    StatsBatch,
+    header_seconds,
+    ints_of,
+    kv_pcts_of,
+)
 
 _HAND_BACK_DENSE = 256  # anchor hits in a chunk before searching the heads
 
@@ -13,12 +47,20 @@ _HAND_BACK_DENSE = 256  # anchor hits in a chunk before searching the heads
 _PREEMPT_MARKER = b"is preempted by"
 
 
+class _Miss(enum.Enum):
+    MISS = 0
+
+
+# An engine label not known yet (read from the line), or a head of no known layout.
+_MISS: Final = _Miss.MISS
+
+
+_Label: TypeAlias = "str | None | Literal[_Miss.MISS]"
+
+
 # A stats line read in serving mode: its regex groups, marker offset, engine
-# label, header time and its seconds (pipeline.Session._serve).
+# label, header time and its seconds.
 _Row = tuple[tuple[bytes | None, ...], int, str | None, bytes | None, int | None]
-
-
-_MISS: Any = object()
 
 
 # Bounds on the line layouts serving mode learns (a log whose heads vary, e.g.
@@ -37,13 +79,57 @@ _MAX_CHUNK_MISSES = 8
 _MAX_CACHED_SECONDS = 4096
 
 
-# Session._chunk_rx's groups: time, engine digits, then STATS_FAST's.
+# ServingReader._chunk_rx's groups: time, engine digits, then STATS_FAST's.
 _C_TIME, _C_ENGINE, _C_VALUES = 0, 1, 2
 
 
-def _hand_back(buf: bytes, start: int, end: int) -> int:
+# STATS_FAST's groups of the values folded (and written to a CSV).
+_PROMPT, _GEN, _RUNNING, _KV = (
+    STATS_FAST_COLUMNS[k][0]
+    for k in ("prompt_tps", "generation_tps", "running_reqs", "kv_usage_pct")
+)
+_WAITING = STATS_FAST_COLUMNS["waiting_reqs"]  # V0's "Pending", V1's "Waiting"
+(_PREEMPTIONS,) = STATS_FAST_COLUMNS["preemptions"]
+
+
+# ``on_stats`` (--stats-csv): called for every stats line with ``time, engine,
+# running, waiting, kv_usage_pct, prompt_tps, generation_tps, preemptions, line``
+# (None: a value the line did not print).
+StatsSink = Callable[
+    [
+        str | None,
+        str | None,
+        int | None,
+        int | None,
+        float | None,
+        float | None,
+        float | None,
+        int,
+        int,
+    ],
+    None,
+]
+
+
+T = TypeVar("T")
+
+
+class ServingSink(Protocol[T]):
+    """What serving mode hands on (the session), and what it gives back."""
+
+    def fold_stats(self, batch: StatsBatch) -> Sequence[tuple[int, Callable[[int], T]]]:
+        """Consecutive stats lines folded; for each alert, the index of its line
+        in the batch and what to say, given that line's number."""
+        ...
+
+    def read_events(self, events: list[Event], base: int) -> list[T]:
+        """A line read by the patterns table (numbered from ``base`` + 1)."""
+        ...
+
+
+def hand_back(buf: bytes, start: int, end: int) -> int:
     """Offset of the first line in ``buf[start:end]`` that boot mode must read
-    (a boot's first lines, a pool line: patterns.HAND_BACK_HEADS), else end."""
+    (a boot's first lines, a pool line: stats.HAND_BACK_HEADS), else end."""
     cut = end
     find = buf.find
     for anchor, off, head in HAND_BACK_HEADS:
@@ -59,3 +145,348 @@ def _hand_back(buf: bytes, start: int, end: int) -> int:
         if p >= 0:
             cut = buf.rfind(b"\n", start, p) + 1 or start
     return cut
+
+
+class _Heads:
+    """What serving mode learned of the stats lines' heads: their layouts
+    (read in place), the chunk regex for one, the engine labels and the
+    header times' seconds seen."""
+
+    def __init__(self) -> None:
+        # Stats line heads seen, by length: (bytes before the time, the
+        # time's offset, {bytes after the time: engine label}).
+        self.layouts: dict[int, tuple[bytes, int, dict[bytes, str | None]]] = {}
+        # The regex for a chunk's stats lines of one layout, its engine label
+        # (_MISS: read from the line) and the chunks in a row that did not fit it.
+        self.chunk_rx: re.Pattern[bytes] | None = None
+        self.chunk_engine: _Label = None
+        self.chunk_misses = 0
+        self.engine_names: dict[bytes, str] = {}
+        self.seconds_cache: dict[bytes, int] = {}
+        self.hour_seconds: dict[bytes, int | None] = {}
+
+    def read_head(self, buf: bytes, ls: int, p: int) -> tuple[str | None, bytes | None, int | None]:
+        """The engine label, header time and its seconds of the stats line whose
+        marker is at ``p`` (line start ``ls``), by the regexes. Learns the
+        line's layout, so that the next lines like it are read in place.
+
+        A layout is the head's length, the bytes before the time and the
+        bytes after it (with the engine label: ``" [loggers.py:123] Engine
+        000: "``). Learned only from an ASCII head without colour codes (byte
+        offsets are text offsets) where the label cannot reach into the time
+        (STATS_ENGINE_FAST reads at most 25 bytes before the marker).
+        """
+        engine = None
+        if buf[p - 2 : p] == b": ":
+            e = STATS_ENGINE_FAST.search(buf, max(p - 32, 0), p)
+            if e is not None:
+                engine = (e[1] or e[2] + b" engines").decode()
+        head = buf[ls:p]
+        time, off = header_time_at(head.decode("utf-8", "replace"))
+        if time is None:
+            return engine, None, None
+        after = head[off + 14 :]
+        if off >= 0 and head.isascii() and (len(after) >= 25 or not after.endswith(b": ")):
+            layout = self.layouts.get(len(head))
+            if layout is None or layout[0] != head[:off]:
+                if len(self.layouts) >= _MAX_LAYOUTS:
+                    self.layouts.clear()
+                layout = self.layouts[len(head)] = (head[:off], off, {})
+            if len(layout[2]) < _MAX_LAYOUTS:
+                layout[2][after] = engine
+        return engine, time.encode(), header_seconds(time)
+
+    def learn_chunk_rx(self, head: bytes) -> None:
+        """``chunk_rx`` for stats lines whose head has the layout of ``head``
+        (a layout ``read_head`` learned): STATS_FAST with a look-behind
+        for the line's start, the bytes before the time, the time, and the
+        bytes after it, with an ``Engine 000`` label's digits read as digits
+        of the same count (``STATS_ENGINE_FAST`` reads them so, and the
+        header regex treats every digit alike).
+        """
+        layout = self.layouts.get(len(head))
+        if layout is None or not head.startswith(layout[0]):
+            return
+        before, off = layout[0], layout[1]
+        after = head[off + 14 :]
+        engine = layout[2].get(after, _MISS)
+        if engine is _MISS:
+            return
+        digits = engine.encode() if engine is not None and engine.isdigit() else b""
+        if digits and after.endswith(b"Engine " + digits + b": "):
+            label = re.escape(after[: -len(digits) - 2]) + rb"(\d{%d}): " % len(digits)
+            self.chunk_engine = _MISS
+        else:
+            label = re.escape(after) + rb"()"
+            self.chunk_engine = engine
+        if not STATS_FAST.pattern.startswith(STATS_MARKER):
+            return  # (patterns.py changed its shape: the lines path reads it)
+        marker = re.escape(STATS_MARKER)
+        try:
+            self.chunk_rx = re.compile(
+                marker
+                + rb"(?:(?<=(?<![^\n])"  # at a line's start
+                + re.escape(before)
+                + rb"(\d\d-\d\d \d\d:\d\d:\d\d)"
+                + label
+                + marker
+                + rb")|)"
+                + STATS_FAST.pattern[len(STATS_MARKER) :]
+            )
+        except re.error:  # STATS_FAST uses syntax of the regex module only
+            self.chunk_misses = _MAX_CHUNK_MISSES
+
+    def engines_of(self, digits: Sequence[bytes]) -> Sequence[str | None]:
+        """The engine label of each line ``chunk_rx`` read (``digits``: an
+        ``Engine 000`` label's, read by the regex)."""
+        engine = self.chunk_engine
+        if engine is not _MISS:
+            return [engine] * len(digits)
+        names = self.engine_names
+        engines = list(map(names.get, digits))
+        if None in engines:
+            for d in set(digits):
+                names[d] = d.decode()
+            engines = list(map(names.get, digits))
+        return engines
+
+    def seconds_of(self, times: Sequence[bytes]) -> list[int | None]:
+        """``header_seconds`` of each time ``chunk_rx`` read (its shape is
+        checked), cached: a busy log prints ten stats lines a second, and
+        the new seconds are worked out from their hour's."""
+        cache, hours = self.seconds_cache, self.hour_seconds
+        out = list(map(cache.get, times))
+        if None in out:
+            if len(cache) > _MAX_CACHED_SECONDS:
+                cache.clear()
+                hours.clear()
+            for t in set(times).difference(cache):
+                hour = t[:8]  # "11-29 10"
+                if hour not in hours:
+                    hours[hour] = header_seconds(hour + b":00:00")
+                at_hour = hours[hour]
+                if at_hour is not None:  # else not a date (month 13): None, not cached
+                    cache[t] = at_hour + int(t[9:11]) * 60 + int(t[12:14])
+            out = list(map(cache.get, times))
+        return out
+
+
+class ServingReader(Generic[T]):
+    """Serving mode's reading of one input (its learned layouts kept across
+    hand-backs): stats lines and V0 preemption warnings, in line order.
+
+    Attributes:
+        v0_warnings: whether V0's preemption warning is looked for: not in a
+            V1 boot, which never prints it (a real vLLM 0.32 preempted 13
+            requests and logged none, tests/real_vllm); the search costs
+            0.42 s on a 1.6 GB log. Set by the session on entering serving mode.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        framing: Framing,
+        sink: ServingSink[T],
+        on_stats: StatsSink | None = None,
+    ) -> None:
+        self.source = source
+        self.framing = framing
+        self.sink = sink
+        self.on_stats = on_stats
+        self.v0_warnings = True
+        self._heads = _Heads()
+
+    def serve(self, buf: bytes, start: int, stop: int) -> list[T]:
+        """The complete lines ``buf[start:stop]``: stats lines and V0
+        preemption warnings (``v0_warnings``), in line order. Counts the
+        lines too (or leaves them: ``Framing``).
+
+        A busy log has a stats line every twenty lines (the generated 1.6 GB
+        log: 600,736), so this is where a full report spends its time. Two
+        ways, the same result:
+
+        * the chunk at once (``_serve_chunk``): once the stats lines' head
+          layout is known, one regex reads every stats line's time, engine
+          label and values, the matches listed in C, and the columns are
+          converted and folded at once. Taken when every stats line of the
+          chunk has that layout and the usual wording, no V0 preemption
+          warning is in it and no CSV is written; otherwise
+        * line by line (``_serve_lines``), which learns the layouts.
+        """
+        p_pre = buf.find(_PREEMPT_MARKER, start, stop) if self.v0_warnings else -1
+        if p_pre < 0 and self._heads.chunk_rx is not None and self.on_stats is None:
+            out = self._serve_chunk(buf, start, stop)
+            if out is not None:
+                return out
+        return self._serve_lines(buf, start, stop, p_pre)
+
+    def _serve_chunk(self, buf: bytes, start: int, stop: int) -> list[T] | None:
+        """The stats lines of ``buf[start:stop]`` through ``_Heads.chunk_rx``; None
+        (nothing done) when a stats line has another layout or wording."""
+        heads = self._heads
+        chunk_rx = heads.chunk_rx
+        assert chunk_rx is not None
+        lines = self.framing.counter(buf, start)
+        # The groups of every match, listed in C (b"": a group that did not
+        # take part); an alert's line is found by finding the matches again.
+        rows = chunk_rx.findall(buf, start, stop)
+        out: list[T] = []
+        if rows:
+            cols = tuple(zip(*rows, strict=True))
+            if b"" in cols[_C_TIME] or b"" in cols[_C_VALUES]:
+                heads.chunk_rx = None  # rebuilt by _serve_lines from the lines it reads
+                heads.chunk_misses += 1
+                return None
+            times = cols[_C_TIME]
+            alerts = self._fold_columns(
+                heads.engines_of(cols[_C_ENGINE]),
+                times,
+                heads.seconds_of(times),
+                cols[_C_VALUES:],
+                absent=b"",
+            )
+            if alerts:  # a few per boot (watch.MAX_CROSSING_ALERTS, firsts)
+                starts = [m.start() for m in chunk_rx.finditer(buf, start, stop)]
+                for i, say in alerts:
+                    ls = buf.rfind(b"\n", 0, starts[i]) + 1
+                    out.append(say(lines.line_at(ls)))
+        heads.chunk_misses = 0
+        self.framing.close(lines, stop)
+        return out
+
+    def _serve_lines(self, buf: bytes, start: int, stop: int, p_pre: int) -> list[T]:
+        """``serve`` a line at a time: the loop cuts each stats line's values,
+        engine label and header time out of ``buf``; the lines are then
+        converted and folded together (``_fold_columns``). The label and time
+        are read in place for a line whose head has a layout already seen
+        (``_Heads.read_head``): the same bytes before the time and after it, and
+        the time's 14 bytes of the same shape. Line numbers are counted only
+        where they are used (an alert, a CSV row, a slow line), and on from
+        there to ``stop``, so that no byte is counted twice.
+        """
+        out: list[T] = []
+        lines = self.framing.counter(buf, start)
+        layouts = self._heads.layouts
+        rows: list[_Row] = []
+        rfind, startswith = buf.rfind, buf.startswith
+        is_time = TIME_SHAPE_BYTES.fullmatch
+        last_time, last_s = b"", None  # the last time read in place, and its seconds
+        time: bytes | None
+        seconds: int | None
+        p = -1
+        for m in STATS_FAST.finditer(buf, start, stop):
+            p = m.start()
+            g = m.groups()
+            if g[0] is None or 0 <= p_pre < p:
+                # A V0 preemption warning before this line, or a wording the
+                # fast regex does not read: the patterns table, in line order.
+                if rows:
+                    out += self._fold_rows(buf, rows, lines)
+                    rows = []
+                while 0 <= p_pre < p:
+                    out += self._slow_line_at(buf, p_pre, lines)
+                    p_pre = buf.find(_PREEMPT_MARKER, buf.find(b"\n", p_pre), stop)
+                if g[0] is None:
+                    out += self._slow_line_at(buf, p, lines)
+                    continue
+            ls = rfind(b"\n", 0, p) + 1
+            layout = layouts.get(p - ls)
+            engine: _Label = _MISS
+            if layout is not None and startswith(layout[0], ls):
+                t0 = ls + layout[1]
+                engine = layout[2].get(buf[t0 + 14 : p], _MISS)
+                if engine is not _MISS:
+                    time = buf[t0 : t0 + 14]
+                    if time != last_time:
+                        if is_time(time) is None:
+                            engine = _MISS
+                        else:
+                            last_time, last_s = time, header_seconds(time)
+                    seconds = last_s
+            if engine is _MISS:
+                engine, time, seconds = self._heads.read_head(buf, ls, p)
+            rows.append((g, p, engine, time, seconds))
+        if rows:
+            out += self._fold_rows(buf, rows, lines)
+        while p_pre >= 0:
+            out += self._slow_line_at(buf, p_pre, lines)
+            p_pre = buf.find(_PREEMPT_MARKER, buf.find(b"\n", p_pre), stop)
+        self.framing.close(lines, stop)
+        heads = self._heads
+        if heads.chunk_rx is None and p >= 0 and heads.chunk_misses < _MAX_CHUNK_MISSES:
+            heads.learn_chunk_rx(buf[rfind(b"\n", 0, p) + 1 : p])
+        return out
+
+    def _fold_columns(
+        self,
+        engines: Sequence[str | None],
+        times: Sequence[bytes | None],
+        seconds: Sequence[int | None],
+        values: Sequence[Sequence[bytes | None]],
+        absent: bytes | None = None,
+    ) -> Sequence[tuple[int, Callable[[int], T]]]:
+        """Consecutive stats lines handed to the sink, their values as
+        STATS_FAST's groups (``absent``: none, as ``finditer`` or ``findall``
+        give it) a column each; the alerts, each with the index of its line."""
+        # (a line's required values are there whenever its values matched)
+        running = cast("Sequence[bytes]", values[_RUNNING])
+        pre, kv = values[_PREEMPTIONS], cast("Sequence[bytes]", values[_KV])
+        n = len(running)
+        waiting = values[_WAITING[0]]
+        for other in _WAITING[1:]:  # one of them in each line
+            if absent in waiting:
+                waiting = [w or q for w, q in zip(waiting, values[other], strict=True)]
+        preemptions = [0] * n if pre.count(absent) == n else [int(x) if x else 0 for x in pre]
+        return self.sink.fold_stats(
+            StatsBatch(
+                engines=engines,
+                times=times,
+                seconds=seconds,
+                running=ints_of(running),
+                waiting=ints_of(cast("Sequence[bytes]", waiting)),
+                kv_usage_pct=kv_pcts_of(kv),
+                preemptions=preemptions,
+            )
+        )
+
+    def _fold_rows(self, buf: bytes, rows: list[_Row], lines: LineCounter) -> list[T]:
+        """``_fold_columns`` for rows cut line by line; outputs with their line
+        numbers, and the CSV rows."""
+        groups, offsets, engines, times, seconds = zip(*rows, strict=True)
+        values = tuple(zip(*groups, strict=True))
+        alerts = self._fold_columns(engines, times, seconds, values)
+        out: list[T] = []
+        on_stats = self.on_stats
+        if on_stats is None:
+            for i, say in alerts:
+                out.append(say(lines.line_at(buf.rfind(b"\n", 0, offsets[i]) + 1)))
+            return out
+        k = 0
+        for i, p in enumerate(offsets):
+            number = lines.line_at(buf.rfind(b"\n", 0, p) + 1)
+            while k < len(alerts) and alerts[k][0] == i:
+                out.append(alerts[k][1](number))
+                k += 1
+            g, t = groups[i], times[i]
+            on_stats(
+                None if t is None else t.decode(),
+                engines[i],
+                int(g[_RUNNING]),
+                int(next(w for j in _WAITING if (w := g[j]))),
+                float(g[_KV]),
+                float(g[_PROMPT]),
+                float(g[_GEN]),
+                int(g[_PREEMPTIONS] or 0),
+                number,
+            )
+        return out
+
+    def _slow_line_at(self, buf: bytes, p: int, lines: LineCounter) -> list[T]:
+        """The line of ``buf`` holding offset ``p``, through the patterns table."""
+        ls = buf.rfind(b"\n", 0, p) + 1
+        return self._slow_line(buf[ls : buf.find(b"\n", p)], lines.line_at(ls))
+
+    def _slow_line(self, line: bytes, number: int) -> list[T]:
+        """One line through the patterns table (a stats wording the fast regex
+        does not read, a preemption warning), handed to the sink."""
+        return self.sink.read_events(list(scan_bytes(line + b"\n", self.source)), number - 1)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re as _stdre  # the stdlib engine: the stats fast path on bytes
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import regex as re
 
+from .facts import Event, Fact, Value
 from .grammar import _BLOCK_DEVICES, INT, NUM, Built, _number, _part
 
 # Day of the year at which each month starts (vLLM's header has no year; a
@@ -33,6 +35,70 @@ _KV_TEXT: dict[bytes, float] = {}
 
 
 _INT_TEXT: dict[bytes, int] = {}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatsBatch:
+    """Consecutive stats lines' values, a column each: serving mode reads a
+    chunk's lines, the session hands them to the boot's load watch.
+
+    ``times`` are the header times as read (``b"11-29 10:00:55"``, None: no
+    time), ``seconds`` the same as ``header_seconds`` (None: no time, or not
+    a date).
+    """
+
+    engines: Sequence[str | None]
+    times: Sequence[bytes | None]
+    seconds: Sequence[int | None]
+    running: Sequence[int]
+    waiting: Sequence[int]
+    kv_usage_pct: Sequence[float]
+    preemptions: Sequence[int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatsFacts:
+    """One stats line's values (or V0's preemption warning's count) as the
+    facts of its line give them (the patterns row, ``stats_line_facts``);
+    None: the line did not print it."""
+
+    line: int
+    time: str | None
+    engine: str | None = None
+    running: int | None = None
+    waiting: int | None = None
+    kv_usage_pct: float | None = None
+    prompt_tps: float | None = None
+    generation_tps: float | None = None
+    preemptions: int | None = None
+
+    @classmethod
+    def of(cls, facts: Iterable[Fact]) -> StatsFacts:
+        vals: dict[str, Value] = {}
+        line, time = 0, None
+        for f in facts:
+            vals[f.kind] = f.value
+            line, time = f.line, f.time
+        ints = {k: int(v) for k, v in vals.items() if k in _INT_FIELDS}
+        floats = {k: float(v) for k, v in vals.items() if k in _FLOAT_FIELDS}
+        engine = vals.get("stats_engine")
+        return cls(
+            line=line,
+            time=time,
+            engine=None if engine is None else str(engine),
+            running=ints.get("running_reqs"),
+            waiting=ints.get("waiting_reqs"),
+            kv_usage_pct=floats.get("kv_usage_pct"),
+            prompt_tps=floats.get("prompt_tps"),
+            generation_tps=floats.get("generation_tps"),
+            preemptions=ints.get("preemptions"),
+        )
+
+
+_INT_FIELDS = frozenset(("running_reqs", "waiting_reqs", "preemptions"))
+
+
+_FLOAT_FIELDS = frozenset(("kv_usage_pct", "prompt_tps", "generation_tps"))
 
 
 def header_seconds(time: str | bytes) -> int | None:
@@ -81,6 +147,133 @@ def kv_pcts_of(texts: Sequence[bytes]) -> list[float]:
     return list(map(float, texts)) if None in out else out  # type: ignore[return-value]
 
 
+# -- the stats line's parts, declared once -----------------------------------------
+# vLLM's stats line, its parts in the order vLLM prints them, ", " between:
+#   V0 (0.4.3-0.10.2): Running, Swapped, Pending, GPU KV usage, CPU KV usage, "."
+#   V1 (0.7.3+): Running, Waiting, [Deferred], [KV fetch] (0.32+), [Preemptions]
+#       (0.11.1+, when > 0), <device> KV usage, [Prefix hit], [Corrupted],
+#       [External hit], [MM hit]
+# (VLLM_LINES.md 3.10). Every reader of the line is made from STATS_PARTS:
+# the patterns row's parts (``_STATS_PARTS``: each part anywhere in the line,
+# any number), the scanner's whole-line regex (``STATS_LINE``, vLLM's order)
+# and its facts (``stats_line_facts``), and serving mode's chunk regex
+# (``STATS_FAST``: the parts marked ``is_fast``, in the shapes vLLM prints
+# most). tests/test_patterns.py and tests/test_serving.py hold them to the
+# same results on every wording.
+
+
+@dataclass(frozen=True, slots=True)
+class Number:
+    """How a stats value is printed, as each reader reads it."""
+
+    row: str  # the patterns row's grammar: any number (grammar.NUM / INT)
+    line: bytes  # the scanner's whole-line regex
+    fast: bytes  # serving mode's chunk regex: the shape vLLM prints (%.1f, %d)
+    type: type[int] | type[float]
+
+
+RATE = Number(NUM, rb"\d{1,20}(?:\.\d{1,12})?", rb"\d{1,20}\.\d", float)  # tokens/s
+PCT = Number(NUM, rb"\d{1,20}(?:\.\d{1,12})?", rb"\d{1,3}\.\d", float)  # a percentage
+COUNT = Number(INT, rb"\d{1,20}", rb"\d{1,9}", int)  # requests, preemptions
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One part of the stats line: ``<label><value><unit>``.
+
+    Attributes:
+        kind: the fact its value gives (FACTS.md); None: a part read past
+            (its values, written ``{I}`` or ``{N}`` in ``label``, are no fact).
+        label: the text before the value, a regex (``[A-Z]{2,5}`` for the
+            device word); ``is_optional``: vLLM leaves the part out at times.
+        is_fast: serving mode's chunk regex reads it (a line with a part
+            between two fast ones that is not fast goes to the patterns row).
+        not_after: words that, just before the label, make it another part's
+            (the row finds each part anywhere in the line).
+    """
+
+    kind: str | None
+    label: str
+    number: Number = COUNT
+    unit: str = ""
+    is_optional: bool = False
+    is_fast: bool = False
+    not_after: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Either:
+    """Parts printed one way or another: V0's ``Swapped, Pending`` or V1's ``Waiting``."""
+
+    ways: tuple[tuple[Part, ...], ...]
+
+
+STATS_PARTS: tuple[Part | Either, ...] = (
+    Part("prompt_tps", "Avg prompt throughput: ", RATE, " tokens/s", is_fast=True),
+    Part("generation_tps", "Avg generation throughput: ", RATE, " tokens/s", is_fast=True),
+    Part("running_reqs", "Running: ", COUNT, " reqs", is_fast=True),
+    Either(
+        (
+            (
+                Part("swapped_reqs", "Swapped: ", COUNT, " reqs", is_fast=True),
+                Part("waiting_reqs", "Pending: ", COUNT, " reqs", is_fast=True),
+            ),
+            (Part("waiting_reqs", "Waiting: ", COUNT, " reqs", is_fast=True),),
+        )
+    ),
+    Part(None, "Deferred: {I} reqs", is_optional=True),
+    Part(
+        None,
+        "KV fetch: {I} waiting to start, {I} in progress, {I} completed waiting",
+        is_optional=True,
+    ),
+    Part("preemptions", "Preemptions: ", COUNT, is_optional=True, is_fast=True),
+    # The first device's usage: V0 also prints "CPU KV cache usage" (swap) after GPU.
+    Part("kv_usage_pct", "[A-Z]{2,5} KV cache usage: ", PCT, "%", is_fast=True),
+    Part(None, "CPU KV cache usage: {N}%", is_optional=True),
+    Part(
+        "prefix_hit_pct",
+        "Prefix cache hit rate: ",
+        PCT,
+        "%",
+        is_optional=True,
+        not_after=("External ", "MM "),
+    ),
+    Part(None, "Corrupted: {I} reqs", is_optional=True),
+    Part(None, "External prefix cache hit rate: {N}%", is_optional=True),
+    Part(None, "MM cache hit rate: {N}%", is_optional=True),
+)
+
+
+def _parts_in_order() -> list[Part]:
+    """Every part with a fact, each way's in turn."""
+    out: list[Part] = []
+    for p in STATS_PARTS:
+        out += [q for way in p.ways for q in way] if isinstance(p, Either) else [p]
+    return [p for p in out if p.kind is not None]
+
+
+def _kinds() -> tuple[str, ...]:
+    """The facts of a stats line, in the order the parts first give them."""
+    return tuple(dict.fromkeys(p.kind for p in _parts_in_order() if p.kind is not None))
+
+
+STATS_KINDS_IN_ORDER = _kinds()
+
+
+def _row_parts() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """The patterns row's part regexes: each fact's labels, anywhere in the line."""
+    out = []
+    for kind in STATS_KINDS_IN_ORDER:
+        parts = [p for p in _parts_in_order() if p.kind == kind]
+        labels = "|".join(p.label for p in parts)
+        first = parts[0]
+        behind = "".join(f"(?<!{w})" for w in first.not_after)
+        label = labels if len(parts) == 1 else f"(?:{labels})"
+        out.append((kind, _part(f"{behind}{label}({first.number.row}){first.unit}")))
+    return tuple(out)
+
+
 def _stats(m: re.Match[str]) -> Built:
     """Every part of a stats line, in any order, as its own fact."""
     line = m.string
@@ -98,20 +291,10 @@ def _stats(m: re.Match[str]) -> Built:
     return out
 
 
-_STATS_PARTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("prompt_tps", _part(rf"Avg prompt throughput: ({NUM}) tokens/s")),
-    ("generation_tps", _part(rf"Avg generation throughput: ({NUM}) tokens/s")),
-    ("running_reqs", _part(rf"Running: ({INT}) reqs")),
-    ("swapped_reqs", _part(rf"Swapped: ({INT}) reqs")),
-    ("waiting_reqs", _part(rf"(?:Pending|Waiting): ({INT}) reqs")),
-    ("preemptions", _part(rf"Preemptions: ({INT})")),
-    # The first device's usage: V0 also prints "CPU KV cache usage" (swap) after GPU.
-    ("kv_usage_pct", _part(rf"[A-Z]{{2,5}} KV cache usage: ({NUM})%")),
-    ("prefix_hit_pct", _part(rf"(?<!External )(?<!MM )Prefix cache hit rate: ({NUM})%")),
-)
+_STATS_PARTS = _row_parts()
 
 
-# -- lines serving mode hands back to boot mode (pipeline._hand_back) ----------
+# -- lines serving mode hands back to boot mode (serving.hand_back) -----------
 # Once a boot is reported, serving mode reads only stats lines, and hands a
 # line back to boot mode (the rows above) when it may start a new boot or
 # states a pool again (a late data-parallel engine, a worker's repeat, a pool
@@ -134,37 +317,91 @@ HAND_BACK_HEADS: tuple[tuple[bytes, int, _stdre.Pattern[bytes]], ...] = (
 
 
 # -- the stats line's fast path (serving phase) -------------------------------
-# Once a boot is reported, pipeline.py reads stats lines (one line in twenty of
+# Once a boot is reported, serving.py reads stats lines (one line in twenty of
 # a busy log) without the row loop: ``STATS_FAST.finditer`` over a whole chunk
 # finds every STATS_MARKER (a literal prefix: the scan runs in C) and reads the
 # values in the shapes vLLM prints most (V0 "Swapped/Pending"; V1 "Waiting",
 # 0.11.1+ "Preemptions" when > 0). Where the values part does not match, its
 # groups are None and the line goes through the "stats" row above (0.7.1's
 # missing comma, 0.32's "KV fetch" part), so no stats line is lost;
-# tests/test_load.py reads every wording both ways and compares.
+# tests/test_serving.py reads every wording both ways and compares. Made from
+# the parts of STATS_PARTS marked ``is_fast``.
 STATS_MARKER = b"Avg prompt throughput: "
 
 
-STATS_FAST = re.compile(
-    rb"Avg prompt throughput: (?:(\d{1,20}\.\d) tokens/s, Avg generation throughput: "
-    rb"(\d{1,20}\.\d) tokens/s, Running: (\d{1,9}) reqs, (?:Swapped: (\d{1,9}) reqs, "
-    rb"Pending: (\d{1,9}) reqs|Waiting: (\d{1,9}) reqs)(?:, Preemptions: (\d{1,9}))?, "
-    rb"[A-Z]{2,5} KV cache usage: (\d{1,3}\.\d)%)?"
+def _bytes_regex(parts: Sequence[Part | Either], value: str, *, first: bool = True) -> bytes:
+    """The parts as one bytes regex, ", " between them, in vLLM's order;
+    ``value``: which of each Number's grammars ("line" or "fast")."""
+    out = b""
+    for i, p in enumerate(parts):
+        sep = b"" if first and i == 0 else b", "
+        if isinstance(p, Either):
+            ways = [_bytes_regex(way, value) for way in p.ways]
+            out += b"(?:" + b"|".join(sep + w for w in ways) + b")"
+            continue
+        text = p.label.replace("{I}", COUNT.line.decode()).replace("{N}", RATE.line.decode())
+        piece = sep + text.encode()
+        if p.kind is not None:
+            piece += b"(" + getattr(p.number, value) + b")" + p.unit.encode()
+        out += b"(?:" + piece + b")?" if p.is_optional else piece
+    return out
+
+
+def _fast_parts() -> list[Part | Either]:
+    """The parts serving mode reads (a line with another part between them
+    does not match, and goes to the row)."""
+    return [p for p in STATS_PARTS if isinstance(p, Either) or p.is_fast]
+
+
+def _columns(kinds: Sequence[str | None]) -> dict[str, tuple[int, ...]]:
+    """Each fact's groups (indexes) in a regex whose groups give ``kinds``."""
+    out: dict[str, tuple[int, ...]] = {}
+    for i, kind in enumerate(kinds):
+        if kind is not None:
+            out[kind] = (*out.get(kind, ()), i)
+    return out
+
+
+def _group_kinds(parts: Sequence[Part | Either], *, fast: bool) -> list[str | None]:
+    out: list[str | None] = []
+    for p in parts:
+        if isinstance(p, Either):
+            out += _group_kinds([q for way in p.ways for q in way], fast=fast)
+        elif p.kind is not None and (p.is_fast or not fast):
+            out.append(p.kind)
+    return out
+
+
+_FAST_BODY = _bytes_regex(_fast_parts(), "fast")
+
+
+assert _FAST_BODY.startswith(STATS_MARKER)
+
+
+STATS_FAST = re.compile(STATS_MARKER + b"(?:" + _FAST_BODY[len(STATS_MARKER) :] + b")?")
+
+
+# STATS_FAST's groups of each fact (V0's "Pending" and V1's "Waiting" both
+# give waiting_reqs: at most one of them takes part in a match).
+STATS_FAST_COLUMNS = _columns(_group_kinds(_fast_parts(), fast=True))
+
+
+# The engine prefix just before the first part: "Engine 000: " (V1's data
+# parallel engines, 0.8.3+) / "2 Engines Aggregated: ".
+ENGINE_LABEL = rb"(?:Engine (?P<eng>\d{1,4})|(?P<neng>\d{1,4}) Engines Aggregated): "
+
+
+# The same, read back from the marker (serving mode).
+STATS_ENGINE_FAST = re.compile(
+    ENGINE_LABEL.replace(b"?P<eng>", b"").replace(b"?P<neng>", b"") + rb"\Z"
 )
 
 
-# The engine prefix just before the marker: "Engine 000: " / "2 Engines Aggregated: ".
-STATS_ENGINE_FAST = re.compile(rb"(?:Engine (\d{1,4})|(\d{1,4}) Engines Aggregated): \Z")
-
-
-# -- the stats line's fast path (stream.py), checked against the "stats" row
+# -- the stats line as a whole line (scanner.py), checked against the "stats" row
 #    on every wording by tests/test_stream.py
 # vLLM's stats line in its usual shapes, as a whole physical line: an optional
 # process tag (with 0.10-0.15's colour codes around it), the header, an
-# optional engine prefix, then the parts in the order vLLM prints them:
-#   V0 (0.4.3-0.10.2): Running, Swapped, Pending, GPU KV usage, CPU KV usage, "."
-#   V1 (0.7.3+): Running, Waiting, [Deferred], [KV fetch], [Preemptions],
-#       <device> KV usage, [Prefix hit], [Corrupted], [External hit], [MM hit]
+# optional engine prefix, then STATS_PARTS in the order vLLM prints them.
 # Every piece is one the unwrapping of lines.py leaves as it is (no wrapper,
 # one tag, no trailing text), and the message holds no other row's marker, so
 # the facts are those the "stats" row gives; any other line (0.7.1's missing
@@ -177,34 +414,78 @@ STATS_LINE = _stdre.compile(
     (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]
     (?:(?P<time>\d\d-\d\d\ \d\d:\d\d:\d\d)(?:[.,]\d{1,6})?\ )?
     \[?[A-Za-z0-9_.\-]{1,100}:\d{1,7}\][ ]
-    (?:(?:Engine\ (?P<eng>\d{1,4})|(?P<neng>\d{1,4})\ Engines\ Aggregated):\ )?
-    Avg\ prompt\ throughput:\ (?P<prompt>{N})\ tokens/s,
-    \ Avg\ generation\ throughput:\ (?P<gen>{N})\ tokens/s,
-    \ Running:\ (?P<run>{I})\ reqs,
-    (?:\ Swapped:\ (?P<swap>{I})\ reqs,\ Pending|\ Waiting):\ (?P<wait>{I})\ reqs
-    (?:,\ Deferred:\ {I}\ reqs)?
-    (?:,\ KV\ fetch:\ {I}\ waiting\ to\ start,\ {I}\ in\ progress,\ {I}\ completed\ waiting)?
-    (?:,\ Preemptions:\ (?P<pre>{I}))?
-    ,\ [A-Z]{2,5}\ KV\ cache\ usage:\ (?P<kv>{N})%
-    (?:,\ CPU\ KV\ cache\ usage:\ {N}%)?                # V0: after the GPU's
-    (?:,\ Prefix\ cache\ hit\ rate:\ (?P<hit>{N})%)?
-    (?:,\ Corrupted:\ {I}\ reqs)?
-    (?:,\ External\ prefix\ cache\ hit\ rate:\ {N}%)?
-    (?:,\ MM\ cache\ hit\ rate:\ {N}%)?
-    \.?\r?
-    """.replace(b"{N}", rb"\d{1,20}(?:\.\d{1,12})?").replace(b"{I}", rb"\d{1,20}"),
+    """
+    + b"(?:"
+    + ENGINE_LABEL.replace(b" ", rb"\ ")
+    + b")?"
+    + _bytes_regex(STATS_PARTS, "line").replace(b" ", rb"\ ")  # the parts, in vLLM's order
+    + rb"\.?\r?",
     _stdre.VERBOSE,
 )
 
 
-# (fact kind, group, is a float), in the order the "stats" row builds them.
-STATS_LINE_FIELDS = (
-    ("prompt_tps", "prompt", True),
-    ("generation_tps", "gen", True),
-    ("running_reqs", "run", False),
-    ("swapped_reqs", "swap", False),
-    ("waiting_reqs", "wait", False),
-    ("preemptions", "pre", False),
-    ("kv_usage_pct", "kv", True),
-    ("prefix_hit_pct", "hit", True),
-)
+def _line_fields() -> tuple[tuple[str, tuple[int, ...], bool], ...]:
+    """(fact kind, its groups in STATS_LINE, is a float), in the order the
+    "stats" row builds them."""
+    first = STATS_LINE.groupindex["neng"]  # the parts' groups come after the head's
+    columns = _columns(_group_kinds(STATS_PARTS, fast=False))
+    types = {p.kind: p.number.type for p in _parts_in_order()}
+    return tuple(
+        (kind, tuple(first + g for g in columns[kind]), types[kind] is float)
+        for kind in STATS_KINDS_IN_ORDER
+    )
+
+
+# (fact kind, its groups, is a float), in the order the "stats" row builds them.
+STATS_LINE_FIELDS = _line_fields()
+
+
+def stats_line_facts(m: _stdre.Match[bytes], number: int, source: str) -> list[Event]:
+    """The facts of a stats line that STATS_LINE read (as the row builds them)."""
+    proc, when = m["proc"], m["time"]
+    process = None if proc is None else proc.decode()
+    time = None if when is None else when.decode()
+    out: list[Event] = []
+    eng = m["eng"]
+    if eng is not None:
+        engine: str | None = eng.decode()
+    else:
+        neng = m["neng"]
+        engine = None if neng is None else f"{neng.decode()} engines"
+    if engine is not None:
+        out.append(
+            Fact(
+                kind="stats_engine",
+                value=engine,
+                line=number,
+                process=process,
+                source=source,
+                time=time,
+            )
+        )
+    groups = m.groups()
+    for kind, idxs, is_float in STATS_LINE_FIELDS:
+        raw = groups[idxs[0]]
+        if raw is None and len(idxs) > 1:
+            raw = next((r for r in (groups[i] for i in idxs[1:]) if r is not None), None)
+        if raw is None:
+            continue
+        text = raw.decode()
+        if is_float:
+            dot = text.find(".")
+            value: float | int = float(text)
+            decimals = None if dot < 0 else len(text) - dot - 1
+        else:
+            value, decimals = int(text), None
+        out.append(
+            Fact(
+                kind=kind,
+                value=value,
+                line=number,
+                process=process,
+                decimals=decimals,
+                source=source,
+                time=time,
+            )
+        )
+    return out
