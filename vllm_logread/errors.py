@@ -1,4 +1,4 @@
-"""TODO."""
+"""The LogReadError tree: every error the library raises, each with its documented exit code."""
 
 from __future__ import annotations
 

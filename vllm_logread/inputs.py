@@ -1,4 +1,4 @@
-"""files and pipes: open, read as bytes arrive, count lines again, echo."""
+"""Files and pipes: open, read as bytes arrive, count lines again, echo."""
 
 from __future__ import annotations
 

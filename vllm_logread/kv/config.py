@@ -1,4 +1,4 @@
-"""where a config comes from: a path, the HF cache, the shipped table."""
+"""Where a config comes from: a path, the HF cache, the shipped table."""
 
 from __future__ import annotations
 

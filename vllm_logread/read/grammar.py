@@ -1,4 +1,4 @@
-"""how a printed number is read: NUM/INT, its decimals, lazily compiled parts."""
+"""How a printed number is read: NUM/INT, its decimals, lazily compiled parts."""
 
 from __future__ import annotations
 

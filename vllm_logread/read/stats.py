@@ -1,4 +1,4 @@
-"""the stats line's one grammar: its fields, the row builder and the bytes fast paths made from it."""
+"""The stats line's one grammar: its fields, the row builder and the bytes fast paths made from it."""
 
 from __future__ import annotations
 

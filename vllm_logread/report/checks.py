@@ -1,4 +1,4 @@
-"""does the log agree with the model (CI gates)."""
+"""Does the log agree with the model (CI gates)."""
 
 from __future__ import annotations
 
