@@ -674,5 +674,13 @@ def target_text(plan: TargetPlan, *, arithmetic: bool = True) -> list[str]:
         lines.append(f"  {o.change}: {o.users:,} users{gpus}{tag}")
         if o.arithmetic and arithmetic:
             lines.append(f"      {o.arithmetic}")
+    kvm = plan.kv_cache_memory
+    if kvm is not None:
+        lines.append(
+            f"  --kv-cache-memory-bytes {kvm.kv_cache_memory_bytes} --max-num-seqs "
+            f"{kvm.users_per_engine}: holds {kvm.users_per_engine:,} users per engine, exact"
+        )
+        if arithmetic:
+            lines.append(f"      {kvm.arithmetic}")
     lines.append(f"  ({plan.note})")
     return lines

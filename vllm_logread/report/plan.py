@@ -43,6 +43,7 @@ class TargetPlan:
     options: tuple[WhatIf, ...]
     replicas: int | None
     note: str
+    kv_cache_memory: KVMemoryForTarget | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,7 +53,80 @@ class TargetPlan:
             "options": [o.to_json() for o in self.options],
             "replicas": self.replicas,
             "note": self.note,
+            "kv_cache_memory": None
+            if self.kv_cache_memory is None
+            else self.kv_cache_memory.to_json(),
         }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KVMemoryForTarget:
+    """Sizing backwards: the ``--kv-cache-memory-bytes`` that holds the target.
+
+    ``num_blocks`` is the smallest pool (per engine, null block included) in which
+    ``users_per_engine`` users of the workload fit as vLLM charges them; the bytes
+    are those blocks at this log's bytes per block on one GPU. One user's worth of
+    blocks fewer holds one user fewer.
+    """
+
+    users_per_engine: int
+    num_blocks: int
+    kv_cache_memory_bytes: int
+    available_kv_gib: float | None
+    arithmetic: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "users_per_engine": self.users_per_engine,
+            "num_blocks": self.num_blocks,
+            "kv_cache_memory_bytes": self.kv_cache_memory_bytes,
+            "max_num_seqs": self.users_per_engine,
+            "available_kv_gib": self.available_kv_gib,
+            "arithmetic": self.arithmetic,
+        }
+
+
+def kv_memory_for_target(b: Basis, target: int) -> KVMemoryForTarget | None:
+    """The smallest pool that holds ``target`` users over the engines, in bytes.
+
+    Seed (1 null block, 40 blocks a user of 640 tokens, 2,359,296 B a block): 100
+    users = 100 x 40 + 1 = 4,001 blocks = 9,439,543,296 B; 3,999 + 1 = 4,000 blocks
+    hold 99.
+    """
+    if b.bytes_per_block is None or target <= 0:
+        return None
+    per_engine = math.ceil(target / b.num_engines)
+    low, high = 1, 1
+    while b.fit(high).users < per_engine:
+        high *= 2
+        if high > 1 << 40:
+            return None
+    while low < high:  # users grow with the pool: the smallest pool that holds them
+        mid = (low + high) // 2
+        if b.fit(mid).users >= per_engine:
+            high = mid
+        else:
+            low = mid + 1
+    nbytes = low * b.bytes_per_block
+    avail = b.available_kv_gib
+    fits = (
+        ""
+        if avail is None
+        else f"; the log's KV memory is {avail} GiB"
+        + (
+            " (enough)"
+            if nbytes <= avail * (1 << 30)
+            else f" ({nbytes / (1 << 30):.2f} GiB needed)"
+        )
+    )
+    return KVMemoryForTarget(
+        users_per_engine=per_engine,
+        num_blocks=low,
+        kv_cache_memory_bytes=nbytes,
+        available_kv_gib=avail,
+        arithmetic=f"{per_engine:,} users per engine need {low:,} blocks (null block included) x "
+        f"{b.bytes_per_block:,} B = {nbytes:,} B per GPU{fits}",
+    )
 
 
 def _rank(value: Any, order: Sequence[Any]) -> int:
@@ -174,4 +248,5 @@ def plan_for_target(b: Basis, target: int) -> TargetPlan:
         options=tuple(wi for _, _, wi in minimal[:MAX_PLAN_ROWS]),
         replicas=replicas,
         note="; ".join(note_parts),
+        kv_cache_memory=kv_memory_for_target(b, target),
     )

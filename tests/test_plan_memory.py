@@ -1,0 +1,57 @@
+"""Sizing backwards (issue 18, item 4): the --kv-cache-memory-bytes that holds N users.
+
+Seed (sample_logs/seed_qwen3-8b_l4.log): a block of 16 tokens is 16 x 147,456 B =
+2,359,296 B on the one GPU; a user of 512 + 128 tokens holds 40 blocks; V1 keeps one null
+block. 100 users need 100 x 40 + 1 = 4,001 blocks = 4,001 x 2,359,296 = 9,439,543,296 B.
+vLLM, given that many bytes, makes 9,439,543,296 // 2,359,296 = 4,001 blocks, 4,000 usable,
+4,000 // 40 = 100 users; one user's worth fewer (3,961 blocks, 3,960 usable) holds 99.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from vllm_logread.cli import main
+
+SEED = Path(__file__).resolve().parents[1] / "sample_logs" / "seed_qwen3-8b_l4.log"
+
+
+def _plan(*args: str) -> dict[str, object]:
+    result = CliRunner().invoke(main, [str(SEED), "--json", *args])
+    assert result.exit_code == 0, result.stderr
+    target = json.loads(result.stdout)["target"]
+    assert isinstance(target, dict)
+    return target
+
+
+def test_target_users_gives_the_bytes_that_hold_them() -> None:
+    kvm = _plan("--target-users", "100")["kv_cache_memory"]
+    assert kvm == {
+        "users_per_engine": 100,
+        "num_blocks": 4001,
+        "kv_cache_memory_bytes": 9_439_543_296,
+        "max_num_seqs": 100,
+        "available_kv_gib": 3.31,
+        "arithmetic": "100 users per engine need 4,001 blocks (null block included) x "
+        "2,359,296 B = 9,439,543,296 B per GPU; the log's KV memory is 3.31 GiB "
+        "(8.79 GiB needed)",
+    }
+
+
+def test_one_user_fewer_needs_one_users_worth_of_blocks_fewer() -> None:
+    kvm99 = _plan("--target-users", "99")["kv_cache_memory"]
+    assert isinstance(kvm99, dict)
+    # 99 x 40 + 1 = 3,961 blocks: exactly 40 blocks (one user) fewer than for 100.
+    assert kvm99["num_blocks"] == 3961
+    assert kvm99["kv_cache_memory_bytes"] == 3961 * 2_359_296
+
+
+def test_a_target_that_fits_today_says_so() -> None:
+    kvm = _plan("--target-users", "30")["kv_cache_memory"]
+    assert isinstance(kvm, dict)
+    # 30 x 40 + 1 = 1,201 blocks = 2,833,514,496 B = 2.64 GiB <= the 3.31 GiB available.
+    assert kvm["kv_cache_memory_bytes"] == 1201 * 2_359_296
+    assert str(kvm["arithmetic"]).endswith("the log's KV memory is 3.31 GiB (enough)")
