@@ -63,84 +63,16 @@ def _checks(
     vt: tuple[int, ...] | None,
     gen: str | None,
 ) -> list[Check]:
-    out: list[Check] = []
+    """The uniform layout's checks: vLLM's concurrency recomputed, the pool against
+    the KV memory, and blocks against tokens when both are stated."""
     uniform = spec is None or bool(getattr(spec, "is_uniform", True))
-    # 1. vLLM's own max concurrency, recomputed from the pool.
+    out: list[Check] = []
     if conc_f is not None and num_blocks is not None and block_size and max_model_len:
-        printed = float(conc_f.value)
-        if not uniform:
-            out.append(
-                Check(
-                    name="max_concurrency",
-                    status="unknown",
-                    detail="hybrid layout: vLLM charges each KV cache group separately; "
-                    "not recomputed here",
-                    line=conc_f.line,
-                )
-            )
-        else:
-            per_req = cdiv(max_model_len, block_size)
-            old = vt is not None and vt < (0, 9, 1) or gen == "V0"
-            # V0 and V1 before 0.9.1: blocks x block_size / max_model_len;
-            # 0.9.1+: blocks / cdiv(max_model_len, block_size).
-            ours = num_blocks * block_size / max_model_len if old else num_blocks / per_req
-            formula = (
-                f"{num_blocks:,} x {block_size} / {max_model_len:,}"
-                if old
-                else f"{num_blocks:,} blocks / {per_req:,} blocks per {max_model_len:,}-token request"
-            )
-            alt = num_blocks * block_size / max_model_len
-            ok = abs(round(ours, 2) - printed) <= 0.0051 or abs(round(alt, 2) - printed) <= 0.0051
-            out.append(
-                Check(
-                    name="max_concurrency",
-                    status="pass" if ok else "fail",
-                    detail=f"{formula} = {ours:.2f}x; the log says {printed:.2f}x"
-                    + (
-                        ""
-                        if ok
-                        else " (the pool, block size or max model len is not what we think)"
-                    ),
-                    line=conc_f.line,
-                )
-            )
-    # 2. The pool against the KV memory and the model's bytes per token.
+        out.append(
+            _concurrency_check(conc_f, num_blocks, block_size, max_model_len, vt, gen, uniform)
+        )
     if spec is not None and avail_f is not None and num_blocks is not None and block_size:
-        avail = float(avail_f.value)
-        if not uniform:
-            out.append(
-                Check(
-                    name="pool_vs_memory",
-                    status="unknown",
-                    detail="hybrid layout: blocks are shared by several KV cache groups; not checked",
-                    line=avail_f.line,
-                )
-            )
-        elif avail <= 0:
-            out.append(
-                Check(
-                    name="pool_vs_memory",
-                    status="fail",
-                    detail=f"available KV cache memory is {avail} GiB: no pool can be allocated",
-                    line=avail_f.line,
-                )
-            )
-        else:
-            per_block = int(spec.kv_bytes_per_token) * block_size
-            out.append(
-                range_check(
-                    "pool_vs_memory",
-                    low=int(max(avail - avail_f.half_ulp, 0) * GIB) // per_block,
-                    high=int((avail + avail_f.half_ulp) * GIB) // per_block,
-                    value=num_blocks,
-                    how=f"{avail} GiB / ({int(spec.kv_bytes_per_token):,} B x {block_size} tokens)",
-                    unit="blocks",
-                    stated="the log says",
-                    mismatch="the log does not match this model's KV shape",
-                    line=avail_f.line,
-                )
-            )
-    # 3. Blocks and tokens, when both are stated.
+        out.append(_memory_check(spec, avail_f, num_blocks, block_size, uniform))
     blocks_f = boot.first("gpu_blocks")
     if (
         blocks_f is not None
@@ -159,6 +91,79 @@ def _checks(
             )
         )
     return out
+
+
+def _concurrency_check(
+    conc_f: Fact,
+    num_blocks: int,
+    block_size: int,
+    max_model_len: int,
+    vt: tuple[int, ...] | None,
+    gen: str | None,
+    uniform: bool,
+) -> Check:
+    """vLLM's own max concurrency, recomputed from the pool."""
+    printed = float(conc_f.value)
+    if not uniform:
+        return Check(
+            name="max_concurrency",
+            status="unknown",
+            detail="hybrid layout: vLLM charges each KV cache group separately; "
+            "not recomputed here",
+            line=conc_f.line,
+        )
+    per_req = cdiv(max_model_len, block_size)
+    old = vt is not None and vt < (0, 9, 1) or gen == "V0"
+    # V0 and V1 before 0.9.1: blocks x block_size / max_model_len;
+    # 0.9.1+: blocks / cdiv(max_model_len, block_size).
+    ours = num_blocks * block_size / max_model_len if old else num_blocks / per_req
+    formula = (
+        f"{num_blocks:,} x {block_size} / {max_model_len:,}"
+        if old
+        else f"{num_blocks:,} blocks / {per_req:,} blocks per {max_model_len:,}-token request"
+    )
+    alt = num_blocks * block_size / max_model_len
+    ok = abs(round(ours, 2) - printed) <= 0.0051 or abs(round(alt, 2) - printed) <= 0.0051
+    return Check(
+        name="max_concurrency",
+        status="pass" if ok else "fail",
+        detail=f"{formula} = {ours:.2f}x; the log says {printed:.2f}x"
+        + ("" if ok else " (the pool, block size or max model len is not what we think)"),
+        line=conc_f.line,
+    )
+
+
+def _memory_check(
+    spec: Any, avail_f: Fact, num_blocks: int, block_size: int, uniform: bool
+) -> Check:
+    """The pool against the KV memory and the model's bytes per token."""
+    avail = float(avail_f.value)
+    if not uniform:
+        return Check(
+            name="pool_vs_memory",
+            status="unknown",
+            detail="hybrid layout: blocks are shared by several KV cache groups; not checked",
+            line=avail_f.line,
+        )
+    if avail <= 0:
+        return Check(
+            name="pool_vs_memory",
+            status="fail",
+            detail=f"available KV cache memory is {avail} GiB: no pool can be allocated",
+            line=avail_f.line,
+        )
+    per_block = int(spec.kv_bytes_per_token) * block_size
+    return range_check(
+        "pool_vs_memory",
+        low=int(max(avail - avail_f.half_ulp, 0) * GIB) // per_block,
+        high=int((avail + avail_f.half_ulp) * GIB) // per_block,
+        value=num_blocks,
+        how=f"{avail} GiB / ({int(spec.kv_bytes_per_token):,} B x {block_size} tokens)",
+        unit="blocks",
+        stated="the log says",
+        mismatch="the log does not match this model's KV shape",
+        line=avail_f.line,
+    )
 
 
 def _hybrid_checks(
