@@ -111,6 +111,17 @@ class _AttnShape:
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
 
+    def full_spec(self) -> FullAttentionSpec:
+        """This shape as a full-attention layer (the base per-layer overrides start from)."""
+        return FullAttentionSpec(
+            num_kv_heads=self.kv_per_gpu,
+            head_size=self.head_size,
+            head_size_v=self.head_size_v,
+            dtype=self.kv_dtype,
+            dtype_bytes=self.dtype_bytes,
+            state_content_bytes=self.content_bytes,
+        )
+
 
 def spec_from_config(
     config: Mapping[str, Any],
@@ -546,14 +557,7 @@ def _full_spec(cfg: Cfg, attn: _AttnShape, tp: int, kvd: KVDType, mdtype: str) -
             qk_rope_head_dim=attn.qk_rope_head_dim or 0,
             indexer_bytes_per_token=attn.indexer_bytes,
         )
-    base = FullAttentionSpec(
-        num_kv_heads=attn.kv_per_gpu,
-        head_size=attn.head_size,
-        head_size_v=attn.head_size_v,
-        dtype=attn.kv_dtype,
-        dtype_bytes=attn.dtype_bytes,
-        state_content_bytes=attn.content_bytes,
-    )
+    base = attn.full_spec()
     # Gemma 4: the full ("global") layers have their own head size and KV heads.
     g_heads = cfg.int_("num_global_key_value_heads")
     g_size = cfg.int_("global_head_dim")
@@ -575,14 +579,7 @@ def _sliding_base(
     heads = cfg.int_("swa_num_key_value_heads")
     size = cfg.int_("swa_head_dim")
     size_v = cfg.int_("swa_v_head_dim")
-    base = FullAttentionSpec(
-        num_kv_heads=attn.kv_per_gpu,
-        head_size=attn.head_size,
-        head_size_v=attn.head_size_v,
-        dtype=attn.kv_dtype,
-        dtype_bytes=attn.dtype_bytes,
-        state_content_bytes=attn.content_bytes,
-    )
+    base = attn.full_spec()
     if heads is None and size is None and size_v is None:
         return base
     notes.append("per-layer shapes: the sliding layers' KV heads / head sizes come from swa_*")
