@@ -104,6 +104,10 @@ class ReadOptions:
     plot_path: str | None = None
     summary_path: str | None = None
     explain: bool = False
+    # --prometheus: the fleet Prometheus scrapes, over --since, one row per --by value.
+    prometheus: str | None = None
+    since: str = "1h"
+    by: tuple[str, ...] = ()
 
 
 def run_read(opts: ReadOptions, console: Console) -> int:
@@ -122,6 +126,13 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         raise OptionsError(
             f"--json is --format json: give one or the other, not --format {opts.fmt}"
         )
+    if opts.prometheus is not None:
+        from .fleet_app import run_fleet  # the fleet table (fleet_app.py)
+
+        try:
+            return run_fleet(opts, console)
+        except UsageError as err:
+            raise OptionsError(str(err)) from err
     if opts.config is not None:
         load_config(opts.config)  # an explicit --config that cannot be read: exit 2
     try:
