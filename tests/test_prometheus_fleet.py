@@ -165,9 +165,9 @@ def test_every_row_is_the_tool_s_answer_on_the_text_it_scraped(fleet: dict[str, 
     a, b = rows[(t["A"], "0")], rows[(t["B"], "0")]
     assert (a["num_blocks"], a["block_size"], a["users"]) == (753, 32, 37)
     assert (b["num_blocks"], b["block_size"], b["users"]) == (753, 32, 37)
-    assert (a["preemptions"], a["requests"], a["peak_running"]) == (13, 49, 44)
+    assert (a["preemptions"], a["num_requests"], a["peak_running"]) == (13, 49, 44)
     assert (a["mean_prompt_tokens"], a["mean_output_tokens"]) == (512.0, 128.0)
-    assert (b["preemptions"], b["requests"], b["mean_prompt_tokens"]) == (0, 0, None)
+    assert (b["preemptions"], b["num_requests"], b["mean_prompt_tokens"]) == (0, 0, None)
     assert [rows[(t["C"], e)]["users"] for e in ("0", "1")] == [37, 37]
     assert rows[(t["D"], None)]["users"] == 39  # V0: no null block
     assert rows[(t["E"], "0")]["users"] == 37
@@ -366,14 +366,71 @@ def test_a_scrape_older_than_two_intervals_is_stale() -> None:
     from vllm_logread.read.prometheus import _status
 
     engine = (("instance", "a:8000"), ("job", "vllm"), ("engine", "0"))
-    # Scraped at 95 s, now 100 s: 5 s old; every 1 s is due, so 5 > 2 x 1 is stale,
-    # every 15 s is not (5 <= 30).
-    common: dict[str, Any] = {
-        "fresh": {engine: 95.0},
-        "up": {("a:8000", "vllm"): 1.0},
-        "now": 100.0,
-    }
+    # Scraped 5 s ago: every 1 s is due, so 5 > 2 x 1 is stale; every 15 s is not (5 <= 30).
+    common: dict[str, Any] = {"ages_s": {engine: 5.0}, "up": {("a:8000", "vllm"): 1.0}}
     assert _status([engine], intervals={("a:8000", "vllm"): 1.0}, **common)[0] == "stale"
     assert _status([engine], intervals={("a:8000", "vllm"): 15.0}, **common) == ("up", "")
     down = {**common, "up": {("a:8000", "vllm"): 0.0}}
     assert _status([engine], intervals={}, **down)[0] == "down"
+
+
+def test_an_answer_over_the_size_cap_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import vllm_logread.read.prometheus as prometheus
+
+    monkeypatch.setattr(prometheus, "MAX_RESPONSE_BYTES", 100)
+    api = _FakeApi(b'{"status":"success","data":{}}' * 10)  # 300 bytes
+    try:
+        with pytest.raises(InputError, match="over 100 bytes"):
+            Prometheus(api.url).query("up")
+    finally:
+        api.close()
+
+
+class _Answers(Prometheus):
+    """A Prometheus whose answers are given per query (the rest: no series)."""
+
+    def __init__(self, answers: dict[str, list[tuple[dict[str, str], float]]]) -> None:
+        self.url = "http://prometheus.test:9090"
+        self.answers = answers
+
+    def query(self, promql: str) -> list[Any]:
+        from vllm_logread.read.prometheus import Series
+
+        return [Series(labels=dict(lb), value=v) for lb, v in self.answers.get(promql, [])]
+
+    def scrape_intervals_s(self) -> dict[tuple[str, str], float]:
+        return {("a:8000", "vllm"): 15.0}
+
+
+def test_a_restart_in_the_window_keeps_the_pool_scraped_now_and_counts_no_preemptions() -> None:
+    from vllm_logread.fleet import fleet_of
+    from vllm_logread.read.prometheus import read_fleet
+    from vllm_logread.report.model import Options
+
+    target = {"instance": "a:8000", "job": "vllm", "engine": "0"}
+    old = {**target, "block_size": "32", "num_gpu_blocks": "753", "cache_dtype": "auto"}
+    new = {**target, "block_size": "16", "num_gpu_blocks": "1506", "cache_dtype": "auto"}
+    gauge = {**target, "model_name": "Qwen/Qwen3-8B"}
+    w = "[1h]"
+    answers = {
+        f"last_over_time(vllm:cache_config_info{w})": [(old, 1.0), (new, 1.0)],
+        "time() - timestamp(vllm:cache_config_info)": [(new, 3.0)],  # the new one is scraped now
+        "up": [({"instance": "a:8000", "job": "vllm"}, 1.0)],
+        f"last_over_time(vllm:num_requests_running{w})": [(gauge, 5.0)],
+        f"last_over_time(vllm:num_requests_waiting{w})": [(gauge, 0.0)],
+        f"max_over_time(vllm:num_requests_running{w})": [(gauge, 40.0)],
+        f"max_over_time(vllm:num_preemptions_total{w}) - "
+        f"min_over_time(vllm:num_preemptions_total{w})": [(gauge, 20.0)],
+        f"resets(vllm:num_preemptions_total{w})": [(gauge, 1.0)],  # the restart
+    }
+    read = read_fleet(_Answers(answers))
+    (server,) = read.servers
+    assert server.status == "up"  # scraped 3 s ago, every 15 s
+    assert server.peak_running == 40
+    assert server.preemptions is None  # 20 - 0 across a reset is no count
+    assert any("counter reset" in n for n in server.notes)
+    assert any("config changed" in n for n in server.notes)
+    fleet = fleet_of(read, Options())
+    (row,) = fleet.rows
+    # The new pool: 1,506 blocks of 16; 640 / 16 = 40 blocks; (1,506 - 1) // 40 = 37.
+    assert (row.same("num_blocks"), row.same("block_size"), row.users) == (1506, 16, 37)

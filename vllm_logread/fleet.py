@@ -72,7 +72,7 @@ class ModelTotal:
     users: int | None  # None when any answering server's is unknown
     users_mid_answer: int | None
     preemptions: int | None
-    requests: int | None
+    num_requests: int | None
     mean_prompt_tokens: float | None
     mean_output_tokens: float | None
 
@@ -133,16 +133,16 @@ def _totals(rows: Sequence[FleetRow]) -> list[ModelTotal]:
                 users=None if users is None else int(users),
                 users_mid_answer=None if mids is None else int(mids),
                 preemptions=None if pre is None else int(pre),
-                requests=None
-                if (n := _sum_known([x.prompt_requests for x in s])) is None
+                num_requests=None
+                if (n := _sum_known([x.num_prompt_requests for x in s])) is None
                 else int(round(n)),
                 mean_prompt_tokens=mean_of(
                     _sum_known([x.prompt_tokens_sum for x in s]),
-                    _sum_known([x.prompt_requests for x in s]),
+                    _sum_known([x.num_prompt_requests for x in s]),
                 ),
                 mean_output_tokens=mean_of(
                     _sum_known([x.output_tokens_sum for x in s]),
-                    _sum_known([x.output_requests for x in s]),
+                    _sum_known([x.num_output_requests for x in s]),
                 ),
             )
         )

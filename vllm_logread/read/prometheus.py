@@ -8,15 +8,15 @@ labels added. This module asks for them and turns the answers into the
 size and the users of each server come from ``read_samples`` and the report,
 not from a copy of their arithmetic.
 
-The queries, all instant at one evaluation time ``now`` (so every answer is
-of the same moment), over a window ``W`` (``--since``, default ``1h``):
+The queries, all instant (at Prometheus' own now: its clock, not ours,
+dates its samples), over a window ``W`` (``--since``, default ``1h``):
 
 * ``last_over_time(vllm:cache_config_info[W])``: every server seen in the
   window, its pool as last scraped; a range selector skips Prometheus'
   staleness markers, so a server that went down is still listed (a row marked
   down, not a vanished one).
-* ``timestamp(vllm:cache_config_info)``: the servers answering now and the
-  time of their last scrape. An instant selector returns nothing for a series
+* ``time() - timestamp(vllm:cache_config_info)``: the servers answering now
+  and the age of their last scrape. An instant selector returns nothing for a series
   marked stale (its target failed a scrape) or older than the 5 min lookback:
   such a server is stale; so is one whose last scrape is older than two of its
   scrape intervals (``/api/v1/targets``' ``scrapeInterval``).
@@ -27,9 +27,10 @@ of the same moment), over a window ``W`` (``--since``, default ``1h``):
 * ``max_over_time(C[W]) - min_over_time(C[W])`` and ``resets(C[W])`` of the
   counters (preemptions, the prompt and generation histograms' ``_sum`` and
   ``_count``): a counter without a reset grew by exactly its highest minus its
-  lowest value in the window (13 preemptions, not ``increase()``'s
-  extrapolated 13.7); after a restart (a reset) the growth is not settled,
-  and is left unknown.
+  lowest value in the window (13 preemptions, where ``increase()`` said
+  13.07 and 13.43 in two runs of the test's set-up on Prometheus 2.42: it
+  extrapolates to the window's edges); after a restart (a reset) the growth is not settled, and
+  is left unknown.
 * ``last_over_time(G[W])`` of the load gauges and of V0's own gauges: the
   samples that say which model an engine serves (``cache_config_info`` has no
   ``model_name``) and whether it is V0 (no null block: 1,560 blocks // 40 =
@@ -131,16 +132,9 @@ class Series:
 
 
 class Prometheus:
-    """The HTTP API of one Prometheus, queried at one evaluation time.
+    """The HTTP API of one Prometheus (GET only)."""
 
-    ``now`` is fixed at creation (the server's clock is not ours, but the
-    window is the server's: every query says ``time=now`` and the ages of
-    scrapes are taken against the same ``now``).
-    """
-
-    def __init__(
-        self, url: str, *, timeout_s: float = PROMETHEUS_TIMEOUT_S, now: float | None = None
-    ) -> None:
+    def __init__(self, url: str, *, timeout_s: float = PROMETHEUS_TIMEOUT_S) -> None:
         import urllib.parse
         import urllib.request
 
@@ -149,7 +143,6 @@ class Prometheus:
             raise UsageError(f"--prometheus {url!r}: not an http:// or https:// URL")
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
-        self.now = time.time() if now is None else now
         handlers: list[urllib.request.BaseHandler] = []
         if parts.hostname in ("127.0.0.1", "localhost", "::1"):
             handlers.append(urllib.request.ProxyHandler({}))  # loopback never via a proxy
@@ -194,6 +187,8 @@ class Prometheus:
             raise InputError(f"{self.url}: cannot reach Prometheus ({text})") from None
         except TimeoutError:
             raise InputError(f"{self.url}: no answer within {self.timeout_s:g} s") from None
+        except InputError:
+            raise  # the size cap's own message
         except (OSError, ValueError) as err:
             raise InputError(f"{self.url}: cannot read Prometheus' answer ({err})") from None
         try:
@@ -214,8 +209,8 @@ class Prometheus:
         return answer.get("data")
 
     def query(self, promql: str) -> list[Series]:
-        """An instant query at ``now``: its vector's series (a scalar is none)."""
-        data = self.get("/api/v1/query", {"query": promql, "time": f"{self.now:.3f}"})
+        """An instant query (at Prometheus' now): its vector's series (a scalar is none)."""
+        data = self.get("/api/v1/query", {"query": promql})
         if not isinstance(data, dict) or data.get("resultType") != "vector":
             return []
         out: list[Series] = []
@@ -257,13 +252,18 @@ def _read_capped(response: Any, deadline: float) -> bytes:
         size += len(chunk)
         if size > MAX_RESPONSE_BYTES:
             raise InputError(
-                f"{response.geturl()}: the answer is over {MAX_RESPONSE_BYTES >> 20} MiB"
+                f"{response.geturl()}: the answer is over {MAX_RESPONSE_BYTES:,} bytes: "
+                "not one to a query of ours"
             )
         chunks.append(chunk)
 
 
 def _duration_s(text: str) -> float | None:
-    """``"1s"``, ``"15s"``, ``"1m"``, ``"1m30s"``, ``"500ms"`` -> seconds."""
+    """A target's ``scrapeInterval`` in seconds; None if not Prometheus' syntax.
+
+    >>> _duration_s("15s"), _duration_s("1m30s"), _duration_s("500ms"), _duration_s("soon")
+    (15, 90, 0.5, None)
+    """
     parts = re.findall(r"(\d+)(ms|s|m|h|d|w|y)", text)
     if not parts or "".join(n + u for n, u in parts) != text:
         return None
@@ -291,24 +291,24 @@ class FleetServer:
     preemptions: int | None = None
     # The histograms' growth in the window: requests ended (_count) and
     # their tokens (_sum); None when not published or after a reset.
-    prompt_requests: float | None = None
+    num_prompt_requests: float | None = None
     prompt_tokens_sum: float | None = None
-    output_requests: float | None = None
+    num_output_requests: float | None = None
     output_tokens_sum: float | None = None
     notes: tuple[str, ...] = ()
 
     @property
-    def requests(self) -> int | None:
+    def num_requests(self) -> int | None:
         """Requests that ended in the window (the prompt histogram's count)."""
-        return None if self.prompt_requests is None else int(round(self.prompt_requests))
+        return None if self.num_prompt_requests is None else int(round(self.num_prompt_requests))
 
     @property
     def mean_prompt_tokens(self) -> float | None:
-        return mean_of(self.prompt_tokens_sum, self.prompt_requests)
+        return mean_of(self.prompt_tokens_sum, self.num_prompt_requests)
 
     @property
     def mean_output_tokens(self) -> float | None:
-        return mean_of(self.output_tokens_sum, self.output_requests)
+        return mean_of(self.output_tokens_sum, self.num_output_requests)
 
     @property
     def name(self) -> str:
@@ -368,8 +368,8 @@ def read_fleet(prom: Prometheus, *, since: str = "1h", by: Sequence[str] = DEFAU
                 else "(does this Prometheus scrape any vLLM server's /metrics?)"
             )
         )
-    now_configs = prom.query(f"timestamp({CACHE_CONFIG})")
-    fresh = {_engine_key(s.labels): s.value for s in now_configs}
+    now_configs = prom.query(f"time() - timestamp({CACHE_CONFIG})")
+    ages = {_engine_key(s.labels): s.value for s in now_configs}
     current = {frozenset(s.labels.items()) for s in now_configs}
     up = {
         (s.labels.get("instance", ""), s.labels.get("job", "")): s.value for s in prom.query("up")
@@ -386,21 +386,37 @@ def read_fleet(prom: Prometheus, *, since: str = "1h", by: Sequence[str] = DEFAU
     for name in last_names:
         for s in prom.query(f"last_over_time({name}{w})"):
             last.append(Series(labels={**s.labels, "__name__": name}, value=s.value))
-    model_of = {
-        _engine_key(s.labels): s.labels["model_name"]
+    # An engine's model: the one it serves now, else the last it served (an
+    # engine restarted on another model in the window has a series of each).
+    model_of: dict[_EngineKey, str] = {}
+    for s in [*(s for s in last if s.labels["__name__"] == RUNNING), *prom.query(RUNNING)]:
+        if "model_name" in s.labels:
+            model_of[_engine_key(s.labels)] = s.labels["model_name"]
+    last = [
+        s
         for s in last
-        if s.labels["__name__"] == RUNNING and "model_name" in s.labels
-    }
+        if "model_name" not in s.labels
+        or model_of.get(_engine_key(s.labels)) in (None, s.labels["model_name"])
+    ]
 
-    def peaks(name: str) -> dict[tuple[tuple[str, str], ...], float]:
-        return {_engine_key(s.labels): s.value for s in prom.query(f"max_over_time({name}{w})")}
+    def peaks(name: str) -> dict[_EngineKey, float]:
+        """An engine's peak of a gauge (over all its series: the highest)."""
+        out: dict[_EngineKey, float] = {}
+        for s in prom.query(f"max_over_time({name}{w})"):
+            k = _engine_key(s.labels)
+            out[k] = max(out.get(k, s.value), s.value)
+        return out
 
-    def growth(name: str) -> dict[tuple[tuple[str, str], ...], float | None]:
-        grew = prom.query(f"max_over_time({name}{w}) - min_over_time({name}{w})")
-        resets = {_engine_key(s.labels): s.value for s in prom.query(f"resets({name}{w})")}
-        return {
-            (k := _engine_key(s.labels)): (None if resets.get(k, 0) > 0 else s.value) for s in grew
-        }
+    def growth(name: str) -> dict[_EngineKey, float | None]:
+        """An engine's growth of a counter (its series' added); None after a reset."""
+        resets = {frozenset(s.labels.items()): s.value for s in prom.query(f"resets({name}{w})")}
+        out: dict[_EngineKey, float | None] = {}
+        for s in prom.query(f"max_over_time({name}{w}) - min_over_time({name}{w})"):
+            k = _engine_key(s.labels)
+            grew = None if resets.get(frozenset(s.labels.items()), 0) > 0 else s.value
+            held = out.get(k, 0.0)
+            out[k] = None if grew is None or held is None else held + grew
+        return out
 
     running, waiting = peaks(RUNNING), peaks(WAITING)
     kv = {**peaks(KV_USAGE[1]), **peaks(KV_USAGE[0])}  # per engine, the newer name first
@@ -439,7 +455,7 @@ def read_fleet(prom: Prometheus, *, since: str = "1h", by: Sequence[str] = DEFAU
             for s in last
             if _engine_key(s.labels) in engines
         ]
-        status, note = _status(engines, fresh=fresh, up=up, intervals=intervals, now=prom.now)
+        status, note = _status(engines, ages_s=ages, up=up, intervals=intervals)
         notes: list[str] = []
         if changed:
             notes.append("its pool config changed in the window: the latest is shown")
@@ -460,9 +476,9 @@ def read_fleet(prom: Prometheus, *, since: str = "1h", by: Sequence[str] = DEFAU
                 peak_waiting=None if p_wait is None else int(round(p_wait)),
                 peak_kv_usage_pct=None if p_kv is None else p_kv * 100,  # 1 means 100 %
                 preemptions=None if pre is None else int(round(pre)),
-                prompt_requests=count_p,
+                num_prompt_requests=count_p,
                 prompt_tokens_sum=sum_p,
-                output_requests=count_g,
+                num_output_requests=count_g,
                 output_tokens_sum=sum_g,
                 notes=tuple(notes),
             )
@@ -486,8 +502,8 @@ def _top(values: dict[_EngineKey, float], engines: Sequence[_EngineKey]) -> floa
 
 def _total(values: dict[_EngineKey, float | None], engines: Sequence[_EngineKey]) -> float | None:
     """A counter's growth over the engines of a row: their sum, unknown if
-    any one's is (a reset)."""
-    got = [values[e] for e in engines if e in values]
+    any one's is (a reset, or an engine without the counter)."""
+    got = [values.get(e) for e in engines]
     if not got or any(v is None or not math.isfinite(v) for v in got):
         return None
     return sum(v for v in got if v is not None)
@@ -512,7 +528,11 @@ def _current_configs(
 def mean_of(total: float | None, count: float | None) -> float | None:
     """A histogram's mean over the window: the growth of its ``_sum`` over
     that of its ``_count`` (25,088 tokens / 49 requests = 512.0); unknown
-    when no request ended in the window."""
+    when no request ended in the window.
+
+    >>> mean_of(25088.0, 49.0), mean_of(0.0, 0.0), mean_of(None, 3.0)
+    (512.0, None, None)
+    """
     if total is None or count is None or count < 1:
         return None
     return total / count
@@ -521,14 +541,13 @@ def mean_of(total: float | None, count: float | None) -> float | None:
 def _status(
     engines: Sequence[tuple[tuple[str, str], ...]],
     *,
-    fresh: dict[tuple[tuple[str, str], ...], float],
+    ages_s: dict[tuple[tuple[str, str], ...], float],
     up: dict[tuple[str, str], float],
     intervals: dict[tuple[str, str], float],
-    now: float,
 ) -> tuple[str, str]:
-    """ "up", "down" (its target's last scrape failed) or "stale" (no fresh
-    sample of its pool: marked stale by Prometheus, or older than
-    STALE_INTERVALS scrape intervals), and why."""
+    """A row's status and why: "up"; "down" (its target's last scrape
+    failed); or "stale" (no fresh sample of its pool: marked stale by
+    Prometheus, or older than STALE_INTERVALS scrape intervals)."""
     for e in engines:
         labels = dict(e)
         target = (labels.get("instance", ""), labels.get("job", ""))
@@ -537,11 +556,10 @@ def _status(
     for e in engines:
         labels = dict(e)
         target = (labels.get("instance", ""), labels.get("job", ""))
-        scraped = fresh.get(e)
-        if scraped is None:
-            return "stale", "no sample now (Prometheus marked its series stale)"
+        age = ages_s.get(e)
+        if age is None:
+            return "stale", "no sample now (Prometheus marked its series stale, or none in 5 min)"
         interval = intervals.get(target)
-        age = now - scraped
         if interval is not None and age > STALE_INTERVALS * interval:
             return "stale", f"last scraped {age:.0f} s ago (scrape interval {interval:g} s)"
     return "up", ""
