@@ -434,3 +434,8 @@ def test_a_restart_in_the_window_keeps_the_pool_scraped_now_and_counts_no_preemp
     (row,) = fleet.rows
     # The new pool: 1,506 blocks of 16; 640 / 16 = 40 blocks; (1,506 - 1) // 40 = 37.
     assert (row.same("num_blocks"), row.same("block_size"), row.users) == (1506, 16, 37)
+
+
+def test_by_must_be_label_names() -> None:
+    r = run("--prometheus", "http://127.0.0.1:1", "--by", "instance,pod-name")
+    assert r.exit_code == 2 and "--by 'pod-name': not a Prometheus label name" in r.stderr
