@@ -86,6 +86,10 @@ class ReadOptions:
 
     files: tuple[str, ...] = ()
     metrics_url: str | None = None
+    # --prometheus: the fleet Prometheus scrapes, over --since, one row per --by value.
+    prometheus: str | None = None
+    since: str = "1h"
+    by: tuple[str, ...] = ()
     prompt_tokens: tuple[int, ...] = (512,)
     output_tokens: tuple[int, ...] = (128,)
     config: str | None = None
@@ -104,10 +108,6 @@ class ReadOptions:
     plot_path: str | None = None
     summary_path: str | None = None
     explain: bool = False
-    # --prometheus: the fleet Prometheus scrapes, over --since, one row per --by value.
-    prometheus: str | None = None
-    since: str = "1h"
-    by: tuple[str, ...] = ()
 
 
 def run_read(opts: ReadOptions, console: Console) -> int:

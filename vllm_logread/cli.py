@@ -131,6 +131,27 @@ class _Terminal:
     "the pool and the load now. A /metrics text piped in or named as FILE is recognised too.",
 )
 @click.option(
+    "--prometheus",
+    metavar="URL",
+    default=None,
+    help="Read every vLLM server a Prometheus scrapes (http://prometheus:9090): one row per "
+    "server (pool, users, the window's peaks and preemptions), a total per model.",
+)
+@click.option(
+    "--since",
+    default="1h",
+    show_default=True,
+    metavar="DURATION",
+    help="With --prometheus: the window of the peaks and counts (90s, 30m, 1h, 2d).",
+)
+@click.option(
+    "--by",
+    multiple=True,
+    metavar="LABEL[,LABEL...]",
+    help="With --prometheus: the labels that identify a server (default instance,model_name,"
+    "engine; --by instance folds an instance's engines into one row).",
+)
+@click.option(
     "--prompt",
     "prompt_tokens",
     type=_IntList(),
@@ -242,27 +263,6 @@ class _Terminal:
     default=None,
     help="Draw users against tokens per user (and the load over time) to FILE.png or .svg; "
     "needs matplotlib.",
-)
-@click.option(
-    "--prometheus",
-    metavar="URL",
-    default=None,
-    help="Read every vLLM server a Prometheus scrapes (http://prometheus:9090): one row per "
-    "server (pool, users, the window's peaks and preemptions), a total per model.",
-)
-@click.option(
-    "--since",
-    default="1h",
-    show_default=True,
-    metavar="DURATION",
-    help="With --prometheus: the window of the peaks and counts (90s, 30m, 1h, 2d).",
-)
-@click.option(
-    "--by",
-    multiple=True,
-    metavar="LABEL[,LABEL...]",
-    help="With --prometheus: the labels that identify a server (default instance,model_name,"
-    "engine; --by instance folds an instance's engines into one row).",
 )
 def read_cmd(**params: Any) -> None:
     """Report the KV pool and the users that fit, from vLLM logs or a pipe.
