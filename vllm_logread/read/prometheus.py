@@ -48,7 +48,7 @@ import math
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError, MissingPoolError, UsageError
@@ -326,7 +326,6 @@ class FleetRead:
     since: str
     by: tuple[str, ...]
     servers: tuple[FleetServer, ...]
-    warnings: tuple[str, ...] = field(default_factory=tuple)
 
 
 _EngineKey = tuple[tuple[str, str], ...]
@@ -431,7 +430,6 @@ def read_fleet(prom: Prometheus, *, since: str = "1h", by: Sequence[str] = DEFAU
         labels = {**c.labels, **({"model_name": model} if model else {})}
         key = tuple((name, labels.get(name, "")) for name in by)
         groups.setdefault(key, []).append(Series(labels=c.labels, value=c.value))
-    warnings: list[str] = []
     servers: list[FleetServer] = []
     for key, group in groups.items():
         group, changed = _current_configs(group, current)
@@ -490,7 +488,6 @@ def read_fleet(prom: Prometheus, *, since: str = "1h", by: Sequence[str] = DEFAU
         since=since.strip(),
         by=by,
         servers=tuple(servers),
-        warnings=tuple(warnings),
     )
 
 
