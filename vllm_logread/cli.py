@@ -29,6 +29,8 @@ Exit codes:
   3  the log lacks the KV pool (or --strict: a near miss)
   4  the log contradicts the model config
   130/143  interrupted (Ctrl-C / SIGTERM), after the load summary
+  --prometheus: 2 also Prometheus unreachable or a query rejected; 3 no
+     vLLM server in the window, or none answers now (all down or stale)
   Several inputs: each on its own; the exit code is the highest of theirs.
 
 \b
@@ -127,6 +129,27 @@ class _Terminal:
     default=None,
     help="Read a running vLLM's Prometheus text (http://host:8000/metrics) instead of a log: "
     "the pool and the load now. A /metrics text piped in or named as FILE is recognised too.",
+)
+@click.option(
+    "--prometheus",
+    metavar="URL",
+    default=None,
+    help="Read every vLLM server a Prometheus scrapes (http://prometheus:9090): one row per "
+    "server (pool, users, the window's peaks and preemptions), a total per model.",
+)
+@click.option(
+    "--since",
+    default="1h",
+    show_default=True,
+    metavar="DURATION",
+    help="With --prometheus: the window of the peaks and counts (90s, 30m, 1h, 2d).",
+)
+@click.option(
+    "--by",
+    multiple=True,
+    metavar="LABEL[,LABEL...]",
+    help="With --prometheus: the labels that identify a server (default instance,model_name,"
+    "engine; --by instance folds an instance's engines into one row).",
 )
 @click.option(
     "--prompt",
