@@ -65,11 +65,17 @@ class ParamCount:
         num_embedding_params: embed_tokens and lm_head (lm_head only when not
             tied); these stay 16-bit under FP8 / INT4 weight quantization.
         how: the sum, for a person.
+        num_replicated_params: parameters every tensor-parallel rank holds
+            whole: MLA's kv_a_proj_with_mqa (a ReplicatedLinear in vLLM's
+            DeepSeek-V2/V3 attention). With it the counts meet the logs:
+            DeepSeek-V3 FP8 at TP 8 78.54 GiB a GPU (logged 78.6453), R1 at
+            TP 16 39.38 (logged 39.66); without it 78.33 and 39.17.
     """
 
     num_params: int
     num_embedding_params: int
     how: str
+    num_replicated_params: int = 0
 
 
 def _int(cfg: Mapping[str, Any], key: str, default: int | None = None) -> int | None:
@@ -246,6 +252,13 @@ def count_parameters(config: Mapping[str, Any]) -> ParamCount | None:
     tied = bool(cfg.get("tie_word_embeddings", tied_default))
     emb = vocab * hidden * (1 if tied else 2)
     total = layers * (attn + norms) + sum(mlps) + emb + hidden
+    replicated = 0
+    if model_type in MLA_TYPES:
+        replicated = (
+            layers
+            * hidden
+            * ((_int(cfg, "kv_lora_rank") or 0) + (_int(cfg, "qk_rope_head_dim") or 0))
+        )
     kinds = sorted(set(mlps))
     mlp_text = " + ".join(f"{mlps.count(k)} x {k:,}" for k in kinds)
     how = (
@@ -253,7 +266,9 @@ def count_parameters(config: Mapping[str, Any]) -> ParamCount | None:
         f"embeddings {emb:,} ({'tied' if tied else 'and lm_head'}) + final norm "
         f"{hidden:,} = {total:,}"
     )
-    return ParamCount(num_params=total, num_embedding_params=emb, how=how)
+    return ParamCount(
+        num_params=total, num_embedding_params=emb, how=how, num_replicated_params=replicated
+    )
 
 
 def model_dtype(config: Mapping[str, Any]) -> str:

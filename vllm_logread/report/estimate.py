@@ -65,6 +65,9 @@ CUDA_GRAPH_IN_BUDGET_FROM = (0, 21)
 #: loads 32.889; Qwen2.5-7B 14.185, loads 14.2487 (+0.45%); Gemma 3 27B with
 #: its vision tower 51.09, loads 51.3795 (+0.57%).
 WEIGHTS_SPREAD = 0.01
+#: The typical excess, for the central figure (Qwen3-8B +0.08%, Llama-3.1-8B
+#: +0.0/+0.2%, Llama-3.3-70B +0.1%).
+WEIGHTS_CENTRAL = 0.002
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,6 +106,8 @@ class WeightsBasis:
     high_bytes: float
     how: str
     num_params: int | None = None
+    central_bytes: float | None = None
+    replicated_bytes: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -216,14 +221,17 @@ def _weights_basis(
             f"the parameters of model_type {config.get('model_type')!r} are not counted here "
             "and the table has no total for it"
         )
+    repl = 0 if count is None or lo_p != hi_p else count.num_replicated_params
     if method in ("", "none"):
         per = float(dtype_bytes)
+        repl_b = repl * per
         lo_b, hi_b = lo_p * per, hi_p * per
         how += f"; x {dtype_bytes} B ({dtype})"
     elif method in ("fp8", "fbgemm_fp8", "modelopt"):
         # Linear layers 1 byte (block or channel scales add < 0.1%); embeddings
         # and lm_head stay 16-bit.
         lo_b, hi_b = (lo_p - emb) + emb * 2.0, (hi_p - emb) * 1.001 + emb * 2.0
+        repl_b = float(repl)
         how += f"; FP8: the linear layers 1 B, the {emb / 1e9:.2f} B embedding parameters 2 B"
     elif method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
         bits = int((qcfg or {}).get("bits", (qcfg or {}).get("w_bit", 4)))
@@ -232,6 +240,7 @@ def _weights_basis(
         per_linear = bits / 8 + (2 + bits / 8) / max(group, 1)
         lo_b = (lo_p - emb) * per_linear + emb * 2.0
         hi_b = (hi_p - emb) * per_linear * 1.01 + emb * 2.0
+        repl_b = repl * per_linear
         how += (
             f"; {method} {bits}-bit, group {group}: {per_linear:.4f} B a linear weight, "
             "embeddings 2 B"
@@ -241,10 +250,24 @@ def _weights_basis(
             f"weights quantized as {method!r}: their bytes are not modelled here "
             f"({extra.get('source', 'the config')})"
         )
+    central: float | None = None
     if lo_p == hi_p:
+        central = lo_b * (1 + WEIGHTS_CENTRAL)
         hi_b *= 1 + WEIGHTS_SPREAD
-        how += f"; + 0-{WEIGHTS_SPREAD:.1%} (what real boots load beyond the count)"
-    return WeightsBasis(low_bytes=lo_b, high_bytes=hi_b, how=how, num_params=lo_p)
+        how += (
+            f"; + 0-{WEIGHTS_SPREAD:.0%} (what real boots load beyond the count; "
+            f"{WEIGHTS_CENTRAL:.1%} typical)"
+        )
+    if repl_b:
+        how += f"; {repl_b / GIB:.2f} GiB of it on every GPU (MLA's kv_a_proj_with_mqa)"
+    return WeightsBasis(
+        low_bytes=lo_b,
+        high_bytes=hi_b,
+        how=how,
+        num_params=lo_p,
+        central_bytes=central,
+        replicated_bytes=repl_b,
+    )
 
 
 def _overheads(
@@ -440,10 +463,17 @@ def estimate_boot(
             unknown = f"weights per GPU unknown because {basis}; pass --weights-gib G"
         else:
             num_params = basis.num_params
-            lo, hi = basis.low_bytes / tp / GIB, basis.high_bytes / tp / GIB
+            r = basis.replicated_bytes
+
+            def per_gpu(num_bytes: float) -> float:
+                # Sharded over the GPUs, but the replicated part whole on each.
+                return ((num_bytes - r) / tp + r) / GIB
+
+            lo, hi = per_gpu(basis.low_bytes), per_gpu(basis.high_bytes)
+            mid = (lo + hi) / 2 if basis.central_bytes is None else per_gpu(basis.central_bytes)
             weights = Figure(
                 name="weights",
-                gib=(lo + hi) / 2,
+                gib=mid,
                 low_gib=lo,
                 high_gib=hi,
                 source=f"estimate: {basis.how}" + (f"; / {tp} GPUs" if tp > 1 else ""),
