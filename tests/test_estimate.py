@@ -294,3 +294,53 @@ def test_json_carries_the_estimate() -> None:
 def test_unknown_gpu_is_a_usage_error() -> None:
     r = CliRunner().invoke(main, ["kv", "Qwen/Qwen3-8B", "--gpu", "Z99"])
     assert r.exit_code == 2 and "not in the table" in r.output
+
+
+#: Boots whose GPU the log (or its name) gives: (model, GPU, vLLM, max_model_len,
+#: "Available KV cache memory" GiB, the log). The estimate's range must hold it.
+BOOTS = [
+    ("Qwen/Qwen3-8B", "L4", "0.32.0", 8192, 3.31, "sample_logs/seed_qwen3-8b_l4.log"),
+    ("Qwen/Qwen3-8B", "L4", "0.11.0", 8192, 3.31, "sample_logs/qwen3-8b-l4-v0.11.log"),
+    ("openai/gpt-oss-20b", "L4", "0.11.0", 131072, 5.02, "sample_logs/hybrid_gpt_oss_20b_l4.log"),
+    ("meta-llama/Llama-3.1-8B-Instruct", "H100-80GB", "0.32.0", 32768, 55.52, "era_0_32_0"),
+]
+
+
+@pytest.mark.parametrize("name,gpu,version,max_len,logged,log", BOOTS, ids=[b[5] for b in BOOTS])
+def test_range_holds_what_real_boots_printed(
+    name: str, gpu: str, version: str, max_len: int, logged: float, log: str
+) -> None:
+    est = estimate_boot(
+        name,
+        spec_for_argument(name),
+        gpu=gpu,
+        workload=W,
+        vllm_version=version,
+        max_model_len=max_len,
+    )
+    assert est.best is not None and est.worst is not None
+    gib = 1 << 30
+    assert est.worst.available_kv_bytes / gib <= logged <= est.best.available_kv_bytes / gib
+
+
+def test_readme_pastes_the_real_output() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Before the boot: `kv MODEL --gpu NAME`\n", 1)[1].split("\n## ")[0]
+    pasted = section.split("```text\n", 1)[1].split("```", 1)[0]
+    r = run(
+        "kv",
+        "meta-llama/Llama-3.1-70B-Instruct",
+        "--gpu",
+        "H100-80GB",
+        "--tp",
+        "4",
+        "--max-model-len",
+        "131072",
+        "--prompt",
+        "120000",
+        "--output",
+        "8000",
+    )
+    assert r.stdout == pasted

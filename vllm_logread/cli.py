@@ -367,6 +367,11 @@ def read_cmd(**params: Any) -> None:
     show_default=True,
     help="With --gpu: output tokens per user.",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="With --gpu: where each estimate comes from (the logs it was fitted to).",
+)
 def kv_cmd(
     model_or_config: str,
     tensor_parallel_size: int,
@@ -384,6 +389,7 @@ def kv_cmd(
     max_num_seqs: int | None = None,
     prompt_tokens: int = 512,
     output_tokens: int = 128,
+    explain: bool = False,
 ) -> None:
     """The KV bytes per token of a model, from its config.json, without any log;
     with --gpu, the pool and the users a boot would give (an estimate, with its range).
@@ -393,6 +399,9 @@ def kv_cmd(
       vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
       vllm-logread kv Qwen/Qwen3-8B --gpu H100-80GB --prompt 512 --output 128
       vllm-logread kv meta-llama/Llama-3.1-70B-Instruct --gpu H100-80GB --tp 4 --json
+
+    With --gpu it exits 0 with the estimate, also one that says the boot would
+    fail; 2 for a model or GPU it does not know.
     """
     from .kv.config import spec_for_argument
     from .render.json import dumps, kv_report
@@ -439,7 +448,7 @@ def kv_cmd(
                 rep["boot_estimate"] = estimate_json(est)
                 out = dumps(rep)
             else:
-                out = estimate_text(est)
+                out = estimate_text(est, explain=explain)
     except LogReadError as err:
         raise _error(err) from err
     click.echo(out)

@@ -40,13 +40,17 @@ def _span(lo: float | None, hi: float | None, fmt: str = ",.0f") -> str:
     return f"{format(lo, fmt)}-{format(hi, fmt)}"
 
 
-def _figure(f: Figure) -> list[str]:
+def _figure(f: Figure, explain: bool) -> list[str]:
     mark = "~" if f.is_estimate else ""
     span = _span(f.low_gib, f.high_gib, ".2f")
     head = f"  - {_LABELS.get(f.name, f.name) + ':':14} {mark}{f.gib:.2f} GiB"
     if span != f"{f.gib:.2f}":
         head += f" ({span})"
-    return [head, *_wrap(f.source)]
+    if explain or not f.brief:
+        return [head, *_wrap(f.source)]
+    if len(head) + 2 + len(f.brief) <= WIDTH:
+        return [f"{head}: {f.brief}"]
+    return [head, *_wrap(f.brief)]
 
 
 def _ends(e: BootEstimate, attr: str) -> tuple[Any, Any]:
@@ -56,8 +60,9 @@ def _ends(e: BootEstimate, attr: str) -> tuple[Any, Any]:
     return worst, best
 
 
-def estimate_text(e: BootEstimate) -> str:
-    """The estimate for a person: the answer first, then the budget line by line."""
+def estimate_text(e: BootEstimate, *, explain: bool = False) -> str:
+    """The estimate for a person: the answer first, then the budget line by line;
+    ``explain`` adds each figure's full source (the logs it was fitted to)."""
     w = e.workload
     lines: list[str] = []
     c = e.central
@@ -69,6 +74,11 @@ def estimate_text(e: BootEstimate) -> str:
             f"== estimate before the boot: the boot would fail on {e.tensor_parallel_size} x "
             f"{e.gpu.name}: no room for the KV cache"
         )
+    elif e.max_len_fits == "no":
+        lines.append(
+            f"== estimate before the boot: the boot would fail: max_model_len "
+            f"{e.max_model_len:,} does not fit (~{e.estimated_max_model_len or 0:,} does)"
+        )
     else:
         lo_u, hi_u = _ends(e, "users")
         lines.append(
@@ -77,23 +87,29 @@ def estimate_text(e: BootEstimate) -> str:
         )
     lines.extend(
         _wrap(
-            f"{e.model} on {e.tensor_parallel_size} x {e.gpu.name} ({e.gpu.total_gib:.2f} GiB), "
-            f"vLLM {e.vllm_version}'s rules; ~ marks an estimate",
+            f"{e.model} on {e.tensor_parallel_size} x {e.gpu.name}, vLLM {e.vllm_version}'s "
+            "rules; ~ = an estimate",
             3,
         )
     )
-    lines.append(
-        f"  GPU memory:      {e.gpu.total_gib:.2f} GiB x {e.gpu_memory_utilization:.2f} = "
-        f"{e.requested_gib:.2f} GiB asked for per GPU"
+    util_why = (
+        "--gpu-memory-utilization"
+        if e.utilization_source == "--gpu-memory-utilization"
+        else f"vLLM {e.vllm_version}'s default"
     )
-    lines.extend(_wrap(f"total: {e.gpu.source}; utilization: {e.utilization_source}"))
+    lines.append(
+        f"  GPU memory:      {e.gpu.total_gib:.2f} GiB x {e.gpu_memory_utilization:.2f} "
+        f"({util_why}) = {e.requested_gib:.2f} GiB per GPU"
+    )
+    if explain:
+        lines.extend(_wrap(f"total: {e.gpu.source}; utilization: {e.utilization_source}"))
     if e.weights is not None:
-        lines.extend(_figure(e.weights))
+        lines.extend(_figure(e.weights, explain))
     else:
         lines.append("  - weights:        unknown")
         lines.extend(_wrap(e.unknown))
     for f in e.overheads:
-        lines.extend(_figure(f))
+        lines.extend(_figure(f, explain))
     if c is not None:
         lo_kv, hi_kv = _ends(e, "available_kv_bytes")
         gib = 1 << 30
@@ -125,7 +141,8 @@ def estimate_text(e: BootEstimate) -> str:
             else ""
         )
     )
-    lines.extend(_wrap(e.max_num_seqs_source))
+    if explain:
+        lines.extend(_wrap(e.max_num_seqs_source))
     if e.max_model_len:
         verdict = {
             "yes": "one request fits at every end of the range",
@@ -134,7 +151,8 @@ def estimate_text(e: BootEstimate) -> str:
             "unknown": "fit unknown",
         }[e.max_len_fits]
         lines.append(f"  max_model_len:   {e.max_model_len:,}: {verdict}")
-        lines.extend(_wrap(e.max_model_len_source))
+        if explain:
+            lines.extend(_wrap(e.max_model_len_source))
     if e.max_len_message:
         lines.extend(_wrap(e.max_len_message, 2))
     for note in e.notes:
@@ -156,6 +174,8 @@ def estimate_text(e: BootEstimate) -> str:
             f"  and it will print about: GPU KV cache size: {_span(lo_p, hi_p)} tokens "
             f"(~{c.pool_tokens:,})"
         )
+    if not explain:
+        lines.append("(--explain: where each estimate comes from, the logs it was fitted to)")
     return "\n".join(lines)
 
 

@@ -46,7 +46,12 @@ from ..kv.weights import (
 )
 from ..versions import parse_version
 from .gpus import Gpu, find_gpu
-from .whatif import BIG_GPU_GIB, default_max_num_seqs, default_utilization
+from .whatif import (
+    BIG_GPU_GIB,
+    default_max_num_seqs,
+    default_utilization,
+    max_num_batched_tokens_source,
+)
 
 GIB = 1 << 30
 
@@ -85,6 +90,7 @@ class Figure:
     source: str
     is_estimate: bool = True
     replaced_by: str = ""
+    brief: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +100,7 @@ class Figure:
             "high_gib": None if self.high_gib is None else round(self.high_gib, 4),
             "is_estimate": self.is_estimate,
             "source": self.source,
+            "brief": self.brief,
             "replaced_by": self.replaced_by,
         }
 
@@ -108,6 +115,7 @@ class WeightsBasis:
     num_params: int | None = None
     central_bytes: float | None = None
     replicated_bytes: float = 0.0
+    brief: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -190,6 +198,7 @@ def _weights_basis(
             how=f"{_gib_range(lo / GIB, hi / GIB)} in all, "
             + (f"{tp} x the per-GPU figure: " if tp > 1 else "")
             + str(extra.get("source", "the table")),
+            brief="what real boots loaded (the table)",
         )
     quant = extra.get("quantization")
     qcfg = quantization_of(config)
@@ -267,6 +276,14 @@ def _weights_basis(
         num_params=lo_p,
         central_bytes=central,
         replicated_bytes=repl_b,
+        brief=(
+            f"{lo_p / 1e9:,.2f} B params"
+            if lo_p == hi_p
+            else f"{lo_p / 1e9:,.1f}-{hi_p / 1e9:,.1f} B params"
+        )
+        + (" (config)" if count is not None and lo_p == hi_p else " (model card)")
+        + f" {'FP8' if method.startswith('fp8') else method or dtype}"
+        + ("" if lo_p != hi_p else f" +0-{WEIGHTS_SPREAD:.0%}"),
     )
 
 
@@ -309,8 +326,10 @@ def _overheads(
                 "0.32), 2.38 on an 80 GB card, 0.22-0.47 for small ones; about 0.7 on an L4's "
                 "2,048-token batch (what the L4 logs leave)" + unusual
             ),
-            replaced_by="'PyTorch activation peak memory takes X GiB' / 'X GiB for peak "
-            "activation' (memory profile line)",
+            replaced_by="'PyTorch activation peak memory takes X GiB' (or 'X GiB for peak "
+            "activation')",
+            brief="estimate, real logs' memory profiles"
+            + ("; unbounded for this kind of model" if high_act is None else ""),
         ),
         Figure(
             name="non_torch",
@@ -322,7 +341,8 @@ def _overheads(
                 "at TP > 1 NCCL and custom all-reduce buffers add more: 2.53 GiB at TP 16, "
                 "and what TP 4-8 logs leave besides the activation (1.7-5.5 GiB in all)"
             ),
-            replaced_by="'non_torch_memory takes X GiB' (memory profile line)",
+            replaced_by="'non_torch_memory takes X GiB'",
+            brief="estimate, real logs' memory profiles" + (" (NCCL at TP > 1)" if tp > 1 else ""),
         ),
     ]
     if version is None or version >= CUDA_GRAPH_IN_BUDGET_FROM:
@@ -337,8 +357,9 @@ def _overheads(
                     "0.37-1.12 GiB for models up to 80 B, 3.15 GiB for DeepSeek-V3 at TP 8; "
                     "counted in the KV budget from vLLM 0.21"
                 ),
-                replaced_by="'Graph capturing finished in N secs, took X GiB' / 'X GiB for "
-                "CUDAGraph memory'",
+                replaced_by="'Graph capturing finished in N secs, took X GiB' (or 'X GiB for "
+                "CUDAGraph memory')",
+                brief="estimate, real logs' graph captures",
             )
         )
     return tuple(figures)
@@ -453,6 +474,7 @@ def estimate_boot(
             low_gib=weights_gib,
             high_gib=weights_gib,
             source="--weights-gib",
+            brief="--weights-gib",
             is_estimate=False,
             replaced_by="'Model loading took X GiB'",
         )
@@ -477,6 +499,7 @@ def estimate_boot(
                 low_gib=lo,
                 high_gib=hi,
                 source=f"estimate: {basis.how}" + (f"; / {tp} GPUs" if tp > 1 else ""),
+                brief="estimate: " + basis.brief + (f", / {tp} GPUs" if tp > 1 else ""),
                 replaced_by="'Model loading took X GiB'",
             )
     model_type = str(config.get("model_type") or spec.model_type or "")
@@ -568,6 +591,13 @@ def estimate_boot(
             )
     if layout.notes:
         notes.extend(layout.notes)
+    if any(g.kind in ("sliding", "chunked") for g in layout.groups):
+        notes.append(
+            f"the pool line's token count divides by what one max-length request is charged, "
+            f"which for windowed layers depends on max_num_batched_tokens ({mnbt:,} assumed: "
+            f"{max_num_batched_tokens_source(mnbt, is_proven=False)}); the blocks and users "
+            "do not"
+        )
     return BootEstimate(
         model=model,
         gpu=card,
