@@ -34,7 +34,7 @@ from ..capacity import (
     users_for_layout,
 )
 from ..errors import LogReadError, UsageError
-from ..kv.config import config_for_argument, table_weights
+from ..kv.config import TABLE_SOURCE, config_for_argument, table_weights
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..kv.weights import (
@@ -184,9 +184,23 @@ def _gib_range(low: float, high: float | None, digits: int = 2) -> str:
     return f"{low:.{digits}f}-{high:.{digits}f} GiB"
 
 
-def _weights_basis(
-    model: str, config: Mapping[str, Any], extra: Mapping[str, Any]
-) -> WeightsBasis | str:
+def _compressed_tensors_bits(qcfg: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(bits, group size or 0) of a compressed-tensors config's weights, when
+    every config group agrees; None otherwise."""
+    groups = qcfg.get("config_groups")
+    if not isinstance(groups, Mapping) or not groups:
+        return None
+    found = set()
+    for group in groups.values():
+        weights = group.get("weights") if isinstance(group, Mapping) else None
+        if not isinstance(weights, Mapping) or not isinstance(weights.get("num_bits"), int):
+            return None
+        size = weights.get("group_size") if weights.get("strategy") == "group" else 0
+        found.add((int(weights["num_bits"]), int(size or 0)))
+    return found.pop() if len(found) == 1 else None
+
+
+def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> WeightsBasis | str:
     """The model's weight bytes (all GPUs) as a range, or why they are unknown."""
     loaded = extra.get("loaded_gib")
     if isinstance(loaded, list) and len(loaded) == 2:
@@ -242,9 +256,26 @@ def _weights_basis(
         lo_b, hi_b = (lo_p - emb) + emb * 2.0, (hi_p - emb) * 1.001 + emb * 2.0
         repl_b = float(repl)
         how += f"; FP8: the linear layers 1 B, the {emb / 1e9:.2f} B embedding parameters 2 B"
-    elif method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
-        bits = int((qcfg or {}).get("bits", (qcfg or {}).get("w_bit", 4)))
-        group = int((qcfg or {}).get("group_size", (qcfg or {}).get("q_group_size", 128)) or 128)
+    elif method in ("w8a8", "int8") or (
+        method == "compressed-tensors" and _compressed_tensors_bits(qcfg or {}) in ((8, 0),)
+    ):
+        # 8-bit weights (INT8 or FP8 in compressed-tensors) with channel scales:
+        # the same bytes as FP8. Llama-3.1-70B w8a8: 68,452,360,192 x 1 B + 2 x
+        # 2,101,346,304 embedding parameters x 2 B = 72,655,052,800 B = 67.67
+        # GiB; a real boot loaded 67.7229 (real_logs/019).
+        lo_b, hi_b = (lo_p - emb) + emb * 2.0, (hi_p - emb) * 1.001 + emb * 2.0
+        repl_b = float(repl)
+        how += f"; 8-bit weights: the linear layers 1 B, the {emb / 1e9:.2f} B embedding ones 2 B"
+    elif method in ("awq", "gptq", "awq_marlin", "gptq_marlin", "compressed-tensors"):
+        ct = _compressed_tensors_bits(qcfg or {}) if method == "compressed-tensors" else None
+        if method == "compressed-tensors" and (ct is None or ct[0] not in (4, 8)):
+            return "a compressed-tensors scheme whose weight bits are not one number"
+        bits = ct[0] if ct else int((qcfg or {}).get("bits", (qcfg or {}).get("w_bit", 4)))
+        group = (
+            ct[1] or 128
+            if ct
+            else int((qcfg or {}).get("group_size", (qcfg or {}).get("q_group_size", 128)) or 128)
+        )
         # Packed weights bits/8 B, a 16-bit scale and a packed zero per group.
         per_linear = bits / 8 + (2 + bits / 8) / max(group, 1)
         lo_b = (lo_p - emb) * per_linear + emb * 2.0
@@ -460,7 +491,7 @@ def estimate_boot(
     found = config_for_argument(model)
     config: Mapping[str, Any] = found[0] if found else {}
     extra: dict[str, Any] = {}
-    table = table_weights(model) if found and "shipped table" in found[1] else None
+    table = table_weights(model) if found and found[1].startswith(TABLE_SOURCE) else None
     if table is not None:
         extra = table[1]
     # The weights.
@@ -479,7 +510,7 @@ def estimate_boot(
             replaced_by="'Model loading took X GiB'",
         )
     else:
-        basis = _weights_basis(model, config, extra)
+        basis = weights_basis(config, extra)
         if isinstance(basis, str):
             weights = None
             unknown = f"weights per GPU unknown because {basis}; pass --weights-gib G"
@@ -628,4 +659,4 @@ def estimate_boot(
     )
 
 
-__all__ = ["BootEstimate", "Figure", "Outcome", "estimate_boot"]
+__all__ = ["BootEstimate", "Figure", "Outcome", "WeightsBasis", "estimate_boot", "weights_basis"]
