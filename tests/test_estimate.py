@@ -373,3 +373,18 @@ def test_compressed_tensors_int4() -> None:
     basis = weights_basis(cfg, {})
     assert not isinstance(basis, str)
     assert round(basis.low_bytes / (1 << 30), 4) == 5.6792
+
+
+def test_a_model_too_big_names_the_tp_that_serves() -> None:
+    # Llama-3.1-70B, 131,072 tokens, TP 2 fails (test above); at TP 4 (2 KV heads a
+    # GPU, the weights 70,553,706,496 x 2 B / 4 = 32.85 GiB) about 3 users of 128,000
+    # tokens fit: the README's answer.
+    name = "meta-llama/Llama-3.1-70B-Instruct"
+    est = estimate_boot(
+        name,
+        spec_for_argument(name, tensor_parallel_size=2),
+        gpu="H100-80GB",
+        workload=Workload(prompt_tokens=120_000, output_tokens=8_000),
+        max_model_len=131_072,
+    )
+    assert est.suggestion.startswith("--tp 4: ~3 users")

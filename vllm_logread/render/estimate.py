@@ -155,6 +155,15 @@ def estimate_text(e: BootEstimate, *, explain: bool = False) -> str:
             lines.extend(_wrap(e.max_model_len_source))
     if e.max_len_message:
         lines.extend(_wrap(e.max_len_message, 2))
+    if e.suggestion:
+        lines.extend(
+            textwrap.wrap(
+                f"more GPUs: {e.suggestion}",
+                width=WIDTH,
+                initial_indent="  ",
+                subsequent_indent="    ",
+            )
+        )
     for note in e.notes:
         lines.extend(_wrap(f"note: {note}", 2))
     lines.append("The boot log replaces every estimate:")
@@ -220,6 +229,7 @@ def estimate_json(e: BootEstimate) -> dict[str, Any]:
         "estimated_max_model_len": e.estimated_max_model_len,
         "unknown": e.unknown or None,
         "notes": list(e.notes),
+        "suggestion": e.suggestion or None,
     }
 
 

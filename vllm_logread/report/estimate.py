@@ -34,7 +34,7 @@ from ..capacity import (
     users_for_layout,
 )
 from ..errors import LogReadError, UsageError
-from ..kv.config import TABLE_SOURCE, config_for_argument, table_weights
+from ..kv.config import TABLE_SOURCE, config_for_argument, spec_for_argument, table_weights
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..kv.weights import (
@@ -170,6 +170,7 @@ class BootEstimate:
     estimated_max_model_len: int | None
     unknown: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    suggestion: str = ""
 
     @property
     def users(self) -> int | None:
@@ -463,6 +464,7 @@ def estimate_boot(
     vllm_version: str | None = None,
     weights_gib: float | None = None,
     max_num_seqs: int | None = None,
+    suggest: bool = True,
 ) -> BootEstimate:
     """The pool and the users a boot of ``model`` on ``gpu`` would give, estimated.
 
@@ -629,6 +631,26 @@ def estimate_boot(
             f"{max_num_batched_tokens_source(mnbt, is_proven=False)}); the blocks and users "
             "do not"
         )
+    suggestion = ""
+    serves = central is not None and bool(central.users) and fits in ("yes", "maybe")
+    if (
+        suggest
+        and weights is not None
+        and weights_gib is None
+        and central is not None
+        and not serves
+    ):
+        suggestion = _more_gpus(
+            model,
+            spec,
+            gpu=gpu,
+            workload=workload,
+            max_model_len=max_model_len,
+            block_size=block_size,
+            gpu_memory_utilization=gpu_memory_utilization,
+            vllm_version=vllm_version,
+            max_num_seqs=max_num_seqs,
+        )
     return BootEstimate(
         model=model,
         gpu=card,
@@ -656,7 +678,35 @@ def estimate_boot(
         estimated_max_model_len=est_len,
         unknown=unknown,
         notes=tuple(notes),
+        suggestion=suggestion,
     )
+
+
+def _more_gpus(model: str, spec: KVSpec, **kwargs: Any) -> str:
+    """The smallest tensor parallel size (2, 4, 8, 16) at which one user fits and
+    max_model_len boots, by the same estimate; or why none does."""
+    for tp in (2, 4, 8, 16):
+        if tp <= spec.tensor_parallel_size:
+            continue
+        try:
+            wider = spec_for_argument(
+                model,
+                tensor_parallel_size=tp,
+                pipeline_parallel_size=spec.pipeline_parallel_size,
+                kv_cache_dtype=spec.kv_cache_dtype,
+            )
+            est = estimate_boot(model, wider, suggest=False, **kwargs)
+        except LogReadError:
+            continue
+        c = est.central
+        if c is not None and c.users and est.max_len_fits in ("yes", "maybe"):
+            lo = None if est.worst is None else est.worst.users
+            hi = None if est.best is None else est.best.users
+            span = f"{lo}-{hi}" if lo is not None and lo != hi else f"at most {hi}"
+            if lo == hi:
+                span = f"{lo}"
+            return f"--tp {tp}: ~{c.users:,} users ({span}), by the same estimate"
+    return "no tensor parallel size up to 16 serves a user on this GPU, by the same estimate"
 
 
 __all__ = ["BootEstimate", "Figure", "Outcome", "WeightsBasis", "estimate_boot", "weights_basis"]
