@@ -563,7 +563,11 @@ def estimate_boot(
         # names no length (Falcon-7B's config has none).
         mml, mml_src = 2048, "vLLM's default when the config states no length (2,048)"
     mnbt = 8192 if is_big_gpu else 2048
-    seqs, seqs_src = default_max_num_seqs("V1", card.total_gib, card.name, total_source="--gpu")
+    # V1 is the engine from 0.8.0 (V0's default max_num_seqs is 256 on any GPU).
+    generation = "V0" if parsed is not None and parsed < (0, 8) else "V1"
+    seqs, seqs_src = default_max_num_seqs(
+        generation, card.total_gib, card.name, total_source="--gpu"
+    )
     seqs_src = seqs_src.replace("; not in the log", "; --max-num-seqs changes it")
     if max_num_seqs is not None:
         seqs, seqs_src = max_num_seqs, "--max-num-seqs"
