@@ -388,3 +388,17 @@ def test_a_model_too_big_names_the_tp_that_serves() -> None:
         max_model_len=131_072,
     )
     assert est.suggestion.startswith("--tp 4: ~3 users")
+
+
+def test_a_hybrid_has_no_worst_end() -> None:
+    # Qwen3-Next (linear attention + full attention) on 4 H100s: the activation has
+    # no upper bound (a Mamba-style profile can take far more: real_logs/017 kept
+    # 17.8 GiB), so the range is one-sided and the max len fits "likely": 262,144
+    # tokens need about 3 GiB of KV cache (a quarter of the layers keep tokens, 2 KV
+    # heads x 256 a GPU) against some 31 GiB left at the central estimate.
+    name = "Qwen/Qwen3-Next-80B-A3B-Instruct"
+    spec = spec_for_argument(name, tensor_parallel_size=4)
+    est = estimate_boot(name, spec, gpu="H100-80GB", workload=W)
+    assert est.worst is None and est.max_len_fits == "likely" and not est.max_len_message
+    activation = next(f for f in est.overheads if f.name == "activation_peak")
+    assert activation.high_gib is None

@@ -146,6 +146,7 @@ def estimate_text(e: BootEstimate, *, explain: bool = False) -> str:
     if e.max_model_len:
         verdict = {
             "yes": "one request fits at every end of the range",
+            "likely": "one request fits unless the profile takes far more (no upper bound here)",
             "maybe": "may not fit (see below)",
             "no": "does not fit (see below)",
             "unknown": "fit unknown",

@@ -606,8 +606,10 @@ def estimate_boot(
                 "(vLLM: 'No available memory for the cache blocks'); more GPUs (--tp) or "
                 "smaller weights"
             )
-        elif all(ok) and worst is not None:
-            fits = "yes"
+        elif all(ok):
+            # No worst end (an unbounded profile): it fits unless the profile
+            # takes far more than any text model's.
+            fits = "yes" if worst is not None else "likely"
         elif not any(ok):
             fits = "no"
         else:
@@ -636,7 +638,7 @@ def estimate_boot(
             "do not"
         )
     suggestion = ""
-    serves = central is not None and bool(central.users) and fits in ("yes", "maybe")
+    serves = central is not None and bool(central.users) and fits in ("yes", "likely", "maybe")
     if (
         suggest
         and weights is not None
@@ -703,7 +705,7 @@ def _more_gpus(model: str, spec: KVSpec, **kwargs: Any) -> str:
         except LogReadError:
             continue
         c = est.central
-        if c is not None and c.users and est.max_len_fits in ("yes", "maybe"):
+        if c is not None and c.users and est.max_len_fits in ("yes", "likely", "maybe"):
             lo = None if est.worst is None else est.worst.users
             hi = None if est.best is None else est.best.users
             span = f"{lo}-{hi}" if lo is not None and lo != hi else f"at most {hi}"
