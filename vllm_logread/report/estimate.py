@@ -356,7 +356,8 @@ def _overheads(
                 "estimate: the logs that print 'PyTorch activation peak memory' / 'for peak "
                 "activation' show 1.19-1.59 GiB for 7-8B text models (1.23 on an H100, vLLM "
                 "0.32), 2.38 on an 80 GB card, 0.22-0.47 for small ones; about 0.7 on an L4's "
-                "2,048-token batch (what the L4 logs leave)" + unusual
+                "2,048-token batch (what the L4 logs leave); CUDA only: a ROCm V0 boot "
+                "profiled 9.31 GiB (sample_logs/era_0_8_5_rocm_v0.log)" + unusual
             ),
             replaced_by="'PyTorch activation peak memory takes X GiB' (or 'X GiB for peak "
             "activation')",
@@ -366,7 +367,7 @@ def _overheads(
         Figure(
             name="non_torch",
             gib=0.5 if tp == 1 else 2.0,
-            low_gib=0.05 if tp == 1 else 0.3,
+            low_gib=0.0 if tp == 1 else 0.3,
             high_gib=2.2 if tp == 1 else 4.0,
             source=(
                 "estimate: the logs show 0.03-0.62 GiB on one GPU (1.79 and 2.12 in two); "
