@@ -313,6 +313,8 @@ BOOTS = [
     ("Qwen/Qwen3-8B", "L4", "0.11.0", 8192, 3.31, "sample_logs/qwen3-8b-l4-v0.11.log"),
     ("openai/gpt-oss-20b", "L4", "0.11.0", 131072, 5.02, "sample_logs/hybrid_gpt_oss_20b_l4.log"),
     ("meta-llama/Llama-3.1-8B-Instruct", "H100-80GB", "0.32.0", 32768, 55.52, "era_0_32_0"),
+    # V0 on a 22 GiB card (total_gpu_memory 22.05 GiB in the log, an L4's figure).
+    ("Qwen/Qwen2.5-7B-Instruct", "L4", "0.6.4", 32768, 2.9, "sample_logs/era_0_6_4_v0.log"),
 ]
 
 
@@ -459,3 +461,24 @@ def test_the_big_moe_graphs() -> None:
     )
     fig = next(f for f in est.overheads if f.name == "cuda_graph")
     assert fig.low_gib <= 3.15 <= (fig.high_gib or 0)
+
+
+def test_before_0_8_the_boot_prints_blocks() -> None:
+    # vLLM 0.6.4 prints "# GPU blocks: 3389" for Qwen2.5-7B on a 22.05 GiB card
+    # (era_0_6_4_v0.log); the estimate names that line, a range that holds 3,389,
+    # and counts users without V1's null block (N // 40, not (N - 1) // 40).
+    r = run(
+        "kv",
+        "Qwen/Qwen2.5-7B-Instruct",
+        "--gpu",
+        "L4",
+        "--vllm-version",
+        "0.6.4",
+        "--max-model-len",
+        "32768",
+    )
+    line = next(x for x in r.stdout.splitlines() if "will print about" in x)
+    assert "# GPU blocks:" in line and "vLLM before 0.8" in line
+    lo, hi = line.split("# GPU blocks: ")[1].split(" ")[0].split("-")
+    assert int(lo.replace(",", "")) <= 3389 <= int(hi.replace(",", ""))
+    assert "- 1 null" not in r.stdout

@@ -37,7 +37,8 @@ def _span(lo: float | None, hi: float | None, fmt: str = ",.0f") -> str:
         return f"at least {format(lo, fmt)}"
     if format(lo, fmt) == format(hi, fmt):
         return format(lo, fmt)
-    return f"{format(lo, fmt)}-{format(hi, fmt)}"
+    sep = " to " if lo < 0 else "-"  # "-0.25 to 4.41", not "-0.25-4.41"
+    return f"{format(lo, fmt)}{sep}{format(hi, fmt)}"
 
 
 def _figure(f: Figure, explain: bool) -> list[str]:
@@ -128,9 +129,14 @@ def estimate_text(e: BootEstimate, *, explain: bool = False) -> str:
         lines.append(f"  KV pool:         {pool} tokens ({_span(lo_p, hi_p)})")
         if c.capacity is not None:
             cap = c.capacity
+            usable = (
+                f"({cap.num_blocks:,} - 1 null)"
+                if cap.usable_blocks < cap.num_blocks
+                else f"{cap.num_blocks:,}"
+            )
             lines.append(
                 f"  per user:        {w.tokens_per_user:,} tokens = {cap.blocks_per_user:,} blocks;"
-                f" ({cap.num_blocks:,} - 1 null) // {cap.blocks_per_user:,} = {cap.users:,} users"
+                f" {usable} // {cap.blocks_per_user:,} = {cap.users:,} users"
             )
     capped = c is not None and c.capacity is not None and c.capacity.users > e.max_num_seqs
     lines.append(
@@ -178,7 +184,13 @@ def estimate_text(e: BootEstimate, *, explain: bool = False) -> str:
                     subsequent_indent="    ",
                 )
             )
-    if c is not None and c.pool_tokens is not None:
+    if c is not None and e.prints_blocks:
+        lo_b, hi_b = _ends(e, "num_blocks")
+        lines.append(
+            f"  and it will print about: # GPU blocks: {_span(lo_b, hi_b)} (~{c.num_blocks:,}; "
+            "vLLM before 0.8)"
+        )
+    elif c is not None and c.pool_tokens is not None:
         lo_p, hi_p = _ends(e, "pool_tokens")
         lines.append(
             f"  and it will print about: GPU KV cache size: {_span(lo_p, hi_p)} tokens "

@@ -44,7 +44,7 @@ from ..kv.weights import (
     model_dtype,
     quantization_of,
 )
-from ..versions import parse_version
+from ..versions import POOL_TOKENS_LINE_FROM, parse_version
 from .gpus import Gpu, find_gpu
 from .whatif import (
     BIG_GPU_GIB,
@@ -175,6 +175,11 @@ class BootEstimate:
     @property
     def users(self) -> int | None:
         return None if self.central is None else self.central.users
+
+    @property
+    def prints_blocks(self) -> bool:
+        """The boot prints "# GPU blocks: N" (vLLM before 0.8), not a token count."""
+        return _prints_blocks(self.vllm_version)
 
 
 def _gib_range(low: float, high: float | None, digits: int = 2) -> str:
@@ -413,7 +418,11 @@ def _outcome(
     pool: int | None = None
     capacity: Capacity | None = None
     users: int | None = None
-    if blocks > 0:
+    if blocks > 0 and _prints_blocks(version):
+        # Before 0.8 vLLM prints "# GPU blocks: N", not tokens: the pool holds
+        # N x block_size tokens (one group; V0 has no hybrid groups).
+        pool = blocks * layout.block_size
+    elif blocks > 0:
         try:
             pool = pool_tokens_printed(
                 layout,
@@ -424,6 +433,7 @@ def _outcome(
             )
         except LogReadError:
             pool = None
+    if blocks > 0:
         capacity = users_for_layout(layout, num_blocks=blocks, workload=workload)
         users = min(capacity.users, max_num_seqs)
     return Outcome(
@@ -433,6 +443,12 @@ def _outcome(
         capacity=capacity,
         users=0 if blocks == 0 else users,
     )
+
+
+def _prints_blocks(version: str) -> bool:
+    """vLLM before 0.8.0 prints its pool as "# GPU blocks: N" (POOL_TOKENS_LINE_FROM)."""
+    parsed = parse_version(version)
+    return parsed is not None and parsed < POOL_TOKENS_LINE_FROM
 
 
 def _max_len_for_blocks(
