@@ -29,6 +29,10 @@ MODES = {
     "sglang": [str(S / "sglang_qwen3-8b_h100.log")],
     "all-boots": [str(S / "wrap_glued.log"), "--all-boots"],
     "no-pool": [str(S / "wrap_tqdm.log")],
+    "kv": ["kv", "Qwen/Qwen3-8B"],
+    "kv-gpu": ["kv", "Qwen/Qwen3-8B", "--gpu", "H100-80GB"],
+    "kv-gpu-fails": ["kv", "mistralai/Mixtral-8x7B-Instruct-v0.1", "--gpu", "L4"],
+    "kv-gpu-unknown": ["kv", "moonshotai/Kimi-K2-Thinking", "--gpu", "H200", "--tp", "8"],
 }
 
 
