@@ -37,8 +37,8 @@ def _value_text(row: Row, fig: Figure) -> str:
         text = f"{v:.2f}"  # worked out (total x utilization), not printed as such
     else:
         text = f"{v:g}"
-    if row.unit and row.unit != "":
-        text += f" {row.unit}"
+    if row.unit:
+        text += " engine" if row.unit == "engines" and v == 1 else f" {row.unit}"
     if fig.note.startswith("assumed"):
         text += "*"
     return text

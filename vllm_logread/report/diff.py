@@ -134,7 +134,9 @@ class Row:
         d = self.change
         if d is None:
             return self.old.value != self.new.value
-        return abs(d) > self.old.half_ulp + self.new.half_ulp + 1e-9
+        # "3.31" is [3.305, 3.315): two printed values can be the same number
+        # only while they are less than both half-ulps apart.
+        return d != 0 and abs(d) >= self.old.half_ulp + self.new.half_ulp - 1e-9
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -239,7 +241,9 @@ def kv_cache_memory_set(report: Report) -> Figure:
 def _utilization(report: Report) -> Figure:
     f = _fact(report.boot, "gpu_memory_utilization", last=True)
     if f.is_known:
-        return f
+        # Printed "%.2f" ("(0.90)") or as Python writes the setting ("(0.9, ...)",
+        # "0.9" in /metrics), which is the value itself: no rounding to allow for.
+        return replace(f, half_ulp=f.half_ulp if f.half_ulp <= 0.005 else 0.0)
     util, why = default_utilization(report.vllm_version)
     return Figure(value=util, note=f"assumed: {why}")
 
@@ -349,6 +353,10 @@ def _side(report: Report) -> dict[str, Figure]:
         )
     )
     groups = groups_text(report)
+    kv_set = kv_cache_memory_set(report)
+    util = _utilization(report)
+    if kv_set.is_known and util.note:
+        util = _UNKNOWN  # a default vLLM ignores beside --kv-cache-memory-bytes
     return {
         "vllm_version": Figure(value=report.vllm_version),
         "model": Figure(value=report.model),
@@ -361,9 +369,9 @@ def _side(report: Report) -> dict[str, Figure]:
         "kv_bytes_per_token": _bytes_per_token(report),
         "bytes_per_block": _bytes_per_block(report),
         "total_gpu_gib": _fact(boot, "total_gpu_gib"),
-        "gpu_memory_utilization": _utilization(report),
+        "gpu_memory_utilization": util,
         "requested_gib": _requested(report),
-        "kv_cache_memory_bytes": kv_cache_memory_set(report),
+        "kv_cache_memory_bytes": kv_set,
         "weights_gib": _fact(boot, "weights_gib"),
         "activation_peak_gib": _fact(boot, "activation_peak_gib"),
         "cuda_graph_gib": _fact(boot, "cuda_graph_gib"),
@@ -755,9 +763,9 @@ def _explain_pool(old: Report, new: Report, by: dict[str, Row]) -> Explanation:
             sentence=f"{head}, so the change cannot be attributed",
             unstated=("KV memory",),
         )
-    tol = kv.old.half_ulp + kv.new.half_ulp + 1e-9
+    tol = kv.old.half_ulp + kv.new.half_ulp
     d_kv = kb - ka
-    mem_moved = abs(d_kv) > tol
+    mem_moved = d_kv != 0 and abs(d_kv) >= tol - 1e-9
     if not mem_moved:
         if causes:
             tail = f": {bpt}" if bpt else ""
