@@ -33,7 +33,7 @@ def _value_text(row: Row, fig: Figure) -> str:
         text = str(v)
     elif isinstance(v, int):
         text = f"{v:,}"
-    elif fig.note and row.unit == "GiB" or row.name == "kv_cache_memory_bytes":
+    elif fig.note and row.unit == "GiB":
         text = f"{v:.2f}"  # worked out (total x utilization), not printed as such
     else:
         text = f"{v:g}"

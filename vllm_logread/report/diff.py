@@ -231,10 +231,10 @@ def _is_suggestion(boot: Any, f: Fact) -> bool:
 
 def kv_cache_memory_set(report: Report) -> Figure:
     """``--kv-cache-memory-bytes`` as the boot set it (non-default args,
-    /metrics), never the figure vLLM suggests; in GiB."""
+    /metrics), never the figure vLLM suggests; in bytes."""
     for f in report.boot.all("kv_cache_memory_bytes"):
         if not _is_suggestion(report.boot, f):
-            return Figure(value=int(f.value) / GIB, line=f.line)
+            return Figure(value=int(f.value), line=f.line)
     return _UNKNOWN
 
 
@@ -398,7 +398,7 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("total_gpu_gib", "GPU memory", "GiB"),
     ("gpu_memory_utilization", "gpu_memory_util", ""),
     ("requested_gib", "requested", "GiB"),
-    ("kv_cache_memory_bytes", "--kv-cache-mem", "GiB"),
+    ("kv_cache_memory_bytes", "--kv-cache-mem", "B"),
     ("weights_gib", "weights", "GiB"),
     ("activation_peak_gib", "activation peak", "GiB"),
     ("cuda_graph_gib", "CUDA graph", "GiB"),
@@ -411,10 +411,8 @@ ROWS: tuple[tuple[str, str, str], ...] = (
 
 
 def diff_reports(old: Report, new: Report) -> Diff:
-    """Compare two boots' reports (each read at the same workload).
-
-    >>> # see tests/test_diff.py for worked examples
-    """
+    """Compare two boots' reports (each read at the same workload); the worked
+    examples are in tests/test_diff.py."""
     a, b = _side(old), _side(new)
     rows = tuple(
         Row(name=name, label=label, unit=unit, old=a[name], new=b[name])
@@ -430,6 +428,10 @@ def diff_reports(old: Report, new: Report) -> Diff:
 def _f(fig: Figure) -> float | None:
     v = fig.value
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _gib_of(num_bytes: float | None) -> float | None:
+    return None if num_bytes is None else num_bytes / GIB
 
 
 def _gib(x: float) -> str:
@@ -510,7 +512,7 @@ def _effects(old: Report, new: Report, by: dict[str, Row]) -> tuple[list[Effect]
     effects: list[Effect] = []
     unstated: list[str] = []
     kvm = by["kv_cache_memory_bytes"]
-    ka, kb = _f(kvm.old), _f(kvm.new)
+    ka, kb = _gib_of(_f(kvm.old)), _gib_of(_f(kvm.new))
     if ka is not None or kb is not None:
         # --kv-cache-memory-bytes: the KV memory is the figure, not the budget.
         if ka is not None and kb is not None:
@@ -732,7 +734,8 @@ def _explain_pool(old: Report, new: Report, by: dict[str, Row]) -> Explanation:
         )
     kv = by["available_kv_gib"]
     ka, kb = _f(kv.old), _f(kv.new)
-    kvm_a, kvm_b = _f(by["kv_cache_memory_bytes"].old), _f(by["kv_cache_memory_bytes"].new)
+    kvm_a = _gib_of(_f(by["kv_cache_memory_bytes"].old))
+    kvm_b = _gib_of(_f(by["kv_cache_memory_bytes"].new))
     if ka is None and kvm_a is not None:
         ka = kvm_a
     if kb is None and kvm_b is not None:
