@@ -124,6 +124,11 @@ def test_cuda_graph_memory_took_the_pool(pair) -> None:  # type: ignore[no-untyp
         "== vllm-logread diff: users 141 -> 120 (-21, -15%) at 512 prompt + 128 output tokens"
     )
     assert all(len(line) <= 100 for line in out.splitlines())
+    # Each stated line's effect on the KV memory: only the graph's 2.31 - 0.44 moved it.
+    assert (
+        "  KV memory -1.87 GiB: the GPU's memory +0.00, weights +0.00, activation peak +0.00, "
+        "CUDA graph memory -1.87; not stated: non-torch memory"
+    ) in out.replace("\n  memory", " memory")
     _, obj = diff_json(old, new)
     ex = obj["explanation"]
     assert ex["kind"] == "memory" and ex["line"] == "cuda_graph_gib"  # type: ignore[index]
@@ -319,3 +324,44 @@ def test_readme_shows_the_real_output() -> None:
     )
     assert result.exit_code == 0
     assert result.stdout.replace(str(ROOT) + "/", "") == pasted.split("```", 1)[0]
+
+
+def _log_v1(version: str, *, avail: float, tokens: int) -> str:
+    """A vLLM 0.19 / 0.24 boot of Qwen3-8B's shape with its CUDA graph estimate (0.18+)."""
+    p = "(EngineCore pid=210) INFO 06-30 17:45:"
+    return "\n".join(
+        [
+            "(APIServer pid=1) INFO 06-30 17:45:09 [api_utils.py:161] non-default args: "
+            "{'model_tag': 'Qwen/Qwen3-8B', 'model': 'Qwen/Qwen3-8B', 'max_model_len': 8192, "
+            "'gpu_memory_utilization': 0.9}",
+            f"{p}24 [core.py:108] Initializing a V1 LLM engine (v{version}) with config: "
+            "model='Qwen/Qwen3-8B', dtype=torch.bfloat16, max_seq_len=8192, "
+            "tensor_parallel_size=1, kv_cache_dtype=auto, enable_prefix_caching=True",
+            f"{p}29 [model_runner.py:412] Model loading took 15.27 GiB and 3.406117 seconds",
+            f"{p}46 [gpu_model_runner.py:5806] Estimated CUDA graph memory: 0.44 GiB total",
+            f"{p}47 [gpu_worker.py:512] Available KV cache memory: {avail} GiB",
+            f"{p}47 [kv_cache_utils.py:1533] GPU KV cache size: {tokens:,} tokens",
+            "",
+        ]
+    )
+
+
+def test_upgrade_across_0_20_charges_the_graphs(tmp_path: Path) -> None:
+    # 0.19 computes the estimate but does not subtract it (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
+    # "0"); 0.24 does ("1" from 0.20): the same 12.42 GiB budget less 0.44 = 11.98 GiB;
+    # 11.98 GiB / 2,359,296 B = 5,452.2 -> 5,452 blocks = 87,232 tokens (OLD 5,652 = 90,432).
+    old, new = tmp_path / "v019.log", tmp_path / "v024.log"
+    old.write_text(_log_v1("0.19.0", avail=12.42, tokens=90_432), encoding="utf-8")
+    new.write_text(_log_v1("0.24.0", avail=11.98, tokens=87_232), encoding="utf-8")
+    code, obj = diff_json(old, new, "--max-drop", "5")
+    ex = obj["explanation"]
+    assert ex["line"] == "cuda_graph_gib"  # type: ignore[index]
+    # -3,200 / 90,432 = -3.54% -> "fell 3.5%".
+    assert ex["sentence"] == (  # type: ignore[index]
+        "the pool fell 3.5% (90,432 -> 87,232 tokens): NEW's vLLM 0.24.0 takes the CUDA graph "
+        "estimate (0.44 GiB) from the KV memory, OLD's 0.19.0 does not (KV memory 12.42 -> "
+        "11.98 GiB)"
+    )
+    # Users (5,652 - 1) // 40 = 141 -> (5,452 - 1) // 40 = 136: -5 / 141 = 3.5% <= 5%.
+    assert code == 0 and obj["users"]["old"] == 141 and obj["users"]["new"] == 136  # type: ignore[index]
+    assert run("diff", old, new, "--max-drop", "3")[0] == 1

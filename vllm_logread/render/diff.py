@@ -39,7 +39,7 @@ def _value_text(row: Row, fig: Figure) -> str:
         text = f"{v:g}"
     if row.unit:
         text += " engine" if row.unit == "engines" and v == 1 else f" {row.unit}"
-    if fig.note.startswith("assumed"):
+    if fig.note.startswith(("assumed", "note")):
         text += "*"
     return text
 
@@ -68,6 +68,10 @@ def _change_text(row: Row) -> str:
     return text
 
 
+def _note(note: str) -> str:
+    return note.removeprefix("assumed: ").removeprefix("note: ")
+
+
 def _cut(text: str, width: int, *, keep_tail: bool = False) -> str:
     """At most ``width`` columns; a model name keeps its tail.
 
@@ -90,6 +94,9 @@ def diff_text(diff: Diff) -> str:
         head += f" ({_change_text(users).replace(' (', ', ').rstrip(')')})"
     head += f" at {workload}"
     lines = [wrap_line(head, WIDTH), wrap_line(diff.explanation.sentence, WIDTH)]
+    budget = _budget_line(diff)
+    if budget:
+        lines.append(wrap_line(budget, WIDTH))
     lines.append(f"  OLD: {diff.old.source}")
     lines.append(f"  NEW: {diff.new.source}")
     lines.append(f"  {'':<{_LABEL_W}} {'OLD':<{_VALUE_W}} {'NEW':<{_VALUE_W}} change".rstrip())
@@ -105,17 +112,41 @@ def diff_text(diff: Diff) -> str:
         change = _change_text(row) if row.name != "users" or users.change is not None else "?"
         line = f"  {row.label:<{_LABEL_W}} {a:<{_VALUE_W}} {b:<{_VALUE_W}} {change}"
         lines.append(_cut(line.rstrip(), WIDTH))
-        said = [f.note for f in (row.old, row.new) if f.note.startswith("assumed")]
+        said = [f.note for f in (row.old, row.new) if f.note.startswith(("assumed", "note"))]
         if len(said) == 2 and said[0] == said[1]:
-            notes.append(f"  * {row.label}: {said[0].removeprefix('assumed: ')}")
+            notes.append(f"  * {row.label}: {_note(said[0])}")
         else:
             for side, fig in (("OLD", row.old), ("NEW", row.new)):
-                if fig.note.startswith("assumed"):
-                    notes.append(f"  * {side} {row.label}: {fig.note.removeprefix('assumed: ')}")
+                if fig.note.startswith(("assumed", "note")):
+                    notes.append(f"  * {side} {row.label}: {_note(fig.note)}")
     if neither:
         lines.append(wrap_line("  not stated in either: " + ", ".join(neither), WIDTH))
     lines.extend(wrap_line(n, WIDTH) for n in notes)
     return "\n".join(lines)
+
+
+def _budget_line(diff: Diff) -> str:
+    """Each stated budget line's effect on the KV memory, and what is not stated:
+    ``  KV memory -1.87 GiB: CUDA graph memory -1.87, weights +0.00; not stated: ...``."""
+    ex = diff.explanation
+    if not ex.effects:
+        return ""
+    kv = diff.row("available_kv_gib")
+    d = kv.change
+    # round(-0.001, 2) is -0.0, which "or 0.0" makes +0.00.
+    parts = [
+        f"{e.label} {round(e.effect_gib, 2) or 0.0:+.2f}"
+        for e in ex.effects
+        if e.name != "kv_cache_memory_bytes"
+    ]
+    if not parts:
+        return ""
+    text = "  KV memory" + (f" {d:+.2f} GiB" if d is not None else "") + ": " + ", ".join(parts)
+    if ex.unexplained_gib is not None and abs(ex.unexplained_gib) >= 0.005:
+        text += f", unexplained {ex.unexplained_gib:+.2f}"
+    if ex.unstated:
+        text += "; not stated: " + ", ".join(ex.unstated)
+    return text
 
 
 def diff_json(

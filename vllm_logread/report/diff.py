@@ -278,6 +278,13 @@ def _graph_rule(report: Report) -> str:
     return "in_peak" if v >= GRAPH_IN_PEAK_FROM else "apart"
 
 
+def _peak(report: Report) -> Figure:
+    f = _fact(report.boot, "activation_peak_gib")
+    if f.is_known and _graph_rule(report) == "in_peak":
+        return replace(f, note="note: vLLM 0.31+ prints it with the CUDA graph estimate inside")
+    return f
+
+
 def _kv_dtype(report: Report) -> Figure:
     spec = None if report.basis is None else report.basis.spec
     stated = report.kv_cache_dtype
@@ -373,7 +380,7 @@ def _side(report: Report) -> dict[str, Figure]:
         "requested_gib": _requested(report),
         "kv_cache_memory_bytes": kv_set,
         "weights_gib": _fact(boot, "weights_gib"),
-        "activation_peak_gib": _fact(boot, "activation_peak_gib"),
+        "activation_peak_gib": _peak(report),
         "cuda_graph_gib": _fact(boot, "cuda_graph_gib"),
         "non_torch_gib": _fact(boot, "non_torch_gib"),
         "available_kv_gib": _fact(boot, "available_kv_gib"),
@@ -589,6 +596,12 @@ def _effects(old: Report, new: Report, by: dict[str, Row]) -> tuple[list[Effect]
                     new_gib=rb,
                 )
             )
+    elif by["gpu_memory_utilization"].is_changed:
+        util_row = by["gpu_memory_utilization"]
+        defaults = " (vLLM's defaults)" if util_row.old.note or util_row.new.note else ""
+        unstated.append(
+            f"the GPU's memory, for gpu_memory_utilization {ua:.2f} -> {ub:.2f}{defaults}"
+        )
     else:
         unstated.append("total x gpu_memory_utilization")
     rule_a, rule_b = _graph_rule(old), _graph_rule(new)
@@ -627,10 +640,17 @@ def _effects(old: Report, new: Report, by: dict[str, Row]) -> tuple[list[Effect]
         )
     if taken_a is not None and taken_b is not None:
         if taken_a != taken_b:
-            why = []
-            for side, rule, v in (("OLD", rule_a, old), ("NEW", rule_b, new)):
-                if rule == "no":
-                    why.append(f"{side}'s vLLM {v.vllm_version or ''} does not subtract it")
+            why = "vLLM 0.20+ takes it from the KV memory"
+            if (rule_a == "no") != (rule_b == "no"):
+                # An upgrade across 0.20: the same graphs, now charged to the KV memory.
+                side, other = ("NEW", "OLD") if rule_a == "no" else ("OLD", "NEW")
+                rep, rep_other = (new, old) if rule_a == "no" else (old, new)
+                taken = taken_b if rule_a == "no" else taken_a
+                why = (
+                    f"{side}'s vLLM {rep.vllm_version} takes the CUDA graph estimate "
+                    f"({_gib(taken)} GiB) from the KV memory, {other}'s "
+                    f"{rep_other.vllm_version or 'vLLM'} does not"
+                )
             effects.append(
                 Effect(
                     name="cuda_graph_gib",
@@ -638,7 +658,7 @@ def _effects(old: Report, new: Report, by: dict[str, Row]) -> tuple[list[Effect]
                     effect_gib=-(taken_b - taken_a),
                     old_gib=ga,
                     new_gib=gb,
-                    why="; ".join(why) or "vLLM 0.20+ subtracts it from the KV memory",
+                    why=why,
                 )
             )
     elif rule_a != "no" or rule_b != "no":
@@ -695,13 +715,12 @@ def _effect_phrase(e: Effect) -> str:
             f"gpu_memory_utilization went from {e.old_gib:.2f} to {e.new_gib:.2f} "
             f"({e.effect_gib:+.2f} GiB)"
         )
+    if e.name == "cuda_graph_gib" and e.why.startswith(("NEW's", "OLD's")):
+        return e.why
     if e.old_gib is None or e.new_gib is None:
         return f"{e.label} moved the KV memory {e.effect_gib:+.2f} GiB"
     verb = "grew" if e.new_gib > e.old_gib else "fell"
-    text = f"{e.label} {verb} from {_gib(e.old_gib)} to {_gib(e.new_gib)} GiB"
-    if e.name == "cuda_graph_gib" and e.why and "does not" in e.why:
-        text += f" ({e.why})"
-    return text
+    return f"{e.label} {verb} from {_gib(e.old_gib)} to {_gib(e.new_gib)} GiB"
 
 
 def explain(old: Report, new: Report, by: dict[str, Row]) -> Explanation:
