@@ -278,6 +278,23 @@ def _graph_rule(report: Report) -> str:
     return "in_peak" if v >= GRAPH_IN_PEAK_FROM else "apart"
 
 
+def _non_torch(report: Report) -> Figure:
+    """Non-torch memory: stated, else (0.27+) the summary's "X GiB for consumed
+    memory (weights + non-torch)" less the weights."""
+    f = _fact(report.boot, "non_torch_gib")
+    if f.is_known:
+        return f
+    consumed = _fact(report.boot, "consumed_gib")
+    weights = _fact(report.boot, "weights_gib")
+    if isinstance(consumed.value, (int, float)) and isinstance(weights.value, (int, float)):
+        return Figure(
+            value=round(float(consumed.value) - float(weights.value), 4),
+            half_ulp=consumed.half_ulp + weights.half_ulp,
+            note="consumed (weights + non-torch) - weights",
+        )
+    return _UNKNOWN
+
+
 def _peak(report: Report) -> Figure:
     f = _fact(report.boot, "activation_peak_gib")
     if f.is_known and _graph_rule(report) == "in_peak":
@@ -382,7 +399,7 @@ def _side(report: Report) -> dict[str, Figure]:
         "weights_gib": _fact(boot, "weights_gib"),
         "activation_peak_gib": _peak(report),
         "cuda_graph_gib": _fact(boot, "cuda_graph_gib"),
-        "non_torch_gib": _fact(boot, "non_torch_gib"),
+        "non_torch_gib": _non_torch(report),
         "available_kv_gib": _fact(boot, "available_kv_gib"),
         "pool_tokens": Figure(value=report.pool_tokens),
         "num_blocks": Figure(value=report.num_blocks),
