@@ -372,3 +372,13 @@ def test_upgrade_across_0_20_charges_the_graphs(tmp_path: Path) -> None:
     # Users (5,652 - 1) // 40 = 141 -> (5,452 - 1) // 40 = 136: -5 / 141 = 3.5% <= 5%.
     assert code == 0 and obj["users"]["old"] == 141 and obj["users"]["new"] == 136  # type: ignore[index]
     assert run("diff", old, new, "--max-drop", "3")[0] == 1
+
+
+def test_one_side_from_standard_input() -> None:
+    # `vllm serve ... 2>&1 | vllm-logread diff baseline.log -`: NEW read from the pipe.
+    r = CliRunner().invoke(
+        main, ["diff", str(SEED), "-", "--json"], input=FP8.read_bytes(), catch_exceptions=False
+    )
+    assert r.exit_code == 0
+    obj = json.loads(r.stdout)
+    assert obj["new"]["source"] == "-" and obj["explanation"]["line"] == "kv_cache_dtype"
