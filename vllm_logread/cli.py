@@ -523,6 +523,69 @@ def simulate_cmd(**params: Any) -> None:
         raise _error(err) from err
 
 
+DIFF_EXIT_CODES = """\b
+Exit codes:
+  0  ok
+  1  a CI gate failed (--max-drop: the users fell more than PCT%, or are unknown)
+  2  usage error; an input that cannot be read (named OLD or NEW)
+  3  an input lacks the KV pool, or its boot serves nobody (named OLD or NEW)
+  4  an input contradicts its model config
+  The highest applies; the comparison is printed whatever the code.
+"""
+
+
+@main.command("diff", epilog=DIFF_EXIT_CODES)
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+@click.option(
+    "--prompt",
+    "prompt_tokens",
+    type=click.IntRange(0),
+    default=512,
+    show_default=True,
+    help="Prompt tokens per user.",
+)
+@click.option(
+    "--output",
+    "output_tokens",
+    type=click.IntRange(0),
+    default=128,
+    show_default=True,
+    help="Output tokens per user.",
+)
+@click.option("--config", metavar="PATH", default=None, help="The model's config.json (both).")
+@click.option(
+    "--block-size",
+    type=click.IntRange(1, 1_000_000),
+    default=None,
+    help="KV block size when a log does not state it.",
+)
+@click.option(
+    "--max-drop",
+    type=click.FloatRange(0, 100),
+    default=None,
+    metavar="PCT",
+    help="CI gate: exit 1 when the users fell more than PCT percent from OLD to NEW.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def diff_cmd(**params: Any) -> None:
+    """What changed between two boots (two logs, or a log and a /metrics text),
+    side by side, and which line explains the change of the pool.
+
+    \b
+    Examples:
+      vllm-logread diff old.log new.log
+      vllm-logread diff v0.19.log v0.20.log --max-drop 10   # an upgrade gate
+      curl -s localhost:8000/metrics | vllm-logread diff baseline.log - --json
+    """
+    from .diff_app import DiffOptions, run_diff
+
+    try:
+        sys.exit(run_diff(DiffOptions(**params), _Terminal()))
+    except LogReadError as err:
+        raise _error(err) from err
+
+
 def run() -> Any:
     """Entry point for ``python -m vllm_logread``."""
     return main(prog_name="vllm-logread")
