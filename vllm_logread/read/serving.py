@@ -26,6 +26,7 @@ from typing import Final, Generic, Literal, Protocol, TypeAlias, TypeVar, cast
 from .facts import Event
 from .framing import Framing, LineCounter
 from .lines import header_time_at
+from .patterns import REQUEST_MARKERS, request_values
 from .scanner import scan_bytes
 from .stats import (
     HAND_BACK_HEADS,
@@ -124,6 +125,10 @@ class ServingSink(Protocol[T]):
 
     def read_events(self, events: list[Event], base: int) -> list[T]:
         """A line read by the patterns table (numbered from ``base`` + 1)."""
+        ...
+
+    def fold_requests(self, values: list[tuple[str, int]], line: int | None = None) -> None:
+        """Request lines' values (patterns.request_values: kind, tokens), unnumbered."""
         ...
 
 
@@ -313,12 +318,35 @@ class ServingReader(Generic[T]):
           warning is in it and no CSV is written; otherwise
         * line by line (``_serve_lines``), which learns the layouts.
         """
+        self._requests(buf, start, stop)
         p_pre = buf.find(_PREEMPT_MARKER, start, stop) if self.v0_warnings else -1
         if p_pre < 0 and self._heads.chunk_rx is not None and self.on_stats is None:
             out = self._serve_chunk(buf, start, stop)
             if out is not None:
                 return out
         return self._serve_lines(buf, start, stop, p_pre)
+
+    def _requests(self, buf: bytes, start: int, stop: int) -> None:
+        """The request lines of ``buf[start:stop]`` (--enable-log-requests), each found
+        by its marker with ``bytes.find`` and read alone (patterns.request_values), so
+        that a log without them costs two finds a chunk, and one with them reads only
+        those lines; their values go to the sink, unnumbered (a summary, not facts)."""
+        values: list[tuple[str, int]] = []
+        find, rfind = buf.find, buf.rfind
+        for i, marker in enumerate(REQUEST_MARKERS):
+            p = find(marker, start, stop)
+            while p >= 0:
+                ls = rfind(b"\n", start, p) + 1 or start
+                le = find(b"\n", p, stop)
+                le = stop if le < 0 else le
+                got = request_values(buf[ls:le].decode("utf-8", "replace"))
+                if i:  # the DEBUG details line: its prompt ids only (not a 0.11 line's)
+                    is_details = REQUEST_MARKERS[0] not in buf[ls:p]
+                    got = [v for v in got if is_details and v[0] == "request_prompt_tokens"]
+                values += [(k, int(v)) for k, v, _ in got]
+                p = find(marker, le, stop)
+        if values:
+            self.sink.fold_requests(values)
 
     def _serve_chunk(self, buf: bytes, start: int, stop: int) -> list[T] | None:
         """The stats lines of ``buf[start:stop]`` through ``_Heads.chunk_rx``; None
