@@ -29,6 +29,8 @@ MODES = {
     "sglang": [str(S / "sglang_qwen3-8b_h100.log")],
     "all-boots": [str(S / "wrap_glued.log"), "--all-boots"],
     "no-pool": [str(S / "wrap_tqdm.log")],
+    "metrics-workload": [str(S / "real_vllm_0.32_llama-3.2-1b_mixed.metrics.txt")],
+    "log-requests": [str(S / "real_vllm_0.32_llama-3.2-1b_mixed.log")],
 }
 
 
@@ -47,6 +49,8 @@ def test_every_mode_is_one_valid_object(mode: str) -> None:
     jsonschema.validate(obj, SCHEMA)
     if "--prompt" in MODES[mode]:
         assert obj["sweep"], "a sweep's rows are in the object"
+    if mode in ("metrics-workload", "log-requests"):
+        assert obj["observed_workload"]["source"] == ("metrics" if "metrics" in mode else "log")
 
 
 def test_many_servers_count_only_the_good_ones() -> None:

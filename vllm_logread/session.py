@@ -209,6 +209,7 @@ class BootRouter:
     # The workload seen, per boot: /metrics' histograms, a log's request lines.
     observed: dict[int, ObservedWorkload] = field(default_factory=dict)
     tallies: dict[int, RequestTally] = field(default_factory=dict)
+    workloads: set[int] = field(default_factory=set)  # boots whose workload was said
 
     @property
     def last_boot(self) -> Boot:
@@ -390,22 +391,24 @@ class BootRouter:
         return [warning, self._report(boot, line, report)]
 
     def _summary(self, boot: Boot, line: int | None) -> list[Output]:
-        """The load summary of a boot that ran under load, once."""
+        """The load summary of a boot that ran under load, once; then the workload its
+        request lines showed, once."""
         summary = self.load_of(boot)
-        if summary is None or boot.index in self.summarized:
-            return []
-        self.summarized.add(boot.index)
-        model = boot.value("model")
-        title = str(model) if model else ""
-        if len(self.tracker.boots) > 1:
-            title = f"boot {boot.index + 1}" + (f", {title}" if title else "")
-        out = [Output(kind="summary", summary=summary, title=title, line=line)]
+        out: list[Output] = []
+        if summary is not None and boot.index not in self.summarized:
+            self.summarized.add(boot.index)
+            model = boot.value("model")
+            title = str(model) if model else ""
+            if len(self.tracker.boots) > 1:
+                title = f"boot {boot.index + 1}" + (f", {title}" if title else "")
+            out.append(Output(kind="summary", summary=summary, title=title, line=line))
         return out + self._workload(boot, line)
 
     def _workload(self, boot: Boot, line: int | None) -> list[Output]:
         """The workload a log's request lines showed, at the end of its boot, once."""
-        if boot.index not in self.tallies or not boot.has_pool:
+        if boot.index not in self.tallies or not boot.has_pool or boot.index in self.workloads:
             return []
+        self.workloads.add(boot.index)
         return [Output(kind="workload", report=self.report_for(boot), line=line)]
 
 

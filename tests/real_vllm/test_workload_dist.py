@@ -113,8 +113,8 @@ def tool_json(path: Path, *args: str) -> dict[str, Any]:
 
 def _in(value: int, rng: dict[str, Any]) -> bool:
     """A true value inside a reported bucket range (lower, upper]."""
-    upper = rng["upper_tokens"]
-    return rng["lower_tokens"] < value and (upper is None or value <= upper)
+    lower, upper = rng["lower_tokens"], rng["upper_tokens"]
+    return (lower is None or lower < value) and (upper is None or value <= upper)
 
 
 def test_mixed_load_distribution(vllm_venv: Path, real_workdir: Path, tmp_path: Path) -> None:
