@@ -210,3 +210,79 @@ def test_log_request_lines_032_debug(tmp_path: Path, json_mode: bool) -> None:
         return
     text = _run(log).stdout
     assert "36 at the mean request (512 + 132 tokens)" in text
+
+
+def test_readme_block_is_the_real_output() -> None:
+    # The README pastes the tool's block for the real mixed-load scrape: it must be what
+    # the tool prints (worked by hand in that sample's golden notes).
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("```text\nWorkload seen (from /metrics: 18", 1)[1].split("```", 1)[0]
+    pasted = ("Workload seen (from /metrics: 18" + block).rstrip("\n")
+    out = _run(ROOT / "sample_logs" / "real_vllm_0.32_llama-3.2-1b_mixed.metrics.txt").stdout
+    assert pasted in out
+
+
+def _engine_text(engine: str, prompt_cum: tuple[int, ...], prompt_sum: int) -> str:
+    lab = f'engine="{engine}",model_name="Qwen/Qwen3-8B"'
+    lines = [f"vllm:num_requests_running{{{lab}}} 0.0", f"vllm:num_requests_waiting{{{lab}}} 0.0"]
+    for name, cum, total in (
+        ("vllm:request_prompt_tokens", prompt_cum, prompt_sum),
+        ("vllm:request_generation_tokens", (0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2), 20),
+    ):
+        for le, c in zip(_BOUNDS, cum, strict=True):
+            lines.append(
+                f'{name}_bucket{{engine="{engine}",le="{le}",model_name="Qwen/Qwen3-8B"}} {c}.0'
+            )
+        lines.append(f"{name}_count{{{lab}}} {cum[-1]}.0")
+        lines.append(f"{name}_sum{{{lab}}} {total}.0")
+    lines.append(
+        f'vllm:cache_config_info{{block_size="16",engine="{engine}",num_gpu_blocks="1506"}} 1.0'
+    )
+    return "\n".join(lines)
+
+
+def test_data_parallel_engines_are_summed_bucket_by_bucket(tmp_path: Path) -> None:
+    # Engine 0: 2 prompts of 100 (le=100: 2); engine 1: 2 prompts of 1,000 (le=1000: 2);
+    # every answer 10 tokens (le=10: 2 each). Summed: 4 requests, prompt sum 200 + 2,000 =
+    # 2,200, mean 550; p50 the 2nd of 4: le=100 holds 2: (50, 100]; p90 the 4th
+    # (ceil(3.6)): le=1000 holds 4: (500, 1000]. Mean request 550 + 10 = 560 tokens = 35
+    # blocks: 1,505 // 35 = 43 users per engine, 86 over the two.
+    types = [
+        "# TYPE vllm:num_requests_running gauge",
+        "# TYPE vllm:num_requests_waiting gauge",
+        "# TYPE vllm:request_prompt_tokens histogram",
+        "# TYPE vllm:request_generation_tokens histogram",
+        "# TYPE vllm:cache_config_info gauge",
+    ]
+    zero = (0,) * 6
+    text = "\n".join(
+        types
+        + [
+            _engine_text("0", zero + (2,) * 7, 200),
+            _engine_text("1", zero + (0, 0, 0) + (2,) * 4, 2000),
+        ]
+    )
+    # (prometheus-client wants each family's samples together: regroup by name)
+    lines = [ln for ln in text.splitlines() if ln.startswith("#")]
+    samples = [ln for ln in text.splitlines() if not ln.startswith("#")]
+    by_family: dict[str, list[str]] = {}
+    for ln in samples:
+        base = ln.split("{")[0].removesuffix("_bucket").removesuffix("_count").removesuffix("_sum")
+        by_family.setdefault(base, []).append(ln)
+    out_lines = []
+    for t in lines:
+        name = t.split()[2]
+        out_lines += [t, *by_family[name]]
+    path = tmp_path / "dp2.txt"
+    path.write_text("\n".join(out_lines) + "\n")
+    r = _run(path, "--json")
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    obs = (out["servers"][0] if "servers" in out else out)["observed_workload"]
+    p = obs["prompt_tokens"]
+    assert (p["count"], p["sum"], p["mean"]) == (4, 2_200, 550)
+    assert p["p50"] == {"lower_tokens": 50, "upper_tokens": 100}
+    assert p["p90"] == {"lower_tokens": 500, "upper_tokens": 1000}
+    assert obs["at_mean"]["users"] == 86
+    assert [e["engine"] for e in obs["engines"]] == ["0", "1"]
+    assert [e["prompt_tokens"]["count"] for e in obs["engines"]] == [2, 2]

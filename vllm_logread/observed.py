@@ -261,6 +261,7 @@ class UsersAt:
     workload: Workload | None  # None: a bound is missing (the +Inf bucket)
     users: int | None
     why: str = ""
+    arithmetic: str = ""  # the report's own, at that workload
 
     def to_json(self) -> dict[str, Any]:
         w = self.workload
@@ -270,6 +271,7 @@ class UsersAt:
             "output_tokens": None if w is None else w.output_tokens,
             "users": self.users,
             "why": self.why,
+            "arithmetic": self.arithmetic,
         }
 
 
@@ -343,10 +345,10 @@ def observed_from_log(tally: RequestTally) -> ObservedWorkload | None:
 def with_users(
     obs: ObservedWorkload,
     given: Workload,
-    users_at: Callable[[Workload], int | None],
+    users_at: Callable[[Workload], tuple[int | None, str]],
 ) -> ObservedWorkload:
     """``obs`` with the users at its mean request and at each quantile's bounds, each
-    through ``users_at`` (the report's own arithmetic at that workload).
+    through ``users_at`` (the report's own arithmetic at that workload: its users and how).
 
     * mean: ceil(mean prompt) + ceil(mean output) tokens;
     * pNN low / high: every request at the fewest / the most tokens the pNN buckets of both
@@ -362,7 +364,8 @@ def with_users(
             out.append(UsersAt(label=label, workload=None, users=None, why=why))
             return
         w = Workload(prompt_tokens=p, output_tokens=o)
-        out.append(UsersAt(label=label, workload=w, users=users_at(w), why=why))
+        users, how = users_at(w)
+        out.append(UsersAt(label=label, workload=w, users=users, why=why, arithmetic=how))
 
     unbounded = "its bucket is +Inf (above the last bound): no upper bound"
     mean_p = given.prompt_tokens if prompt is None else prompt.mean_ceil_tokens

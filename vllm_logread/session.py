@@ -235,15 +235,16 @@ class BootRouter:
             return report
         if not report.has_pool or observed.count == 0:
             return dataclasses.replace(report, observed=observed)
-        users: dict[Workload, int | None] = {report.workload: report.users}
+        users: dict[Workload, tuple[int | None, str]] = {
+            report.workload: (report.users, "; ".join(report.arithmetic))
+        }
 
-        def users_at(w: Workload) -> int | None:
+        def users_at(w: Workload) -> tuple[int | None, str]:
             # The report's own arithmetic at that workload (every group charged).
             if w not in users:
                 opts = dataclasses.replace(self.options, workload=w, what_ifs=(), target_users=None)
-                users[w] = build_report(
-                    boot, opts, source=self.source, spec_resolver=self.spec_resolver
-                ).users
+                r = build_report(boot, opts, source=self.source, spec_resolver=self.spec_resolver)
+                users[w] = (r.users, "; ".join(r.arithmetic))
             return users[w]
 
         observed = with_users(observed, report.workload, users_at)

@@ -801,7 +801,7 @@ def _observed_explain(report: Report) -> list[str]:
         lines.append(
             f"    {u.label}: {u.workload.prompt_tokens:,} + {u.workload.output_tokens:,} = "
             f"{u.workload.tokens_per_user:,} tokens per request -> {_n(u.users)} users "
-            f"(the report's arithmetic at that workload): {u.why}"
+            f"({u.why}): {u.arithmetic or 'no arithmetic: the users are unknown'}"
         )
     for name, sums in obs.engines:
         parts = "; ".join(
