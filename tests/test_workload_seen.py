@@ -286,3 +286,27 @@ def test_data_parallel_engines_are_summed_bucket_by_bucket(tmp_path: Path) -> No
     assert obs["at_mean"]["users"] == 86
     assert [e["engine"] for e in obs["engines"]] == ["0", "1"]
     assert [e["prompt_tokens"]["count"] for e in obs["engines"]] == [2, 2]
+
+
+@pytest.mark.parametrize("json_mode", [False, True], ids=["serving-mode", "boot-mode"])
+def test_prompt_ids_cut_by_max_log_len_are_not_counted(tmp_path: Path, json_mode: bool) -> None:
+    # The server ran with --max-log-len 5 (its non-default args say so): a logged list of 5
+    # ids may be a longer prompt cut there, so the prompt is not summarized (never an
+    # undercount) and --prompt 512 stands in. max_tokens 64: 512 + 64 = 576 tokens = 36
+    # blocks: 1,505 // 36 = 41 users.
+    seed = SEED.read_text().replace(
+        "'max_model_len': 8192}", "'max_model_len': 8192, 'max_log_len': 5}"
+    )
+    log = tmp_path / "cut.log"
+    log.write_text(seed + _request(1, 5, 64))
+    if json_mode:
+        out = json.loads(_run(log, "--json").stdout)
+        assert {"kind": "max_log_len", "value": 5} in [
+            {"kind": f["kind"], "value": f["value"]} for f in out["facts"]
+        ]
+        obs = out["observed_workload"]
+        assert obs["prompt_tokens"] is None
+        assert obs["at_mean"]["prompt_tokens"] == 512 and obs["at_mean"]["users"] == 41
+        return
+    text = _run(log).stdout
+    assert "prompt:       not in the log (ids cut at --max-log-len 5): --prompt 512 used" in text

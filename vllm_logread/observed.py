@@ -293,6 +293,7 @@ class ObservedWorkload:
     engines: tuple[tuple[str, tuple[TokenSummary, ...]], ...] = ()
     users: tuple[UsersAt, ...] = ()
     notes: tuple[str, ...] = ()
+    prompt_cut: bool = False  # the log's prompt ids were cut at --max-log-len
 
     @property
     def output(self) -> TokenSummary | None:
@@ -321,24 +322,48 @@ class ObservedWorkload:
         }
 
 
-def observed_from_log(tally: RequestTally) -> ObservedWorkload | None:
-    """A log's request lines -> the observed workload (None: no request line)."""
+def observed_from_log(
+    tally: RequestTally, *, max_log_len: int | None = None
+) -> ObservedWorkload | None:
+    """A log's request lines -> the observed workload (None: no request line).
+
+    ``max_log_len``: the server's --max-log-len (its non-default args): vLLM cuts the
+    logged ids there (0.9 to 0.32), so a prompt of that many ids may be longer; the
+    prompts are then not summarized (--prompt stands in) rather than undercounted.
+    """
     if not tally:
         return None
     prompt = from_values("prompt_tokens", tally.prompt_tokens) if tally.prompt_tokens else None
+    cut = (
+        max_log_len is not None
+        and prompt is not None
+        and any(v >= max_log_len for v in tally.prompt_tokens)
+    )
+    if cut:
+        prompt = None
     max_tokens = from_values("max_tokens", tally.max_tokens) if tally.max_tokens else None
     notes = [
         "from the log's request lines (--enable-log-requests): exact values; the output side "
         "is each request's max_tokens, the most its answer could hold, so the users at it "
         "are a floor"
     ]
-    if prompt is None:
+    if cut:
+        notes.append(
+            f"the server cut the logged prompt ids at --max-log-len {max_log_len}: a prompt "
+            "of that many may be longer, so the prompt is your --prompt"
+        )
+    elif prompt is None:
         notes.append(
             "the log does not list the prompts' token ids (vLLM 0.32 prints them at "
             "--log-level DEBUG only); the prompt is your --prompt"
         )
     return ObservedWorkload(
-        source="log", prompt=prompt, generation=None, max_tokens=max_tokens, notes=tuple(notes)
+        source="log",
+        prompt=prompt,
+        generation=None,
+        max_tokens=max_tokens,
+        notes=tuple(notes),
+        prompt_cut=cut,
     )
 
 

@@ -256,7 +256,10 @@ class BootRouter:
         if observed is not None:
             return observed
         tally = self.tallies.get(boot.index)
-        return None if tally is None else observed_from_log(tally)
+        if tally is None:
+            return None
+        cut = boot.value("max_log_len")
+        return observed_from_log(tally, max_log_len=cut if isinstance(cut, int) else None)
 
     def watch_of(self, boot: Boot) -> LoadWatch:
         w = self.watches.get(boot.index)

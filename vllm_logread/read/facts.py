@@ -132,6 +132,7 @@ KIND_TYPES: dict[str, type] = {
     "waiting_deferred_reqs": int,  # reason="deferred": LoRA budget, KV transfer, blocked
     "request_max_tokens": int,  # "Received request ...: params: SamplingParams(... max_tokens=N"
     "request_prompt_tokens": int,  # the count of the line's prompt_token_ids
+    "max_log_len": int,  # non-default args 'max_log_len': the request lines' ids are cut there
 }
 
 

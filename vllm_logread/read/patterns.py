@@ -196,6 +196,7 @@ _ARG_KINDS = (
     "max_num_seqs",
     "kv_cache_memory_bytes",
     "max_num_batched_tokens",
+    "max_log_len",
 )
 
 

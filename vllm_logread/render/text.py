@@ -719,9 +719,14 @@ def observed_text(report: Report, *, explain: bool = False) -> list[str]:
     ):
         if s is None:
             if label == "prompt:":
+                cut = report.boot.value("max_log_len")
+                why = (
+                    f"ids cut at --max-log-len {cut}"
+                    if obs.prompt_cut
+                    else "0.32 prints the prompt ids at --log-level DEBUG"
+                )
                 lines.append(
-                    f"  prompt:       not in the log (0.32 prints the prompt ids at --log-level "
-                    f"DEBUG): --prompt {w.prompt_tokens:,} used"
+                    f"  prompt:       not in the log ({why}): --prompt {w.prompt_tokens:,} used"
                 )
             continue
         lines.append(f"  {label:<13} {_summary_line(s)}")
