@@ -310,3 +310,17 @@ def test_prompt_ids_cut_by_max_log_len_are_not_counted(tmp_path: Path, json_mode
         return
     text = _run(log).stdout
     assert "prompt:       not in the log (ids cut at --max-log-len 5): --prompt 512 used" in text
+
+
+def test_a_missing_histogram_is_the_given_workload(tmp_path: Path) -> None:
+    # No generation histogram (nor max_tokens): the output side is --output 128, said so.
+    # Mean request 1,200 + 128 = 1,328 tokens = 83 blocks (1,328 / 16 exactly):
+    # 1,505 // 83 = 18 users (83 x 18 = 1,494).
+    text = "\n".join(ln for ln in METRICS.splitlines() if "request_generation_tokens" not in ln)
+    path = tmp_path / "m.txt"
+    path.write_text(text + "\n")
+    obs = json.loads(_run(path, "--json").stdout)["observed_workload"]
+    assert obs["generation_tokens"] is None
+    assert (obs["at_mean"]["prompt_tokens"], obs["at_mean"]["output_tokens"]) == (1_200, 128)
+    assert obs["at_mean"]["users"] == 18
+    assert "generation:   unknown (no whole histogram in the text): 128" in _run(path).stdout

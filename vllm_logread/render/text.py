@@ -718,7 +718,16 @@ def observed_text(report: Report, *, explain: bool = False) -> list[str]:
         ("max_tokens:", obs.max_tokens if obs.source == "log" else None),
     ):
         if s is None:
-            if label == "prompt:":
+            if obs.source == "metrics" and label == "generation:" and obs.max_tokens:
+                lines.append("  generation:   no whole histogram: max_tokens stands in (a floor)")
+                lines.append(f"  max_tokens:   {_summary_line(obs.max_tokens)}")
+            elif obs.source == "metrics" and label in ("prompt:", "generation:"):
+                given = w.prompt_tokens if label == "prompt:" else w.output_tokens
+                lines.append(
+                    f"  {label:<13} unknown (no whole histogram in the text): {given:,} "
+                    "(--prompt/--output) used"
+                )
+            elif label == "prompt:":
                 cut = report.boot.value("max_log_len")
                 why = (
                     f"ids cut at --max-log-len {cut}"
