@@ -412,6 +412,8 @@ _DERIVED_KINDS = frozenset(
         "engine_kind",
         # "kv cache group sizes (128, 128)": the count of the sizes, and the sizes joined
         "num_kv_cache_groups",
+        # a request line's prompt_token_ids [7985, 264, ...]: the count of the ids
+        "request_prompt_tokens",
         "kv_group_block_sizes",
     }
 )

@@ -2,7 +2,7 @@
 NAME.log (the arguments to run it with, and the keys of the --json output to
 compare). Only the keys a golden file lists are compared, so a golden file
 states exactly what a reviewer checked by hand; lists of objects compare each
-listed object against the output entry with the same name/change, or, for
+listed object against the output entry with the same name/change/label, or, for
 ``facts``, the whole list in order.
 """
 
@@ -28,10 +28,11 @@ def _match(expected: Any, got: Any, where: str) -> None:
             assert key in got, f"{where}.{key}: missing"
             _match(value, got[key], f"{where}.{key}")
     elif isinstance(expected, list) and where.endswith(
-        ("checks", "what_if", "engines", "unknowns")
+        ("checks", "what_if", "engines", "unknowns", "observed_workload.users")
     ):
         for item in expected:
             key = "name" if "name" in item else "change" if "change" in item else "engine"
+            key = "label" if "label" in item else key
             found = [g for g in got if g.get(key) == item[key]]
             assert found, f"{where}: no entry with {key}={item[key]!r}"
             _match(item, found[0], f"{where}[{item[key]}]")

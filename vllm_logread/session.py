@@ -44,12 +44,22 @@ from .boots import (
     _boot_complete,
     engine_generation,
 )
+from .capacity import Workload
 from .errors import InputError
 from .events import Output
 from .kv.specs import KVSpec
+from .observed import (
+    ObservedWorkload,
+    RequestTally,
+    TokenSummary,
+    from_histogram,
+    merged_histograms,
+    observed_from_log,
+    with_users,
+)
 from .read.facts import Event, Fact, ParseWarning
 from .read.framing import Framing
-from .read.metrics import MAX_METRICS_BYTES, looks_like_metrics, read_metrics
+from .read.metrics import MAX_METRICS_BYTES, Server, looks_like_metrics, read_metrics
 from .read.scanner import Scanner
 from .read.serving import ServingReader, StatsSink, hand_back
 from .read.stats import StatsBatch, StatsFacts
@@ -84,12 +94,18 @@ def feed_session(session: Session, data: bytes) -> list[Output]:
                 boot.add(f)
             session.facts.extend(sorted([*server.config_facts, *load_facts], key=lambda f: f.line))
         watch = session.watch_of(boot)
+        observed = observed_from_metrics(server)
+        if observed is not None:
+            session.observed[boot.index] = observed
         if boot.has_pool:
             session.reported.add(boot.index)
             report = session.report_for(boot)
             watch.start_alerts(Estimate.from_report(report))
             out.append(Output(kind="report", report=report))
+        watch.is_snapshot = True
         for load in server.loads:
+            for reason, n in load.waiting_by_reason:
+                watch.waiting_by_reason[reason] = watch.waiting_by_reason.get(reason, 0) + n
             watch.add(
                 load.line,
                 None,
@@ -104,6 +120,51 @@ def feed_session(session: Session, data: bytes) -> list[Output]:
             session.summarized.add(boot.index)
             out.append(Output(kind="summary", summary=summary, server=server))
     return out
+
+
+def observed_from_metrics(server: Server) -> ObservedWorkload | None:
+    """A /metrics server's request histograms -> the workload it saw (its engines' summed
+    bucket by bucket; each engine's own under ``engines`` when there are several); None
+    when it publishes none."""
+    names = ("prompt_tokens", "generation_tokens", "max_tokens")
+    merged: dict[str, TokenSummary | None] = {}
+    for name in names:
+        parts = [h for load in server.loads for h in load.histograms if h.name == name]
+        if not parts:
+            merged[name] = None
+            continue
+        buckets = merged_histograms(h.buckets for h in parts)
+        merged[name] = from_histogram(
+            name,
+            buckets,
+            count=sum(h.count for h in parts),
+            sum_tokens=sum(h.sum for h in parts),
+            line=min(h.line for h in parts),
+        )
+    if merged["prompt_tokens"] is None and merged["generation_tokens"] is None:
+        return None
+    engines: list[tuple[str, tuple[TokenSummary, ...]]] = []
+    if len(server.loads) > 1:
+        for load in server.loads:
+            sums = tuple(
+                s
+                for h in load.histograms
+                if (s := from_histogram(h.name, h.buckets, count=h.count, sum_tokens=h.sum))
+            )
+            engines.append((str(load.engine), sums))
+    return ObservedWorkload(
+        source="metrics",
+        prompt=merged["prompt_tokens"],
+        generation=merged["generation_tokens"],
+        max_tokens=merged["max_tokens"],
+        engines=tuple(engines),
+        notes=(
+            "from /metrics' histograms (cumulative since the server started): the mean is "
+            "exact, each quantile only its bucket (lower, upper]; prompt and generation are "
+            "marginals, not the pair of each request, so a request at both p90s at once is a "
+            "pessimistic reading",
+        ),
+    )
 
 
 # A boot whose pool is known but whose last pool line may still come (another
@@ -145,6 +206,10 @@ class BootRouter:
     # The figures of each boot's last printed report (_figures).
     _printed: dict[int, _Figures] = field(default_factory=dict)
     summarized: set[int] = field(default_factory=set)
+    # The workload seen, per boot: /metrics' histograms, a log's request lines.
+    observed: dict[int, ObservedWorkload] = field(default_factory=dict)
+    tallies: dict[int, RequestTally] = field(default_factory=dict)
+    workloads: set[int] = field(default_factory=set)  # boots whose workload was said
 
     @property
     def last_boot(self) -> Boot:
@@ -160,10 +225,41 @@ class BootRouter:
         return self.tracker.current
 
     def report_for(self, boot: Boot) -> Report:
-        """The report for a boot (also for one without a pool)."""
-        return build_report(
+        """The report for a boot (also for one without a pool), with the workload it
+        saw and the users at it (``observed``) when /metrics or its request lines said."""
+        report = build_report(
             boot, self.options, source=self.source, spec_resolver=self.spec_resolver
         )
+        observed = self.observed_of(boot)
+        if observed is None:
+            return report
+        if not report.has_pool or observed.count == 0:
+            return dataclasses.replace(report, observed=observed)
+        users: dict[Workload, tuple[int | None, str]] = {
+            report.workload: (report.users, "; ".join(report.arithmetic))
+        }
+
+        def users_at(w: Workload) -> tuple[int | None, str]:
+            # The report's own arithmetic at that workload (every group charged).
+            if w not in users:
+                opts = dataclasses.replace(self.options, workload=w, what_ifs=(), target_users=None)
+                r = build_report(boot, opts, source=self.source, spec_resolver=self.spec_resolver)
+                users[w] = (r.users, "; ".join(r.arithmetic))
+            return users[w]
+
+        observed = with_users(observed, report.workload, users_at)
+        return dataclasses.replace(report, observed=observed)
+
+    def observed_of(self, boot: Boot) -> ObservedWorkload | None:
+        """The workload ``boot`` saw: /metrics' histograms, else its request lines."""
+        observed = self.observed.get(boot.index)
+        if observed is not None:
+            return observed
+        tally = self.tallies.get(boot.index)
+        if tally is None:
+            return None
+        cut = boot.value("max_log_len")
+        return observed_from_log(tally, max_log_len=cut if isinstance(cut, int) else None)
 
     def watch_of(self, boot: Boot) -> LoadWatch:
         w = self.watches.get(boot.index)
@@ -203,6 +299,10 @@ class BootRouter:
         if self.keep_all_facts:
             self.facts.extend(line)
         first = line[0].kind
+        if first in _REQUEST_KINDS:
+            # A request line (--enable-log-requests): the workload seen, folded per boot.
+            self.fold_requests([(f.kind, int(f.value)) for f in line], line[0].line)
+            return out
         # A stats line (printed by the API server) or V0's preemption warning
         # is the load of the current boot, never one of a boot's own facts.
         is_v0_warning = first == "preemptions" and len(line) == 1
@@ -245,6 +345,12 @@ class BootRouter:
             if self.on_stats is not None and first != "preemptions":
                 self._stats_row(line)
         return out
+
+    def fold_requests(self, values: list[tuple[str, int]], line: int | None = None) -> None:
+        """Request lines' values (kind, tokens) into the current boot's tally."""
+        tally = self.tallies.setdefault(self.tracker.current.index, RequestTally())
+        for kind, value in values:
+            tally.add(kind, value, line)
 
     def _stats_row(self, line: list[Fact]) -> None:
         assert self.on_stats is not None
@@ -289,16 +395,25 @@ class BootRouter:
         return [warning, self._report(boot, line, report)]
 
     def _summary(self, boot: Boot, line: int | None) -> list[Output]:
-        """The load summary of a boot that ran under load, once."""
+        """The load summary of a boot that ran under load, once; then the workload its
+        request lines showed, once."""
         summary = self.load_of(boot)
-        if summary is None or boot.index in self.summarized:
+        out: list[Output] = []
+        if summary is not None and boot.index not in self.summarized:
+            self.summarized.add(boot.index)
+            model = boot.value("model")
+            title = str(model) if model else ""
+            if len(self.tracker.boots) > 1:
+                title = f"boot {boot.index + 1}" + (f", {title}" if title else "")
+            out.append(Output(kind="summary", summary=summary, title=title, line=line))
+        return out + self._workload(boot, line)
+
+    def _workload(self, boot: Boot, line: int | None) -> list[Output]:
+        """The workload a log's request lines showed, at the end of its boot, once."""
+        if boot.index not in self.tallies or not boot.has_pool or boot.index in self.workloads:
             return []
-        self.summarized.add(boot.index)
-        model = boot.value("model")
-        title = str(model) if model else ""
-        if len(self.tracker.boots) > 1:
-            title = f"boot {boot.index + 1}" + (f", {title}" if title else "")
-        return [Output(kind="summary", summary=summary, title=title, line=line)]
+        self.workloads.add(boot.index)
+        return [Output(kind="workload", report=self.report_for(boot), line=line)]
 
 
 @dataclass(slots=True)
@@ -459,6 +574,10 @@ class Session(BootRouter):
     def read_events(self, events: list[Event], base: int) -> list[Output]:
         """A line serving mode left to the patterns table."""
         return self._events(events, base)
+
+
+#: The facts of a request line (patterns.py rows request_received, request_details).
+_REQUEST_KINDS = frozenset({"request_max_tokens", "request_prompt_tokens"})
 
 
 #: Facts that say a boot did not start (report.failure words them).

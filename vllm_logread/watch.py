@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .read.facts import Fact
@@ -429,6 +429,10 @@ class LoadWatch:
         self._engines: dict[str | None, _EngineLoad] = {}
         self._v0_total = 0  # V0 warnings: the cumulative count they print
         self._v0_plain = 0  # V0 warnings without a count: one each
+        # A /metrics snapshot's waiting requests by reason, summed over its engines
+        # (reason -> requests; empty: not published, before 0.31 or a log).
+        self.waiting_by_reason: dict[str, int] = {}
+        self.is_snapshot = False  # a /metrics text: one moment, its counters since the start
 
     @property
     def estimate(self) -> Estimate | None:
@@ -705,7 +709,43 @@ class LoadWatch:
             return None
         est, preempts = self._alerter.estimate, self._alerter.preempts
         engines = tuple(_engine_summary(e, est, preempts) for e in self._engines.values())
-        return _load_summary(engines, max(self._v0_total, self._v0_plain), self.server)
+        summary = _load_summary(engines, max(self._v0_total, self._v0_plain), self.server)
+        if self.is_snapshot:
+            summary = _snapshot_verdict(summary, self.waiting_by_reason)
+        return summary
+
+
+def _snapshot_verdict(s: LoadSummary, by_reason: dict[str, int]) -> LoadSummary:
+    """A /metrics snapshot's verdict with what only /metrics says: the preemptions since
+    the server started and why its requests wait (vLLM 0.31+: "capacity", the scheduler
+    had no room; "deferred", held back by a LoRA budget, a KV transfer or a blocked
+    status: not the pool's doing).
+
+    A pool below 95% now with preemptions since the start did fill at an earlier moment,
+    so "the load did not test" the users is not so: the preemptions say it did.
+    """
+    parts = [s.verdict] if s.verdict else []
+    full_now = s.peak_kv_usage_pct >= 95.0
+    if s.preemptions and not full_now:
+        parts.append(
+            f"but {s.preemptions:,} preemptions since the server started say the pool did run "
+            "out at an earlier moment"
+        )
+    capacity, deferred = by_reason.get("capacity", 0), by_reason.get("deferred", 0)
+    if deferred:
+        parts.append(
+            f"{deferred:,} waiting are deferred (a LoRA budget, a KV transfer or a blocked "
+            "request), not waiting for the pool"
+        )
+    if capacity and not full_now:
+        parts.append(
+            f"{capacity:,} waiting for capacity at {s.peak_kv_usage_pct:.1f}% KV usage: the "
+            "next prompts need more blocks than are free, or running is at max_num_seqs or "
+            "the token budget"
+        )
+    elif capacity:
+        parts.append(f"{capacity:,} waiting for capacity at a full pool")
+    return replace(s, verdict="; ".join(parts) or None)
 
 
 def _fold_peaks(

@@ -128,6 +128,13 @@ KIND_TYPES: dict[str, type] = {
     "avail_after_weights_gib": float,  # "Load weight end. ... avail mem=X GB"
     "avail_after_pool_gib": float,  # "Memory pool end. avail mem=X GB"
     "mem_fraction_static": float,  # server_args mem_fraction_static
+    # The workload seen (observed.py): /metrics' waiting gauge by reason (0.31+), and a
+    # log's request lines (--enable-log-requests), one fact per request:
+    "waiting_capacity_reqs": int,  # num_requests_waiting_by_reason{reason="capacity"}
+    "waiting_deferred_reqs": int,  # reason="deferred": LoRA budget, KV transfer, blocked
+    "request_max_tokens": int,  # "Received request ...: params: SamplingParams(... max_tokens=N"
+    "request_prompt_tokens": int,  # the count of the line's prompt_token_ids
+    "max_log_len": int,  # non-default args 'max_log_len': the request lines' ids are cut there
 }
 
 

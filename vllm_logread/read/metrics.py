@@ -28,6 +28,15 @@ The names changed over vLLM's eras (checked in vLLM's source):
 * 0.32 adds ``kv_cache_size_tokens`` and ``kv_cache_max_concurrency`` to the
   cache config labels (seen on a real 0.32 server).
 
+* Requests' token counts (observed.py turns them into the workload seen): the
+  histograms ``vllm:request_prompt_tokens``, ``vllm:request_generation_tokens``
+  and ``vllm:request_params_max_tokens`` (one observation per finished
+  request; the same names in V0 and V1 from 0.9 to 0.33, V0's labelled
+  ``model_name`` only). ``vllm:num_requests_waiting_by_reason`` (label
+  ``reason``: ``capacity``, waiting for the scheduler's room; ``deferred``,
+  held back by a LoRA budget, a KV transfer or a blocked status) is in 0.31
+  to 0.33 and not in 0.11; on 0.32 ``vllm:num_requests_waiting`` is their sum.
+
 ``vllm:cache_config_info`` never carries ``model_name``: an engine's model is
 the ``model_name`` of the load gauge whose other labels (``engine``, and
 ``instance`` or ``job`` in a replayed Prometheus scrape) agree with it. Each
@@ -75,6 +84,21 @@ LOAD_METRICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kv_usage_pct", ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")),
     ("preemptions", ("vllm:num_preemptions_total",)),
 )
+
+
+# The per-request token histograms read (observed.py), by the name of their summary.
+HISTOGRAMS: tuple[tuple[str, str], ...] = (
+    ("prompt_tokens", "vllm:request_prompt_tokens"),
+    ("generation_tokens", "vllm:request_generation_tokens"),
+    ("max_tokens", "vllm:request_params_max_tokens"),
+)
+
+
+WAITING_BY_REASON = "vllm:num_requests_waiting_by_reason"
+
+
+# Fact kinds of the waiting gauge by reason (KIND_TYPES).
+WAITING_REASON_KINDS = {"capacity": "waiting_capacity_reqs", "deferred": "waiting_deferred_reqs"}
 
 
 V0_ONLY_METRICS = frozenset({"vllm:num_requests_swapped", "vllm:cpu_cache_usage_perc"})
@@ -178,6 +202,18 @@ def parse_samples(text: str, *, source: str = "-") -> list[Sample]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Histogram:
+    """One engine's histogram: (upper bound, cumulative count) per bucket (+Inf as
+    ``math.inf``), its count and sum, and the line of its first bucket."""
+
+    name: str  # HISTOGRAMS' summary name: "prompt_tokens", ...
+    buckets: tuple[tuple[float, float], ...]
+    count: float
+    sum: float
+    line: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EngineLoad:
     """One engine's load now: the gauges' values and their facts."""
 
@@ -189,6 +225,9 @@ class EngineLoad:
     preemptions: int
     swapped_reqs: int | None = None
     facts: tuple[Fact, ...] = ()
+    # The waiting requests by reason (0.31+: "capacity", "deferred"); empty: not published.
+    waiting_by_reason: tuple[tuple[str, int], ...] = ()
+    histograms: tuple[Histogram, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -362,6 +401,16 @@ def _engine_load(
     facts = [
         f for kind, s in found.items() if (f := _number_fact(kind, s, process, source)) is not None
     ]
+    reasons: list[tuple[str, int]] = []
+    for s in by_name.get(WAITING_BY_REASON, []):
+        reason = s.labels.get("reason") or ""
+        reason_kind = WAITING_REASON_KINDS.get(reason)
+        if reason_kind is None or not _agrees(_without(s, "reason"), config):
+            continue
+        f = _number_fact(reason_kind, s, process, source)
+        if f is not None:
+            facts.append(f)
+            reasons.append((reason, int(f.value)))
     values = {f.kind: f.value for f in facts}
     return EngineLoad(
         engine=engine,
@@ -372,6 +421,43 @@ def _engine_load(
         preemptions=int(values.get("preemptions", 0)),
         swapped_reqs=None if "swapped_reqs" not in values else int(values["swapped_reqs"]),
         facts=tuple(sorted(facts, key=lambda f: f.line)),
+        waiting_by_reason=tuple(reasons),
+        histograms=tuple(
+            h for name, metric in HISTOGRAMS if (h := _histogram(by_name, config, name, metric))
+        ),
+    )
+
+
+def _without(s: Sample, label: str) -> Sample:
+    labels = {k: v for k, v in s.labels.items() if k != label}
+    return Sample(name=s.name, labels=labels, value=s.value, line=s.line)
+
+
+def _histogram(
+    by_name: dict[str, list[Sample]], config: Sample, name: str, metric: str
+) -> Histogram | None:
+    """The engine's histogram ``metric`` (its ``_bucket``, ``_count`` and ``_sum``
+    samples whose labels agree with ``config``); None when it is not there whole."""
+    buckets: list[tuple[float, float]] = []
+    line = 0
+    for s in by_name.get(metric + "_bucket", []):
+        le = s.labels.get("le")
+        if le is None or not _agrees(_without(s, "le"), config):
+            continue
+        try:
+            bound = float(le)  # "+Inf" -> inf
+        except ValueError:
+            return None
+        if math.isnan(bound):
+            return None
+        buckets.append((bound, s.value))
+        line = line or s.line
+    count = next((s for s in by_name.get(metric + "_count", []) if _agrees(s, config)), None)
+    total = next((s for s in by_name.get(metric + "_sum", []) if _agrees(s, config)), None)
+    if not buckets or count is None or total is None:
+        return None
+    return Histogram(
+        name=name, buckets=tuple(buckets), count=count.value, sum=total.value, line=line
     )
 
 

@@ -16,6 +16,7 @@ in linear time on adversarial lines.
 from __future__ import annotations
 
 import math
+import re as stdlib_re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -102,6 +103,52 @@ _CONFIG_FIELDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 )
 
 
+# A request's SamplingParams repr: "..., ignore_eos=False, max_tokens=128, min_tokens=0, ..."
+# (the same order in 0.9 to 0.33). Anchored on ignore_eos so that a stop string holding
+# "max_tokens=" is not read, and the last on the line, so that a 0.11 prompt (printed
+# before the params) is not either; max_tokens=None (not set) is no fact.
+_MAX_TOKENS = re.compile(r"ignore_eos=(?:True|False), max_tokens=(\d{1,20})(?=,)")
+
+
+# The prompt's token ids, a Python list repr of ints: "prompt_token_ids: [1, 2, 3]".
+_PROMPT_IDS_HEAD = "prompt_token_ids: ["
+_PROMPT_IDS = re.compile(r"[\d, ]{0,100000000}\]")
+
+
+def request_values(message: str) -> Built:
+    """A request line's values (``--enable-log-requests``): its max_tokens and the count of
+    its prompt token ids, where the line has them. The last ``prompt_token_ids: [`` is the
+    list's (a 0.11 line prints the prompt text before it); a list cut by
+    ``--max-log-len`` is still a list, so the server's --max-log-len caps the count.
+
+    >>> request_values("Received request cmpl-1: prompt: 'x', params: SamplingParams(n=1, "
+    ...     "ignore_eos=True, max_tokens=20, min_tokens=20), prompt_token_ids: [5, 6, 7], "
+    ...     "prompt_embeds shape: None, lora_request: None.")
+    [('request_max_tokens', 20, None), ('request_prompt_tokens', 3, None)]
+    """
+    out: Built = []
+    if "ignore_eos=" in message:
+        found = _MAX_TOKENS.findall(message)
+        if found:
+            out.append(("request_max_tokens", int(found[-1]), None))
+    at = message.rfind(_PROMPT_IDS_HEAD)
+    if at >= 0:
+        m = _PROMPT_IDS.match(message, at + len(_PROMPT_IDS_HEAD))
+        if m is not None:
+            ids = m.group(0)[:-1]
+            out.append(("request_prompt_tokens", ids.count(",") + 1 if ids.strip() else 0, None))
+    return out
+
+
+def _request_line(m: re.Match[str]) -> Built:
+    return request_values(m.group(0))
+
+
+def _request_details(m: re.Match[str]) -> Built:
+    # (0.32's DEBUG line: the prompt's ids only; its prompt text may hold anything)
+    return [v for v in request_values(m.group(0)) if v[0] == "request_prompt_tokens"]
+
+
 def _engine_config(m: re.Match[str]) -> Built:
     """The config line, read field by field at its top level (literals.py): a
     field nested in another one's repr (the draft model's ``model=`` inside
@@ -149,6 +196,7 @@ _ARG_KINDS = (
     "max_num_seqs",
     "kv_cache_memory_bytes",
     "max_num_batched_tokens",
+    "max_log_len",
 )
 
 
@@ -977,6 +1025,25 @@ ROWS: tuple[Row, ...] = (
         ),
         _stats,
     ),
+    # -- request lines (--enable-log-requests; observed.py): "Received request ID: prompt:
+    #    '...', params: SamplingParams(...), prompt_token_ids: [...], ..." (0.9-0.11, INFO);
+    #    "Received request ID: params: SamplingParams(...), lora_request: None." (0.32,
+    #    INFO) with the ids in "Request ID details: prompt: '...', prompt_token_ids: [...],
+    #    prompt_embeds shape: None." (0.32, DEBUG only).
+    Row(
+        "request_received",
+        ("Received request",),
+        _c(r"Received\ request\ \S{1,300}:\ .*$"),
+        _request_line,
+        warn_on_miss=False,
+    ),
+    Row(
+        "request_details",
+        ("details: prompt",),
+        _c(r"Request\ \S{1,300}\ details:\ prompt:\ .*$"),
+        _request_details,
+        warn_on_miss=False,
+    ),
     # -- V0 preemption warning (0.4.3-0.10.2), printed on the 1st, 51st, ...
     Row(
         "preemption_warning",
@@ -1193,6 +1260,31 @@ SENTENCES: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("This can affect", "Increase gpu_memory_utilization", "total_num_cumulative_preemption="),
     ),
 )
+
+
+# The request rows' markers, which serving mode looks for with bytes.find (serving.py).
+REQUEST_MARKERS: tuple[bytes, ...] = tuple(
+    m.encode() for row in ROWS if row.name.startswith("request_") for m in row.markers
+)
+
+
+# The same rows for serving mode, a chunk at once in C (stdlib ``re``, ``findall``): a
+# busy log can be a request line in four (benchmarks/), and a line read alone in Python
+# costs microseconds. Each reads what request_values reads: the last "ignore_eos=...,
+# max_tokens=N" of a "Received request" line, and the last "prompt_token_ids: [...]" of
+# such a line or of a DEBUG details line. Greedy, and linear: a line that fails the
+# first alternative is consumed by the second (group 1 then b""), so a line of many
+# markers is not rescanned from each (tests/test_patterns_linear.py). 100,000 request
+# lines among 300,000 others (86 MB): 0.10 s; a lazy scan with a "params:" guard took
+# 0.93 s. (Each runs only when the chunk's first request line has its literal: serving.py.)
+_RECEIVED = rb"Received request [^\n]*"
+_DETAILS = rb"\] Request \S{1,300} details: prompt[^\n]*"
+_IDS = rb"prompt_token_ids: \[([\d, ]{0,100000000})\]"
+REQUEST_MAX_TOKENS_FAST = stdlib_re.compile(
+    _RECEIVED + rb"ignore_eos=(?:True|False), max_tokens=(\d{1,20})(?=,)|" + _RECEIVED
+)
+REQUEST_PROMPT_IDS_FAST = stdlib_re.compile(_RECEIVED + _IDS + b"|" + _RECEIVED)
+REQUEST_DETAILS_IDS_FAST = stdlib_re.compile(_DETAILS + _IDS + b"|" + _DETAILS)
 
 
 # Every literal marker, for the byte-level pre-filter (see stream.py).

@@ -210,6 +210,8 @@ def json_text(
         for b in res.json_boots:
             obj = report_json(b.report, b.facts, warns)
             obj["load"] = None if b.load is None else b.load.to_json()
+            if b.report.observed is not None:
+                obj["observed_workload"] = b.report.observed.to_json()
             obj["exit_code"] = res.error_code
             obj["error"] = res.error or None
             objs.append((res, obj))

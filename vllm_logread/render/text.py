@@ -143,6 +143,9 @@ def load_text(server: Server, summary: LoadSummary) -> str:
     for load in server.loads:
         who = f"engine {load.engine}: " if several and load.engine is not None else ""
         swapped = "" if load.swapped_reqs is None else f", {load.swapped_reqs} swapped"
+        reasons = dict(load.waiting_by_reason)
+        if reasons:
+            swapped += f" ({reasons.get('capacity', 0)} for capacity, {reasons.get('deferred', 0)} deferred)"
         lines.append(
             f"  {who}{load.running_reqs} running, {load.waiting_reqs} waiting{swapped}, "
             f"KV cache usage {load.kv_usage_pct:.1f}%, {load.preemptions:,} preemptions since "
@@ -172,7 +175,9 @@ def output_text(item: Output, *, echo: bool, explain: bool = False, source: bool
     ``explain``: the report with the arithmetic of every figure (``--explain``);
     ``source``: name the input in the report (several inputs were given).
     """
-    if item.report is not None:
+    if item.kind == "workload" and item.report is not None:
+        text = _wrapped("\n".join(observed_text(item.report, explain=explain)), explain)
+    elif item.report is not None:
         text = report_text(item.report, explain=explain, source=source).rstrip("\n")
         text = _wrapped(text, explain)  # (an alert stays one line: one event, one grep)
     elif item.summary is not None and item.server is not None:
@@ -181,7 +186,7 @@ def output_text(item: Output, *, echo: bool, explain: bool = False, source: bool
         text = _wrapped(summary_text(item.summary, title=item.title), explain)
     else:
         text = item.text
-    if echo and item.kind in ("report", "summary"):
+    if echo and item.kind in ("report", "summary", "workload"):
         return f"{_BLOCK_OPEN}\n{text}\n{_BLOCK_CLOSE}"
     return text
 
@@ -501,6 +506,8 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
             lines.append(f"  {t}")
     if r.target is not None:
         lines.extend(target_text(r.target, arithmetic=explain))
+    if r.observed is not None and r.observed.source == "metrics":
+        lines.extend(observed_text(r, explain=explain))
     for warn in r.warnings:
         lines.append(f"warning: {warn}")
     if explain:
@@ -683,4 +690,138 @@ def target_text(plan: TargetPlan, *, arithmetic: bool = True) -> list[str]:
         if arithmetic:
             lines.append(f"      {kvm.arithmetic}")
     lines.append(f"  ({plan.note})")
+    return lines
+
+
+def observed_text(report: Report, *, explain: bool = False) -> list[str]:
+    """The workload the server saw (/metrics' histograms or the log's request lines)
+    and the users at it, next to the users at --prompt/--output; ``explain`` adds how
+    each figure was worked."""
+    obs = report.observed
+    if obs is None:
+        return []
+    w = report.workload
+    if obs.source == "metrics":
+        head = (
+            f"Workload seen (from /metrics: {obs.count:,} finished "
+            f"request{'s' if obs.count != 1 else ''} since the server started):"
+        )
+    else:
+        head = f"Workload seen (from the log's request lines: {obs.count:,} requests):"
+    lines = [head]
+    if obs.count == 0:
+        lines.append("  requests:     none has finished yet: the histograms are empty")
+        return lines
+    for label, s in (
+        ("prompt:", obs.prompt),
+        ("generation:", obs.generation),
+        ("max_tokens:", obs.max_tokens if obs.source == "log" else None),
+    ):
+        if s is None:
+            if obs.source == "metrics" and label == "generation:" and obs.max_tokens:
+                lines.append("  generation:   no whole histogram: max_tokens stands in (a floor)")
+                lines.append(f"  max_tokens:   {_summary_line(obs.max_tokens)}")
+            elif obs.source == "metrics" and label in ("prompt:", "generation:"):
+                given = w.prompt_tokens if label == "prompt:" else w.output_tokens
+                lines.append(
+                    f"  {label:<13} unknown (no whole histogram in the text): {given:,} "
+                    "(--prompt/--output) used"
+                )
+            elif label == "prompt:":
+                cut = report.boot.value("max_log_len")
+                why = (
+                    f"ids cut at --max-log-len {cut}"
+                    if obs.prompt_cut
+                    else "0.32 prints the prompt ids at --log-level DEBUG"
+                )
+                lines.append(
+                    f"  prompt:       not in the log ({why}): --prompt {w.prompt_tokens:,} used"
+                )
+            continue
+        lines.append(f"  {label:<13} {_summary_line(s)}")
+    at = {u.label: u for u in obs.users}
+    mean = at.get("mean")
+    if mean is not None and mean.workload is not None:
+        mw = mean.workload
+        lines.append(
+            f"  users:        {_n(mean.users)} at the mean request ({mw.prompt_tokens:,} + "
+            f"{mw.output_tokens:,} tokens); {_n(report.users)} at your "
+            f"{w.prompt_tokens:,} + {w.output_tokens:,}"
+        )
+    for pct in (50, 90, 99):
+        lines.append(f"  p{pct} request:  {_quantile_users(at, pct)}")
+    if obs.source == "metrics":
+        lines.append(
+            "  method:       pNN users: every request at its buckets' upper bounds (fewest) "
+            "to lower (most)"
+        )
+        lines.append(
+            "  note:         prompt and generation are marginals, not pairs: both at p90 at "
+            "once is pessimistic"
+        )
+    else:
+        lines.append(
+            "  method:       exact; the output is each request's max_tokens (the most it can "
+            "get): a floor"
+        )
+    if explain:
+        lines.extend(_observed_explain(report))
+    return lines
+
+
+def _summary_line(s: Any) -> str:
+    mean = s.mean_tokens
+    qs = ", ".join(f"p{p} {s.quantile_text(p)}" for p in (50, 90, 99))
+    return f"mean {mean:,.1f}; {qs}"
+
+
+def _quantile_users(at: dict[str, Any], pct: int) -> str:
+    exact = at.get(f"p{pct}")
+    if exact is not None:
+        w = exact.workload
+        return f"{_n(exact.users)} users ({w.prompt_tokens:,} + {w.output_tokens:,} tokens)"
+    hi, lo = at.get(f"p{pct} high"), at.get(f"p{pct} low")
+    if hi is None or lo is None:
+        return "unknown"
+    low = f"{lo.workload.prompt_tokens:,} + {lo.workload.output_tokens:,}"
+    if hi.workload is None:
+        return f"unknown: a bucket is +Inf (no upper bound); at most {_n(lo.users)} users ({low})"
+    high = f"{hi.workload.prompt_tokens:,} + {hi.workload.output_tokens:,}"
+    return f"{_n(hi.users)} to {_n(lo.users)} users ({high} to {low} tokens)"
+
+
+def _observed_explain(report: Report) -> list[str]:
+    """The arithmetic of the workload seen: each summary's ranks and each users figure."""
+    obs = report.observed
+    assert obs is not None
+    lines = ["  how (workload seen):"]
+    for s in (obs.prompt, obs.generation, obs.max_tokens):
+        if s is None or not s.count:
+            continue
+        ranks = "; ".join(
+            f"p{p} is the {-(-p * s.count // 100):,}th of {s.count:,} (ceil({p} x {s.count:,} / "
+            f"100)): {s.quantile_text(p)}"
+            for p in (50, 90, 99)
+        )
+        line = f" (from line {s.line})" if s.line else ""
+        lines.append(
+            f"    {s.name}{line}: mean = {s.sum_tokens:,.0f} / {s.count:,} = "
+            f"{s.mean_tokens:,.4f}; {ranks}"
+        )
+    for u in obs.users:
+        if u.workload is None:
+            lines.append(f"    {u.label}: unknown: {u.why}")
+            continue
+        lines.append(
+            f"    {u.label}: {u.workload.prompt_tokens:,} + {u.workload.output_tokens:,} = "
+            f"{u.workload.tokens_per_user:,} tokens per request -> {_n(u.users)} users "
+            f"({u.why}): {u.arithmetic or 'no arithmetic: the users are unknown'}"
+        )
+    for name, sums in obs.engines:
+        parts = "; ".join(
+            f"{s.name} {s.count:,} requests, mean {s.mean_tokens or 0:,.1f}" for s in sums
+        )
+        lines.append(f"    engine {name}: {parts}")
+    for note in obs.notes:
+        lines.append(f"    note: {note}")
     return lines

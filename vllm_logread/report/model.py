@@ -7,6 +7,7 @@ from typing import Any
 
 from ..boots import Boot, Engine
 from ..capacity import Capacity, Workload
+from ..observed import ObservedWorkload
 from .plan import TargetPlan
 from .whatif import Basis, WhatIf
 
@@ -149,6 +150,9 @@ class Report:
     users_range: tuple[int, int] | None = None
     unknowns: tuple[Unknown, ...] = ()
     failure: Failure | None = None
+    # The workload the server saw (/metrics histograms, a log's request lines) and the
+    # users at it (observed.with_users); None: neither said anything.
+    observed: ObservedWorkload | None = None
 
     @property
     def users(self) -> int | None:
