@@ -29,6 +29,16 @@ MODES = {
     "sglang": [str(S / "sglang_qwen3-8b_h100.log")],
     "all-boots": [str(S / "wrap_glued.log"), "--all-boots"],
     "no-pool": [str(S / "wrap_tqdm.log")],
+    "workload-mix": [SEED, "--workload", str(ROOT / "tests" / "data" / "mix_seed.csv")],
+    "workload-mix-prefix": [
+        SEED,
+        "--workload",
+        str(ROOT / "tests" / "data" / "mix_seed.csv"),
+        "--shared-prefix",
+        "64",
+        "--target-users",
+        "50",
+    ],
 }
 
 

@@ -283,6 +283,10 @@ def _per_user(report: Report, c: Any, users: int | None) -> str:
     groups = f" over {c.num_groups} KV cache groups" if c.num_groups > 1 else ""
     held = f"{tokens} = {_plural(c.blocks_per_user, 'block')}{groups}"
     pool = f"({c.num_blocks:,} - 1 null)" if c.usable_blocks < c.num_blocks else f"{c.num_blocks:,}"
+    if c.shared_prefix_blocks:
+        s = c.shared_prefix_blocks
+        held = f"{tokens} = {c.blocks_per_user + s:,} blocks{groups}, {s:,} shared"
+        pool = f"({c.num_blocks:,}{' - 1 null' if c.usable_blocks < c.num_blocks else ''} - {s:,})"
     return f"{held}; {pool} // {c.blocks_per_user:,} = {_n(users)} users"
 
 
@@ -350,6 +354,12 @@ def _max_num_seqs_sentence(wi: WhatIf, report: Report) -> str:
     per = " per engine" if len(report.engines) > 1 else ""
     if caps:
         return f"--max-num-seqs {users} lets the pool be used: {limit:,}{per}, not the KV cache, caps it."
+    mix = None if report.capacity is None else report.capacity.mix
+    if mix is not None:
+        return (
+            f"--max-num-seqs {users} keeps every admitted answer in the pool at the mix's "
+            f"proportions ({mix.users_top_decile:,}{per} if the longest 10% run at once)."
+        )
     return f"--max-num-seqs {users} keeps every admitted answer in the pool (no preemption at full load)."
 
 
@@ -405,7 +415,12 @@ def _answer_lines(r: Report, workload: str) -> list[str]:
     else:
         head = f"== vllm-logread: users unknown at {workload} (see the warnings)"
     length = r.concurrency_tokens or r.max_model_len
-    if r.vllm_max_concurrency is not None and length:
+    if r.vllm_max_concurrency is not None and length and w.is_mix:
+        why = (
+            f"vLLM's {r.vllm_max_concurrency:.2f}x is for users who each fill all {length:,} "
+            f"tokens; yours hold {w.tokens_per_user:,} on average."
+        )
+    elif r.vllm_max_concurrency is not None and length:
         why = (
             f"vLLM's {r.vllm_max_concurrency:.2f}x is for users who each fill all {length:,} "
             f"tokens; yours hold {w.tokens_per_user:,} each."
@@ -425,7 +440,7 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     r = report
     w, c = r.workload, r.capacity
     lines: list[str] = []
-    workload = f"{w.prompt_tokens:,} prompt + {w.output_tokens:,} output tokens"
+    workload = workload_label(w)
     if r.failure is None and not r.has_pool:
         lines.append(f"== vllm-logread: {r.model or 'model not named in the log'}: no KV pool")
         lines.append("KV pool:       not in the log")
@@ -474,8 +489,11 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
                 f"  deployment:   {_n(r.users)} users over {len(r.engines)} engines "
                 f"({_n(r.users_mid_answer)} mid-answer)"
             )
-        else:
+        elif c.mix is None:
             lines.append(f"  per user:     {_per_user(r, c, r.users)}")
+        lines.extend(mix_lines(r, c))
+    if r.served is not None and r.served.notes:
+        lines.extend(_wrap_under("  workload:     ", "; ".join(r.served.notes)))
     if r.kv_bytes_per_token is None:
         lines.append("  KV per token: unknown (model shape not found; pass --config config.json)")
     else:
@@ -588,6 +606,17 @@ def explain_lines(report: Report) -> list[str]:
             "Users that fit: 0: the boot serves nobody: " + line for line in _failure_lines(r)[:1]
         ]
         lines += _failure_lines(r)[1:]
+    elif r.users is not None and c is not None and w.is_mix:
+        lines.append(
+            f"Users that fit: {r.users:,} users of {workload_label(w)}, at the end of their "
+            "answers, each request charged its own blocks group by group: in a full pool of "
+            "users drawn from the mix in its proportions, users = usable blocks // the mean "
+            "of the per-request block counts (not the blocks of the mean request)"
+        )
+        lines.append(
+            f"                {_n(r.users_mid_answer)} users mid-answer (each request holding "
+            "its prompt + half its output)"
+        )
     elif r.users is not None and c is not None:
         lines.append(
             f"Users that fit: {r.users:,} users at {w.prompt_tokens:,} prompt + "
@@ -611,6 +640,9 @@ def explain_lines(report: Report) -> list[str]:
         lines.append(f"  unknown {u.name}: {u.why}: {'; '.join(u.candidates)}; {u.settle}")
     for a in r.arithmetic:
         lines.append(f"  how: {a}")
+    if r.served is not None:
+        for note in r.served.notes:
+            lines.append(f"  workload: {note}")
     if r.kv_bytes_per_token is None:
         lines.append(
             "KV per token:  unknown (model shape not found; pass --config PATH/config.json)"
@@ -683,4 +715,68 @@ def target_text(plan: TargetPlan, *, arithmetic: bool = True) -> list[str]:
         if arithmetic:
             lines.append(f"      {kvm.arithmetic}")
     lines.append(f"  ({plan.note})")
+    return lines
+
+
+def workload_label(w: Any) -> str:
+    """The workload in a few words: ``512 prompt + 128 output tokens``, or a mix's file.
+
+    >>> from vllm_logread.capacity import Workload
+    >>> workload_label(Workload())
+    '512 prompt + 128 output tokens'
+    """
+    if not w.is_mix:
+        return f"{w.prompt_tokens:,} prompt + {w.output_tokens:,} output tokens"
+    name = w.source.replace("\\", "/").rsplit("/", 1)[-1] or "the workload"
+    if len(name) > 24:
+        name = name[:21] + "..."
+    return (
+        f"{name} ({w.num_requests:,} requests, mean {w.prompt_tokens:,}+{w.output_tokens:,} tokens)"
+    )
+
+
+def _wrap_under(head: str, text: str) -> list[str]:
+    """``text`` after ``head``, wrapped to WIDTH columns under it."""
+    import textwrap
+
+    return textwrap.wrap(
+        text, width=WIDTH, initial_indent=head, subsequent_indent=" " * len(head)
+    ) or [head.rstrip()]
+
+
+def mix_lines(r: Report, c: Any) -> list[str]:
+    """The mix's users and spread, and what a shared prefix shares (default report)."""
+    from ..report.mix import shared_prefix_text
+
+    lines: list[str] = []
+    w = r.workload
+    if c.shared_prefix_blocks and r.block_size:
+        shortest = min(q.prompt_tokens for q in w.rows)
+        lines.extend(
+            _wrap_under(
+                "  prefix:       ",
+                shared_prefix_text(w.shared_prefix_tokens, shortest, r.block_size),
+            )
+        )
+    m = c.mix
+    if m is None:
+        return lines
+    null = f"({c.num_blocks:,} - 1 null" if c.usable_blocks < c.num_blocks else f"({c.num_blocks:,}"
+    shared = f" - {c.shared_prefix_blocks:,} shared)" if c.shared_prefix_blocks else ")"
+    per = " per engine" if len(r.engines) > 1 else ""
+    lines.append(
+        f"  per request:  {m.mean_blocks:,.2f} blocks on average, each request charged its own"
+    )
+    lines.append(
+        f"  users:        {null}{shared} x {m.num_requests:,} // {m.blocks_total:,} blocks = "
+        f"{m.users:,}{per}"
+    )
+    lines.extend(
+        _wrap_under(
+            "  spread:       ",
+            f"{m.users_top_decile:,} if the longest 10% run ({m.mean_blocks_top_decile:,.2f} "
+            f"blocks each), {m.users_longest:,} if all are the longest ({m.blocks_longest:,} "
+            f"blocks), {m.users_shortest:,} if all the shortest ({m.blocks_shortest:,})",
+        )
+    )
     return lines

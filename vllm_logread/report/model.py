@@ -7,6 +7,7 @@ from typing import Any
 
 from ..boots import Boot, Engine
 from ..capacity import Capacity, Workload
+from .mix import BootWorkload
 from .plan import TargetPlan
 from .whatif import Basis, WhatIf
 
@@ -24,6 +25,9 @@ class Options:
     what_ifs: tuple[Any, ...] = ()
     target_users: int | None = None
     gpu: str | None = None
+    # --shared-prefix N: system-prompt tokens every request starts with (held
+    # once when the log's prefix caching is on; report/mix.py).
+    shared_prefix_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,6 +153,9 @@ class Report:
     users_range: tuple[int, int] | None = None
     unknowns: tuple[Unknown, ...] = ()
     failure: Failure | None = None
+    # The workload as this boot serves it (--workload's accepted requests,
+    # --shared-prefix), with what the report says about it.
+    served: BootWorkload | None = None
 
     @property
     def users(self) -> int | None:
