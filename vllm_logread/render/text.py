@@ -409,6 +409,11 @@ def _answer_lines(r: Report, workload: str) -> list[str]:
             f"== vllm-logread: {r.users:,} users fit at {workload}{approx} "
             f"({_n(r.users_mid_answer)} mid-answer)"
         )
+        if w.is_mix and len(head) > WIDTH:  # a long name or huge counts: the name alone
+            head = (
+                f"== vllm-logread: {r.users:,} users fit at {workload.split(' (')[0]}{approx} "
+                f"({_n(r.users_mid_answer)} mid-answer)"
+            )
     elif r.users_range is not None:
         lo, hi = r.users_range
         head = f"== vllm-logread: {lo:,} to {hi:,} users fit at {workload} (not known exactly: see below)"
@@ -730,9 +735,7 @@ def workload_label(w: Any) -> str:
     name = w.source.replace("\\", "/").rsplit("/", 1)[-1] or "the workload"
     if len(name) > 24:
         name = name[:21] + "..."
-    return (
-        f"{name} ({w.num_requests:,} requests, mean {w.prompt_tokens:,}+{w.output_tokens:,} tokens)"
-    )
+    return f"{name} ({w.num_requests:,} requests, mean {w.prompt_tokens:,}+{w.output_tokens:,})"
 
 
 def _wrap_under(head: str, text: str) -> list[str]:
@@ -761,14 +764,15 @@ def mix_lines(r: Report, c: Any) -> list[str]:
     m = c.mix
     if m is None:
         return lines
-    null = f"({c.num_blocks:,} - 1 null" if c.usable_blocks < c.num_blocks else f"({c.num_blocks:,}"
-    shared = f" - {c.shared_prefix_blocks:,} shared)" if c.shared_prefix_blocks else ")"
+    null = " - 1 null" if c.usable_blocks < c.num_blocks else ""
+    shared = f" - {c.shared_prefix_blocks:,} shared" if c.shared_prefix_blocks else ""
+    room = f"({c.num_blocks:,}{null}{shared})" if null or shared else f"{c.num_blocks:,}"
     per = " per engine" if len(r.engines) > 1 else ""
     lines.append(
         f"  per request:  {m.mean_blocks:,.2f} blocks on average, each request charged its own"
     )
     lines.append(
-        f"  users:        {null}{shared} x {m.num_requests:,} // {m.blocks_total:,} blocks = "
+        f"  users:        {room} x {m.num_requests:,} // {m.blocks_total:,} blocks = "
         f"{m.users:,}{per}"
     )
     lines.extend(

@@ -226,6 +226,7 @@ def build_vllm_report(
         gen=st.gen,
         max_model_len=st.max_model_len,
         layout=layout if layout is not None and not layout.is_single_full_group else None,
+        device=st.device,
     )
     workload = served.workload
     ctx = _Context(

