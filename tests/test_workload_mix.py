@@ -362,3 +362,13 @@ def test_prefix_caching_from_metrics_cache_config_info() -> None:
     off = run_json(str(S / "metrics_v0_engine_qwen3-8b.txt"), "--shared-prefix", "256")
     assert off["workload"]["shared_prefix"]["applied"] is False
     assert off["users"] == run_json(str(S / "metrics_v0_engine_qwen3-8b.txt"))["users"]
+
+
+def test_max_model_len_what_if_rejects_the_longer_requests() -> None:
+    # At 2,048 the 4,400-token request is rejected too: 9 left, 5 x 8 + 4 x 75 = 340 blocks;
+    # 1,505 x 9 // 340 = 39 users.
+    out = run_json(SEED, "--workload", MIX, "--what-if", "max_model_len=2048")
+    wi = next(w for w in out["what_if"] if w["change"] == "max_model_len=2048")
+    assert wi["users"] == 1505 * 9 // 340 == 39
+    assert "1 of the mix's 10 requests are over 2,048 tokens" in wi["note"]
+    assert "users of the mix stay 24" in wi["note"]

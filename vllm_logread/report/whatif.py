@@ -953,7 +953,8 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
     w = b.workload
     parts = [
         f"the pool stays {b.num_blocks:,} blocks (memory sets it, not the length), so the "
-        f"users at {w.tokens_per_user:,} tokens stay {users:,}; vLLM's max concurrency becomes "
+        f"users {'of the mix' if w.is_mix else f'at {w.tokens_per_user:,} tokens'} stay "
+        f"{users:,}; vLLM's max concurrency becomes "
         f"{formula} = {conc:.2f}x for {n:,}-token requests"
     ]
     if b.max_model_len:
