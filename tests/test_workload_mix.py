@@ -372,3 +372,10 @@ def test_max_model_len_what_if_rejects_the_longer_requests() -> None:
     assert wi["users"] == 1505 * 9 // 340 == 39
     assert "1 of the mix's 10 requests are over 2,048 tokens" in wi["note"]
     assert "users of the mix stay 24" in wi["note"]
+
+
+def test_target_text_says_the_mix_is_in_its_proportions() -> None:
+    r = run(SEED, "--workload", MIX, "--target-users", "50")
+    assert "--kv-cache-memory-bytes 7257194496 --max-num-seqs 50" in r.stdout
+    assert "users of the mix drawn in its proportions" in r.stdout
+    assert all(len(line) <= 100 for line in r.stdout.splitlines())

@@ -524,6 +524,11 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
             lines.append(f"  {t}")
     if r.target is not None:
         lines.extend(target_text(r.target, arithmetic=explain))
+        if w.is_mix:
+            lines.append(
+                "  (users of the mix drawn in its proportions; more blocks if its longest run "
+                "together)"
+            )
     for warn in r.warnings:
         lines.append(f"warning: {warn}")
     if explain:
