@@ -379,3 +379,17 @@ def test_target_text_says_the_mix_is_in_its_proportions() -> None:
     assert "--kv-cache-memory-bytes 7257194496 --max-num-seqs 50" in r.stdout
     assert "users of the mix drawn in its proportions" in r.stdout
     assert all(len(line) <= 100 for line in r.stdout.splitlines())
+
+
+def test_min_users_gate_with_a_mix() -> None:
+    r = run(SEED, "--workload", MIX, "--min-users", "30")
+    assert r.exit_code == 1  # 24 < 30
+    assert "--min-users 30: only 24 users fit of the mix" in r.stderr
+
+
+def test_two_servers_total_names_the_mix() -> None:
+    # The seed's 24, and the 0.17.0 sample's (24,303 blocks of 16, max model len 40,960: all
+    # 12 requests kept): 615 + 2 x cdiv(9,100, 16) = 615 + 2 x 569 = 1,753 blocks;
+    # 24,302 x 12 // 1,753 = 166. 24 + 166 = 190.
+    r = run(SEED, str(S / "era_0_17_0.log"), "--workload", MIX)
+    assert "== vllm-logread total: 190 users of mix_seed.csv over 2 servers" in r.stdout

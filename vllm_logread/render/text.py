@@ -689,10 +689,12 @@ def total_text(results: Sequence[InputResult], *, num_unread: int = 0) -> str:
         head = f"{_plural(len(good), 'server')}, users unknown for some (see their reports)"
     else:
         mid = "" if any(m is None for m in mids) else f" ({sum(m or 0 for m in mids):,} mid-answer)"
-        head = (
-            f"{sum(u or 0 for u in users):,} users at {w.prompt_tokens:,}+{w.output_tokens:,} "
-            f"tokens over {_plural(len(good), 'server')}{mid}"
+        at = (
+            f"of {w.source.replace(chr(92), '/').rsplit('/', 1)[-1]}"
+            if w.is_mix
+            else f"at {w.prompt_tokens:,}+{w.output_tokens:,} tokens"
         )
+        head = f"{sum(u or 0 for u in users):,} users {at} over {_plural(len(good), 'server')}{mid}"
     line = f"== vllm-logread total: {head}"
     if not bad:
         return wrap_line(line)
