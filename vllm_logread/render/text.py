@@ -778,9 +778,11 @@ def mix_lines(r: Report, c: Any) -> list[str]:
     lines.append(
         f"  per request:  {m.mean_blocks:,.2f} blocks on average, each request charged its own"
     )
-    lines.append(
-        f"  users:        {room} x {m.num_requests:,} // {m.blocks_total:,} blocks = "
-        f"{m.users:,}{per}"
+    lines.extend(
+        _wrap_under(
+            "  users:        ",
+            f"{room} x {m.num_requests:,} // {m.blocks_total:,} blocks = {m.users:,}{per}",
+        )
     )
     lines.extend(
         _wrap_under(
