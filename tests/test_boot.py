@@ -77,3 +77,44 @@ def test_kv_too_small_after_a_pool_is_another_run() -> None:
     assert len(t.boots) == 2
     assert t.boots[0].value("pool_tokens") == 230528
     assert not t.boots[1].has_pool
+
+
+def test_memory_summary_after_the_pool_is_the_same_boot() -> None:
+    # vLLM 0.26+ (era_0_32_0.log, lines 13-16): "Available KV cache memory: 55.52 GiB", the pool,
+    # then "Free memory on device (78.54/79.19 GiB) ... (0.92, 72.85 GiB) ... Current kv cache
+    # memory in use is 55.52 GiB": the same KV memory again, in this boot's summary.
+    p = "EngineCore pid=205"
+    t = BootTracker()
+    t.add_line([F("available_kv_gib", 55.52, 13, p)])
+    t.add_line([F("pool_tokens", 454_848, 14, p)])
+    summary = [
+        F("total_gpu_gib", 79.19, 16, p),
+        F("requested_gib", 72.85, 16, p),
+        F("available_kv_gib", 55.52, 16, p),
+        F("activation_peak_gib", 1.23, 16, p),
+    ]
+    assert t.add_line(summary) is False
+    (boot,) = t.boots
+    assert boot.value("activation_peak_gib") == 1.23
+    # Another KV memory in a summary is another run.
+    again = [F("requested_gib", 72.85, 30, p), F("available_kv_gib", 50.0, 30, p)]
+    assert t.add_line(again) is True
+
+
+def test_the_0_32_log_is_one_boot_with_its_summary() -> None:
+    from pathlib import Path
+
+    from vllm_logread.diff_app import read_side
+    from vllm_logread.report.model import Options
+
+    log = Path(__file__).resolve().parents[1] / "sample_logs" / "era_0_32_0.log"
+
+    class Console:
+        def err(self, text: str) -> None:
+            raise AssertionError(text)
+
+    report, status, session = read_side("NEW", str(log), Options(), Console())
+    assert status.code == 0 and len(session.tracker.boots) == 1
+    # Line 16: 1.23 GiB for peak activation, 79.19 GiB total (the summary after the pool).
+    assert report.boot.value("activation_peak_gib") == 1.23
+    assert report.boot.value("total_gpu_gib") == 79.19

@@ -29,6 +29,10 @@ MODES = {
     "sglang": [str(S / "sglang_qwen3-8b_h100.log")],
     "all-boots": [str(S / "wrap_glued.log"), "--all-boots"],
     "no-pool": [str(S / "wrap_tqdm.log")],
+    "kv": ["kv", "Qwen/Qwen3-8B"],
+    "kv-gpu": ["kv", "Qwen/Qwen3-8B", "--gpu", "H100-80GB"],
+    "kv-gpu-fails": ["kv", "mistralai/Mixtral-8x7B-Instruct-v0.1", "--gpu", "L4"],
+    "kv-gpu-unknown": ["kv", "moonshotai/Kimi-K2-Thinking", "--gpu", "H200", "--tp", "8"],
     "workload-mix": [SEED, "--workload", str(ROOT / "tests" / "data" / "mix_seed.csv")],
     "workload-mix-prefix": [
         SEED,
@@ -67,3 +71,25 @@ def test_many_servers_count_only_the_good_ones() -> None:
     assert obj["servers"][0]["users"] == 37  # the seed among bad logs still says 37
     assert obj["total"]["num_servers"] == 1 and obj["total"]["users"] == 37
     assert [n["source"] for n in obj["total"]["not_counted"]] == MODES["many-with-bad"][1:]
+
+
+DIFF_MODES = {
+    "diff-fp8": [
+        "diff",
+        str(S / "real_vllm_0.32_qwen3-8b_seed.log"),
+        str(S / "real_vllm_0.32_qwen3-8b_fp8.log"),
+    ],
+    "diff-gate": ["diff", SEED, str(S / "era_0_17_0.log"), "--max-drop", "5"],
+    "diff-no-pool": ["diff", SEED, str(S / "wrap_tqdm.log")],
+    "diff-metrics": ["diff", str(S / "metrics_v1_0_10_qwen3-8b.txt"), SEED],
+}
+
+
+@pytest.mark.parametrize("mode", list(DIFF_MODES), ids=list(DIFF_MODES))
+def test_diff_is_one_valid_object(mode: str) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    r = run(*DIFF_MODES[mode], "--json")
+    obj = json.loads(r.stdout)  # the whole stdout: nothing printed after the object
+    jsonschema.validate(obj, SCHEMA)
+    assert obj["command"] == "diff"
+    assert [obj["old"]["source"], obj["new"]["source"]] == DIFF_MODES[mode][1:3]

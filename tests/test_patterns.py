@@ -117,6 +117,7 @@ CASES = [
             ("total_gpu_gib", 31.4),
             ("gpu_memory_utilization", 0.92),
             ("requested_gib", 28.88),
+            ("consumed_gib", 15.4),
             ("kv_cache_memory_bytes", 12917635953),
             ("activation_peak_gib", 1.59),
             ("cuda_graph_gib", 0.09),

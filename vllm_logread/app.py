@@ -86,6 +86,10 @@ class ReadOptions:
 
     files: tuple[str, ...] = ()
     metrics_url: str | None = None
+    # --prometheus: the fleet Prometheus scrapes, over --since, one row per --by value.
+    prometheus: str | None = None
+    since: str = "1h"
+    by: tuple[str, ...] = ()
     prompt_tokens: tuple[int, ...] = (512,)
     output_tokens: tuple[int, ...] = (128,)
     config: str | None = None
@@ -124,6 +128,13 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         raise OptionsError(
             f"--json is --format json: give one or the other, not --format {opts.fmt}"
         )
+    if opts.prometheus is not None:
+        from .fleet_app import run_fleet  # the fleet table (fleet_app.py)
+
+        try:
+            return run_fleet(opts, console)
+        except UsageError as err:
+            raise OptionsError(str(err)) from err
     if opts.config is not None:
         load_config(opts.config)  # an explicit --config that cannot be read: exit 2
     try:

@@ -187,8 +187,16 @@ class Boot:
             # the same boot. V1 checks before it prints a pool: after a pool,
             # another run.
             return not self.all("gpu_blocks") or bool(self.all("pool_tokens"))
+        # vLLM 0.26+ prints its memory summary ("Free memory on device (x/TOTAL
+        # GiB) ... Current kv cache memory in use is AVAIL GiB") after the pool:
+        # the same KV memory again is this boot's summary, not another boot.
+        is_summary = any(f.kind == "requested_gib" for f in line_facts)
         for f in line_facts:
             if f.kind in _BOOT_KINDS and (f.kind, f.process) in self._said:
+                if is_summary and f.kind in ("available_kv_gib", "total_gpu_gib"):
+                    said = self.first(f.kind)
+                    if said is not None and said.value == f.value:
+                        continue
                 return True
         return False
 

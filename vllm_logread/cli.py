@@ -29,6 +29,8 @@ Exit codes:
   3  the log lacks the KV pool (or --strict: a near miss)
   4  the log contradicts the model config
   130/143  interrupted (Ctrl-C / SIGTERM), after the load summary
+  --prometheus: 2 also Prometheus unreachable or a query rejected; 3 no
+     vLLM server in the window, or none answers now (all down or stale)
   Several inputs: each on its own; the exit code is the highest of theirs.
 
 \b
@@ -127,6 +129,27 @@ class _Terminal:
     default=None,
     help="Read a running vLLM's Prometheus text (http://host:8000/metrics) instead of a log: "
     "the pool and the load now. A /metrics text piped in or named as FILE is recognised too.",
+)
+@click.option(
+    "--prometheus",
+    metavar="URL",
+    default=None,
+    help="Read every vLLM server a Prometheus scrapes (http://prometheus:9090): one row per "
+    "server (pool, users, the window's peaks and preemptions), a total per model.",
+)
+@click.option(
+    "--since",
+    default="1h",
+    show_default=True,
+    metavar="DURATION",
+    help="With --prometheus: the window of the peaks and counts (90s, 30m, 1h, 2d).",
+)
+@click.option(
+    "--by",
+    multiple=True,
+    metavar="LABEL[,LABEL...]",
+    help="With --prometheus: the labels that identify a server (default instance,model_name,"
+    "engine; --by instance folds an instance's engines into one row).",
 )
 @click.option(
     "--prompt",
@@ -330,7 +353,74 @@ def read_cmd(**params: Any) -> None:
     show_default=True,
     help="Tokens of the request whose blocks the 'how' lines count.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (= --format json).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text or json.",
+)
+@click.option(
+    "--gpu",
+    metavar="NAME",
+    default=None,
+    help="Estimate the pool and the users before the boot on this GPU (H100-80GB, L4, ...): "
+    "its memory x the utilization, less the weights and estimated overheads.",
+)
+@click.option(
+    "--max-model-len",
+    type=click.IntRange(1),
+    default=None,
+    help="With --gpu: the max model len to check (default: the config's "
+    "max_position_embeddings, as vLLM).",
+)
+@click.option(
+    "--block-size",
+    type=click.IntRange(1, 1_000_000),
+    default=None,
+    help="With --gpu: KV block size (default: vLLM's for the model).",
+)
+@click.option(
+    "--gpu-memory-utilization",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=None,
+    help="With --gpu: the fraction vLLM may use (default: vLLM's, 0.92 from 0.20, 0.90 before).",
+)
+@click.option(
+    "--weights-gib",
+    type=click.FloatRange(0),
+    default=None,
+    help="With --gpu: the weights per GPU in GiB, when the estimate cannot count them.",
+)
+@click.option(
+    "--max-num-seqs",
+    type=click.IntRange(1),
+    default=None,
+    help="With --gpu: vLLM's max_num_seqs (default: vLLM's for the GPU's memory).",
+)
+@click.option(
+    "--prompt",
+    "prompt_tokens",
+    type=click.IntRange(0),
+    default=512,
+    show_default=True,
+    help="With --gpu: prompt tokens per user.",
+)
+@click.option(
+    "--output",
+    "output_tokens",
+    type=click.IntRange(0),
+    default=128,
+    show_default=True,
+    help="With --gpu: output tokens per user.",
+)
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="With --gpu: where each estimate comes from (the logs it was fitted to).",
+)
 def kv_cmd(
     model_or_config: str,
     tensor_parallel_size: int,
@@ -339,19 +429,34 @@ def kv_cmd(
     vllm_version: str | None,
     num_tokens: int,
     as_json: bool,
+    fmt: str = "text",
+    gpu: str | None = None,
+    max_model_len: int | None = None,
+    block_size: int | None = None,
+    gpu_memory_utilization: float | None = None,
+    weights_gib: float | None = None,
+    max_num_seqs: int | None = None,
+    prompt_tokens: int = 512,
+    output_tokens: int = 128,
+    explain: bool = False,
 ) -> None:
-    """The KV bytes per token of a model, from its config.json, without any log.
+    """The KV bytes per token of a model, from its config.json, without any log;
+    with --gpu, the pool and the users a boot would give (an estimate, with its range).
 
     \b
     Examples:
-      vllm-logread kv Qwen/Qwen3-8B
       vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
-      vllm-logread kv path/to/config.json --json
+      vllm-logread kv Qwen/Qwen3-8B --gpu H100-80GB --prompt 512 --output 128
+      vllm-logread kv meta-llama/Llama-3.1-70B-Instruct --gpu H100-80GB --tp 4 --json
+
+    With --gpu it exits 0 with the estimate, also one that says the boot would
+    fail; 2 for a model or GPU it does not know.
     """
     from .kv.config import spec_for_argument
     from .render.json import dumps, kv_report
     from .render.text import kv_text
 
+    as_json = as_json or fmt == "json"
     try:
         spec = spec_for_argument(
             model_or_config,
@@ -359,11 +464,40 @@ def kv_cmd(
             pipeline_parallel_size=pipeline_parallel_size,
             kv_cache_dtype=kv_cache_dtype,
         )
-        out = (
-            dumps(kv_report(spec, vllm_version=vllm_version, num_tokens=num_tokens))
-            if as_json
-            else kv_text(spec, vllm_version=vllm_version, num_tokens=num_tokens)
-        )
+        if gpu is None:
+            out = (
+                dumps(kv_report(spec, vllm_version=vllm_version, num_tokens=num_tokens))
+                if as_json
+                else kv_text(spec, vllm_version=vllm_version, num_tokens=num_tokens)
+            )
+        else:
+            from .capacity import Workload
+            from .render.estimate import estimate_json, estimate_text
+            from .report.estimate import estimate_boot
+
+            est = estimate_boot(
+                model_or_config,
+                spec,
+                gpu=gpu,
+                workload=Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
+                max_model_len=max_model_len,
+                block_size=block_size,
+                gpu_memory_utilization=gpu_memory_utilization,
+                vllm_version=vllm_version,
+                weights_gib=weights_gib,
+                max_num_seqs=max_num_seqs,
+            )
+            if as_json:
+                rep = kv_report(
+                    spec,
+                    block_size=est.block_size,
+                    vllm_version=est.vllm_version,
+                    num_tokens=prompt_tokens + output_tokens,
+                )
+                rep["boot_estimate"] = estimate_json(est)
+                out = dumps(rep)
+            else:
+                out = estimate_text(est, explain=explain)
     except LogReadError as err:
         raise _error(err) from err
     click.echo(out)
@@ -411,6 +545,69 @@ def simulate_cmd(**params: Any) -> None:
 
     try:
         sys.exit(run_simulate(SimulateOptions(**params), _Terminal()))
+    except LogReadError as err:
+        raise _error(err) from err
+
+
+DIFF_EXIT_CODES = """\b
+Exit codes:
+  0  ok
+  1  a CI gate failed (--max-drop: the users fell more than PCT%, or are unknown)
+  2  usage error; an input that cannot be read (named OLD or NEW)
+  3  an input lacks the KV pool, or its boot serves nobody (named OLD or NEW)
+  4  an input contradicts its model config
+  The highest applies; the comparison is printed whatever the code.
+"""
+
+
+@main.command("diff", epilog=DIFF_EXIT_CODES)
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+@click.option(
+    "--prompt",
+    "prompt_tokens",
+    type=click.IntRange(0),
+    default=512,
+    show_default=True,
+    help="Prompt tokens per user.",
+)
+@click.option(
+    "--output",
+    "output_tokens",
+    type=click.IntRange(0),
+    default=128,
+    show_default=True,
+    help="Output tokens per user.",
+)
+@click.option("--config", metavar="PATH", default=None, help="The model's config.json (both).")
+@click.option(
+    "--block-size",
+    type=click.IntRange(1, 1_000_000),
+    default=None,
+    help="KV block size when a log does not state it.",
+)
+@click.option(
+    "--max-drop",
+    type=click.FloatRange(0, 100),
+    default=None,
+    metavar="PCT",
+    help="CI gate: exit 1 when the users fell more than PCT percent from OLD to NEW.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def diff_cmd(**params: Any) -> None:
+    """What changed between two boots (two logs, or a log and a /metrics text),
+    side by side, and which line explains the change of the pool.
+
+    \b
+    Examples:
+      vllm-logread diff old.log new.log
+      vllm-logread diff v0.19.log v0.20.log --max-drop 10   # an upgrade gate
+      curl -s localhost:8000/metrics | vllm-logread diff baseline.log - --json
+    """
+    from .diff_app import DiffOptions, run_diff
+
+    try:
+        sys.exit(run_diff(DiffOptions(**params), _Terminal()))
     except LogReadError as err:
         raise _error(err) from err
 

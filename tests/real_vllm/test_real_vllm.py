@@ -129,12 +129,34 @@ def test_fp8_doubles_the_pool(
     assert pool["max_concurrency"] == pytest.approx(5.88)
     report = run_tool(snapshot_log(server, tmp_path / "fp8.log"))
     server.stop()
+    # Kept for the diff test (test_diff_names_the_line), which holds it against the seed.
+    snapshot_log(server, real_workdir / "fp8.log")
     print(f"[real_vllm] vllm-logread fp8: users={report['users']}")
     assert report["pool_tokens"] == 48_192
     assert report["num_blocks"] == 1_506
     assert report["kv_bytes_per_token"] == SEED_KV_BYTES_PER_TOKEN // 2
     assert report["users"] == (1_506 - 1) // math.ceil(640 / 32) == 75
     assert report["users_mid_answer"] == (1_506 - 1) // math.ceil(576 / 32) == 83
+
+
+#: The seed with a smaller --kv-cache-memory-bytes: 2,000,000,000 B / 4,718,592 B per block of
+#: 32 tokens (147,456 B x 32) = 423.9 -> 423 blocks = 13,536 tokens, if vLLM floors as it does
+#: for the seed (3,553,099,776 / 4,718,592 = 753 exactly).
+SMALL_KV_BYTES = 2_000_000_000
+
+
+def test_smaller_kv_cache_memory_bytes(
+    vllm_venv: Path, real_workdir: Path, request: pytest.FixtureRequest
+) -> None:
+    """A short extra boot for ``diff``: only --kv-cache-memory-bytes differs from the seed."""
+    args = list(harness.SEED_ARGS)
+    args[args.index("--kv-cache-memory-bytes") + 1] = str(SMALL_KV_BYTES)
+    server = boot("qwen3-8b", tuple(args), real_workdir / "small", vllm_venv, request)
+    pool = vllm_pool(server)
+    snapshot_log(server, real_workdir / "small.log")
+    server.stop()
+    print(f"[real_vllm] vLLM at --kv-cache-memory-bytes {SMALL_KV_BYTES:,}: {pool}")
+    assert pool["pool_tokens"] == (SMALL_KV_BYTES // (SEED_KV_BYTES_PER_TOKEN * 32)) * 32 == 13_536
 
 
 def test_second_shape_llama_default_block_size(
@@ -199,6 +221,54 @@ def test_seed_reproduced(seed_server: harness.VllmServer, tmp_path: Path) -> Non
     assert report["users_mid_answer"] == (753 - 1) // math.ceil(576 / 32) == 41
     kinds = {fact["kind"] for fact in report["facts"]}
     assert {"pool_tokens", "max_concurrency", "block_size"} <= kinds
+
+
+def run_diff(old: Path, new: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
+    """``vllm-logread diff OLD NEW --json`` -> (exit code, the object, stderr)."""
+    proc = subprocess.run(
+        [*harness.tool_command(), "diff", str(old), str(new), "--json", *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=tool_env(),
+        stdin=subprocess.DEVNULL,
+    )
+    return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+
+def test_diff_names_the_line(
+    seed_server: harness.VllmServer, real_workdir: Path, tmp_path: Path
+) -> None:
+    """``diff`` on real boots of one model at other settings names the line that moved the
+    pool, and ``--max-drop`` gates. Costs no boot of its own: the seed server, the fp8 log of
+    test_fp8_doubles_the_pool and the small log of test_smaller_kv_cache_memory_bytes."""
+    seed = snapshot_log(seed_server, tmp_path / "seed.log")
+    fp8, small = real_workdir / "fp8.log", real_workdir / "small.log"
+    assert fp8.exists() and small.exists(), "run the whole file: the fp8 and small boots first"
+
+    # Same 3,553,099,776 B, fp8 halves 147,456 B per token: 24,096 -> 48,192 tokens.
+    code, obj, err = run_diff(seed, fp8, "--max-drop", "0")
+    print(f"[real_vllm] diff seed fp8: {obj['explanation']['sentence']}")
+    assert code == 0, err  # users rose: (753 - 1) // 20 = 37 -> (1,506 - 1) // 20 = 75
+    assert obj["explanation"]["kind"] == "bytes_per_block"
+    assert obj["explanation"]["line"] == "kv_cache_dtype"
+    assert obj["explanation"]["sentence"] == (
+        "the pool grew 100% (24,096 -> 48,192 tokens): the KV cache dtype went from auto to "
+        "fp8: a token takes 73,728 bytes, not 147,456, in the same 3.31 GiB of KV memory"
+    )
+    assert (obj["users"]["old"], obj["users"]["new"]) == (37, 75)
+
+    # 3,553,099,776 -> 2,000,000,000 B (3.31 -> 1.86 GiB): 753 -> 423 blocks; users
+    # 37 -> (423 - 1) // 20 = 21, a drop of 16 / 37 = 43.2%.
+    code, obj, err = run_diff(seed, small, "--max-drop", "40")
+    print(f"[real_vllm] diff seed small: {obj['explanation']['sentence']}; {err.strip()}")
+    assert code == 1 and err.startswith("--max-drop 40: users fell 43.2% (37 -> 21)")
+    assert obj["explanation"]["line"] == "kv_cache_memory_bytes"
+    assert obj["explanation"]["sentence"].startswith(
+        "the pool fell 44% (24,096 -> 13,536 tokens): --kv-cache-memory-bytes fell from 3.31 "
+        "to 1.86 GiB"
+    )
+    assert run_diff(seed, small, "--max-drop", "45")[0] == 0  # 43.2% <= 45%
 
 
 def test_live_pipe_reports_while_server_runs(seed_server: harness.VllmServer) -> None:

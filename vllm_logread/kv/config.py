@@ -310,3 +310,52 @@ def spec_for_argument(
             "not in the Hugging Face cache, not in the shipped table; pass its config.json"
         )
     return spec
+
+
+def table_weights(model: str) -> tuple[str, dict[str, Any]] | None:
+    """The table's ``weights`` fields for ``model`` (matched as :func:`table_entry`
+    matches), the named entry's over those of the entry its ``same_as`` names
+    (an FP8 copy adds ``"quantization": "fp8"`` to its base's), or None.
+
+    >>> table_weights("Qwen/Qwen3-8B-FP8")[1]["quantization"]
+    'fp8'
+    """
+    found = table_entry(model)
+    if found is None:
+        return None
+    models = _load_table()
+    wanted = model.strip().rstrip("/\\")
+    key = next((k for k in models if k.lower() == wanted.lower()), found[0])
+    merged: dict[str, Any] = {}
+    chain = [key]
+    while isinstance(models.get(chain[-1]), dict) and "same_as" in models[chain[-1]]:
+        target = models[chain[-1]]["same_as"]
+        if not isinstance(target, str) or target in chain or target not in models:
+            break
+        chain.append(target)
+    for name in reversed(chain):
+        extra = models[name].get("weights")
+        if isinstance(extra, dict):
+            merged.update(extra)
+    return key, merged
+
+
+def config_for_argument(model_or_config: str) -> tuple[dict[str, Any], str] | None:
+    """The config.json object :func:`spec_for_argument` reads for the argument
+    (a path or folder, the Hugging Face cache, the shipped table) and its
+    source; None when nothing offline knows it."""
+    try:
+        local = Path(model_or_config).expanduser()
+        local_cfg = local / "config.json" if local.is_dir() else local
+        is_local = local_cfg.is_file() and (local.is_dir() or local.suffix == ".json")
+    except (OSError, RuntimeError, ValueError):
+        is_local = False
+    if is_local:
+        return load_config(local_cfg), f"config.json at {local_cfg}"
+    cached = find_cached_config(model_or_config)
+    if cached is not None:
+        return load_config(cached), f"Hugging Face cache (offline): {cached}"
+    entry = table_entry(model_or_config)
+    if entry is not None:
+        return dict(entry[1]), f"{TABLE_SOURCE}, entry {entry[0]}"
+    return None

@@ -106,7 +106,9 @@ KIND_TYPES: dict[str, type] = {
     # Memory figures of the profile and platform lines that no FACTS.md kind means
     # (PLATFORM_LINES.md); GiB as everywhere:
     "non_kv_cache_gib": float,  # V1 DEBUG profile "Total non KV cache memory: X GiB"
-    "consumed_gib": float,  # V1 DEBUG profile 0.27+ "total consumed (from mem_get_info): X GiB"
+    # 0.27+: "total consumed (from mem_get_info): X GiB" (DEBUG profile) and the memory
+    # summary's "X GiB for consumed memory (weights + non-torch)"
+    "consumed_gib": float,
     "free_device_gib": float,  # HPU "Free device memory: X", XPU "free gpu memory is X MB"
     "usable_device_gib": float,  # HPU "X usable (gpu_memory_utilization=u)" (free x u)
     "graph_reserved_gib": float,  # HPU "X reserved for HPUGraphs"

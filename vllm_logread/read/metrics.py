@@ -268,7 +268,13 @@ def _number_fact(kind: str, s: Sample, process: str | None, source: str) -> Fact
 
 def read_metrics(text: str, *, source: str = "-") -> MetricsRead:
     """The servers a /metrics text describes, each with its pool and load facts."""
-    samples = parse_samples(text, source=source)
+    return read_samples(parse_samples(text, source=source), source=source)
+
+
+def read_samples(samples: list[Sample], *, source: str = "-") -> MetricsRead:
+    """The servers some samples describe, as ``read_metrics`` reads a text's:
+    the same facts whether the samples came from a /metrics text or from a
+    Prometheus query (read/prometheus.py, where ``line`` is 0)."""
     names = {s.name for s in samples}
     generation = "V0" if names & V0_ONLY_METRICS else "V1"
     by_name: dict[str, list[Sample]] = {}

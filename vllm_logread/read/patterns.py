@@ -428,6 +428,8 @@ _FREE_MEMORY_PARTS: tuple[Part, ...] = (
         rf"(?P<requested_gib>{_N}) ?GiB\)",
     ),
     _p(" GiB for weight", rf"(?P<weights_gib>{_N}) ?GiB for weights?\b"),
+    # 0.27+: weights and non-torch as one figure (an extension kind, not FACTS.md's)
+    _p(" GiB for consumed memory", rf"(?P<consumed_gib>{_N}) ?GiB for consumed memory"),
     _p(" GiB for peak activation", rf"(?P<activation_peak_gib>{_N}) ?GiB for peak activation"),
     _p(" GiB for non-torch memory", rf"(?P<non_torch_gib>{_N}) ?GiB for non-torch memory"),
     _p(

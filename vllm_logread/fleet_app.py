@@ -1,0 +1,102 @@
+"""``read --prometheus URL`` as one library call: Prometheus in, the fleet
+table out through the caller's console, an exit code back (as app.run_read).
+
+Exit codes: 0 ok; 1 ``--min-users`` failed for a model's total; 2 Prometheus
+unreachable, an HTTP error, a query it rejects, or options that do not go
+with ``--prometheus``; 3 no vLLM server in the window, or none answers now
+(every one down or stale: the table still shows them).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from .capacity import Workload
+from .errors import UsageError
+from .fleet import fleet_of, gate_message, no_answer_error
+from .kv.config import load_config, resolve_spec
+from .read.prometheus import Prometheus, parse_by, parse_since, read_fleet
+from .render.fleet import fleet_text
+from .report.model import Options
+
+if TYPE_CHECKING:
+    from .app import ReadOptions
+
+
+class _Console(Protocol):
+    def out(self, text: str) -> None: ...
+
+    def err(self, text: str) -> None: ...
+
+
+# read's options that mean nothing for a fleet (option name, how it is unset).
+_NOT_WITH_PROMETHEUS = (
+    ("files", "FILE"),
+    ("metrics_url", "--metrics-url"),
+    ("echo", "--echo"),
+    ("stats_csv", "--stats-csv"),
+    ("what_if", "--what-if"),
+    ("target_users", "--target-users"),
+    ("plot_path", "--plot"),
+    ("all_boots", "--all-boots"),
+    ("explain", "--explain"),
+    ("strict", "--strict"),
+    ("no_stats", "--no-stats"),
+)
+
+
+def check_options(opts: ReadOptions) -> None:
+    """Raise UsageError for what --prometheus does not do (before any query)."""
+    given = [
+        flag for name, flag in _NOT_WITH_PROMETHEUS if getattr(opts, name) not in (None, (), False)
+    ]
+    if given:
+        raise UsageError(
+            f"--prometheus reads the fleet's table; it does not take {', '.join(given)}"
+        )
+    if len(opts.prompt_tokens) > 1 or len(opts.output_tokens) > 1:
+        raise UsageError("--prometheus reports one workload: give one --prompt and one --output")
+
+
+def run_fleet(opts: ReadOptions, console: _Console) -> int:
+    """Query the Prometheus, print the table in ``--format``, return the exit code.
+
+    Raises:
+        LogReadError: the options, Prometheus or its answers (exit 2 or 3).
+    """
+    check_options(opts)
+    parse_since(opts.since)  # a bad --since fails before any query
+    by = parse_by(opts.by)
+    if opts.config is not None:
+        load_config(opts.config)
+    assert opts.prometheus is not None
+    fmt = "json" if opts.as_json else opts.fmt
+    options = Options(
+        workload=Workload(prompt_tokens=opts.prompt_tokens[0], output_tokens=opts.output_tokens[0]),
+        config=opts.config,
+        block_size=opts.block_size,
+        gpu=opts.gpu,
+    )
+    read = read_fleet(Prometheus(opts.prometheus), since=opts.since, by=by)
+    fleet = fleet_of(read, options, spec_resolver=resolve_spec)
+    gate = gate_message(fleet, opts.min_users)
+    for row in fleet.rows:
+        for w in row.warnings:
+            console.err(f"warning: {w}")
+    console.out(fleet_text(fleet, fmt, gate=gate))
+    if fmt == "github" and opts.summary_path:
+        try:
+            with open(opts.summary_path, "a", encoding="utf-8") as fh:
+                fh.write(fleet_text(fleet, "markdown") + "\n")
+        except OSError as err:
+            raise UsageError(
+                f"GITHUB_STEP_SUMMARY {opts.summary_path}: cannot append ({err.strerror})"
+            ) from None
+    missing = no_answer_error(fleet)
+    if missing is not None:
+        console.err(f"Error: {missing}")
+        return missing.exit_code
+    if gate:
+        console.err(gate)
+        return 1
+    return 0

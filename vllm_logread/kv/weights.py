@@ -1,0 +1,300 @@
+"""A model's parameters and weight bytes from its config.json, before any boot.
+
+``vllm-logread kv MODEL --gpu NAME`` needs the weights each GPU holds to
+estimate the KV pool. A boot log prints them (``Model loading took 15.27
+GiB``); before the boot they are counted here from the config: every linear
+layer, the embeddings and lm_head (once when tied), the norms, for the
+families whose layers are written out below (dense Llama-style decoders,
+Falcon, Mixtral / Qwen3 MoE, DeepSeek-V3-style MLA + MoE). Other families
+(Mamba and linear-attention hybrids, Llama 4, gpt-oss's MXFP4 experts) get
+their figure from the shipped table (``weights``: a total from the model card
+or from a real boot log, with its source), or are unknown.
+
+The counts match the published totals to the rounding of the model card:
+Qwen3-8B 8,190,735,360 (8.19 B), Llama-3.1-8B 8,030,261,248 (8.03 B),
+Llama-3.1-70B 70,553,706,496 (70.6 B), Mixtral-8x7B 46,702,792,704 (46.7 B),
+DeepSeek-V3 671,026,419,200 (671 B without its MTP layer, which vLLM loads only
+for speculative decoding). Tests pin each with the sum written out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: Bytes per parameter of the 16-bit dtypes vLLM serves in. A float32 config
+#: is served in bfloat16 under ``--dtype auto`` (vLLM's _get_and_verify_dtype
+#: downcasts float32 to the 16-bit type), so it counts 2 bytes too.
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 2, "float": 2}
+
+#: model_types whose layers are counted here (the attention and the MLP).
+DENSE_TYPES = frozenset(
+    {
+        "llama",
+        "mistral",
+        "qwen2",
+        "qwen3",
+        "gemma",
+        "gemma2",
+        "gemma3_text",
+        "phi3",
+        "qwen2_5_vl",
+        "qwen2_vl",
+        "gemma3",
+    }
+)
+MOE_TYPES = frozenset({"mixtral", "qwen3_moe", "qwen2_moe"})
+MLA_TYPES = frozenset({"deepseek_v3", "deepseek_v2", "kimi_k2"})
+#: Families that tie lm_head to the embeddings when the config does not say.
+_TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text", "falcon"})
+#: Families with q/k/v biases (Qwen2's attention).
+_QKV_BIAS = frozenset({"qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_vl"})
+#: Families with four norms a layer (pre/post attention and MLP).
+_FOUR_NORMS = frozenset({"gemma2", "gemma3", "gemma3_text"})
+#: Families whose config describes a vision tower that the text fields leave out.
+MULTIMODAL_TYPES = frozenset({"qwen2_5_vl", "qwen2_vl", "gemma3", "gemma3_text", "mllama"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParamCount:
+    """Parameters of the whole model (all GPUs together).
+
+    Attributes:
+        num_params: every parameter vLLM loads.
+        num_embedding_params: embed_tokens and lm_head (lm_head only when not
+            tied); these stay 16-bit under FP8 / INT4 weight quantization.
+        how: the sum, for a person.
+        num_replicated_params: parameters every tensor-parallel rank holds
+            whole: MLA's kv_a_proj_with_mqa (a ReplicatedLinear in vLLM's
+            DeepSeek-V2/V3 attention). With it the counts meet the logs:
+            DeepSeek-V3 FP8 at TP 8 78.54 GiB a GPU (logged 78.6453), R1 at
+            TP 16 39.38 (logged 39.66); without it 78.33 and 39.17.
+    """
+
+    num_params: int
+    num_embedding_params: int
+    how: str
+    num_replicated_params: int = 0
+
+
+def _int(cfg: Mapping[str, Any], key: str, default: int | None = None) -> int | None:
+    value = cfg.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return default
+    return value
+
+
+def _text_fields(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The language model's fields: ``text_config`` over the top level."""
+    nested = config.get("text_config")
+    merged = dict(config)
+    if isinstance(nested, Mapping):
+        merged.update(nested)
+        merged.setdefault("model_type", config.get("model_type"))
+    return merged
+
+
+def _attention_params(cfg: Mapping[str, Any], model_type: str) -> int | None:
+    """One layer's attention: q, k, v and o projections (and their biases)."""
+    hidden = _int(cfg, "hidden_size")
+    heads = _int(cfg, "num_attention_heads")
+    if not hidden or not heads:
+        return None
+    if model_type in MLA_TYPES:
+        return _mla_params(cfg, hidden, heads)
+    kv_heads = _int(cfg, "num_key_value_heads") or heads
+    head_dim = _int(cfg, "head_dim") or hidden // heads
+    q, kv = heads * head_dim, kv_heads * head_dim
+    # q and o are hidden x q; k and v hidden x kv each.
+    params = hidden * q * 2 + hidden * kv * 2
+    if model_type in _QKV_BIAS or cfg.get("attention_bias") is True:
+        params += q + 2 * kv
+    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text"):
+        params += 2 * head_dim  # q_norm and k_norm (one head_dim vector each)
+    return params
+
+
+def _mla_params(cfg: Mapping[str, Any], hidden: int, heads: int) -> int | None:
+    """DeepSeek-V2/V3's multi-head latent attention, one layer.
+
+    q: hidden -> q_lora_rank -> heads x (nope + rope) (or hidden -> heads x
+    (nope + rope) without a q LoRA); kv: hidden -> kv_lora_rank + rope, then
+    kv_lora_rank -> heads x (nope + v); o: heads x v -> hidden. DeepSeek-V3:
+    7,168 x 1,536 + 1,536 + 1,536 x 128 x 192 + 7,168 x 576 + 512
+    + 512 x 128 x 256 + 128 x 128 x 7,168 = 187,107,328.
+    """
+    kv_lora = _int(cfg, "kv_lora_rank")
+    rope = _int(cfg, "qk_rope_head_dim")
+    nope = _int(cfg, "qk_nope_head_dim")
+    v = _int(cfg, "v_head_dim")
+    if not kv_lora or not rope or not nope or not v:
+        return None
+    q_lora = _int(cfg, "q_lora_rank")
+    qk = heads * (nope + rope)
+    q = hidden * q_lora + q_lora + q_lora * qk if q_lora else hidden * qk
+    kv = hidden * (kv_lora + rope) + kv_lora + kv_lora * heads * (nope + v)
+    return q + kv + heads * v * hidden
+
+
+def _gated_mlp(hidden: int, intermediate: int) -> int:
+    """gate, up (hidden x intermediate each) and down (intermediate x hidden)."""
+    return 3 * hidden * intermediate
+
+
+def _mlp_params(cfg: Mapping[str, Any], model_type: str, layer: int) -> int | None:
+    """One layer's MLP: dense, or the experts and router of an MoE layer."""
+    hidden = _int(cfg, "hidden_size")
+    if not hidden:
+        return None
+    dense = _int(cfg, "intermediate_size")
+    if model_type == "mixtral":
+        experts = _int(cfg, "num_local_experts")
+        if not experts or not dense:
+            return None
+        return experts * _gated_mlp(hidden, dense) + hidden * experts
+    if model_type in ("qwen3_moe", "qwen2_moe"):
+        experts = _int(cfg, "num_experts")
+        moe = _int(cfg, "moe_intermediate_size")
+        step = _int(cfg, "decoder_sparse_step", 1) or 1
+        dense_only = cfg.get("mlp_only_layers") or []
+        if not experts or not moe:
+            return None
+        if layer in dense_only or (layer + 1) % step != 0:
+            return _gated_mlp(hidden, dense) if dense else None
+        params = experts * _gated_mlp(hidden, moe) + hidden * experts
+        shared = _int(cfg, "shared_expert_intermediate_size")
+        if shared:
+            params += _gated_mlp(hidden, shared) + hidden  # the shared expert and its gate
+        return params
+    if model_type in MLA_TYPES:
+        first_dense = _int(cfg, "first_k_dense_replace", 0) or 0
+        experts = _int(cfg, "n_routed_experts")
+        if layer < first_dense or not experts:
+            return _gated_mlp(hidden, dense) if dense else None
+        moe = _int(cfg, "moe_intermediate_size")
+        if not moe:
+            return None
+        shared = _int(cfg, "n_shared_experts", 0) or 0
+        # routed + shared experts; the router's weight and its score-correction bias.
+        return (experts + shared) * _gated_mlp(hidden, moe) + hidden * experts + experts
+    if not dense:
+        return None
+    return _gated_mlp(hidden, dense)
+
+
+def _falcon_params(cfg: Mapping[str, Any]) -> ParamCount | None:
+    """Falcon-7B: parallel attention with one KV head (multi_query), a 4 x hidden
+    MLP without a gate, LayerNorm with bias, tied lm_head. 4,544 hidden, 71
+    heads of 64: a layer is 4,544 x (4,544 + 2 x 64) + 4,544^2 + 2 x 4,544 x
+    18,176 + 2 x 4,544 = 207,070,080; 32 of them + 65,024 x 4,544 embeddings +
+    the final norm (9,088) = 6,921,720,704."""
+    hidden, layers = _int(cfg, "hidden_size"), _int(cfg, "num_hidden_layers")
+    heads, vocab = _int(cfg, "num_attention_heads"), _int(cfg, "vocab_size")
+    if not hidden or not layers or not heads or not vocab or cfg.get("new_decoder_architecture"):
+        return None
+    head_dim = hidden // heads
+    kv_heads = 1 if cfg.get("multi_query", True) else heads
+    per_layer = (
+        hidden * (hidden + 2 * kv_heads * head_dim)
+        + hidden * hidden
+        + 2 * hidden * 4 * hidden
+        + 2 * hidden
+    )
+    tied = cfg.get("tie_word_embeddings", True) is not False
+    emb = vocab * hidden * (1 if tied else 2)
+    total = layers * per_layer + emb + 2 * hidden
+    how = (
+        f"{layers} layers x {per_layer:,} + embeddings {emb:,} + final norm {2 * hidden:,} "
+        f"= {total:,}"
+    )
+    return ParamCount(num_params=total, num_embedding_params=emb, how=how)
+
+
+def count_parameters(config: Mapping[str, Any]) -> ParamCount | None:
+    """The model's parameters from its config.json, or None for a family not counted here.
+
+    Qwen3-8B (36 layers, hidden 4,096, 32 Q / 8 KV heads of 128, MLP 12,288,
+    vocab 151,936, untied): a layer is 41,943,040 attention + 256 q/k norms +
+    150,994,944 MLP + 8,192 norms = 192,946,432; 36 x that + 2 x 151,936 x
+    4,096 embeddings + 4,096 = 8,190,735,360.
+
+    >>> count_parameters({"model_type": "qwen3", "hidden_size": 4096,
+    ...     "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
+    ...     "head_dim": 128, "intermediate_size": 12288, "vocab_size": 151936,
+    ...     "tie_word_embeddings": False}).num_params
+    8190735360
+    """
+    cfg = _text_fields(config)
+    model_type = str(cfg.get("model_type") or "")
+    if model_type == "falcon":
+        return _falcon_params(cfg)
+    if model_type not in DENSE_TYPES | MOE_TYPES | MLA_TYPES:
+        return None
+    hidden, layers, vocab = (
+        _int(cfg, "hidden_size"),
+        _int(cfg, "num_hidden_layers"),
+        _int(cfg, "vocab_size"),
+    )
+    if not hidden or not layers or not vocab:
+        return None
+    attn = _attention_params(cfg, model_type)
+    if attn is None:
+        return None
+    norms = (4 if model_type in _FOUR_NORMS else 2) * hidden
+    mlps: list[int] = []
+    for layer in range(layers):
+        mlp = _mlp_params(cfg, model_type, layer)
+        if mlp is None:
+            return None
+        mlps.append(mlp)
+    tied_default = model_type in _TIED_BY_DEFAULT
+    tied = bool(cfg.get("tie_word_embeddings", tied_default))
+    emb = vocab * hidden * (1 if tied else 2)
+    total = layers * (attn + norms) + sum(mlps) + emb + hidden
+    replicated = 0
+    if model_type in MLA_TYPES:
+        replicated = (
+            layers
+            * hidden
+            * ((_int(cfg, "kv_lora_rank") or 0) + (_int(cfg, "qk_rope_head_dim") or 0))
+        )
+    kinds = sorted(set(mlps))
+    mlp_text = " + ".join(f"{mlps.count(k)} x {k:,}" for k in kinds)
+    how = (
+        f"{layers} layers x ({attn:,} attention + {norms:,} norms) + MLPs {mlp_text} + "
+        f"embeddings {emb:,} ({'tied' if tied else 'and lm_head'}) + final norm "
+        f"{hidden:,} = {total:,}"
+    )
+    return ParamCount(
+        num_params=total, num_embedding_params=emb, how=how, num_replicated_params=replicated
+    )
+
+
+def model_dtype(config: Mapping[str, Any]) -> str:
+    """The weights' dtype as the config states it (``torch_dtype`` or the newer
+    ``dtype``); bfloat16 when it states neither (gpt-oss)."""
+    cfg = _text_fields(config)
+    for key in ("torch_dtype", "dtype"):
+        value = cfg.get(key)
+        if isinstance(value, str) and value:
+            return value.removeprefix("torch.")
+    return "bfloat16"
+
+
+def quantization_of(config: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The config's ``quantization_config`` (a dict), or None."""
+    q = config.get("quantization_config")
+    if not isinstance(q, Mapping):
+        nested = config.get("text_config")
+        q = nested.get("quantization_config") if isinstance(nested, Mapping) else None
+    return dict(q) if isinstance(q, Mapping) else None
+
+
+__all__ = [
+    "DTYPE_BYTES",
+    "ParamCount",
+    "count_parameters",
+    "model_dtype",
+    "quantization_of",
+]

@@ -1,0 +1,869 @@
+"""Two boots side by side, and which stated line explains the change of the pool.
+
+``vllm-logread diff OLD NEW`` reads two inputs into reports (report/build.py)
+and this module compares them: the settings that shape a block (version,
+model, dtypes, block size, KV cache groups), the memory lines that make up the
+KV memory, the pool and the users at the workload, each with its change; then
+one sentence that names the change that explains the pool's.
+
+The explanation is worked from vLLM's own memory budget, not from a ranking:
+
+* The pool is ``KV memory / bytes per block`` blocks. When the KV memory is
+  the same (to its printed precision) and the pool moved, the bytes per block
+  did: the KV cache dtype, the block size, the layers or KV cache groups, or
+  the model's shape per GPU (tensor parallel).
+* When the KV memory moved, it is the line of the budget that took it. vLLM
+  sizes the KV memory as (VLLM_LINES.md section 4.2)::
+
+      available KV = total x gpu_memory_utilization - weights - activation peak
+                     - non-torch [- CUDA graph estimate]
+
+  (V0 0.6.5-0.10.2 and V1 0.9.1+); the CUDA graph estimate is subtracted by
+  default from vLLM 0.20 (``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` = 1),
+  not before, and from 0.31 the printed peak activation already holds it
+  (``peak_activation_memory = transient_peak_headroom + estimate_applied``,
+  read in the 0.31-0.33 sources), so there the graph's share is taken out of
+  the peak's change rather than counted twice. With ``--kv-cache-memory-bytes``
+  the KV memory is that figure and the budget is not used. Each stated line's
+  change is its effect on the KV memory; the one that moved it most, in the
+  direction it moved, is named. A line that one of the two logs does not
+  state has no effect to weigh: when the stated lines leave most of the change
+  unexplained, the sentence says so and names what is missing.
+
+Nothing here prints: render/text.py and render/json.py show a ``Diff``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..read.facts import Fact
+from ..versions import version_or_none
+from .model import Report
+from .whatif import default_utilization
+
+GIB = float(1 << 30)
+
+#: From this vLLM the CUDA graph estimate is subtracted from the KV memory by
+#: default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS "1"; 0.18-0.19 default "0").
+GRAPH_SUBTRACTED_FROM = (0, 20)
+
+#: From this vLLM the printed peak activation includes the CUDA graph estimate
+#: (gpu_worker.py 0.31, 0.32, 0.33: transient_peak_headroom + estimate_applied).
+GRAPH_IN_PEAK_FROM = (0, 31)
+
+#: What a change of less than this share of the KV memory's change is called
+#: beside the named line ("also ..."): below it, it is not mentioned.
+_ALSO_SHARE = 0.2
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Figure:
+    """One side's value of one row, and how it is known.
+
+    ``half_ulp``: half a unit of the printed precision (0.005 GiB for
+    ``3.31``), so a change within both sides' precision is no change.
+    ``note``: "" when stated; else why it is what it is (``assumed: ...``).
+    """
+
+    value: float | int | str | None
+    half_ulp: float = 0.0
+    note: str = ""
+    line: int | None = None
+    shown: str = ""  # the table's text when it says more than the value ("auto (bfloat16)")
+
+    @property
+    def is_known(self) -> bool:
+        return self.value is not None
+
+
+_UNKNOWN = Figure(value=None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row:
+    """One line of the side-by-side table.
+
+    ``name``: the JSON name (a FACTS.md kind where there is one);
+    ``label``: the text table's; ``unit``: "GiB", "tokens", "blocks", "B" or "".
+    """
+
+    name: str
+    label: str
+    unit: str
+    old: Figure
+    new: Figure
+
+    @property
+    def is_numeric(self) -> bool:
+        return isinstance(self.old.value, (int, float)) or isinstance(self.new.value, (int, float))
+
+    @property
+    def change(self) -> float | int | None:
+        """new - old (None: a side unknown, or not a number)."""
+        a, b = self.old.value, self.new.value
+        if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+            return None
+        if isinstance(a, bool) or isinstance(b, bool):
+            return None
+        d = b - a
+        return round(d, 6) if isinstance(d, float) else d
+
+    @property
+    def change_pct(self) -> float | None:
+        """The change in % of the old value (None: unknown, or old is 0).
+
+        >>> Row(name="x", label="x", unit="", old=Figure(value=24096),
+        ...     new=Figure(value=48192)).change_pct
+        100.0
+        """
+        d, a = self.change, self.old.value
+        if d is None or not isinstance(a, (int, float)) or a == 0:
+            return None
+        return round(100.0 * d / abs(a), 1)
+
+    @property
+    def is_changed(self) -> bool | None:
+        """Whether the value moved beyond both sides' printed precision
+        (None: a side is unknown)."""
+        if not self.old.is_known or not self.new.is_known:
+            return None
+        d = self.change
+        if d is None:
+            return self.old.value != self.new.value
+        # "3.31" is [3.305, 3.315): two printed values can be the same number
+        # only while they are less than both half-ulps apart.
+        return d != 0 and abs(d) >= self.old.half_ulp + self.new.half_ulp - 1e-9
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Effect:
+    """One budget line's effect on the KV memory between the two boots (GiB):
+    positive gave KV memory, negative took it."""
+
+    name: str  # the row that moved
+    label: str
+    effect_gib: float
+    old_gib: float | None
+    new_gib: float | None
+    why: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "line": self.name,
+            "old_gib": self.old_gib,
+            "new_gib": self.new_gib,
+            "effect_gib": round(self.effect_gib, 4),
+            "why": self.why,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Explanation:
+    """Which change explains the pool's.
+
+    ``kind``: "unchanged" (the pool did not move), "memory" (the KV memory
+    moved: ``line`` is the budget line that took or gave it), "bytes_per_block"
+    (same memory, other blocks: ``line`` is the setting), "both", or
+    "unknown" (the logs do not state enough: ``unstated`` says what).
+    """
+
+    kind: str
+    sentence: str
+    line: str | None = None
+    effects: tuple[Effect, ...] = ()
+    unexplained_gib: float | None = None
+    unstated: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "line": self.line,
+            "sentence": self.sentence,
+            "effects": [e.to_json() for e in self.effects],
+            "unexplained_gib": None
+            if self.unexplained_gib is None
+            else round(self.unexplained_gib, 4),
+            "unstated": list(self.unstated),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diff:
+    """Two reports compared: the rows, and the explanation of the pool's change."""
+
+    old: Report
+    new: Report
+    rows: tuple[Row, ...]
+    explanation: Explanation
+
+    def row(self, name: str) -> Row:
+        return next(r for r in self.rows if r.name == name)
+
+    @property
+    def users_drop_pct(self) -> float | None:
+        """How far the users fell, in % of the old users (negative: they rose;
+        None: unknown on a side, or no old users)."""
+        pct = self.row("users").change_pct
+        return None if pct is None else -pct
+
+
+# -- one side's figures ----------------------------------------------------------------
+
+
+def _fact(boot: Any, kind: str, *, last: bool = False) -> Figure:
+    f: Fact | None = boot.last(kind) if last else boot.first(kind)
+    if f is None:
+        return _UNKNOWN
+    return Figure(value=f.value, half_ulp=f.half_ulp, line=f.line)
+
+
+def _is_suggestion(boot: Any, f: Fact) -> bool:
+    """The ``--kv-cache-memory=N`` of vLLM's "Free memory on device" hint is a
+    suggestion, not the setting: that line also states the device's memory."""
+    return any(
+        g.line == f.line and g.kind in ("total_gpu_gib", "requested_gib") for g in boot.facts
+    )
+
+
+def kv_cache_memory_set(report: Report) -> Figure:
+    """``--kv-cache-memory-bytes`` as the boot set it (non-default args,
+    /metrics), never the figure vLLM suggests; in bytes."""
+    for f in report.boot.all("kv_cache_memory_bytes"):
+        if not _is_suggestion(report.boot, f):
+            return Figure(value=int(f.value), line=f.line)
+    return _UNKNOWN
+
+
+def _utilization(report: Report) -> Figure:
+    f = _fact(report.boot, "gpu_memory_utilization", last=True)
+    if f.is_known:
+        # Printed "%.2f" ("(0.90)") or as Python writes the setting ("(0.9, ...)",
+        # "0.9" in /metrics), which is the value itself: no rounding to allow for.
+        return replace(f, half_ulp=f.half_ulp if f.half_ulp <= 0.005 else 0.0)
+    util, why = default_utilization(report.vllm_version)
+    return Figure(value=util, note=f"assumed: {why}")
+
+
+def _requested(report: Report) -> Figure:
+    """total x gpu_memory_utilization: stated, else worked from both stated."""
+    req = _fact(report.boot, "requested_gib")
+    if req.is_known:
+        return req
+    total = _fact(report.boot, "total_gpu_gib")
+    util = _fact(report.boot, "gpu_memory_utilization", last=True)
+    if isinstance(total.value, (int, float)) and isinstance(util.value, (int, float)):
+        return Figure(
+            value=round(float(total.value) * float(util.value), 4),
+            half_ulp=total.half_ulp * float(util.value),
+            note="total x utilization",
+        )
+    return _UNKNOWN
+
+
+def _graph_rule(report: Report) -> str:
+    """How this boot's vLLM treats the CUDA graph memory: "no" (not taken from
+    the KV memory), "apart" (subtracted beside the peak), "in_peak" (inside
+    the printed peak activation), "unknown" (the version is not stated)."""
+    if report.engine_generation == "V0":
+        return "no"  # V0 captures the graphs after the KV cache is allocated
+    v = version_or_none(report.vllm_version)
+    if v is None:
+        return "unknown"
+    if v < GRAPH_SUBTRACTED_FROM:
+        return "no"
+    return "in_peak" if v >= GRAPH_IN_PEAK_FROM else "apart"
+
+
+def _non_torch(report: Report) -> Figure:
+    """Non-torch memory: stated, else (0.27+) the summary's "X GiB for consumed
+    memory (weights + non-torch)" less the weights."""
+    f = _fact(report.boot, "non_torch_gib")
+    if f.is_known:
+        return f
+    consumed = _fact(report.boot, "consumed_gib")
+    weights = _fact(report.boot, "weights_gib")
+    if isinstance(consumed.value, (int, float)) and isinstance(weights.value, (int, float)):
+        return Figure(
+            value=round(float(consumed.value) - float(weights.value), 4),
+            half_ulp=consumed.half_ulp + weights.half_ulp,
+            note="consumed (weights + non-torch) - weights",
+        )
+    return _UNKNOWN
+
+
+def _peak(report: Report) -> Figure:
+    f = _fact(report.boot, "activation_peak_gib")
+    if f.is_known and _graph_rule(report) == "in_peak":
+        return replace(f, note="note: vLLM 0.31+ prints it with the CUDA graph estimate inside")
+    return f
+
+
+def _kv_dtype(report: Report) -> Figure:
+    spec = None if report.basis is None else report.basis.spec
+    stated = report.kv_cache_dtype
+    if spec is not None:
+        # Compared as the log states it; shown with the dtype it resolves to.
+        resolved = str(getattr(spec, "kv_dtype", "") or "")
+        text = stated or "auto"
+        shown = f"{text} ({resolved})" if resolved and resolved != text else ""
+        return Figure(value=text, shown=shown)
+    if stated:
+        return Figure(value=stated)
+    return Figure(value="auto", note="assumed: not stated (vLLM's default)")
+
+
+def _model_dtype(report: Report) -> Figure:
+    f = report.boot.first("dtype")
+    if f is not None:
+        return Figure(value=str(f.value).removeprefix("torch."), line=f.line)
+    spec = None if report.basis is None else report.basis.spec
+    if spec is not None and getattr(spec, "model_dtype", None):
+        return Figure(value=str(spec.model_dtype), note="the model's config")
+    return _UNKNOWN
+
+
+def _bytes_per_token(report: Report) -> Figure:
+    """KV bytes per token on one GPU (all groups): the block over its tokens."""
+    basis = report.basis
+    if basis is not None and basis.bytes_per_block is not None and basis.block_size:
+        return Figure(value=basis.bytes_per_block // basis.block_size)
+    if report.kv_bytes_per_token is not None:
+        return Figure(value=report.kv_bytes_per_token)
+    return _UNKNOWN
+
+
+def _bytes_per_block(report: Report) -> Figure:
+    basis = report.basis
+    if basis is not None and basis.bytes_per_block is not None:
+        note = "" if basis.spec is not None else "KV memory / blocks (model shape unknown)"
+        return Figure(value=basis.bytes_per_block, note=note)
+    return _UNKNOWN
+
+
+def groups_text(report: Report) -> str | None:
+    """The KV cache groups in a few words: ``1 x full (36 layers)``,
+    ``2 x sliding (12 layers) + 1 x full (12 layers)``."""
+    basis = report.basis
+    layout = None if basis is None else basis.layout
+    if layout is not None:
+        counts: dict[str, list[int]] = {}
+        for g in layout.groups:
+            counts.setdefault(g.kind, []).append(g.num_layers)
+        return " + ".join(f"{len(n)} x {k} ({sum(n)} layers)" for k, n in counts.items())
+    spec = None if basis is None else basis.spec
+    if spec is None:
+        return None
+    n = len(getattr(spec, "stage_layer_kinds", ()) or ()) or int(spec.num_hidden_layers)
+    return f"1 x full ({n} layers)"
+
+
+def _side(report: Report) -> dict[str, Figure]:
+    boot = report.boot
+    users = report.users
+    users_fig = (
+        Figure(value=users)
+        if users is not None
+        else Figure(
+            value=None,
+            note=(
+                f"{report.users_range[0]:,} to {report.users_range[1]:,}"
+                if report.users_range
+                else "unknown"
+            ),
+        )
+    )
+    groups = groups_text(report)
+    kv_set = kv_cache_memory_set(report)
+    util = _utilization(report)
+    if kv_set.is_known and util.note:
+        util = _UNKNOWN  # a default vLLM ignores beside --kv-cache-memory-bytes
+    return {
+        "vllm_version": Figure(value=report.vllm_version),
+        "model": Figure(value=report.model),
+        "dtype": _model_dtype(report),
+        "kv_cache_dtype": _kv_dtype(report),
+        "tensor_parallel_size": Figure(value=report.tensor_parallel_size),
+        "num_engines": Figure(value=len(report.engines) if report.engines else None),
+        "block_size": Figure(value=report.block_size),
+        "kv_cache_groups": Figure(value=groups),
+        "kv_bytes_per_token": _bytes_per_token(report),
+        "bytes_per_block": _bytes_per_block(report),
+        "total_gpu_gib": _fact(boot, "total_gpu_gib"),
+        "gpu_memory_utilization": util,
+        "requested_gib": _requested(report),
+        "kv_cache_memory_bytes": kv_set,
+        "weights_gib": _fact(boot, "weights_gib"),
+        "activation_peak_gib": _peak(report),
+        "cuda_graph_gib": _fact(boot, "cuda_graph_gib"),
+        "non_torch_gib": _non_torch(report),
+        "available_kv_gib": _fact(boot, "available_kv_gib"),
+        "pool_tokens": Figure(value=report.pool_tokens),
+        "num_blocks": Figure(value=report.num_blocks),
+        "users": users_fig,
+    }
+
+
+#: The rows, in the table's order: (name, label, unit).
+ROWS: tuple[tuple[str, str, str], ...] = (
+    ("vllm_version", "vLLM", ""),
+    ("model", "model", ""),
+    ("dtype", "dtype", ""),
+    ("kv_cache_dtype", "KV cache dtype", ""),
+    ("tensor_parallel_size", "tensor parallel", ""),
+    ("num_engines", "data parallel", "engines"),
+    ("block_size", "block size", "tokens"),
+    ("kv_cache_groups", "KV cache groups", ""),
+    ("kv_bytes_per_token", "KV per token", "B"),
+    ("bytes_per_block", "bytes per block", "B"),
+    ("total_gpu_gib", "GPU memory", "GiB"),
+    ("gpu_memory_utilization", "gpu_memory_util", ""),
+    ("requested_gib", "requested", "GiB"),
+    ("kv_cache_memory_bytes", "--kv-cache-mem", "B"),
+    ("weights_gib", "weights", "GiB"),
+    ("activation_peak_gib", "activation peak", "GiB"),
+    ("cuda_graph_gib", "CUDA graph", "GiB"),
+    ("non_torch_gib", "non-torch", "GiB"),
+    ("available_kv_gib", "KV memory", "GiB"),
+    ("pool_tokens", "pool", "tokens"),
+    ("num_blocks", "pool", "blocks"),
+    ("users", "users", ""),
+)
+
+
+def diff_reports(old: Report, new: Report) -> Diff:
+    """Compare two boots' reports (each read at the same workload); the worked
+    examples are in tests/test_diff.py."""
+    a, b = _side(old), _side(new)
+    rows = tuple(
+        Row(name=name, label=label, unit=unit, old=a[name], new=b[name])
+        for name, label, unit in ROWS
+    )
+    by = {r.name: r for r in rows}
+    return Diff(old=old, new=new, rows=rows, explanation=explain(old, new, by))
+
+
+# -- the explanation -------------------------------------------------------------------
+
+
+def _f(fig: Figure) -> float | None:
+    v = fig.value
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _gib_of(num_bytes: float | None) -> float | None:
+    return None if num_bytes is None else num_bytes / GIB
+
+
+def _gib(x: float) -> str:
+    """GiB as vLLM prints them: two decimals.
+
+    >>> _gib(0.4449), _gib(2.3)
+    ('0.44', '2.30')
+    """
+    return f"{x:.2f}"
+
+
+def _moved(verb_up: str, verb_down: str, pct: float) -> str:
+    """``grew 100%`` / ``fell 18%``: the percent at a precision that shows it.
+
+    >>> _moved("grew", "fell", 100.0), _moved("grew", "fell", -18.04), _moved("grew", "fell", 0.003)
+    ('grew 100%', 'fell 18%', 'grew 0.003%')
+    """
+    verb = verb_up if pct > 0 else verb_down
+    mag = abs(pct)
+    if mag >= 10:
+        return f"{verb} {mag:.0f}%"
+    return f"{verb} {mag:.1f}%" if mag >= 1 else f"{verb} {mag:.2g}%"
+
+
+def _pool_phrase(by: dict[str, Row]) -> tuple[str, float | None]:
+    """The pool's phrase ("the pool fell 18% (24,096 -> 19,760 tokens)") and new/old."""
+    for name in ("pool_tokens", "num_blocks"):
+        r = by[name]
+        a, b = _f(r.old), _f(r.new)
+        if a is not None and b is not None and a > 0:
+            pct = 100.0 * (b - a) / a
+            unit = r.unit
+            if b == a:
+                return f"the pool is the same ({int(a):,} {unit})", 1.0
+            return (
+                f"the pool {_moved('grew', 'fell', pct)} ({int(a):,} -> {int(b):,} {unit})",
+                b / a,
+            )
+    return "", None
+
+
+def _block_causes(by: dict[str, Row]) -> tuple[list[str], list[str]]:
+    """The settings that changed the bytes per token, as phrases, and their row
+    names (the KV cache dtype, the model, TP, the KV cache groups), then the
+    block size (it changes the blocks, not the tokens). A setting that changed
+    while the bytes per token did not (to 0.5%: one side may be worked from
+    memory / blocks) explains nothing and is left out."""
+    phrases: list[str] = []
+    names: list[str] = []
+    bpt = by["kv_bytes_per_token"]
+    a, b = _f(bpt.old), _f(bpt.new)
+    bpt_moved = a is None or b is None or abs(b - a) > 0.005 * max(a, b)
+    for name, what in (
+        ("kv_cache_dtype", "the KV cache dtype"),
+        ("model", "the model"),
+        ("tensor_parallel_size", "tensor parallel"),
+        ("kv_cache_groups", "the KV cache groups"),
+        ("block_size", "the block size"),
+    ):
+        r = by[name]
+        if r.is_changed and (bpt_moved or name == "block_size"):
+            phrases.append(f"{what} went from {_short(r.old.value)} to {_short(r.new.value)}")
+            names.append(name)
+    return phrases, names
+
+
+def _short(value: object, width: int = 40) -> str:
+    """A value for a sentence: a long one (a snapshot path) keeps its tail.
+
+    >>> _short("/root/.cache/hub/models--Qwen--Qwen3-8B/snapshots/" + "0" * 40, 20)
+    '...0000000000000000'
+    """
+    text = str(value)
+    if len(text) <= width or " " in text:  # words wrap; a path does not
+        return text
+    return "..." + text[-(width - 3) :]
+
+
+def _bpt_phrase(by: dict[str, Row]) -> str:
+    r = by["kv_bytes_per_token"]
+    a, b = _f(r.old), _f(r.new)
+    if a is None or b is None or a == b:
+        return ""
+    return f"a token takes {int(b):,} bytes, not {int(a):,}"
+
+
+def _effects(old: Report, new: Report, by: dict[str, Row]) -> tuple[list[Effect], list[str]]:
+    """Each budget line's effect on the KV memory, and the lines that cannot be
+    weighed (unstated on a side)."""
+    effects: list[Effect] = []
+    unstated: list[str] = []
+    kvm = by["kv_cache_memory_bytes"]
+    ka, kb = _gib_of(_f(kvm.old)), _gib_of(_f(kvm.new))
+    if ka is not None or kb is not None:
+        # --kv-cache-memory-bytes: the KV memory is the figure, not the budget.
+        if ka is not None and kb is not None:
+            if ka != kb:
+                effects.append(
+                    Effect(
+                        name="kv_cache_memory_bytes",
+                        label="--kv-cache-memory-bytes",
+                        effect_gib=kb - ka,
+                        old_gib=ka,
+                        new_gib=kb,
+                        why="the KV memory is --kv-cache-memory-bytes",
+                    )
+                )
+            return effects, unstated
+        side = "NEW" if kb is not None else "OLD"
+        value = kb if kb is not None else ka
+        assert value is not None
+        effects.append(
+            Effect(
+                name="kv_cache_memory_bytes",
+                label="--kv-cache-memory-bytes",
+                effect_gib=0.0,
+                old_gib=ka,
+                new_gib=kb,
+                why=f"{side} sets --kv-cache-memory-bytes ({_gib(value)} GiB): its KV memory is "
+                "that figure, not what the memory budget leaves",
+            )
+        )
+        return effects, unstated
+    # total x utilization: the utilization's share at the old total, the rest the GPU's.
+    ta, tb = _f(by["total_gpu_gib"].old), _f(by["total_gpu_gib"].new)
+    ua, ub = _f(by["gpu_memory_utilization"].old), _f(by["gpu_memory_utilization"].new)
+    ra, rb = _f(by["requested_gib"].old), _f(by["requested_gib"].new)
+    if ra is not None and rb is not None:
+        if ta is not None and tb is not None and ua is not None and ub is not None:
+            util_part = ta * (ub - ua)
+            total_part = (rb - ra) - util_part
+            if by["gpu_memory_utilization"].is_changed:
+                notes = [
+                    by["gpu_memory_utilization"].old.note,
+                    by["gpu_memory_utilization"].new.note,
+                ]
+                assumed = " (assumed: vLLM's default)" if any(notes) else ""
+                effects.append(
+                    Effect(
+                        name="gpu_memory_utilization",
+                        label="gpu_memory_utilization",
+                        effect_gib=util_part,
+                        old_gib=ua,
+                        new_gib=ub,
+                        why=f"{_gib(ta)} GiB x {ub - ua:+.2f}{assumed}",
+                    )
+                )
+            else:
+                total_part = rb - ra
+            effects.append(
+                Effect(
+                    name="total_gpu_gib",
+                    label="the GPU's memory",
+                    effect_gib=total_part,
+                    old_gib=ta,
+                    new_gib=tb,
+                    why="total x utilization",
+                )
+            )
+        else:
+            effects.append(
+                Effect(
+                    name="requested_gib",
+                    label="requested memory (total x gpu_memory_utilization)",
+                    effect_gib=rb - ra,
+                    old_gib=ra,
+                    new_gib=rb,
+                )
+            )
+    elif by["gpu_memory_utilization"].is_changed:
+        util_row = by["gpu_memory_utilization"]
+        defaults = " (vLLM's defaults)" if util_row.old.note or util_row.new.note else ""
+        unstated.append(
+            f"the GPU's memory, for gpu_memory_utilization {ua:.2f} -> {ub:.2f}{defaults}"
+        )
+    else:
+        unstated.append("total x gpu_memory_utilization")
+    rule_a, rule_b = _graph_rule(old), _graph_rule(new)
+    ga, gb = _f(by["cuda_graph_gib"].old), _f(by["cuda_graph_gib"].new)
+    # The graph memory each side takes from the KV memory (None: unknown).
+    taken_a = 0.0 if rule_a == "no" else ga
+    taken_b = 0.0 if rule_b == "no" else gb
+    if "unknown" in (rule_a, rule_b):
+        taken_a = taken_b = None
+    for name, label in (
+        ("weights_gib", "weights"),
+        ("activation_peak_gib", "activation peak"),
+        ("non_torch_gib", "non-torch memory"),
+    ):
+        a, b = _f(by[name].old), _f(by[name].new)
+        if name == "activation_peak_gib":
+            # 0.31+: the printed peak holds the graph estimate: the peak's own share.
+            if a is not None and rule_a == "in_peak":
+                a = None if ga is None else a - ga
+            if b is not None and rule_b == "in_peak":
+                b = None if gb is None else b - gb
+        if a is None or b is None:
+            if _f(by[name].old) is not None or _f(by[name].new) is not None:
+                unstated.append(f"{label} ({'OLD' if _f(by[name].old) is None else 'NEW'})")
+            else:
+                unstated.append(label)
+            continue
+        effects.append(
+            Effect(
+                name=name,
+                label=label,
+                effect_gib=-(b - a),
+                old_gib=_f(by[name].old),
+                new_gib=_f(by[name].new),
+            )
+        )
+    if taken_a is not None and taken_b is not None:
+        if taken_a != taken_b:
+            why = "vLLM 0.20+ takes it from the KV memory"
+            if (rule_a == "no") != (rule_b == "no"):
+                # An upgrade across 0.20: the same graphs, now charged to the KV memory.
+                side, other = ("NEW", "OLD") if rule_a == "no" else ("OLD", "NEW")
+                rep, rep_other = (new, old) if rule_a == "no" else (old, new)
+                taken = taken_b if rule_a == "no" else taken_a
+                why = (
+                    f"{side}'s vLLM {rep.vllm_version} takes the CUDA graph estimate "
+                    f"({_gib(taken)} GiB) from the KV memory, {other}'s "
+                    f"{rep_other.vllm_version or 'vLLM'} does not"
+                )
+            effects.append(
+                Effect(
+                    name="cuda_graph_gib",
+                    label="CUDA graph memory",
+                    effect_gib=-(taken_b - taken_a),
+                    old_gib=ga,
+                    new_gib=gb,
+                    why=why,
+                )
+            )
+    elif rule_a != "no" or rule_b != "no":
+        unstated.append(
+            "CUDA graph memory" if "unknown" not in (rule_a, rule_b) else "the vLLM version"
+        )
+    return effects, unstated
+
+
+def _memory_sentence(
+    effects: Sequence[Effect],
+    unstated: Sequence[str],
+    kv_gib: tuple[float, float],
+    tol: float,
+) -> tuple[str, str | None, float]:
+    """What took (or gave) the KV memory: the sentence, the line, the unexplained GiB."""
+    d_kv = kv_gib[1] - kv_gib[0]
+    known = sum(e.effect_gib for e in effects)
+    unexplained = d_kv - known
+    kvm = next((e for e in effects if e.name == "kv_cache_memory_bytes"), None)
+    if kvm is not None and kvm.effect_gib == 0.0:
+        return kvm.why, kvm.name, 0.0
+    same_way = [e for e in effects if e.effect_gib * d_kv > 0 and abs(e.effect_gib) > tol]
+    kv_text = f"KV memory {_gib(kv_gib[0])} -> {_gib(kv_gib[1])} GiB"
+    if not same_way:
+        missing = ", ".join(unstated) or "nothing"
+        return (
+            f"{kv_text}, and no line both logs state moved it (not stated: {missing})",
+            None,
+            unexplained,
+        )
+    lead = max(same_way, key=lambda e: abs(e.effect_gib))
+    if abs(lead.effect_gib) < 0.5 * abs(d_kv) - tol and unstated:
+        return (
+            f"{kv_text}; the stated lines account for {_gib(abs(known))} GiB of the "
+            f"{_gib(abs(d_kv))} GiB; the rest is in what a log does not state "
+            f"({', '.join(unstated)})",
+            None,
+            unexplained,
+        )
+    text = _effect_phrase(lead)
+    also = [
+        e
+        for e in same_way
+        if e is not lead and abs(e.effect_gib) >= _ALSO_SHARE * abs(d_kv) and e.name != lead.name
+    ]
+    if also:
+        text += "; also " + ", ".join(_effect_phrase(e) for e in also)
+    text += f" ({kv_text})"
+    return text, lead.name, unexplained
+
+
+def _effect_phrase(e: Effect) -> str:
+    """``CUDA graph memory grew from 0.44 to 2.31 GiB``."""
+    if e.name == "gpu_memory_utilization":
+        return (
+            f"gpu_memory_utilization went from {e.old_gib:.2f} to {e.new_gib:.2f} "
+            f"({e.effect_gib:+.2f} GiB)"
+        )
+    if e.name == "cuda_graph_gib" and e.why.startswith(("NEW's", "OLD's")):
+        return e.why
+    if e.old_gib is None or e.new_gib is None:
+        return f"{e.label} moved the KV memory {e.effect_gib:+.2f} GiB"
+    verb = "grew" if e.new_gib > e.old_gib else "fell"
+    return f"{e.label} {verb} from {_gib(e.old_gib)} to {_gib(e.new_gib)} GiB"
+
+
+def explain(old: Report, new: Report, by: dict[str, Row]) -> Explanation:
+    """Which change explains the pool's change (see the module's docstring);
+    the pool is one engine's, so a change of data-parallel engines is said too."""
+    out = _explain_pool(old, new, by)
+    dp = by["num_engines"]
+    if dp.is_changed:
+        out = replace(
+            out,
+            sentence=f"{out.sentence}; and NEW runs {dp.new.value} data-parallel engines, OLD "
+            f"{dp.old.value} (users are summed over them; the pool is one engine's)",
+        )
+    return out
+
+
+def _explain_pool(old: Report, new: Report, by: dict[str, Row]) -> Explanation:
+    pool_text, ratio = _pool_phrase(by)
+    if ratio is None:
+        which = [
+            side
+            for side, r in (("OLD", old), ("NEW", new))
+            if r.pool_tokens is None and r.num_blocks is None
+        ]
+        what = " and ".join(which) or "a side"
+        return Explanation(
+            kind="unknown",
+            sentence=f"no pool to compare: {what} states no KV cache pool",
+            unstated=("the pool",),
+        )
+    kv = by["available_kv_gib"]
+    ka, kb = _f(kv.old), _f(kv.new)
+    kvm_a = _gib_of(_f(by["kv_cache_memory_bytes"].old))
+    kvm_b = _gib_of(_f(by["kv_cache_memory_bytes"].new))
+    if ka is None and kvm_a is not None:
+        ka = kvm_a
+    if kb is None and kvm_b is not None:
+        kb = kvm_b
+    causes, cause_names = _block_causes(by)
+    bpt = _bpt_phrase(by)
+    if ratio == 1.0:
+        return Explanation(
+            kind="unchanged",
+            sentence=pool_text + "".join(f"; {c}" for c in causes),
+            line=cause_names[0] if cause_names else None,
+        )
+    if ka is None or kb is None:
+        missing = "OLD" if ka is None else "NEW"
+        if ka is None and kb is None:
+            missing = "either log"
+        head = f"{pool_text}: the KV memory is not stated in {missing}"
+        if causes:
+            return Explanation(
+                kind="unknown",
+                sentence=f"{head}; {', '.join(causes)}, but whether the memory moved too "
+                "cannot be told",
+                line=cause_names[0],
+                unstated=("KV memory",),
+            )
+        return Explanation(
+            kind="unknown",
+            sentence=f"{head}, so the change cannot be attributed",
+            unstated=("KV memory",),
+        )
+    tol = kv.old.half_ulp + kv.new.half_ulp
+    d_kv = kb - ka
+    mem_moved = d_kv != 0 and abs(d_kv) >= tol - 1e-9
+    if not mem_moved:
+        if causes:
+            tail = f": {bpt}" if bpt else ""
+            return Explanation(
+                kind="bytes_per_block",
+                sentence=f"{pool_text}: {', '.join(causes)}{tail}, in the same "
+                f"{_gib(ka)} GiB of KV memory",
+                line=cause_names[0],
+            )
+        if abs(ratio - 1.0) * max(ka, kb) <= tol:
+            # 16 blocks of 2.25 MiB = 0.035 GiB hide in "53.4" vs "53.44" (format_gib).
+            return Explanation(
+                kind="unknown",
+                sentence=f"{pool_text}: less than the printed precision of the KV memory "
+                f"({kv.old.value} and {kv.new.value} GiB), too little to name a line",
+                unstated=("the KV memory's bytes",),
+            )
+        return Explanation(
+            kind="unknown",
+            sentence=f"{pool_text} in the same {_gib(ka)} GiB of KV memory, so the bytes per "
+            "block changed, but no stated setting did (the model's shape is unknown: "
+            "pass --config)",
+            unstated=("the model's KV shape",),
+        )
+    effects, unstated = _effects(old, new, by)
+    mem_text, line, unexplained = _memory_sentence(effects, unstated, (ka, kb), tol)
+    sentence = f"{pool_text}: {mem_text}"
+    kind = "memory" if line is not None else "unknown"
+    # Both moved: the KV memory's factor and the bytes per block's, the larger first.
+    if causes and ka > 0 and kb > 0:
+        mem_factor = abs(math.log(kb / ka))
+        block_factor = abs(math.log(ratio / (kb / ka))) if ratio > 0 else 0.0
+        block_text = ", ".join(causes) + (f" ({bpt})" if bpt else "")
+        if block_factor > mem_factor:
+            sentence = f"{pool_text}: {block_text}; the KV memory moved too: {mem_text}"
+            line = cause_names[0]
+        else:
+            sentence = f"{sentence}; also {block_text}"
+        kind = "both"
+    return Explanation(
+        kind=kind,
+        sentence=sentence,
+        line=line,
+        effects=tuple(effects),
+        unexplained_gib=unexplained,
+        unstated=tuple(unstated),
+    )

