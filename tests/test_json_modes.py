@@ -35,6 +35,16 @@ MODES = {
     "kv-gpu-unknown": ["kv", "moonshotai/Kimi-K2-Thinking", "--gpu", "H200", "--tp", "8"],
     "metrics-workload": [str(S / "real_vllm_0.32_llama-3.2-1b_mixed.metrics.txt")],
     "log-requests": [str(S / "real_vllm_0.32_llama-3.2-1b_mixed.log")],
+    "workload-mix": [SEED, "--workload", str(ROOT / "tests" / "data" / "mix_seed.csv")],
+    "workload-mix-prefix": [
+        SEED,
+        "--workload",
+        str(ROOT / "tests" / "data" / "mix_seed.csv"),
+        "--shared-prefix",
+        "64",
+        "--target-users",
+        "50",
+    ],
 }
 
 

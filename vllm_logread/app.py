@@ -108,6 +108,8 @@ class ReadOptions:
     plot_path: str | None = None
     summary_path: str | None = None
     explain: bool = False
+    workload_path: str | None = None
+    shared_prefix: int = 0
 
 
 def run_read(opts: ReadOptions, console: Console) -> int:
@@ -149,6 +151,7 @@ def run_read(opts: ReadOptions, console: Console) -> int:
     )
     is_json = opts.as_json or extras.is_json
     is_quiet = is_json or extras.is_quiet  # stdout is JSON, a table or annotations
+    workload = _workload(opts)  # before any input is opened: a bad file exits 2 at once
     failures: Unread = []
     if opts.metrics_url:
         inputs = _metrics_input(opts.metrics_url, opts.files)
@@ -158,9 +161,8 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         opts=opts,
         console=console,
         options=Options(
-            workload=Workload(
-                prompt_tokens=opts.prompt_tokens[0], output_tokens=opts.output_tokens[0]
-            ),
+            workload=workload,
+            shared_prefix_tokens=opts.shared_prefix,
             config=opts.config,
             block_size=opts.block_size,
             what_ifs=extras.changes,
@@ -189,6 +191,33 @@ def run_read(opts: ReadOptions, console: Console) -> int:
     if csv is not None:
         csv.close()
     return job.finish(extras)
+
+
+def _workload(opts: ReadOptions) -> Workload:
+    """--workload FILE's mix, or the --prompt/--output pair; a --shared-prefix
+    longer than a prompt is a usage error (no prompt can start with it)."""
+    if opts.workload_path is not None:
+        from .workload import read_workload
+
+        if len(opts.prompt_tokens) > 1 or len(opts.output_tokens) > 1:
+            raise OptionsError(
+                "--workload FILE is the workload: it does not sweep --prompt/--output"
+            )
+        mix = read_workload(opts.workload_path)
+        workload = Workload.of_mix(mix.requests, source=mix.source)
+    else:
+        workload = Workload(
+            prompt_tokens=opts.prompt_tokens[0], output_tokens=opts.output_tokens[0]
+        )
+    if opts.shared_prefix > 0:
+        short = min(workload.rows, key=lambda r: r.prompt_tokens)
+        if opts.shared_prefix > short.prompt_tokens:
+            where = "the workload's shortest prompt" if workload.is_mix else "--prompt"
+            raise OptionsError(
+                f"--shared-prefix {opts.shared_prefix:,} is longer than {where} "
+                f"({short.prompt_tokens:,} tokens): the prefix is part of every prompt"
+            )
+    return workload
 
 
 def _open_inputs(files: tuple[str, ...], console: Console) -> tuple[Inputs, Unread]:

@@ -34,8 +34,9 @@ layer reserves full context: one group, ``cdiv(L, bs)`` blocks per user.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from .errors import UsageError
 from .kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
@@ -48,14 +49,79 @@ from .versions import (
     cdiv,
     parse_version,
 )
+from .workload import RequestTokens
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Workload:
-    """Tokens one user holds: its prompt and the answer it gets."""
+    """Tokens one user holds: its prompt and the answer it gets.
+
+    Attributes:
+        prompt_tokens, output_tokens: every user's (for a mix: its mean request,
+            rounded, for the headline only; the users come from ``requests``).
+        requests: a mix (``--workload FILE``): each kind of request, with how
+            many of it; empty: every user is ``prompt_tokens + output_tokens``.
+        shared_prefix_tokens: tokens of a system prompt every request starts
+            with, held once in the pool (``--shared-prefix N``, set only when
+            prefix caching is on and the layout is all full attention).
+        source: where a mix came from (its file).
+    """
 
     prompt_tokens: int = 512
     output_tokens: int = 128
+    requests: tuple[RequestTokens, ...] = ()
+    shared_prefix_tokens: int = 0
+    source: str = ""
+
+    @classmethod
+    def of_mix(
+        cls, requests: Sequence[RequestTokens], *, source: str = "", shared_prefix_tokens: int = 0
+    ) -> Workload:
+        """A mix, rows of the same size merged (their counts added), longest first.
+
+        >>> w = Workload.of_mix([RequestTokens(prompt_tokens=100, output_tokens=10, count=3),
+        ...                      RequestTokens(prompt_tokens=200, output_tokens=30)])
+        >>> w.num_requests, w.prompt_tokens, w.output_tokens
+        (4, 125, 15)
+        """
+        merged: dict[tuple[int, int], int] = {}
+        for r in requests:
+            key = (r.prompt_tokens, r.output_tokens)
+            merged[key] = merged.get(key, 0) + r.count
+        rows = tuple(
+            RequestTokens(prompt_tokens=p, output_tokens=o, count=n)
+            for (p, o), n in sorted(merged.items(), key=lambda kv: (-sum(kv[0]), -kv[0][0]))
+        )
+        n = sum(r.count for r in rows)
+        if n <= 0:
+            raise UsageError("a workload mix needs at least one request")
+        # The headline's mean request, rounded half up (125.0 -> 125, 15.5 -> 16).
+        mean_p = (2 * sum(r.prompt_tokens * r.count for r in rows) + n) // (2 * n)
+        mean_o = (2 * sum(r.output_tokens * r.count for r in rows) + n) // (2 * n)
+        return cls(
+            prompt_tokens=mean_p,
+            output_tokens=mean_o,
+            requests=rows,
+            shared_prefix_tokens=shared_prefix_tokens,
+            source=source,
+        )
+
+    @property
+    def is_mix(self) -> bool:
+        """A workload file's requests, not one prompt + output pair."""
+        return bool(self.requests)
+
+    @property
+    def num_requests(self) -> int:
+        """Requests of the mix in all (1 for a single pair)."""
+        return sum(r.count for r in self.requests) if self.requests else 1
+
+    @property
+    def rows(self) -> tuple[RequestTokens, ...]:
+        """The mix's requests, or the one pair as a request."""
+        if self.requests:
+            return self.requests
+        return (RequestTokens(prompt_tokens=self.prompt_tokens, output_tokens=self.output_tokens),)
 
     @property
     def tokens_per_user(self) -> int:
@@ -98,6 +164,216 @@ class Capacity:
     num_groups: int = 1
     blocks_per_user_by_group: tuple[int, ...] = ()
     notes: tuple[str, ...] = ()
+    # --shared-prefix: blocks of the prefix held once in the pool (every user's
+    # blocks above are its own, beyond them); 0: nothing shared.
+    shared_prefix_blocks: int = 0
+    # --workload FILE: the mix's per-request charge and its spread (None: one pair).
+    mix: MixCharge | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MixCharge:
+    """A mix's users as vLLM charges its requests, each its own blocks.
+
+    In a full pool holding K users drawn from the mix in its proportions, each
+    holds its own blocks at the end of its answer, so K = room // mean blocks
+    per request, the mean of the per-request block counts (not the blocks of
+    the mean tokens): ``room x requests // blocks summed over the requests``.
+    The spread: the same room when the longest tenth of the requests (by
+    blocks) are the ones running, when every user is the longest request and
+    when every user is the shortest.
+
+    Attributes:
+        num_requests: requests of the mix (its rows times their counts).
+        room_blocks: usable blocks less the shared prefix's one copy.
+        blocks_total, blocks_total_mid: each request's own blocks at the end
+            of its answer / mid-answer, summed over the requests.
+        users, users_mid_answer: ``room x num_requests // blocks_total`` (mid).
+        top_decile_requests, top_decile_blocks: the ceil(10 %) of the requests
+            that hold the most blocks, and their blocks summed.
+        users_top_decile: ``room x top_decile_requests // top_decile_blocks``.
+        blocks_longest, users_longest: the request holding the most blocks.
+        blocks_shortest, users_shortest: the one holding the fewest.
+    """
+
+    num_requests: int
+    room_blocks: int
+    blocks_total: int
+    blocks_total_mid: int
+    users: int
+    users_mid_answer: int
+    top_decile_requests: int
+    top_decile_blocks: int
+    users_top_decile: int
+    blocks_longest: int
+    users_longest: int
+    blocks_shortest: int
+    users_shortest: int
+
+    @property
+    def mean_blocks(self) -> float:
+        """Mean blocks a request holds at the end of its answer."""
+        return self.blocks_total / self.num_requests
+
+    @property
+    def mean_blocks_mid(self) -> float:
+        """Mean blocks a request holds mid-answer."""
+        return self.blocks_total_mid / self.num_requests
+
+    @property
+    def mean_blocks_top_decile(self) -> float:
+        """Mean blocks of the longest tenth."""
+        return self.top_decile_blocks / self.top_decile_requests
+
+
+def shared_prefix_blocks(shared_prefix_tokens: int, prompt_tokens: int, block_size: int) -> int:
+    """Full blocks of a shared prefix one request finds in vLLM's prefix cache.
+
+    Only whole blocks are cached and shared (a block is hashed once it is
+    full), and vLLM caps a hit at ``prompt - 1`` tokens (the last prompt token
+    is always computed, to give the first output token): ``min(N // bs,
+    (prompt - 1) // bs)``. N = 1,000, bs = 16: 62 blocks = 992 tokens (the
+    last 8 tokens are each user's own); a prompt of exactly 992 tokens finds
+    only 991 // 16 = 61.
+
+    >>> shared_prefix_blocks(1000, 1512, 16), shared_prefix_blocks(1000, 992, 16)
+    (62, 61)
+    """
+    if shared_prefix_tokens <= 0 or prompt_tokens <= 0:
+        return 0
+    return min(shared_prefix_tokens // block_size, (prompt_tokens - 1) // block_size)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Blocks:
+    """A workload's blocks at one block geometry, whatever the pool (cached).
+
+    ``end``/``mid``: the own blocks of each row of ``workload.rows`` at the end
+    of its answer / mid-answer; ``copy``: the shared prefix's one copy.
+    """
+
+    end: tuple[int, ...]
+    mid: tuple[int, ...]
+    copy: int
+    num: int
+    total: int
+    total_mid: int
+    top_n: int
+    top_blocks: int
+
+
+def _blocks_of(
+    workload: Workload,
+    own_end: Callable[[RequestTokens], int],
+    own_mid: Callable[[RequestTokens], int],
+    shared: Callable[[RequestTokens], int],
+) -> _Blocks:
+    rows = workload.rows
+    end = tuple(max(own_end(r), 1) for r in rows)
+    mid = tuple(max(own_mid(r), 1) for r in rows)
+    num = sum(r.count for r in rows)
+    top_n = cdiv(num, 10)
+    top_blocks, left = 0, top_n
+    for b, n in sorted(zip(end, (r.count for r in rows), strict=True), reverse=True):
+        take = min(n, left)  # the longest requests first, until a tenth of them is taken
+        top_blocks += b * take
+        left -= take
+        if not left:
+            break
+    return _Blocks(
+        end=end,
+        mid=mid,
+        copy=max((shared(r) for r in rows), default=0),
+        num=num,
+        total=sum(b * r.count for b, r in zip(end, rows, strict=True)),
+        total_mid=sum(b * r.count for b, r in zip(mid, rows, strict=True)),
+        top_n=top_n,
+        top_blocks=top_blocks,
+    )
+
+
+@lru_cache(maxsize=256)
+def _blocks_one_group(workload: Workload, block_size: int) -> _Blocks:
+    """One full-attention group: ``cdiv(L, bs)`` less the shared prefix's blocks."""
+    prefix = workload.shared_prefix_tokens
+
+    def shared(r: RequestTokens) -> int:
+        return shared_prefix_blocks(prefix, r.prompt_tokens, block_size)
+
+    return _blocks_of(
+        workload,
+        lambda r: blocks_for_tokens(r.tokens, block_size) - shared(r),
+        lambda r: blocks_for_tokens(r.prompt_tokens + r.output_tokens // 2, block_size) - shared(r),
+        shared,
+    )
+
+
+@lru_cache(maxsize=256)
+def _blocks_groups(
+    workload: Workload, groups: tuple[KVCacheGroup, ...], mamba_blocks_per_request: int | None
+) -> _Blocks:
+    """Several groups: each request's blocks summed over them (see users_for_layout)."""
+    all_full = all(g.kind == "full" for g in groups)
+    prefix = workload.shared_prefix_tokens if all_full else 0
+
+    def shared(r: RequestTokens) -> int:
+        return sum(shared_prefix_blocks(prefix, r.prompt_tokens, g.block_size) for g in groups)
+
+    def held(tokens: int) -> int:
+        return sum(
+            blocks_charged(g, tokens, mamba_blocks_per_request=mamba_blocks_per_request)
+            for g in groups
+        )
+
+    return _blocks_of(
+        workload,
+        lambda r: held(r.tokens) - shared(r),
+        lambda r: held(r.prompt_tokens + r.output_tokens // 2) - shared(r),
+        shared,
+    )
+
+
+_Charge = tuple[int, int, int, int, int, "MixCharge | None"]
+
+
+def _charge(workload: Workload, usable: int, blocks: _Blocks) -> _Charge:
+    """(blocks per user, users, blocks mid, users mid, shared copy, mix) for a workload.
+
+    One pair: ``(usable - shared) // own blocks``. A mix: every request charged
+    its own blocks, ``(usable - shared) x requests // blocks summed`` (see
+    :class:`MixCharge`); a mix whose requests are all alike gives the pair's
+    figure exactly (``room x n // (n x b) = room // b``).
+    """
+    room = max(usable - blocks.copy, 0)
+    if not workload.is_mix:
+        per, per_mid = blocks.end[0], blocks.mid[0]
+        return per, room // per, per_mid, room // per_mid, blocks.copy, None
+    longest, shortest = max(blocks.end), min(blocks.end)
+    mix = MixCharge(
+        num_requests=blocks.num,
+        room_blocks=room,
+        blocks_total=blocks.total,
+        blocks_total_mid=blocks.total_mid,
+        users=room * blocks.num // blocks.total,
+        users_mid_answer=room * blocks.num // blocks.total_mid,
+        top_decile_requests=blocks.top_n,
+        top_decile_blocks=blocks.top_blocks,
+        users_top_decile=room * blocks.top_n // blocks.top_blocks,
+        blocks_longest=longest,
+        users_longest=room // longest,
+        blocks_shortest=shortest,
+        users_shortest=room // shortest,
+    )
+    # blocks_per_user of a mix: its mean per request, rounded up (what one more
+    # user of the mix costs on average; the users above are exact).
+    return (
+        cdiv(blocks.total, blocks.num),
+        mix.users,
+        cdiv(blocks.total_mid, blocks.num),
+        mix.users_mid_answer,
+        blocks.copy,
+        mix,
+    )
 
 
 def blocks_for_tokens(num_tokens: int, block_size: int) -> int:
@@ -127,16 +403,19 @@ def users_that_fit(
     if block_size <= 0:
         raise ValueError(f"block size must be positive, got {block_size}")
     usable = max(num_blocks - (1 if has_null_block else 0), 0)
-    per_user = max(blocks_for_tokens(workload.tokens_per_user, block_size), 1)
-    per_user_mid = max(blocks_for_tokens(workload.tokens_mid_answer, block_size), 1)
+    per_user, users, per_mid, users_mid, copy, mix = _charge(
+        workload, usable, _blocks_one_group(workload, block_size)
+    )
     return Capacity(
         num_blocks=num_blocks,
         usable_blocks=usable,
         block_size=block_size,
         blocks_per_user=per_user,
-        users=usable // per_user,
-        blocks_per_user_mid=per_user_mid,
-        users_mid_answer=usable // per_user_mid,
+        users=users,
+        blocks_per_user_mid=per_mid,
+        users_mid_answer=users_mid,
+        shared_prefix_blocks=copy,
+        mix=mix,
     )
 
 
@@ -442,48 +721,43 @@ def users_for_layout(
             workload=workload,
             has_null_block=layout.has_null_block,
         )
-        return Capacity(
-            num_blocks=base.num_blocks,
-            usable_blocks=base.usable_blocks,
-            block_size=base.block_size,
-            blocks_per_user=base.blocks_per_user,
-            users=base.users,
-            blocks_per_user_mid=base.blocks_per_user_mid,
-            users_mid_answer=base.users_mid_answer,
+        return replace(
+            base,
             is_exact=layout.is_exact,
             num_groups=1,
             blocks_per_user_by_group=(base.blocks_per_user,),
             notes=layout.notes,
         )
     usable = max(num_blocks - (1 if layout.has_null_block else 0), 0)
+    # A shared prefix is modelled only when every group is full attention: a
+    # prefix-cache hit is the shortest over the groups, and a sliding-window
+    # (or chunked, or Mamba) group caches the prefix only while it has not
+    # been freed and evicted, so there it is not counted as shared (the
+    # report says so; report/mix.py never sets it for such a layout).
+    per_user, users, per_mid, users_mid, copy, mix = _charge(
+        workload, usable, _blocks_groups(workload, layout.groups, mamba_blocks_per_request)
+    )
+    # The split by group is of the mean request for a mix (the headline's).
     by_group = tuple(
         blocks_charged(
             g, workload.tokens_per_user, mamba_blocks_per_request=mamba_blocks_per_request
         )
         for g in layout.groups
     )
-    per_user = max(sum(by_group), 1)
-    per_user_mid = max(
-        sum(
-            blocks_charged(
-                g, workload.tokens_mid_answer, mamba_blocks_per_request=mamba_blocks_per_request
-            )
-            for g in layout.groups
-        ),
-        1,
-    )
     return Capacity(
         num_blocks=num_blocks,
         usable_blocks=usable,
         block_size=layout.block_size,
         blocks_per_user=per_user,
-        users=usable // per_user,
-        blocks_per_user_mid=per_user_mid,
-        users_mid_answer=usable // per_user_mid,
+        users=users,
+        blocks_per_user_mid=per_mid,
+        users_mid_answer=users_mid,
         is_exact=layout.is_exact,
         num_groups=layout.num_groups,
         blocks_per_user_by_group=by_group,
         notes=layout.notes,
+        shared_prefix_blocks=copy,
+        mix=mix,
     )
 
 
@@ -517,6 +791,7 @@ def users_for_spec(
 __all__ = [
     "BlockRange",
     "Capacity",
+    "MixCharge",
     "Workload",
     "blocks_at_max_len",
     "blocks_charged",
@@ -527,6 +802,7 @@ __all__ = [
     "num_blocks_for_memory",
     "num_blocks_from_pool_line",
     "pool_tokens_printed",
+    "shared_prefix_blocks",
     "users_for_layout",
     "users_for_spec",
     "users_that_fit",

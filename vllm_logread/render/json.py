@@ -329,6 +329,7 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
         }
     )
     # Present only when they say something (FACTS.md: extend, never rename).
+    out["workload"].update(mix_json(report))
     if report.users_range is not None:
         out["users_range"] = list(report.users_range)
     if report.unknowns:
@@ -348,3 +349,62 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
 def dumps(obj: dict[str, Any]) -> str:
     """JSON text; never NaN (not JSON) - facts are finite by construction."""
     return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+MIX_METHOD = (
+    "each request charged its own blocks, group by group (block rounding per request); in a full "
+    "pool of users drawn from the mix in its proportions, users = (usable blocks - the shared "
+    "prefix's one copy) x requests // the requests' blocks summed, i.e. // the mean of the "
+    "per-request block counts (not the blocks of the mean request); mid-answer likewise; "
+    "spread: the same room // the mean blocks of the longest 10% of the requests (by blocks), "
+    "// the longest request's, // the shortest's"
+)
+
+
+def mix_json(report: Any) -> dict[str, Any]:
+    """The workload's ``mix`` and ``shared_prefix`` keys (only when asked for)."""
+    out: dict[str, Any] = {}
+    w, c, served = report.workload, report.capacity, report.served
+    if w.is_mix:
+        n = w.num_requests
+        m = None if c is None else c.mix
+        out["mix"] = {
+            "source": w.source,
+            "num_requests": n,
+            "rejected_requests": 0 if served is None else served.rejected_requests,
+            "requests": [
+                {
+                    "prompt_tokens": r.prompt_tokens,
+                    "output_tokens": r.output_tokens,
+                    "count": r.count,
+                }
+                for r in w.requests
+            ],
+            "mean_prompt_tokens": sum(r.prompt_tokens * r.count for r in w.requests) / n,
+            "mean_output_tokens": sum(r.output_tokens * r.count for r in w.requests) / n,
+            "method": MIX_METHOD,
+            "blocks_total": None if m is None else m.blocks_total,
+            "mean_blocks": None if m is None else m.mean_blocks,
+            "mean_blocks_mid_answer": None if m is None else m.mean_blocks_mid,
+            "spread": None
+            if m is None
+            else {
+                "top_decile_requests": m.top_decile_requests,
+                "mean_blocks_top_decile": m.mean_blocks_top_decile,
+                "users_top_decile": m.users_top_decile,
+                "blocks_longest": m.blocks_longest,
+                "users_longest": m.users_longest,
+                "blocks_shortest": m.blocks_shortest,
+                "users_shortest": m.users_shortest,
+            },
+        }
+    if served is not None and served.notes:
+        out["notes"] = list(served.notes)
+    if served is not None and served.shared_prefix_tokens_asked:
+        out["shared_prefix"] = {
+            "tokens": served.shared_prefix_tokens_asked,
+            "prefix_caching": None if served is None else served.prefix_caching,
+            "applied": bool(served is not None and served.prefix_applied),
+            "shared_blocks": 0 if c is None else c.shared_prefix_blocks,
+        }
+    return out

@@ -288,6 +288,10 @@ def _per_user(report: Report, c: Any, users: int | None) -> str:
     groups = f" over {c.num_groups} KV cache groups" if c.num_groups > 1 else ""
     held = f"{tokens} = {_plural(c.blocks_per_user, 'block')}{groups}"
     pool = f"({c.num_blocks:,} - 1 null)" if c.usable_blocks < c.num_blocks else f"{c.num_blocks:,}"
+    if c.shared_prefix_blocks:
+        s = c.shared_prefix_blocks
+        held = f"{tokens} = {c.blocks_per_user + s:,} blocks{groups}, {s:,} shared"
+        pool = f"({c.num_blocks:,}{' - 1 null' if c.usable_blocks < c.num_blocks else ''} - {s:,})"
     return f"{held}; {pool} // {c.blocks_per_user:,} = {_n(users)} users"
 
 
@@ -355,6 +359,12 @@ def _max_num_seqs_sentence(wi: WhatIf, report: Report) -> str:
     per = " per engine" if len(report.engines) > 1 else ""
     if caps:
         return f"--max-num-seqs {users} lets the pool be used: {limit:,}{per}, not the KV cache, caps it."
+    mix = None if report.capacity is None else report.capacity.mix
+    if mix is not None:
+        return (
+            f"--max-num-seqs {users} keeps every admitted answer in the pool at the mix's "
+            f"proportions ({mix.users_top_decile:,}{per} if the longest 10% run at once)."
+        )
     return f"--max-num-seqs {users} keeps every admitted answer in the pool (no preemption at full load)."
 
 
@@ -404,13 +414,23 @@ def _answer_lines(r: Report, workload: str) -> list[str]:
             f"== vllm-logread: {r.users:,} users fit at {workload}{approx} "
             f"({_n(r.users_mid_answer)} mid-answer)"
         )
+        if w.is_mix and len(head) > WIDTH:  # a long name or huge counts: the name alone
+            head = (
+                f"== vllm-logread: {r.users:,} users fit at {workload.split(' (')[0]}{approx} "
+                f"({_n(r.users_mid_answer)} mid-answer)"
+            )
     elif r.users_range is not None:
         lo, hi = r.users_range
         head = f"== vllm-logread: {lo:,} to {hi:,} users fit at {workload} (not known exactly: see below)"
     else:
         head = f"== vllm-logread: users unknown at {workload} (see the warnings)"
     length = r.concurrency_tokens or r.max_model_len
-    if r.vllm_max_concurrency is not None and length:
+    if r.vllm_max_concurrency is not None and length and w.is_mix:
+        why = (
+            f"vLLM's {r.vllm_max_concurrency:.2f}x is for users who each fill all {length:,} "
+            f"tokens; yours hold {w.tokens_per_user:,} on average."
+        )
+    elif r.vllm_max_concurrency is not None and length:
         why = (
             f"vLLM's {r.vllm_max_concurrency:.2f}x is for users who each fill all {length:,} "
             f"tokens; yours hold {w.tokens_per_user:,} each."
@@ -430,7 +450,7 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     r = report
     w, c = r.workload, r.capacity
     lines: list[str] = []
-    workload = f"{w.prompt_tokens:,} prompt + {w.output_tokens:,} output tokens"
+    workload = workload_label(w)
     if r.failure is None and not r.has_pool:
         lines.append(f"== vllm-logread: {r.model or 'model not named in the log'}: no KV pool")
         lines.append("KV pool:       not in the log")
@@ -479,8 +499,11 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
                 f"  deployment:   {_n(r.users)} users over {len(r.engines)} engines "
                 f"({_n(r.users_mid_answer)} mid-answer)"
             )
-        else:
+        elif c.mix is None:
             lines.append(f"  per user:     {_per_user(r, c, r.users)}")
+        lines.extend(mix_lines(r, c))
+    if r.served is not None and r.served.notes:
+        lines.extend(_wrap_under("  workload:     ", "; ".join(r.served.notes)))
     if r.kv_bytes_per_token is None:
         lines.append("  KV per token: unknown (model shape not found; pass --config config.json)")
     else:
@@ -506,6 +529,11 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
             lines.append(f"  {t}")
     if r.target is not None:
         lines.extend(target_text(r.target, arithmetic=explain))
+        if w.is_mix:
+            lines.append(
+                "  (users of the mix drawn in its proportions; more blocks if its longest run "
+                "together)"
+            )
     if r.observed is not None and r.observed.source == "metrics":
         lines.extend(observed_text(r, explain=explain))
     for warn in r.warnings:
@@ -595,6 +623,17 @@ def explain_lines(report: Report) -> list[str]:
             "Users that fit: 0: the boot serves nobody: " + line for line in _failure_lines(r)[:1]
         ]
         lines += _failure_lines(r)[1:]
+    elif r.users is not None and c is not None and w.is_mix:
+        lines.append(
+            f"Users that fit: {r.users:,} users of {workload_label(w)}, at the end of their "
+            "answers, each request charged its own blocks group by group: in a full pool of "
+            "users drawn from the mix in its proportions, users = usable blocks // the mean "
+            "of the per-request block counts (not the blocks of the mean request)"
+        )
+        lines.append(
+            f"                {_n(r.users_mid_answer)} users mid-answer (each request holding "
+            "its prompt + half its output)"
+        )
     elif r.users is not None and c is not None:
         lines.append(
             f"Users that fit: {r.users:,} users at {w.prompt_tokens:,} prompt + "
@@ -618,6 +657,9 @@ def explain_lines(report: Report) -> list[str]:
         lines.append(f"  unknown {u.name}: {u.why}: {'; '.join(u.candidates)}; {u.settle}")
     for a in r.arithmetic:
         lines.append(f"  how: {a}")
+    if r.served is not None:
+        for note in r.served.notes:
+            lines.append(f"  workload: {note}")
     if r.kv_bytes_per_token is None:
         lines.append(
             "KV per token:  unknown (model shape not found; pass --config PATH/config.json)"
@@ -654,10 +696,12 @@ def total_text(results: Sequence[InputResult], *, num_unread: int = 0) -> str:
         head = f"{_plural(len(good), 'server')}, users unknown for some (see their reports)"
     else:
         mid = "" if any(m is None for m in mids) else f" ({sum(m or 0 for m in mids):,} mid-answer)"
-        head = (
-            f"{sum(u or 0 for u in users):,} users at {w.prompt_tokens:,}+{w.output_tokens:,} "
-            f"tokens over {_plural(len(good), 'server')}{mid}"
+        at = (
+            f"of {w.source.replace(chr(92), '/').rsplit('/', 1)[-1]}"
+            if w.is_mix
+            else f"at {w.prompt_tokens:,}+{w.output_tokens:,} tokens"
         )
+        head = f"{sum(u or 0 for u in users):,} users {at} over {_plural(len(good), 'server')}{mid}"
     line = f"== vllm-logread total: {head}"
     if not bad:
         return wrap_line(line)
@@ -824,4 +868,68 @@ def _observed_explain(report: Report) -> list[str]:
         lines.append(f"    engine {name}: {parts}")
     for note in obs.notes:
         lines.append(f"    note: {note}")
+
+
+def workload_label(w: Any) -> str:
+    """The workload in a few words: ``512 prompt + 128 output tokens``, or a mix's file.
+
+    >>> from vllm_logread.capacity import Workload
+    >>> workload_label(Workload())
+    '512 prompt + 128 output tokens'
+    """
+    if not w.is_mix:
+        return f"{w.prompt_tokens:,} prompt + {w.output_tokens:,} output tokens"
+    name = w.source.replace("\\", "/").rsplit("/", 1)[-1] or "the workload"
+    if len(name) > 24:
+        name = name[:21] + "..."
+    return f"{name} ({w.num_requests:,} requests, mean {w.prompt_tokens:,}+{w.output_tokens:,})"
+
+
+def _wrap_under(head: str, text: str) -> list[str]:
+    """``text`` after ``head``, wrapped to WIDTH columns under it."""
+    import textwrap
+
+    return textwrap.wrap(
+        text, width=WIDTH, initial_indent=head, subsequent_indent=" " * len(head)
+    ) or [head.rstrip()]
+
+
+def mix_lines(r: Report, c: Any) -> list[str]:
+    """The mix's users and spread, and what a shared prefix shares (default report)."""
+    from ..report.mix import shared_prefix_text
+
+    lines: list[str] = []
+    w = r.workload
+    if c.shared_prefix_blocks and r.block_size:
+        shortest = min(q.prompt_tokens for q in w.rows)
+        lines.extend(
+            _wrap_under(
+                "  prefix:       ",
+                shared_prefix_text(w.shared_prefix_tokens, shortest, r.block_size),
+            )
+        )
+    m = c.mix
+    if m is None:
+        return lines
+    null = " - 1 null" if c.usable_blocks < c.num_blocks else ""
+    shared = f" - {c.shared_prefix_blocks:,} shared" if c.shared_prefix_blocks else ""
+    room = f"({c.num_blocks:,}{null}{shared})" if null or shared else f"{c.num_blocks:,}"
+    per = " per engine" if len(r.engines) > 1 else ""
+    lines.append(
+        f"  per request:  {m.mean_blocks:,.2f} blocks on average, each request charged its own"
+    )
+    lines.extend(
+        _wrap_under(
+            "  users:        ",
+            f"{room} x {m.num_requests:,} // {m.blocks_total:,} blocks = {m.users:,}{per}",
+        )
+    )
+    lines.extend(
+        _wrap_under(
+            "  spread:       ",
+            f"{m.users_top_decile:,} if the longest 10% run ({m.mean_blocks_top_decile:,.2f} "
+            f"blocks each), {m.users_longest:,} if all are the longest ({m.blocks_longest:,} "
+            f"blocks), {m.users_shortest:,} if all the shortest ({m.blocks_shortest:,})",
+        )
+    )
     return lines

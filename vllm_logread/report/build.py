@@ -25,6 +25,7 @@ from ..read.facts import Fact
 from ..versions import HYBRID_MANAGER_FROM, cdiv, version_or_none, version_past_checked
 from .checks import _checks, _hybrid_checks
 from .failure import boot_failure
+from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
 from .plan import TargetPlan, plan_for_target
 from .solve import BlockSizeCandidate, default_block_sizes, other_block_sizes, stated_block_size
@@ -218,6 +219,16 @@ def build_vllm_report(
             f"the engine failed to start (line {failed.line}): the pool below was computed but "
             "never served"
         )
+    served = boot_workload(
+        opts.workload,
+        shared_prefix_tokens=opts.shared_prefix_tokens,
+        boot=boot,
+        gen=st.gen,
+        max_model_len=st.max_model_len,
+        layout=layout if layout is not None and not layout.is_single_full_group else None,
+        device=st.device,
+    )
+    workload = served.workload
     ctx = _Context(
         boot=boot,
         spec=spec,
@@ -226,7 +237,7 @@ def build_vllm_report(
         gen=st.gen,
         conc_f=st.conc_f,
         avail_f=st.avail_f,
-        workload=opts.workload,
+        workload=workload,
     )
     unknowns: tuple[Unknown, ...] = ()
     users_range: tuple[int, int] | None = None
@@ -274,15 +285,27 @@ def build_vllm_report(
         block_size=block_size,
         max_model_len=st.max_model_len,
         num_blocks=engines[0].num_blocks if engines else None,
-        workload=opts.workload,
+        workload=workload,
     )
-    too_long = st.max_model_len is not None and opts.workload.tokens_per_user > st.max_model_len
+    too_long = st.max_model_len is not None and (
+        served.rejected_requests == workload.num_requests
+        if workload.is_mix
+        else workload.tokens_per_user > st.max_model_len
+    )
     serves_nobody = bool(engines) and (failure is not None or too_long)
     engines = _no_users(engines, checks, unknowns, serves_nobody)
     if serves_nobody:
         users_range = None
-        if failure is None and st.max_model_len is not None:
-            tokens = opts.workload.tokens_per_user
+        if failure is None and st.max_model_len is not None and workload.is_mix:
+            arithmetic.append(
+                f"every request of the mix is over max_model_len {st.max_model_len:,}: 0 users"
+            )
+            warnings.append(
+                f"every request of the mix is over max_model_len {st.max_model_len:,}: vLLM "
+                "rejects them all, so no user of this workload is served"
+            )
+        elif failure is None and st.max_model_len is not None:
+            tokens = workload.tokens_per_user
             arithmetic.append(
                 f"a request of {tokens:,} tokens is over max_model_len {st.max_model_len:,}: "
                 "0 users (the users above are what the pool would hold)"
@@ -299,7 +322,7 @@ def build_vllm_report(
             block_size=block_size,
             spec=spec,
             layout=layout,
-            workload=opts.workload,
+            workload=workload,
             available_kv=st.avail_f,
             kv_cache_dtype=st.kv_cache_dtype,
             tensor_parallel_size=st.tensor_parallel_size,
@@ -332,7 +355,7 @@ def build_vllm_report(
         kv_bytes_per_token_source=None if spec is None else spec.source,
         kv_shape=None if spec is None else spec.describe(),
         is_exact=first_cap.is_exact if first_cap is not None else is_uniform,
-        workload=opts.workload,
+        workload=workload,
         capacity=first_cap,
         engines=tuple(engines),
         checks=tuple(checks),
@@ -344,6 +367,7 @@ def build_vllm_report(
         users_range=users_range,
         unknowns=unknowns,
         failure=failure,
+        served=served,
     )
 
 
@@ -690,12 +714,18 @@ def _engine_users(
             has_null_block=gen != "V0",
         )
         null = " - 1 null block" if gen != "V0" else ""
-        arithmetic.append(
-            f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} usable; "
-            f"{workload.tokens_per_user:,} tokens = {c.blocks_per_user} blocks of {block_size} -> "
-            f"{c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; mid-answer "
-            f"{workload.tokens_mid_answer:,} tokens = {c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
-        )
+        if c.mix is not None or c.shared_prefix_blocks:
+            arithmetic.append(
+                f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
+                f"usable; {users_arithmetic(c, workload)}"
+            )
+        else:
+            arithmetic.append(
+                f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} usable; "
+                f"{workload.tokens_per_user:,} tokens = {c.blocks_per_user} blocks of {block_size} -> "
+                f"{c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; mid-answer "
+                f"{workload.tokens_mid_answer:,} tokens = {c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
+            )
     elif num_blocks is not None and num_blocks < 0:
         warnings.append(f"engine {eng.key}: the pool is negative ({num_blocks}); nothing fits")
     return EngineReport.of(eng, pool_tokens=pool_tokens, num_blocks=num_blocks, c=c), c
@@ -801,13 +831,20 @@ def _hybrid_engine_users(
             for n, g in zip(c.blocks_per_user_by_group, layout.groups, strict=False)
         )
         null = " - 1 null block" if layout.has_null_block else ""
-        arithmetic.append(
-            f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} usable, "
-            f"shared by {layout.num_groups} KV cache groups; a user of "
-            f"{workload.tokens_per_user:,} tokens holds {groups} = {c.blocks_per_user} blocks -> "
-            f"{c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; mid-answer "
-            f"{c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
-        )
+        if c.mix is not None:
+            arithmetic.append(
+                f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
+                f"usable, shared by {layout.num_groups} KV cache groups (a request's blocks "
+                f"summed over them); {users_arithmetic(c, workload)}"
+            )
+        else:
+            arithmetic.append(
+                f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
+                f"usable, shared by {layout.num_groups} KV cache groups; a user of "
+                f"{workload.tokens_per_user:,} tokens holds {groups} = {c.blocks_per_user} "
+                f"blocks -> {c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; "
+                f"mid-answer {c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
+            )
     report = EngineReport.of(
         eng, pool_tokens=eng.pool_tokens, num_blocks=num_blocks, c=c, num_blocks_high=high_blocks
     )

@@ -8,6 +8,7 @@ from typing import Any
 from ..boots import Boot, Engine
 from ..capacity import Capacity, Workload
 from ..observed import ObservedWorkload
+from .mix import BootWorkload
 from .plan import TargetPlan
 from .whatif import Basis, WhatIf
 
@@ -25,6 +26,9 @@ class Options:
     what_ifs: tuple[Any, ...] = ()
     target_users: int | None = None
     gpu: str | None = None
+    # --shared-prefix N: system-prompt tokens every request starts with (held
+    # once when the log's prefix caching is on; report/mix.py).
+    shared_prefix_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,6 +157,9 @@ class Report:
     # The workload the server saw (/metrics histograms, a log's request lines) and the
     # users at it (observed.with_users); None: neither said anything.
     observed: ObservedWorkload | None = None
+    # The workload as this boot serves it (--workload's accepted requests,
+    # --shared-prefix), with what the report says about it.
+    served: BootWorkload | None = None
 
     @property
     def users(self) -> int | None:

@@ -36,6 +36,7 @@ from ..capacity import Capacity, Workload, users_that_fit
 from ..errors import LogReadError
 from ..read.facts import Fact
 from .checks import range_check
+from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report
 from .whatif import WhatIf
 
@@ -111,7 +112,27 @@ def build_sglang_report(
     kv_cache_dtype = str(kv_dtype_f.value) if kv_dtype_f else None
     dtype_f = boot.first("dtype")
     max_len_f = boot.last("max_model_len")
-    workload = opts.workload
+    # --workload's requests over the context length are rejected as by vLLM;
+    # --shared-prefix is not modelled for SGLang's radix cache (said, not guessed).
+    served = boot_workload(
+        opts.workload,
+        shared_prefix_tokens=0,
+        boot=boot,
+        gen=None,
+        max_model_len=None if max_len_f is None else int(max_len_f.value),
+        layout=None,
+    )
+    if opts.shared_prefix_tokens > 0:
+        served = replace(
+            served,
+            notes=(
+                *served.notes,
+                f"--shared-prefix {opts.shared_prefix_tokens:,} not counted: SGLang's radix "
+                "cache is not modelled; the users are as if nothing were shared",
+            ),
+            shared_prefix_tokens_asked=opts.shared_prefix_tokens,
+        )
+    workload = served.workload
 
     spec = None
     if spec_resolver is not None:
@@ -236,6 +257,7 @@ def build_sglang_report(
         what_if=tuple(what_if),
         warnings=tuple(warnings),
         arithmetic=tuple(arithmetic),
+        served=served,
     )
 
 
@@ -259,12 +281,16 @@ def _engine_users(
             else f"{c.blocks_per_user} pages ({c.blocks_per_user * page:,} slots)"
         )
         per_mid = f"{c.blocks_per_user_mid:,}" if page == 1 else f"{c.blocks_per_user_mid} pages"
-        arithmetic.append(
-            f"SGLang {eng.key}: pool {pool:,} tokens (max_total_num_tokens, line {eng.pool_line}) "
-            f"= {pages:,} {unit}, all usable (its padding slot 0 is allocated beside them); "
-            f"{workload.tokens_per_user:,} tokens hold {per} -> {pages:,} // "
+        how = (
+            users_arithmetic(c, workload)
+            if c.mix is not None
+            else f"{workload.tokens_per_user:,} tokens hold {per} -> {pages:,} // "
             f"{c.blocks_per_user:,} = {c.users:,} users; mid-answer "
             f"{workload.tokens_mid_answer:,} tokens = {per_mid} -> {c.users_mid_answer:,}"
+        )
+        arithmetic.append(
+            f"SGLang {eng.key}: pool {pool:,} tokens (max_total_num_tokens, line {eng.pool_line}) "
+            f"= {pages:,} {unit}, all usable (its padding slot 0 is allocated beside them); {how}"
         )
     return EngineReport.of(eng, pool_tokens=pool, num_blocks=pages, c=c), c
 

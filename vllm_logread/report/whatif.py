@@ -44,6 +44,7 @@ from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
 from ..versions import HYBRID_MANAGER_FROM, cdiv, version_or_none
 from .gpus import Gpu, find_gpu
+from .mix import users_arithmetic
 
 GIB = 1 << 30
 
@@ -842,15 +843,23 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
     mid = c.users_mid_answer * b.num_engines
     null = f" - 1 null = {c.usable_blocks:,}" if c.usable_blocks < c.num_blocks else ""
     head = f"= {_gib(new_mem)} / " if len(steps) > 1 else "/ "
-    steps.append(
-        f"{head}{bpb_new:,} B per block = {blocks:,} blocks{null} // "
-        f"{c.blocks_per_user} blocks per user = {c.users:,} users"
-        + (f" x {b.num_engines} engines = {users:,}" if b.num_engines > 1 else "")
-    )
+    if c.mix is not None or c.shared_prefix_blocks:
+        steps.append(
+            f"{head}{bpb_new:,} B per block = {blocks:,} blocks{null}; "
+            + users_arithmetic(c, b.workload)
+            + (f" x {b.num_engines} engines = {users:,}" if b.num_engines > 1 else "")
+        )
+    else:
+        steps.append(
+            f"{head}{bpb_new:,} B per block = {blocks:,} blocks{null} // "
+            f"{c.blocks_per_user} blocks per user = {c.users:,} users"
+            + (f" x {b.num_engines} engines = {users:,}" if b.num_engines > 1 else "")
+        )
     if not c.is_exact:
         exact = False
     per = " on the first engine" if b.num_engines > 1 else ""
-    note = f"{blocks:,} blocks{per}, {users:,} users at {b.workload.tokens_per_user:,} tokens"
+    at = "of the mix" if b.workload.is_mix else f"at {b.workload.tokens_per_user:,} tokens"
+    note = f"{blocks:,} blocks{per}, {users:,} users {at}"
     if change.kv_cache_dtype is not None and delta == 0 and exact:
         note += " (rounding may move it by a block)"
     if notes:
@@ -944,7 +953,8 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
     w = b.workload
     parts = [
         f"the pool stays {b.num_blocks:,} blocks (memory sets it, not the length), so the "
-        f"users at {w.tokens_per_user:,} tokens stay {users:,}; vLLM's max concurrency becomes "
+        f"users {'of the mix' if w.is_mix else f'at {w.tokens_per_user:,} tokens'} stay "
+        f"{users:,}; vLLM's max concurrency becomes "
         f"{formula} = {conc:.2f}x for {n:,}-token requests"
     ]
     if b.max_model_len:
@@ -958,7 +968,22 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
             if b.layout
             else f" ({now:.2f}x at {b.max_model_len:,} now)"
         )
-    if n < w.tokens_per_user:
+    longest = max(r.tokens for r in w.rows)
+    if w.is_mix and n < longest:
+        kept = [r for r in w.requests if r.tokens <= n]
+        left = w.num_requests - sum(r.count for r in kept)
+        users = (
+            replace(b, workload=Workload.of_mix(kept, source=w.source)).fit(b.num_blocks).users
+            * b.num_engines
+            if kept
+            else 0
+        )
+        parts.append(
+            f"{left:,} of the mix's {w.num_requests:,} requests are over {n:,} tokens: vLLM "
+            f"rejects them (HTTP 400), so {users:,} users of the {w.num_requests - left:,} "
+            "left fit"
+        )
+    elif n < w.tokens_per_user:
         cut = replace(
             w, prompt_tokens=min(w.prompt_tokens, n), output_tokens=max(0, n - w.prompt_tokens)
         )
@@ -998,10 +1023,11 @@ def max_num_seqs_advice(b: Basis) -> WhatIf | None:
     m, users, mid = b.max_num_seqs, c.users, c.users_mid_answer
     w = b.workload
     per = " per engine" if b.num_engines > 1 else ""
+    at = "of the mix" if w.is_mix else f"at {w.prompt_tokens:,}+{w.output_tokens:,} tokens"
     if m > users:
         note = (
             f"max_num_seqs {m:,} ({b.max_num_seqs_source}) admits more requests than the pool "
-            f"holds at {w.prompt_tokens:,}+{w.output_tokens:,} tokens ({users:,}{per}): under full "
+            f"holds {at} ({users:,}{per}): under full "
             f"load vLLM preempts (recomputes) the newest as answers grow; --max-num-seqs {users} "
             f"keeps every admitted answer in the pool ({mid:,} fit mid-answer)"
         )

