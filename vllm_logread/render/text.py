@@ -868,6 +868,7 @@ def _observed_explain(report: Report) -> list[str]:
         lines.append(f"    engine {name}: {parts}")
     for note in obs.notes:
         lines.append(f"    note: {note}")
+    return lines
 
 
 def workload_label(w: Any) -> str:
