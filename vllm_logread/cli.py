@@ -346,8 +346,12 @@ def kv_cmd(
 @main.command("simulate")
 @click.argument("file", metavar="LOG", default="-")
 @click.option("--users", type=click.IntRange(1), default=None, help="Closed-loop users.")
-@click.option("--prompt", "prompt_tokens", type=click.IntRange(1), default=512, show_default=True)
-@click.option("--output", "output_tokens", type=click.IntRange(1), default=128, show_default=True)
+@click.option(
+    "--prompt", "prompt_tokens", type=click.IntRange(1), default=None, help="[default: 512]"
+)
+@click.option(
+    "--output", "output_tokens", type=click.IntRange(1), default=None, help="[default: 128]"
+)
 @click.option(
     "--requests",
     type=click.IntRange(1),
@@ -376,6 +380,28 @@ def kv_cmd(
 @click.option("--config", metavar="PATH", default=None, help="The model's config.json.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the steps.")
 @click.option("--stats-csv", metavar="FILE", default=None, help="Write the steps as CSV.")
+@click.option(
+    "--workload",
+    metavar="FILE",
+    default=None,
+    help="Each request's prompt and output tokens (CSV or JSONL), cycled: user u's k-th "
+    "request is row (k x users + u) of the expanded file; with --arrival-interval, in order.",
+)
+@click.option(
+    "--output-dist",
+    metavar="uniform:LO:HI",
+    default=None,
+    help="Draw each request's output tokens uniformly in [LO, HI] (seeded by --seed).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --output-dist.")
+@click.option(
+    "--plot",
+    "plot_path",
+    metavar="FILE.png",
+    default=None,
+    help="Draw the simulation (running, KV usage) beside the log's own stats lines, x as the "
+    "fraction of each run (steps are not seconds). Needs vllm-logread[plot].",
+)
 def simulate_cmd(**params: Any) -> None:
     """Replay vLLM's scheduler over the log's KV pool: peak, settle, preemptions.
 
