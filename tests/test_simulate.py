@@ -561,3 +561,45 @@ def test_cli_plot_without_matplotlib(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     assert result.exit_code == 2
     assert "pip install 'vllm-logread[plot]'" in result.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+# --------------------------------------------------------------------------- read --simulate
+
+
+def _verdict(log: str, *args: str) -> str:
+    result = CliRunner().invoke(main, [str(SAMPLES / log), "--explain", *args])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if x.lstrip().startswith("verdict:"))
+    return line
+
+
+def test_read_simulate_seed_matches() -> None:
+    # 48 users = 44 running + 4 waiting on the 16:47:00 stats line. Simulated (one request
+    # each): 44 packed, 37 settled, 7 preempted; the log: peak 44, and from there at a full
+    # pool 43, 41, 39, 39, 37 (then 34 at 90.3 %: the first answers ended): settle 37.
+    line = _verdict("real_vllm_0.32_qwen3-8b_load.log", "--simulate")
+    assert (
+        "Simulation of 48 closed-loop users (the most running + waiting on a stats line), one "
+        "512+128 request each: peak 44, settle 37, 7 preemptions; the log's peak 44 and settle "
+        "37 match it"
+    ) in line
+
+
+def test_read_simulate_a_one_step_peak_is_the_same_run() -> None:
+    # Mistral-7B: the simulation admits a 12th for one step (56 of 58 blocks) and preempts it;
+    # the stats lines, 10 s apart, show 11 (see REAL_RUNS).
+    line = _verdict("real_vllm_0.32_mistral-7b-v0.1_load.log", "--simulate")
+    assert "peak 12 for one step, 11 held, settle 11, 1 preemption;" in line
+    assert "the log's peak 11 and settle 11 match it" in line
+
+
+def test_read_simulate_other_users_do_not_match() -> None:
+    # 40 users on the seed pool: all admitted (40 x 17 = 680 <= 752 blocks), then
+    # 752 // 20 = 37 at the end of the answers: 3 preempted. The log peaked at 44.
+    line = _verdict("real_vllm_0.32_qwen3-8b_load.log", "--simulate-users", "40")
+    assert "40 closed-loop users (--simulate-users)" in line
+    assert "peak 40, settle 37, 3 preemptions; the log's peak 44 and settle 37 do not" in line
+
+
+def test_read_without_simulate_says_nothing_of_it() -> None:
+    assert "Simulation" not in _verdict("real_vllm_0.32_qwen3-8b_load.log")

@@ -241,6 +241,20 @@ class _Terminal:
     help="Draw users against tokens per user (and the load over time) to FILE.png or .svg; "
     "needs matplotlib.",
 )
+@click.option(
+    "--simulate",
+    is_flag=True,
+    help="Add to the load verdict whether the log's peak and settle are the scheduler "
+    "simulation's (users: the most running + waiting on a stats line; one --prompt/--output "
+    "request each).",
+)
+@click.option(
+    "--simulate-users",
+    type=click.IntRange(1),
+    default=None,
+    metavar="N",
+    help="The closed-loop users to simulate (implies --simulate).",
+)
 def read_cmd(**params: Any) -> None:
     """Report the KV pool and the users that fit, from vLLM logs or a pipe.
 

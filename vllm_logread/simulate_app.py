@@ -311,3 +311,110 @@ def run_simulate(opts: SimulateOptions, console: Any) -> int:
     else:
         console.out(simulation_text(sim, source=opts.file))
     return 0
+
+
+#: A stats line at this KV cache usage or more is a full pool (the load
+#: summary's "above 95%").
+FULL_POOL_PCT = 95.0
+
+
+def log_settle(phase: list[tuple[Any, ...]], peak: int) -> int:
+    """The running count a log settled at after its peak: the fewest running
+    on the stats lines from the first full one (KV usage >= 95 %) at or after
+    the peak, while the pool stays full; the peak itself when the pool never
+    filled after it.
+
+    The seed's load log (running, KV %): 44 99.5, 43 99.9, 41 98.1, 39 98.5,
+    39 98.5, 37 98.4, then 34 90.3 (the first answers ended): 37. DeepSeek-V3's:
+    20 93.0, 20 95.8, 20 98.6, 19, 18, 17 95.8, then 16 90.1: 17.
+
+    >>> log_settle([(None, None, 44, 4, 99.5), (None, None, 43, 5, 99.9),
+    ...             (None, None, 37, 11, 98.4), (None, None, 34, 10, 90.3)], 44)
+    37
+    >>> log_settle([(None, None, 20, 0, 93.0), (None, None, 20, 0, 98.6),
+    ...             (None, None, 17, 3, 95.8), (None, None, 16, 3, 90.1)], 20)
+    17
+    >>> log_settle([(None, None, 9, 0, 60.0), (None, None, 4, 0, 30.0)], 9)
+    9
+    """
+    at = next((i for i, r in enumerate(phase) if (r[2] or 0) == peak), None)
+    if at is None:
+        return peak
+    full = next((i for i in range(at, len(phase)) if (phase[i][4] or 0.0) >= FULL_POOL_PCT), None)
+    if full is None:
+        return peak
+    settle = peak
+    for r in phase[full:]:
+        if (r[4] or 0.0) < FULL_POOL_PCT:
+            break
+        settle = min(settle, r[2] or 0)
+    return settle
+
+
+def simulated_verdict(
+    session: Any,
+    summary: Any,
+    rows: list[tuple[Any, ...]],
+    *,
+    prompt_tokens: int,
+    output_tokens: int,
+    users: int | None = None,
+) -> str | None:
+    """One sentence: the simulation of the log's load against its observed peak and settle
+    (``read --simulate``), or why there is none; None when the summary is no boot's.
+
+    The workload is ``prompt_tokens`` + ``output_tokens`` for every request, one request per
+    user (the first wave: it sets the peak and the settle); the users are ``users``, else the
+    most running + waiting on one stats line (a closed loop's users, when each has a request
+    in).
+    """
+    from .render.plot import load_phase
+
+    boots = session.tracker.boots
+    boot = next((b for b in reversed(boots) if session.load_of(b) == summary), None)
+    if boot is None:
+        return None
+    if len(summary.engines) > 1:
+        return "not simulated: the stats lines are of several engines (simulate one engine's pool)"
+    report = session.report_for(boot)
+    if report.num_blocks is None or report.block_size is None:
+        return "not simulated: unknown pool in blocks (the log states no pool or block size)"
+    phase, _ = load_phase(_rows_of(boot, boots, rows))
+    if not phase:
+        return None
+    who = "--simulate-users"
+    if users is None:
+        users = max((r[2] or 0) + (r[3] or 0) for r in phase)
+        who = "the most running + waiting on a stats line"
+    if users < 1:
+        return None
+    opts = SimulateOptions(
+        users=users, prompt_tokens=prompt_tokens, output_tokens=output_tokens, rounds=1
+    )
+    try:
+        sim = simulate_log(opts, report=report)
+    except UsageError as err:
+        return f"not simulated: {err}"
+    peak = summary.peak_running
+    settle = log_settle(phase, peak)
+    # Stats lines ~10 s apart can miss a one-step peak (admitted, preempted at
+    # the next step: Mistral-7B's 12, where the log shows 11): a peak between
+    # the simulation's held-for-2+-steps peak and its peak is the same run.
+    same = sim.peak_running_held <= peak <= sim.peak_running and sim.settled_running == settle
+    top = (
+        f"{sim.peak_running}"
+        if sim.peak_running_held == sim.peak_running
+        else f"{sim.peak_running} for one step, {sim.peak_running_held} held"
+    )
+    n = sim.num_preemptions
+    said = (
+        f"simulation of {users} closed-loop users ({who}), one {prompt_tokens:,}+"
+        f"{output_tokens:,} request each: peak {top}, settle {sim.settled_running}, {n} "
+        f"preemption{'' if n == 1 else 's'}; the log's peak {peak} and settle {settle} "
+    )
+    if same:
+        return said + "match it"
+    return said + (
+        "do not (requests of other sizes than the workload given, another number of users, "
+        "or a load that was not a closed loop)"
+    )
