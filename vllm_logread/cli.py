@@ -399,7 +399,8 @@ def kv_cmd(
     metavar="FILE",
     default=None,
     help="Each request's prompt and output tokens (CSV or JSONL), cycled: user u's k-th "
-    "request is row (k x users + u) of the expanded file; with --arrival-interval, in order.",
+    "request is row (k x users + u) mod the rows of the expanded file; with --arrival-interval, "
+    "in order.",
 )
 @click.option(
     "--output-dist",
@@ -414,7 +415,7 @@ def kv_cmd(
     metavar="FILE.png",
     default=None,
     help="Draw the simulation (running, KV usage) beside the log's own stats lines, x as the "
-    "fraction of each run (steps are not seconds). Needs vllm-logread[plot].",
+    "answer tokens generated so far (steps are not seconds). Needs vllm-logread[plot].",
 )
 def simulate_cmd(**params: Any) -> None:
     """Replay vLLM's scheduler over the log's KV pool: peak, settle, preemptions.
