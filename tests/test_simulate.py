@@ -176,6 +176,7 @@ def test_simulation_matches_real_vllm(
         ("real_vllm_0.32_deepseek-v3_load.series.json", 20, 3),
         ("real_vllm_0.32_qwen3-next_load.series.json", 6, 0),
         ("real_vllm_0.32_nemotron-h-56b_load.series.json", 3, 0),
+        ("real_vllm_0.32_qwen3-8b_mixed_load.series.json", 15, 1),
     ],
 )
 def test_real_figures_are_the_recorded_ones(series: str, peak: int, preemptions: int) -> None:
@@ -603,3 +604,29 @@ def test_read_simulate_other_users_do_not_match() -> None:
 
 def test_read_without_simulate_says_nothing_of_it() -> None:
     assert "Simulation" not in _verdict("real_vllm_0.32_qwen3-8b_load.log")
+
+
+def _compressed(values: list[int]) -> list[int]:
+    return [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
+
+
+def test_the_real_mixed_run_step_for_step(tmp_path: Path) -> None:
+    # A real vLLM 0.32 with the 301-block pool (its own log: 9,632 tokens = 301 x 32), 16
+    # users 100 ms apart, user u sending row u mod 3 of MIX_CSV, one each; /metrics every
+    # 0.5 s (tests/real_vllm/NOTES.md, "The simulation in the suite"). Peak 15, settle 14,
+    # 1 preemption as test_cli_workload_file_mixed_lengths works out, and every running
+    # count the samples saw, in order, is one the simulation passes through (the samples
+    # skip short steps: 7 and 4 here).
+    mix = tmp_path / "mix.csv"
+    mix.write_text(MIX_CSV)
+    out = _simulate_log(
+        "real_vllm_0.32_qwen3-8b_mixed_load.log", "--users", "16", "--workload", str(mix)
+    )
+    assert out["pool"]["num_blocks"] == 301  # type: ignore[index]
+    assert (out["peak_running"], out["settled_running"], out["preemptions"]) == (15, 14, 1)
+    real = _compressed(
+        [int(x["running"]) for x in _series("real_vllm_0.32_qwen3-8b_mixed_load.series.json")]
+    )
+    assert real == [0, 1, 5, 8, 11, 14, 15, 14, 13, 12, 11, 9, 8, 6, 5, 3, 2, 1, 0]
+    simulated = iter(_compressed([s["running"] for s in out["steps"]]))  # type: ignore[union-attr]
+    assert all(any(v == w for w in simulated) for v in real[1:-1])

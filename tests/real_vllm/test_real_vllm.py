@@ -271,7 +271,7 @@ def run_measured_load(
         request_timeout_s=300,
         on_tick=sampler,
         size_of=size_of,
-        stagger_s=0.02,
+        stagger_s=0.1,
         prompt_offset=prompt_offset,
     )
     sampler()

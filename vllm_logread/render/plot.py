@@ -492,7 +492,7 @@ def render_simulation(
         linewidth=0.8,
         linestyle="--",
         label=f"simulated settle: {sim.settled_running} (peak {sim.peak_running}, "
-        f"{sim.num_preemptions} preemptions)",
+        f"{sim.num_preemptions} preemption{'' if sim.num_preemptions == 1 else 's'})",
     )
     run_ax.set_ylabel("requests")
     top = max([s.num_running + s.num_waiting for s in steps] + [r[2] or 0 for r in phase] + [1])
