@@ -176,6 +176,7 @@ def test_simulation_matches_real_vllm(
         ("real_vllm_0.32_deepseek-v3_load.series.json", 20, 3),
         ("real_vllm_0.32_qwen3-next_load.series.json", 6, 0),
         ("real_vllm_0.32_nemotron-h-56b_load.series.json", 3, 0),
+        ("real_vllm_0.32_qwen3-8b_mixed_load.series.json", 15, 1),
     ],
 )
 def test_real_figures_are_the_recorded_ones(series: str, peak: int, preemptions: int) -> None:
@@ -335,7 +336,9 @@ def test_cli_text_and_csv(tmp_path: Path) -> None:
     assert "Settled running: 37" in result.stdout
     assert "Preemptions: 7" in result.stdout
     rows = csv_path.read_text().splitlines()
-    assert rows[0] == "step,running,waiting,blocks_used,kv_usage_pct,preemptions,finished"
+    assert rows[0] == (
+        "step,running,waiting,blocks_used,kv_usage_pct,preemptions,finished,output_tokens"
+    )
     assert rows[12].startswith("11,44,4,")
 
 
@@ -353,3 +356,277 @@ def test_cli_log_without_pool(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["simulate", str(log), "--users", "4"])
     assert result.exit_code == 3
     assert "no KV pool" in result.stderr
+
+
+# --------------------------------------------------------------------------- mixed sizes
+
+
+def test_each_request_its_own_size() -> None:
+    # Pool of 11 blocks of 4 (10 usable); user 0 sends row 0 (4 + 2), user 1 row 1 (8 + 1).
+    # Step 0: user 0 alone, 4 prompt tokens = 1 block; it samples its 1st token.
+    # Step 1: user 0 decodes its 5th token: cdiv(5, 4) = 2 blocks; user 1 arrives and is
+    #   admitted with cdiv(8, 4) = 2 blocks: 4 used (40 %). Both answers are then complete
+    #   (2 and 1 output tokens): the run ends after 2 steps.
+    sim = simulate(
+        Pool(num_blocks=11, block_size=4),
+        Load(num_users=2, num_rounds=1, sizes=((4, 2), (8, 1))),
+    )
+    assert [(s.num_running, s.num_blocks_used) for s in sim.steps] == [(1, 1), (2, 4)]
+    assert sim.steps[1].kv_usage_pct == 40.0
+    assert sim.num_finished == 2
+
+
+def test_a_users_next_request_is_the_next_round_of_rows() -> None:
+    # 2 users, 2 rounds, rows 4+3, 4+1, 8+1, 12+1 (blocks of 4): user u's k-th request is
+    # row 2k + u, whoever answers first. A next request reaches the scheduler 2 steps after
+    # the step that ended the answer.
+    # Step 0: user 0, row 0 (4 + 3): 1 block.
+    # Step 1: user 0 decodes (5 tokens, 2 blocks); user 1, row 1 (4 + 1): 1 block; 3 used.
+    #   User 1's answer is complete.
+    # Step 2: user 0 (6 tokens, 2 blocks); its 3rd token completes it.
+    # Step 3: user 1's 2nd request is row 3 (12 + 1): 3 blocks (in the order sent it would
+    #   be row 2: 2 blocks). Step 4: user 0's 2nd, row 2 (8 + 1): 2 blocks.
+    sim = simulate(
+        Pool(num_blocks=11, block_size=4),
+        Load(num_users=2, num_rounds=2, sizes=((4, 3), (4, 1), (8, 1), (12, 1))),
+    )
+    assert [s.num_blocks_used for s in sim.steps] == [1, 3, 2, 3, 2]
+    assert sim.num_finished == 4
+
+
+def test_a_fixed_rate_sends_the_rows_in_order() -> None:
+    # One request a step, rows 4+1 and 8+1 cycled: 4, 8, 4 prompt tokens = 1, 2, 1 blocks.
+    sim = simulate(
+        Pool(num_blocks=7, block_size=4),
+        Load(arrival_interval_steps=1, num_requests=3, sizes=((4, 1), (8, 1))),
+    )
+    assert [s.num_blocks_used for s in sim.steps] == [1, 2, 1]
+
+
+def test_every_size_must_fit_the_pool() -> None:
+    # Row 2 (60 + 4 tokens) needs cdiv(63, 16) = 4 blocks; the pool has 3 usable.
+    with pytest.raises(UsageError, match="64 tokens needs 4 blocks"):
+        simulate(
+            Pool(num_blocks=4, block_size=16),
+            Load(num_users=1, sizes=((8, 1), (60, 4))),
+        )
+
+
+MIX_CSV = "prompt_tokens,output_tokens\n256,64\n1024,128\n512,256\n"
+
+
+def test_cli_workload_file_mixed_lengths(tmp_path: Path) -> None:
+    # The real test's small pool (tests/real_vllm: 301 blocks of 32, 300 usable), 16 users,
+    # user u sending row u mod 3. Once decoding, the rows hold cdiv(257, 32) = 9,
+    # cdiv(1025, 32) = 33 and cdiv(513, 32) = 17 blocks: users 0-14 take 5 x 9 + 5 x 33 +
+    # 5 x 17 = 295; user 15 (256 tokens, 8 blocks) finds 5 free and waits: peak 15. After 32
+    # answer tokens each of the 15 crosses a block boundary (288, 1,056, 544 tokens): 15 more
+    # blocks, 5 free, so the newest (user 14) is preempted and frees 17: 14 run on until the
+    # first 256+64 answers end. 15, 14, 1.
+    mix = tmp_path / "mix.csv"
+    mix.write_text(MIX_CSV)
+    out = _simulate_log(
+        "real_vllm_0.32_qwen3-8b_load.log",
+        "--users",
+        "16",
+        "--workload",
+        str(mix),
+        "--num-blocks",
+        "301",
+    )
+    assert (out["peak_running"], out["settled_running"], out["preemptions"]) == (15, 14, 1)
+    assert out["finished"] == 16
+    load = out["load"]
+    assert isinstance(load, dict)
+    assert load["sizes"] == [
+        {"prompt_tokens": 256, "output_tokens": 64},
+        {"prompt_tokens": 1024, "output_tokens": 128},
+        {"prompt_tokens": 512, "output_tokens": 256},
+    ]
+    result = CliRunner().invoke(
+        main,
+        [
+            "simulate",
+            str(SAMPLES / "real_vllm_0.32_qwen3-8b_load.log"),
+            "--users",
+            "16",
+            "--workload",
+            str(mix),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert f"3 request sizes from {mix} (256+64, 1,024+128, 512+256; cycled)" in result.stdout
+
+
+def test_cli_output_dist_is_seeded(tmp_path: Path) -> None:
+    import random
+
+    args = ["--users", "4", "--rounds", "2", "--output-dist", "uniform:64:256", "--seed", "7"]
+    out = _simulate_log("real_vllm_0.32_qwen3-8b_load.log", *args)
+    load = out["load"]
+    assert isinstance(load, dict)
+    rng = random.Random(7)
+    # 4 users x 2 rounds = 8 draws, in the order the sizes are used.
+    assert [s["output_tokens"] for s in load["sizes"]] == [rng.randint(64, 256) for _ in range(8)]
+    assert {s["prompt_tokens"] for s in load["sizes"]} == {512}
+    assert _simulate_log("real_vllm_0.32_qwen3-8b_load.log", *args) == out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--output-dist", "normal:1:2"], "uniform:LO:HI"),
+        (["--output-dist", "uniform:9:3"], "1 <= LO <= HI"),
+        (["--output-dist", "uniform:a:3"], "whole numbers"),
+        (["--output-dist", "uniform:1:3", "--output", "4"], "drop --output"),
+        (["--workload", "MIX", "--prompt", "4"], "drop --prompt"),
+        (["--workload", "EMPTY"], "line 3: a request of 0 prompt tokens"),
+        (["--workload", "MISSING"], "cannot read the workload"),
+    ],
+)
+def test_cli_sizes_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "mix.csv").write_text(MIX_CSV)
+    (tmp_path / "empty.csv").write_text("prompt_tokens,output_tokens\n5,5\n0,5\n")
+    names = {"MIX": "mix.csv", "EMPTY": "empty.csv", "MISSING": "missing.csv"}
+    args = [str(tmp_path / names[a]) if a in names else a for a in args]
+    result = CliRunner().invoke(
+        main,
+        ["simulate", str(SAMPLES / "real_vllm_0.32_qwen3-8b_load.log"), "--users", "2", *args],
+    )
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+
+
+# --------------------------------------------------------------------------- --plot
+
+
+def test_the_logs_load_phase_by_generated_tokens() -> None:
+    from vllm_logread.render.plot import StatsRecorder, load_phase
+    from vllm_logread.simulate_app import SimulateOptions, read_report
+
+    recorder = StatsRecorder()
+    read_report(
+        str(SAMPLES / "real_vllm_0.32_qwen3-8b_load.log"), SimulateOptions(), stats=recorder
+    )
+    phase, tokens = load_phase(recorder.rows)
+    # 24 stats lines (NOTES.md's table, 16:46:30 to 16:50:20): the load runs from the first
+    # (9 running) to 16:50:00 (7), plus 16:50:10 (0: the end) = 23 lines.
+    assert [r[2] for r in phase][:4] == [9, 25, 37, 44]
+    assert len(phase) == 23 and phase[-1][2] == 0
+    # Their generation throughputs sum to 1,113.5 tokens/s, each over 10 s: 11,135 tokens
+    # (the run answered 87 x 128 = 11,136).
+    assert tokens is not None
+    assert tokens[-1] == pytest.approx(11_135)
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+@pytest.mark.parametrize(
+    "log", ["real_vllm_0.32_qwen3-8b_load.log", "real_vllm_0.32_qwen3-8b_seed.log"]
+)
+def test_cli_plot(tmp_path: Path, log: str) -> None:
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "sim.png"
+    result = CliRunner().invoke(
+        main,
+        ["simulate", str(SAMPLES / log), "--users", "48", "--requests", "87", "--plot", str(png)],
+    )
+    assert result.exit_code == 0, result.output
+    assert _png_size(png) == (1000, 1000)  # 10 x 10 inches at 100 dpi
+
+
+def test_cli_plot_without_matplotlib(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import vllm_logread.render.plot as plot
+
+    real = plot.importlib.util.find_spec
+
+    def no_matplotlib(name: str, *args: object) -> object:
+        return None if name == "matplotlib" else real(name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(plot.importlib.util, "find_spec", no_matplotlib)
+    result = CliRunner().invoke(
+        main,
+        [
+            "simulate",
+            str(SAMPLES / "real_vllm_0.32_qwen3-8b_load.log"),
+            "--users",
+            "4",
+            "--plot",
+            str(tmp_path / "x.png"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "pip install 'vllm-logread[plot]'" in result.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+# --------------------------------------------------------------------------- read --simulate
+
+
+def _verdict(log: str, *args: str) -> str:
+    result = CliRunner().invoke(main, [str(SAMPLES / log), "--explain", *args])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if x.lstrip().startswith("verdict:"))
+    return line
+
+
+def test_read_simulate_seed_matches() -> None:
+    # 48 users = 44 running + 4 waiting on the 16:47:00 stats line. Simulated (one request
+    # each): 44 packed, 37 settled, 7 preempted; the log: peak 44, and from there at a full
+    # pool 43, 41, 39, 39, 37 (then 34 at 90.3 %: the first answers ended): settle 37.
+    line = _verdict("real_vllm_0.32_qwen3-8b_load.log", "--simulate")
+    assert (
+        "Simulation of 48 closed-loop users (the most running + waiting on a stats line), one "
+        "512+128 request each: peak 44, settle 37, 7 preemptions; the log's peak 44 and settle "
+        "37 match it"
+    ) in line
+
+
+def test_read_simulate_a_one_step_peak_is_the_same_run() -> None:
+    # Mistral-7B: the simulation admits a 12th for one step (56 of 58 blocks) and preempts it;
+    # the stats lines, 10 s apart, show 11 (see REAL_RUNS).
+    line = _verdict("real_vllm_0.32_mistral-7b-v0.1_load.log", "--simulate")
+    assert "peak 12 for one step, 11 held, settle 11, 1 preemption;" in line
+    assert "the log's peak 11 and settle 11 match it" in line
+
+
+def test_read_simulate_other_users_do_not_match() -> None:
+    # 40 users on the seed pool: all admitted (40 x 17 = 680 <= 752 blocks), then
+    # 752 // 20 = 37 at the end of the answers: 3 preempted. The log peaked at 44.
+    line = _verdict("real_vllm_0.32_qwen3-8b_load.log", "--simulate-users", "40")
+    assert "40 closed-loop users (--simulate-users)" in line
+    assert "peak 40, settle 37, 3 preemptions; the log's peak 44 and settle 37 do not" in line
+
+
+def test_read_without_simulate_says_nothing_of_it() -> None:
+    assert "Simulation" not in _verdict("real_vllm_0.32_qwen3-8b_load.log")
+
+
+def _compressed(values: list[int]) -> list[int]:
+    return [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
+
+
+def test_the_real_mixed_run_step_for_step(tmp_path: Path) -> None:
+    # A real vLLM 0.32 with the 301-block pool (its own log: 9,632 tokens = 301 x 32), 16
+    # users 100 ms apart, user u sending row u mod 3 of MIX_CSV, one each; /metrics every
+    # 0.5 s (tests/real_vllm/NOTES.md, "The simulation in the suite"). Peak 15, settle 14,
+    # 1 preemption as test_cli_workload_file_mixed_lengths works out, and every running
+    # count the samples saw, in order, is one the simulation passes through (the samples
+    # skip short steps: 7 and 4 here).
+    mix = tmp_path / "mix.csv"
+    mix.write_text(MIX_CSV)
+    out = _simulate_log(
+        "real_vllm_0.32_qwen3-8b_mixed_load.log", "--users", "16", "--workload", str(mix)
+    )
+    assert out["pool"]["num_blocks"] == 301  # type: ignore[index]
+    assert (out["peak_running"], out["settled_running"], out["preemptions"]) == (15, 14, 1)
+    real = _compressed(
+        [int(x["running"]) for x in _series("real_vllm_0.32_qwen3-8b_mixed_load.series.json")]
+    )
+    assert real == [0, 1, 5, 8, 11, 14, 15, 14, 13, 12, 11, 9, 8, 6, 5, 3, 2, 1, 0]
+    simulated = iter(_compressed([s["running"] for s in out["steps"]]))  # type: ignore[union-attr]
+    assert all(any(v == w for w in simulated) for v in real[1:-1])

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 from .capacity import Workload
 from .errors import LogReadError, MissingPoolError, UsageError
@@ -110,6 +110,8 @@ class ReadOptions:
     explain: bool = False
     workload_path: str | None = None
     shared_prefix: int = 0
+    simulate: bool = False
+    simulate_users: int | None = None
 
 
 def run_read(opts: ReadOptions, console: Console) -> int:
@@ -153,6 +155,11 @@ def run_read(opts: ReadOptions, console: Console) -> int:
     is_quiet = is_json or extras.is_quiet  # stdout is JSON, a table or annotations
     workload = _workload(opts)  # before any input is opened: a bad file exits 2 at once
     failures: Unread = []
+    sim_rows = None
+    if opts.simulate or opts.simulate_users is not None:
+        from .render.plot import StatsRecorder
+
+        sim_rows = StatsRecorder()  # the stats lines, for the simulated verdict
     if opts.metrics_url:
         inputs = _metrics_input(opts.metrics_url, opts.files)
     else:
@@ -172,8 +179,11 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         is_json=is_json,
         is_quiet=is_quiet,
         is_echo=opts.echo if opts.echo is not None else opts.files in ((), ("-",)) and not is_quiet,
-        on_stats=extras.on_stats(None if csv is None else csv.add),
+        on_stats=extras.on_stats(
+            None if csv is None else csv.add, None if sim_rows is None else sim_rows.add
+        ),
         failures=failures,
+        sim_rows=sim_rows,
     )
     try:
         with signals_as_exceptions():
@@ -274,6 +284,7 @@ class _Job:
     on_stats: StatsSink | None
     failures: Unread = field(default_factory=list)  # inputs that could not be opened
     sessions: list[Session] = field(default_factory=list)
+    sim_rows: Any = None  # --simulate: a StatsRecorder of every stats line
 
     def read(self, inputs: Inputs) -> None:
         """Each input through its own Session, outputs shown as they come."""
@@ -328,6 +339,29 @@ class _Job:
             self.console.err(status.message)
         return status.code
 
+    def _simulated(self, item: Output) -> Output:
+        """The load summary with the simulation's word added to its verdict (--simulate)."""
+        import dataclasses
+
+        from .simulate_app import simulated_verdict
+
+        if item.summary is None or not self.sessions:
+            return item
+        said = simulated_verdict(
+            self.sessions[-1],
+            item.summary,
+            self.sim_rows.rows,
+            prompt_tokens=self.opts.prompt_tokens[0],
+            output_tokens=self.opts.output_tokens[0],
+            users=self.opts.simulate_users,
+        )
+        if said is None:
+            return item
+        verdict = item.summary.verdict
+        said = said[0].upper() + said[1:]
+        text = f"{verdict}. {said}" if verdict else said
+        return dataclasses.replace(item, summary=dataclasses.replace(item.summary, verdict=text))
+
     def _show(self, item: Output, *, is_framed: bool, strict: bool) -> None:
         """One output of the reading loop: echoed bytes, a report, an alert, a
         summary or (to stderr) a warning."""
@@ -338,6 +372,8 @@ class _Job:
         elif item.kind == "echo":
             self.console.write(item.data)
         elif not self.is_quiet:
+            if item.kind == "summary" and self.sim_rows is not None and item.server is None:
+                item = self._simulated(item)
             self.console.out(
                 output_text(
                     item,

@@ -282,6 +282,20 @@ class _Terminal:
     help="Tokens of system prompt every request starts with: with prefix caching on, its full "
     "blocks are held once in the pool, each user holds the rest.",
 )
+@click.option(
+    "--simulate",
+    is_flag=True,
+    help="Add to the load verdict whether the log's peak and settle are the scheduler "
+    "simulation's (users: the most running + waiting on a stats line; one --prompt/--output "
+    "request each).",
+)
+@click.option(
+    "--simulate-users",
+    type=click.IntRange(1),
+    default=None,
+    metavar="N",
+    help="The closed-loop users to simulate (implies --simulate).",
+)
 def read_cmd(**params: Any) -> None:
     """Report the KV pool and the users that fit, from vLLM logs or a pipe.
 
@@ -506,8 +520,12 @@ def kv_cmd(
 @main.command("simulate")
 @click.argument("file", metavar="LOG", default="-")
 @click.option("--users", type=click.IntRange(1), default=None, help="Closed-loop users.")
-@click.option("--prompt", "prompt_tokens", type=click.IntRange(1), default=512, show_default=True)
-@click.option("--output", "output_tokens", type=click.IntRange(1), default=128, show_default=True)
+@click.option(
+    "--prompt", "prompt_tokens", type=click.IntRange(1), default=None, help="[default: 512]"
+)
+@click.option(
+    "--output", "output_tokens", type=click.IntRange(1), default=None, help="[default: 128]"
+)
 @click.option(
     "--requests",
     type=click.IntRange(1),
@@ -536,6 +554,29 @@ def kv_cmd(
 @click.option("--config", metavar="PATH", default=None, help="The model's config.json.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the steps.")
 @click.option("--stats-csv", metavar="FILE", default=None, help="Write the steps as CSV.")
+@click.option(
+    "--workload",
+    metavar="FILE",
+    default=None,
+    help="Each request's prompt and output tokens (CSV or JSONL), cycled: user u's k-th "
+    "request is row (k x users + u) mod the rows of the expanded file; with --arrival-interval, "
+    "in order.",
+)
+@click.option(
+    "--output-dist",
+    metavar="uniform:LO:HI",
+    default=None,
+    help="Draw each request's output tokens uniformly in [LO, HI] (seeded by --seed).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --output-dist.")
+@click.option(
+    "--plot",
+    "plot_path",
+    metavar="FILE.png",
+    default=None,
+    help="Draw the simulation (running, KV usage) beside the log's own stats lines, x as the "
+    "answer tokens generated so far (steps are not seconds). Needs vllm-logread[plot].",
+)
 def simulate_cmd(**params: Any) -> None:
     """Replay vLLM's scheduler over the log's KV pool: peak, settle, preemptions.
 

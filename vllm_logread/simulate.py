@@ -47,7 +47,13 @@ Modelled, each step (``Scheduler.schedule``, FCFS policy):
 Workloads: N closed-loop users (each sends its next request when one ends;
 it reaches the scheduler ``resend_delay_steps`` steps later), optionally
 stopping after a number of requests in all; or a fixed arrival rate (one
-request every ``arrival_interval_steps``). The closed loop's first requests
+request every ``arrival_interval_steps``). Every request has the same prompt
+and output, or each its own from a list of sizes (a workload file, or drawn
+outputs), cycled: with a fixed rate the i-th request sent is size ``i mod L``;
+closed-loop user ``u``'s k-th request is size ``(k x N + u) mod L`` (the
+first round is sizes 0 .. N-1, the second N .. 2N-1, ...), which fixes every
+request's size whatever order the answers come back in, so a real run whose
+users follow the same rule sends the same requests. The closed loop's first requests
 reach vLLM as the real ones do: the first alone, the others during the step
 it starts (a real vLLM 0.32 under 48 users ran 5, 17, 29, 41, 44 by stats
 line: 1 + 4 per 2,048-token step).
@@ -160,6 +166,11 @@ class Load:
             one step before the others (the first step starts on it).
         arrival_interval_steps: a fixed rate instead: one request every this
             many steps.
+        sizes: (prompt tokens, output tokens) of each request, cycled as the
+            module's docstring says; empty: every request is
+            ``prompt_tokens`` + ``output_tokens``.
+        label: where the sizes came from (a workload file, a distribution),
+            for the summary.
     """
 
     prompt_tokens: int = 512
@@ -170,10 +181,18 @@ class Load:
     resend_delay_steps: int = 1
     is_first_alone: bool = True
     arrival_interval_steps: float | None = None
+    sizes: tuple[tuple[int, int], ...] = ()
+    label: str = ""
 
     def __post_init__(self) -> None:
         if self.prompt_tokens < 1 or self.output_tokens < 1:
             raise UsageError("a request needs at least 1 prompt and 1 output token")
+        for k, (prompt, output) in enumerate(self.sizes):
+            if prompt < 1 or output < 1:
+                raise UsageError(
+                    f"request {k + 1} of the workload has {prompt} prompt and {output} output "
+                    "tokens: a request needs at least 1 of each (vLLM refuses an empty prompt)"
+                )
         if (self.num_users is None) == (self.arrival_interval_steps is None):
             raise UsageError("give closed-loop users or an arrival interval, one of them")
         if self.num_users is not None and self.num_users < 1:
@@ -186,6 +205,25 @@ class Load:
             raise UsageError(f"requests must be at least 1, got {self.num_requests}")
         if self.resend_delay_steps < 0:
             raise UsageError("the resend delay cannot be negative")
+
+    def size_of(self, *, sent: int, user: int, round_: int) -> tuple[int, int]:
+        """(prompt, output) of a request: the ``sent``-th in all (a fixed rate), or
+        ``user``'s ``round_``-th (0-based; closed loop).
+
+        >>> load = Load(num_users=2, sizes=((256, 64), (1024, 128), (512, 256)))
+        >>> [load.size_of(sent=0, user=u, round_=k) for k in (0, 1) for u in (0, 1)]
+        [(256, 64), (1024, 128), (512, 256), (256, 64)]
+        """
+        if not self.sizes:
+            return self.prompt_tokens, self.output_tokens
+        if self.num_users is None:
+            return self.sizes[sent % len(self.sizes)]
+        return self.sizes[(round_ * self.num_users + user) % len(self.sizes)]
+
+    @property
+    def kinds(self) -> tuple[tuple[int, int], ...]:
+        """The distinct (prompt, output) sizes, in first-seen order."""
+        return tuple(dict.fromkeys(self.sizes)) or ((self.prompt_tokens, self.output_tokens),)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -200,6 +238,8 @@ class StepStats:
         kv_usage_pct: ``100 x used / usable`` (vLLM's KV cache usage).
         num_preemptions: preemptions so far.
         num_finished: requests finished so far.
+        num_output_tokens: answer tokens sampled so far, this step's included
+            (what vLLM's generation throughput counts).
     """
 
     step: int
@@ -209,6 +249,7 @@ class StepStats:
     kv_usage_pct: float
     num_preemptions: int
     num_finished: int
+    num_output_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -262,12 +303,22 @@ class Simulation:
 class _Request:
     """One request's state (mutable; internal)."""
 
-    __slots__ = ("computed", "held", "index", "num_output", "num_tokens", "table", "user")
+    __slots__ = (
+        "computed",
+        "held",
+        "index",
+        "max_output",
+        "num_output",
+        "num_tokens",
+        "table",
+        "user",
+    )
 
-    def __init__(self, index: int, user: int, num_tokens: int, num_groups: int) -> None:
+    def __init__(self, index: int, user: int, size: tuple[int, int], num_groups: int) -> None:
         self.index = index
         self.user = user
-        self.num_tokens = num_tokens  # prompt + output so far
+        self.num_tokens = size[0]  # prompt + output so far
+        self.max_output = size[1]
         self.num_output = 0
         self.computed = 0
         self.table = [0] * num_groups  # block slots per group, nulls included
@@ -375,20 +426,21 @@ def simulate(
         raise UsageError(f"steps must be at least 1, got {num_steps}")
     if limits.max_num_seqs < 1 or limits.max_num_batched_tokens < 1:
         raise UsageError("max_num_seqs and max_num_batched_tokens must be positive")
-    seq_tokens = load.prompt_tokens + load.output_tokens
-    if pool.max_model_len is not None and seq_tokens > pool.max_model_len:
-        raise UsageError(
-            f"a request of {seq_tokens:,} tokens is over max_model_len {pool.max_model_len:,}: "
-            "vLLM refuses it"
-        )
     blocks = _Blocks(pool, limits)
-    one = _Request(0, 0, seq_tokens, len(blocks.rules))
-    one.num_tokens = seq_tokens - 1  # the last step computes P + O - 1 tokens
-    if blocks.admission_blocks(one) > blocks.usable:
-        raise UsageError(
-            f"one request of {seq_tokens:,} tokens needs {blocks.admission_blocks(one):,} blocks; "
-            f"the pool has {blocks.usable:,}: it would wait for ever"
-        )
+    for prompt, output in load.kinds:
+        seq_tokens = prompt + output
+        if pool.max_model_len is not None and seq_tokens > pool.max_model_len:
+            raise UsageError(
+                f"a request of {seq_tokens:,} tokens is over max_model_len "
+                f"{pool.max_model_len:,}: vLLM refuses it"
+            )
+        one = _Request(0, 0, (seq_tokens - 1, output), len(blocks.rules))
+        # the last step computes P + O - 1 tokens
+        if blocks.admission_blocks(one) > blocks.usable:
+            raise UsageError(
+                f"one request of {seq_tokens:,} tokens needs {blocks.admission_blocks(one):,} "
+                f"blocks; the pool has {blocks.usable:,}: it would wait for ever"
+            )
 
     groups = len(blocks.rules)
     waiting: deque[_Request] = deque()
@@ -405,17 +457,20 @@ def simulate(
             arrivals.append((1 if (load.is_first_alone and u > 0) else 0, u))
     pending_resend: list[tuple[int, int]] = []
     rounds = [0] * (load.num_users or 0)
+    sent_by = [0] * (load.num_users or 0)
 
     steps: list[StepStats] = []
     num_preemptions = 0
     recomputed = 0
     finished = 0
+    sampled = 0
     next_rate_step = 0.0
     for step in range(num_steps):
         # Arrivals visible at this step's scheduling.
         if load.arrival_interval_steps is not None:
             while next_rate_step <= step and may_send():
-                waiting.append(_Request(sent, sent, load.prompt_tokens, groups))
+                size = load.size_of(sent=sent, user=sent, round_=0)
+                waiting.append(_Request(sent, sent, size, groups))
                 sent += 1
                 next_rate_step += load.arrival_interval_steps
         else:
@@ -425,7 +480,9 @@ def simulate(
                     arrivals.append(pending_resend.pop(0))
             while arrivals and arrivals[0][0] <= step and may_send():
                 _, user = arrivals.popleft()
-                waiting.append(_Request(sent, user, load.prompt_tokens, groups))
+                size = load.size_of(sent=sent, user=user, round_=sent_by[user])
+                sent_by[user] += 1
+                waiting.append(_Request(sent, user, size, groups))
                 sent += 1
             while arrivals and arrivals[0][0] <= step:
                 arrivals.popleft()  # the request budget is spent
@@ -475,6 +532,7 @@ def simulate(
                 budget -= n
 
         used = blocks.usable - blocks.free
+        sampled += sum(1 for r, n in scheduled if r.computed + n == r.num_tokens)
         steps.append(
             StepStats(
                 step=step,
@@ -484,6 +542,7 @@ def simulate(
                 kv_usage_pct=100.0 * used / blocks.usable if blocks.usable else 0.0,
                 num_preemptions=num_preemptions,
                 num_finished=finished,
+                num_output_tokens=sampled,
             )
         )
 
@@ -494,7 +553,7 @@ def simulate(
             if r.computed == r.num_tokens:
                 r.num_output += 1
                 r.num_tokens += 1
-                if r.num_output >= load.output_tokens:
+                if r.num_output >= r.max_output:
                     done.append(r)
         for r in done:
             running.remove(r)

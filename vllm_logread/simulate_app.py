@@ -35,8 +35,8 @@ class SimulateOptions:
 
     file: str = "-"
     users: int | None = None
-    prompt_tokens: int = 512
-    output_tokens: int = 128
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
     requests: int | None = None
     rounds: int | None = None
     arrival_interval: float | None = None
@@ -49,6 +49,109 @@ class SimulateOptions:
     config: str | None = None
     as_json: bool = False
     stats_csv: str | None = None
+    workload: str | None = None
+    output_dist: str | None = None
+    seed: int = 0
+    plot_path: str | None = None
+
+    @property
+    def prompt(self) -> int:
+        """The prompt tokens (512 when not given)."""
+        return 512 if self.prompt_tokens is None else self.prompt_tokens
+
+    @property
+    def output(self) -> int:
+        """The output tokens (128 when not given)."""
+        return 128 if self.output_tokens is None else self.output_tokens
+
+
+#: ``--output-dist`` draws at most this many outputs; the cycle repeats after.
+MAX_DRAWN_SIZES = 100_000
+
+
+def parse_output_dist(text: str) -> tuple[int, int]:
+    """``uniform:LO:HI`` -> (LO, HI): output tokens drawn uniformly in [LO, HI].
+
+    >>> parse_output_dist("uniform:64:256")
+    (64, 256)
+
+    Raises:
+        UsageError: another form, or not 1 <= LO <= HI.
+    """
+    parts = text.strip().split(":")
+    if len(parts) != 3 or parts[0].lower() != "uniform":
+        raise UsageError(f"--output-dist {text!r}: give uniform:LO:HI (e.g. uniform:64:256)")
+    try:
+        low, high = int(parts[1]), int(parts[2])
+    except ValueError:
+        raise UsageError(f"--output-dist {text!r}: LO and HI must be whole numbers") from None
+    if not 1 <= low <= high:
+        raise UsageError(f"--output-dist {text!r}: needs 1 <= LO <= HI")
+    return low, high
+
+
+def _requests_bound(opts: SimulateOptions, rounds: int | None, low_output: int) -> int:
+    """How many requests the run can send: the draws a cycle needs to never repeat.
+
+    A closed-loop user's request lasts at least ``low_output`` steps (one token
+    a step), so in ``steps`` steps it sends at most ``steps // low_output + 1``.
+    """
+    if opts.requests is not None:
+        bound = opts.requests
+    elif opts.arrival_interval is not None:
+        bound = int(opts.steps / opts.arrival_interval) + 1
+    else:
+        users = opts.users or 1
+        bound = users * (rounds if rounds is not None else opts.steps // low_output + 1)
+    return max(1, min(bound, MAX_DRAWN_SIZES))
+
+
+def load_sizes(
+    opts: SimulateOptions, rounds: int | None
+) -> tuple[tuple[tuple[int, int], ...], str]:
+    """The per-request sizes and where they came from: a workload file, drawn
+    outputs, or none (every request ``--prompt`` + ``--output``).
+
+    Drawn outputs are ``random.Random(seed)``'s ``randint(LO, HI)``, one per
+    request in the order the sizes are used: the same seed gives the same run.
+
+    Raises:
+        UsageError: --workload with --prompt/--output/--output-dist, or a bad
+            --output-dist.
+        InputError: the workload file cannot be read (exit 2).
+    """
+    if opts.workload is not None:
+        if (
+            opts.prompt_tokens is not None
+            or opts.output_tokens is not None
+            or opts.output_dist is not None
+        ):
+            raise UsageError(
+                "--workload gives every request's prompt and output: drop --prompt, --output "
+                "and --output-dist"
+            )
+        from .workload import read_workload
+
+        mix = read_workload(opts.workload)
+        empty = next((r for r in mix.requests if r.prompt_tokens < 1), None)
+        if empty is not None:
+            raise UsageError(
+                f"{opts.workload} line {empty.line}: a request of 0 prompt tokens cannot be "
+                "simulated (vLLM refuses an empty prompt)"
+            )
+        sizes = tuple((r.prompt_tokens, r.output_tokens) for r in mix.expanded())
+        return sizes, opts.workload
+    if opts.output_dist is not None:
+        if opts.output_tokens is not None:
+            raise UsageError("--output-dist draws the outputs: drop --output")
+        low, high = parse_output_dist(opts.output_dist)
+        import random
+
+        rng = random.Random(opts.seed)
+        n = _requests_bound(opts, rounds, low)
+        sizes = tuple((opts.prompt, rng.randint(low, high)) for _ in range(n))
+        return sizes, f"{opts.output_dist} (seed {opts.seed})"
+    return (), ""
 
 
 def pool_from_report(
@@ -117,27 +220,40 @@ def simulate_log(opts: SimulateOptions, *, report: Any) -> Simulation:
     rounds = opts.rounds
     if is_closed and rounds is None and opts.requests is None:
         rounds = 1  # one request per user: the first wave, which packs and preempts
+    sizes, label = load_sizes(opts, rounds if is_closed else None)
     load = Load(
-        prompt_tokens=opts.prompt_tokens,
-        output_tokens=opts.output_tokens,
+        prompt_tokens=opts.prompt,
+        output_tokens=opts.output,
         num_users=opts.users if is_closed else None,
         num_requests=opts.requests,
         num_rounds=rounds if is_closed else None,
         arrival_interval_steps=opts.arrival_interval,
+        sizes=sizes,
+        label=label,
     )
     pool = pool_from_report(report, num_blocks=opts.num_blocks, block_size=opts.block_size)
     return simulate(pool, load, limits=limits_for_report(report, opts), num_steps=opts.steps)
 
 
-def read_report(path: str, opts: SimulateOptions, console: Any = None) -> Any:
-    """The report of the last boot in ``path`` (``-``: standard input)."""
+def read_report(path: str, opts: SimulateOptions, console: Any = None, *, stats: Any = None) -> Any:
+    """The report of the last boot in ``path`` (``-``: standard input).
+
+    ``stats``: a :class:`~vllm_logread.render.plot.StatsRecorder` that gets the
+    last boot's stats lines (None: stats lines are not read).
+    """
 
     options = Options(
-        workload=Workload(prompt_tokens=opts.prompt_tokens, output_tokens=opts.output_tokens),
+        workload=Workload(prompt_tokens=opts.prompt, output_tokens=opts.output),
         config=opts.config,
         block_size=opts.block_size,
     )
-    session = Session(path, options, spec_resolver=resolve_spec, read_stats=False)
+    session = Session(
+        path,
+        options,
+        spec_resolver=resolve_spec,
+        read_stats=stats is not None,
+        on_stats=None if stats is None else stats.add,
+    )
     stream = console.stdin() if path == "-" and console is not None else open_input(path)
     try:
         for _ in run(session, stream):
@@ -145,7 +261,23 @@ def read_report(path: str, opts: SimulateOptions, console: Any = None) -> Any:
     finally:
         if path != "-":
             stream.close()
-    return session.report_for(session.last_boot)
+    boot = session.last_boot
+    if stats is not None:
+        stats.rows[:] = _rows_of(boot, session.tracker.boots, stats.rows)
+    return session.report_for(boot)
+
+
+def _rows_of(boot: Any, boots: list[Any], rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The stats rows (line number last) between ``boot``'s first fact and the next
+    boot's: the load that ran on the pool simulated."""
+    start = boot.facts[0].line if boot.facts else None
+    later = [b for b in boots if b.index > boot.index and b.facts]
+    end = later[0].facts[0].line if later else None
+    return [
+        r
+        for r in rows
+        if (start is None or (r[-1] or 0) >= start) and (end is None or (r[-1] or 0) < end)
+    ]
 
 
 def run_simulate(opts: SimulateOptions, console: Any) -> int:
@@ -156,8 +288,18 @@ def run_simulate(opts: SimulateOptions, console: Any) -> int:
             log without a pool (exit 3).
     """
 
-    report = read_report(opts.file, opts, console)
+    recorder = None
+    if opts.plot_path is not None:
+        from .render.plot import StatsRecorder, check_available
+
+        check_available(opts.plot_path)  # before reading: exit 2 with the pip command
+        recorder = StatsRecorder()
+    report = read_report(opts.file, opts, console, stats=recorder)
     sim = simulate_log(opts, report=report)
+    if opts.plot_path is not None and recorder is not None:
+        from .render.plot import render_simulation
+
+        render_simulation(opts.plot_path, sim, recorder.rows, source=opts.file)
     if opts.stats_csv:
         try:
             with open(opts.stats_csv, "w", encoding="utf-8", newline="") as out:
@@ -169,3 +311,110 @@ def run_simulate(opts: SimulateOptions, console: Any) -> int:
     else:
         console.out(simulation_text(sim, source=opts.file))
     return 0
+
+
+#: A stats line at this KV cache usage or more is a full pool (the load
+#: summary's "above 95%").
+FULL_POOL_PCT = 95.0
+
+
+def log_settle(phase: list[tuple[Any, ...]], peak: int) -> int:
+    """The running count a log settled at after its peak: the fewest running
+    on the stats lines from the first full one (KV usage >= 95 %) at or after
+    the peak, while the pool stays full; the peak itself when the pool never
+    filled after it.
+
+    The seed's load log (running, KV %): 44 99.5, 43 99.9, 41 98.1, 39 98.5,
+    39 98.5, 37 98.4, then 34 90.3 (the first answers ended): 37. DeepSeek-V3's:
+    20 93.0, 20 95.8, 20 98.6, 19, 18, 17 95.8, then 16 90.1: 17.
+
+    >>> log_settle([(None, None, 44, 4, 99.5), (None, None, 43, 5, 99.9),
+    ...             (None, None, 37, 11, 98.4), (None, None, 34, 10, 90.3)], 44)
+    37
+    >>> log_settle([(None, None, 20, 0, 93.0), (None, None, 20, 0, 98.6),
+    ...             (None, None, 17, 3, 95.8), (None, None, 16, 3, 90.1)], 20)
+    17
+    >>> log_settle([(None, None, 9, 0, 60.0), (None, None, 4, 0, 30.0)], 9)
+    9
+    """
+    at = next((i for i, r in enumerate(phase) if (r[2] or 0) == peak), None)
+    if at is None:
+        return peak
+    full = next((i for i in range(at, len(phase)) if (phase[i][4] or 0.0) >= FULL_POOL_PCT), None)
+    if full is None:
+        return peak
+    settle = peak
+    for r in phase[full:]:
+        if (r[4] or 0.0) < FULL_POOL_PCT:
+            break
+        settle = min(settle, r[2] or 0)
+    return settle
+
+
+def simulated_verdict(
+    session: Any,
+    summary: Any,
+    rows: list[tuple[Any, ...]],
+    *,
+    prompt_tokens: int,
+    output_tokens: int,
+    users: int | None = None,
+) -> str | None:
+    """One sentence: the simulation of the log's load against its observed peak and settle
+    (``read --simulate``), or why there is none; None when the summary is no boot's.
+
+    The workload is ``prompt_tokens`` + ``output_tokens`` for every request, one request per
+    user (the first wave: it sets the peak and the settle); the users are ``users``, else the
+    most running + waiting on one stats line (a closed loop's users, when each has a request
+    in).
+    """
+    from .render.plot import load_phase
+
+    boots = session.tracker.boots
+    boot = next((b for b in reversed(boots) if session.load_of(b) == summary), None)
+    if boot is None:
+        return None
+    if len(summary.engines) > 1:
+        return "not simulated: the stats lines are of several engines (simulate one engine's pool)"
+    report = session.report_for(boot)
+    if report.num_blocks is None or report.block_size is None:
+        return "not simulated: unknown pool in blocks (the log states no pool or block size)"
+    phase, _ = load_phase(_rows_of(boot, boots, rows))
+    if not phase:
+        return None
+    who = "--simulate-users"
+    if users is None:
+        users = max((r[2] or 0) + (r[3] or 0) for r in phase)
+        who = "the most running + waiting on a stats line"
+    if users < 1:
+        return None
+    opts = SimulateOptions(
+        users=users, prompt_tokens=prompt_tokens, output_tokens=output_tokens, rounds=1
+    )
+    try:
+        sim = simulate_log(opts, report=report)
+    except UsageError as err:
+        return f"not simulated: {err}"
+    peak = summary.peak_running
+    settle = log_settle(phase, peak)
+    # Stats lines ~10 s apart can miss a one-step peak (admitted, preempted at
+    # the next step: Mistral-7B's 12, where the log shows 11): a peak between
+    # the simulation's held-for-2+-steps peak and its peak is the same run.
+    same = sim.peak_running_held <= peak <= sim.peak_running and sim.settled_running == settle
+    top = (
+        f"{sim.peak_running}"
+        if sim.peak_running_held == sim.peak_running
+        else f"{sim.peak_running} for one step, {sim.peak_running_held} held"
+    )
+    n = sim.num_preemptions
+    said = (
+        f"simulation of {users} closed-loop users ({who}), one {prompt_tokens:,}+"
+        f"{output_tokens:,} request each: peak {top}, settle {sim.settled_running}, {n} "
+        f"preemption{'' if n == 1 else 's'}; the log's peak {peak} and settle {settle} "
+    )
+    if same:
+        return said + "match it"
+    return said + (
+        "do not (requests of other sizes than the workload given, another number of users, "
+        "or a load that was not a closed loop)"
+    )

@@ -750,6 +750,9 @@ def run_load(
     request_timeout_s: float = 600.0,
     on_tick: Callable[[], None] | None = None,
     tick_s: float = 1.0,
+    size_of: Callable[[int, int], tuple[int, int]] | None = None,
+    stagger_s: float = 0.0,
+    prompt_offset: int = 0,
 ) -> LoadResult:
     """Closed-loop load: ``users`` threads each send one request at a time.
 
@@ -761,6 +764,13 @@ def run_load(
 
     ``on_tick`` is called every ``tick_s`` seconds while requests run (e.g. to scrape
     ``/metrics``).
+
+    ``size_of(user, index)`` gives each request its own (prompt, output) tokens (a mixed
+    workload; default: ``prompt_tokens`` + ``output_tokens`` for all). ``stagger_s`` starts
+    user ``u`` ``u x stagger_s`` seconds late, so the first requests reach vLLM in user order
+    (the order the simulation assumes; with mixed sizes it decides who is admitted first).
+    ``prompt_offset`` is added to the request index that seeds each prompt, so a second load
+    on the same server shares no prefix with the first (prefix caching is on).
     """
     if seconds is None and rounds is None:
         raise ValueError("give seconds= or rounds= so the load is bounded")
@@ -771,14 +781,19 @@ def run_load(
     lock = threading.Lock()
 
     def user_loop(user: int) -> None:
+        if stagger_s > 0:
+            time.sleep(user * stagger_s)
         for index in range(max_rounds):
             if time.monotonic() >= deadline:
                 return
+            prompt_n, output_n = (
+                (prompt_tokens, output_tokens) if size_of is None else size_of(user, index)
+            )
             body = {
                 "model": model,
-                "prompt": make_prompt(user, index, prompt_tokens),
-                "max_tokens": output_tokens,
-                "min_tokens": output_tokens,
+                "prompt": make_prompt(user, index + prompt_offset, prompt_n),
+                "max_tokens": output_n,
+                "min_tokens": output_n,
                 "ignore_eos": True,
                 "temperature": 0.0,
                 "detokenize": False,

@@ -197,6 +197,161 @@ def test_second_shape_llama_default_block_size(
     assert report["users_mid_answer"] == users_mid
 
 
+# --------------------------------------------------------------------------- simulation
+#: The small pool: 301 blocks of 32 (300 usable) of the seed's 147,456 B per token:
+#: 301 x 32 x 147,456 = 1,420,296,192 B; vLLM prints 9,632 tokens, 301 / 256 = 1.18x.
+SMALL_POOL_BLOCKS = 301
+SMALL_POOL_ARGS: tuple[str, ...] = (
+    "--max-model-len",
+    "8192",
+    "--block-size",
+    "32",
+    "--kv-cache-memory-bytes",
+    str(SMALL_POOL_BLOCKS * 32 * SEED_KV_BYTES_PER_TOKEN),
+)
+
+#: The mixed workload, cycled as ``simulate --workload`` does: user u's k-th request is row
+#: (k x users + u) mod 3 (one round here: row u mod 3).
+MIX = ((256, 64), (1024, 128), (512, 256))
+
+
+def simulate_tool(log: Path, *args: str) -> dict[str, Any]:
+    """``vllm-logread simulate LOG ARGS --json`` -> the parsed JSON object."""
+    cmd = [*harness.tool_command(), "simulate", str(log), *args, "--json"]
+    proc = subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=tool_env(),
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, f"{' '.join(cmd)}: {proc.returncode}\n{proc.stderr}"
+    data = json.loads(proc.stdout)
+    assert isinstance(data, dict)
+    return data
+
+
+def observed_load(
+    sampler: harness.MetricsSampler, result: harness.LoadResult, log_text: str
+) -> dict[str, Any]:
+    """What the real vLLM ran: peak running, settled running, preemptions.
+
+    Peak: the most running in the stats lines or in ``/metrics`` (1 s samples). Settled: the
+    running count in the last sample taken at least 1 s before the first answer reached the
+    client (the plateau before it lasts tens of decode steps, several seconds). Preemptions:
+    ``vllm:num_preemptions_total`` after the load (it lags until the preempted request runs
+    again, so only the final value is compared).
+    """
+    stats = harness.stats_series(log_text)
+    first_end = min(r.ended_s for r in result.ok)
+    before = [s for s in sampler.samples if s["t_s"] <= first_end - 1.0]
+    return {
+        "peak_running": int(
+            max(sampler.peak("running"), max((s["running"] for s in stats), default=0))
+        ),
+        "settled_running": int(before[-1]["running"]) if before else None,
+        "preemptions": int(sampler.samples[-1]["preemptions"]) if sampler.samples else None,
+        "running_log_series": [int(s["running"]) for s in stats],
+        "running_metrics_series": [int(s["running"]) for s in sampler.samples],
+        "first_answer_s": round(first_end, 1),
+        "load": result.summary(),
+    }
+
+
+def assert_simulation_matches(sim: dict[str, Any], real: dict[str, Any]) -> None:
+    """Peak and settled running exact; preemptions within +-20 % (exact when 0)."""
+    figures = {
+        "sim": (sim["peak_running"], sim["settled_running"], sim["preemptions"]),
+        "real": (real["peak_running"], real["settled_running"], real["preemptions"]),
+    }
+    print(f"[real_vllm] simulation (peak, settled, preemptions): {figures}")
+    assert sim["peak_running"] == real["peak_running"], (figures, real)
+    assert sim["settled_running"] == real["settled_running"], (figures, real)
+    low, high = math.floor(sim["preemptions"] * 0.8), math.ceil(sim["preemptions"] * 1.2)
+    assert low <= real["preemptions"] <= high, (figures, real)
+
+
+def run_measured_load(
+    server: harness.VllmServer,
+    *,
+    users: int,
+    size_of: Any = None,
+    prompt_offset: int = 0,
+) -> tuple[dict[str, Any], str]:
+    """One closed-loop round per user, ``/metrics`` sampled every second; (observed, log)."""
+    model = harness.SHAPES["qwen3-8b"].repo_id
+    log_start = len(server.lines)
+    sampler = harness.MetricsSampler(server.port)
+    result = harness.run_load(
+        server.port,
+        model,
+        users=users,
+        prompt_tokens=PROMPT,
+        output_tokens=OUTPUT,
+        rounds=1,
+        request_timeout_s=300,
+        on_tick=sampler,
+        size_of=size_of,
+        stagger_s=0.1,
+        prompt_offset=prompt_offset,
+    )
+    sampler()
+    assert len(result.ok) == users, result.summary()
+    for r in result.ok:
+        want = OUTPUT if size_of is None else size_of(r.user, r.index)[1]
+        assert r.completion_tokens == want, r
+    log_text = "".join(line for _, line in server.lines[log_start:])
+    return observed_load(sampler, result, log_text), log_text
+
+
+def test_simulation_on_a_small_pool(
+    vllm_venv: Path, real_workdir: Path, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Two workloads on a pool of 301 blocks of 32 (300 usable): the simulation's peak, settle
+    and preemptions against what vLLM ran.
+
+    Below capacity: 15 users of 512 + 128 hold cdiv(639, 32) = 20 blocks each at their last
+    step, 15 x 20 = 300 = every usable block: all 15 run at once and nothing is preempted
+    (peak = settle = 15, 0 preemptions).
+
+    Mixed, above capacity: 16 users, user u sending row u mod 3 of 256+64, 1,024+128,
+    512+256 (6, 5 and 5 users), arriving in user order. Admission needs the whole prompt (8,
+    32, 16 blocks); once decoding they hold 9, 33, 17. Users 0-14 get in: 5 x 9 + 5 x 33 +
+    5 x 17 = 295 blocks; user 15 (256 tokens, 8 blocks) finds 5 free and waits (peak 15).
+    32 answer tokens later each crosses a block boundary (288, 1,056, 544 tokens): 15 more
+    blocks with 5 free, so the newest (user 14, 512+256, 17 blocks) is preempted; the 14
+    others then fit until the first 256+64 answers end (settle 14, 1 preemption).
+    """
+    server = boot("qwen3-8b", SMALL_POOL_ARGS, real_workdir / "small", vllm_venv, request)
+    pool = vllm_pool(server)
+    assert pool["pool_tokens"] == SMALL_POOL_BLOCKS * 32 == 9_632
+    log = snapshot_log(server, tmp_path / "small.log")
+
+    below, _ = run_measured_load(server, users=15)
+    print("[real_vllm] small pool, 15 x 512+128:\n" + json.dumps(below, indent=1))
+    sim_below = simulate_tool(log, "--users", "15", "--prompt", "512", "--output", "128")
+    assert (sim_below["peak_running"], sim_below["settled_running"]) == (15, 15)
+    assert sim_below["preemptions"] == 0
+    assert_simulation_matches(sim_below, below)
+
+    mix_file = tmp_path / "mix.csv"
+    mix_file.write_text(
+        "prompt_tokens,output_tokens\n" + "".join(f"{p},{o}\n" for p, o in MIX),
+        encoding="utf-8",
+    )
+    mixed, _ = run_measured_load(
+        server,
+        users=16,
+        size_of=lambda user, index: MIX[(index * 16 + user) % len(MIX)],
+        prompt_offset=1000,
+    )
+    server.stop()
+    print("[real_vllm] small pool, 16 users of the mix:\n" + json.dumps(mixed, indent=1))
+    sim_mixed = simulate_tool(log, "--users", "16", "--workload", str(mix_file))
+    assert_simulation_matches(sim_mixed, mixed)
+
+
 # --------------------------------------------------------------------------- seed
 
 
@@ -294,7 +449,7 @@ def test_live_pipe_reports_while_server_runs(seed_server: harness.VllmServer) ->
 # --------------------------------------------------------------------------- load
 
 
-def test_load_48_users(seed_server: harness.VllmServer) -> None:
+def test_load_48_users(seed_server: harness.VllmServer, tmp_path: Path) -> None:
     """48 users of 512+128 tokens on a pool where 37 fit at the end of their answers.
 
     vLLM admits users while blocks are free; as answers grow the pool fills and vLLM must
@@ -338,6 +493,13 @@ def test_load_48_users(seed_server: harness.VllmServer) -> None:
 
     assert len(result.requests) == 48
     assert len(result.ok) == 48, result.summary()
+    # The simulation over the log's pool: 44 packed (16 prompt blocks + 1 answer block each,
+    # 44 x 17 = 748 of 752), 752 // 20 = 37 at the end of the answers, 7 preempted.
+    log = tmp_path / "seed_load.log"
+    log.write_text(seed_server.text(), encoding="utf-8")
+    sim = simulate_tool(log, "--users", "48", "--prompt", "512", "--output", "128")
+    assert (sim["peak_running"], sim["settled_running"], sim["preemptions"]) == (44, 37, 7)
+    assert_simulation_matches(sim, observed_load(sampler, result, log_text))
     assert all(r.completion_tokens == OUTPUT for r in result.ok)
     assert stats, "vLLM printed no stats line during the load"
     peak_running = max(sampler.peak("running"), peak_running_log)

@@ -16,16 +16,29 @@ STEP_COLUMNS = (
     "kv_usage_pct",
     "preemptions",
     "finished",
+    "output_tokens",
 )
+
+
+def _sizes(sim: Simulation) -> str:
+    load = sim.load
+    if not load.sizes:
+        return f"{load.prompt_tokens:,} + {load.output_tokens:,} tokens"
+    kinds = load.kinds
+    shown = ", ".join(f"{p:,}+{o:,}" for p, o in kinds[:4]) + (" ..." if len(kinds) > 4 else "")
+    where = f" from {load.label}" if load.label else ""
+    return f"{len(load.sizes):,} request sizes{where} ({shown}; cycled)"
 
 
 def _workload(sim: Simulation) -> str:
     load = sim.load
-    size = f"{load.prompt_tokens:,} + {load.output_tokens:,} tokens"
+    size = _sizes(sim)
+    of = ", " if load.sizes else " of "
     if load.num_users is not None:
-        who = f"{load.num_users} closed-loop users of {size}"
+        who = f"{load.num_users} closed-loop users{of}{size}"
     else:
-        who = f"one request of {size} every {load.arrival_interval_steps:g} steps"
+        every = f"every {load.arrival_interval_steps:g} steps"
+        who = f"one request {every}, {size}" if load.sizes else f"one request of {size} {every}"
     if load.num_requests is not None:
         who += f", {load.num_requests} requests in all"
     if load.num_rounds is not None:
@@ -90,6 +103,8 @@ def simulation_json(sim: Simulation, *, source: str = "") -> dict[str, Any]:
             "requests": load.num_requests,
             "rounds": load.num_rounds,
             "arrival_interval_steps": load.arrival_interval_steps,
+            "sizes_source": load.label or None,
+            "sizes": [{"prompt_tokens": p, "output_tokens": o} for p, o in load.sizes],
         },
         "peak_running": sim.peak_running,
         "peak_running_step": sim.peak_running_step,
@@ -112,6 +127,7 @@ def simulation_json(sim: Simulation, *, source: str = "") -> dict[str, Any]:
                 "kv_usage_pct": round(s.kv_usage_pct, 2),
                 "preemptions": s.num_preemptions,
                 "finished": s.num_finished,
+                "output_tokens": s.num_output_tokens,
             }
             for s in sim.steps
         ],
@@ -132,5 +148,6 @@ def write_steps_csv(sim: Simulation, stream: IO[str]) -> None:
                 f"{s.kv_usage_pct:.2f}",
                 s.num_preemptions,
                 s.num_finished,
+                s.num_output_tokens,
             )
         )
