@@ -7,6 +7,7 @@ plus every fact (FACTS.md), and is printed even for an incomplete log.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,28 @@ from ..report.plan import TargetPlan
 from ..report.whatif import WhatIf
 from ..watch import LoadSummary
 from .json import kv_report
+
+# A model served from a local Hugging Face cache is named by its snapshot path
+# (``.../hub/models--Qwen--Qwen3-8B/snapshots/<40 hex>``): 100+ characters that
+# say less than the repo id inside them. The text shows the repo id; --json
+# keeps the name as vLLM printed it.
+_HF_SNAPSHOT = re.compile(r"(?:^|/)models--([^/]+?)--([^/]+)/snapshots/[0-9a-f]{6,64}/?$")
+
+
+def model_label(model: str | None, missing: str = "model not named in the log") -> str:
+    """A model's name for a person: a local HF-cache snapshot path as its repo id.
+
+    >>> model_label("/root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/snapshots/" + "ab" * 20)
+    'Qwen/Qwen3-8B (local snapshot)'
+    >>> model_label("Qwen/Qwen3-8B"), model_label(None)
+    ('Qwen/Qwen3-8B', 'model not named in the log')
+    """
+    if not model:
+        return missing
+    m = _HF_SNAPSHOT.search(model)
+    if m is None:
+        return model
+    return f"{m.group(1)}/{m.group(2)} (local snapshot)"
 
 
 def kv_text(
@@ -137,7 +160,7 @@ def load_text(server: Server, summary: LoadSummary) -> str:
     A /metrics text is one moment, not a history: its peaks are the values
     now, and its preemptions the total since the server started.
     """
-    title = server.model or "model not named"
+    title = model_label(server.model, "model not named")
     lines = [f"== vllm-logread load now ({title}, from /metrics: one moment, not a history)"]
     several = len(server.loads) > 1
     for load in server.loads:
@@ -452,7 +475,7 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     lines: list[str] = []
     workload = workload_label(w)
     if r.failure is None and not r.has_pool:
-        lines.append(f"== vllm-logread: {r.model or 'model not named in the log'}: no KV pool")
+        lines.append(f"== vllm-logread: {model_label(r.model)}: no KV pool")
         lines.append("KV pool:       not in the log")
         return "\n".join(lines) + "\n"
     lines.extend(_answer_lines(r, workload))
@@ -463,7 +486,7 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     bits = [
         b
         for b in (
-            r.model or "model not named in the log",
+            model_label(r.model),
             f"vLLM {r.vllm_version}" if r.vllm_version else "",
             "SGLang" if r.boot.value("engine_kind") == "sglang" else "",
             r.engine_generation or "",
