@@ -14,6 +14,7 @@ from typing import Any
 from ..fleet import Fleet, FleetRow, ModelTotal
 from .ci import annotation
 from .tables import _cell, format_rows
+from .text import model_label
 
 # After the --by labels (model_name is the model column).
 FLEET_COLUMNS = (
@@ -132,6 +133,8 @@ def fleet_text(fleet: Fleet, fmt: str, *, gate: str | None = None) -> str:
         )
     if fmt == "csv":
         return format_rows(table, cols, "csv")
+    # For a person, a local snapshot path is its repo id (csv and json keep vLLM's name).
+    table = [{**row, "model": model_label(row.get("model"), "")} for row in table]
     if fmt in ("markdown", "github-summary"):
         return f"## vllm-logread: the fleet\n\n{_title(fleet)}\n\n" + format_rows(
             table, _shown(table, cols), "markdown"
