@@ -16,6 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 S = ROOT / "sample_logs"
 SEED = str(S / "seed_qwen3-8b_l4.log")
 METRICS = str(S / "metrics_v1_0_10_qwen3-8b.txt")
+FP8 = str(S / "real_vllm_0.32_qwen3-8b_fp8.log")
+REAL_SEED = str(S / "real_vllm_0.32_qwen3-8b_seed.log")
+LOAD = str(S / "real_vllm_0.32_qwen3-8b_load.log")
+MIX = str(ROOT / "tests" / "data" / "mix_seed.csv")
 
 # Hidden modules import as if absent (sys.modules[name] = None: ImportError,
 # and importlib.util.find_spec says None).
@@ -43,6 +47,15 @@ CASES = [
     (EXTRAS, ["kv", "Qwen/Qwen3-8B"], 0, ""),
     (EXTRAS, [SEED, "--plot", "{tmp}/c.png"], 2, "pip install 'vllm-logread[plot]'"),
     (EXTRAS, [METRICS], 2, "pip install 'vllm-logread[metrics]'"),
+    # the commands and options added since: each works without the extras or names its extra
+    (EXTRAS, ["kv", "Qwen/Qwen3-8B", "--gpu", "H100-80GB", "--prompt", "512"], 0, ""),
+    (EXTRAS, [SEED, "--workload", MIX], 0, ""),
+    (EXTRAS, [SEED, "--shared-prefix", "64"], 0, ""),
+    (EXTRAS, ["diff", REAL_SEED, FP8], 0, ""),
+    (EXTRAS, ["diff", REAL_SEED, METRICS], 2, "pip install 'vllm-logread[metrics]'"),
+    (EXTRAS, ["simulate", LOAD, "--users", "48"], 0, ""),
+    (EXTRAS, ["simulate", LOAD, "--users", "48", "--plot", "{tmp}/s.png"], 2, "[plot]"),
+    (EXTRAS, ["--prometheus", "http://127.0.0.1:9"], 2, "127.0.0.1:9"),
     (NO_DEPS, [SEED], 0, ""),
     (NO_DEPS, [SEED, "--json"], 0, ""),
     (NO_DEPS, [SEED, "--prompt", "256,512"], 2, "pip install pandas"),
