@@ -636,15 +636,30 @@ def estimate_boot(
             upper = mml
             est_len = _max_len_for_blocks(layout, central.num_blocks, mnbt, upper)
             short = need_gib - avail_c
-            fit_msg = (
-                f"the boot {'would' if fits == 'no' else 'may'} fail: one request of "
-                f"max_model_len {mml:,} needs {max_len_blocks:,} blocks = {need_gib:.2f} GiB of "
-                f"KV cache, the estimate leaves {avail_c:.2f} GiB"
-                + (f" ({short:.2f} GiB short)" if short > 0 else "")
-                + f" (vLLM: 'To serve at least one request with the model's max seq len "
-                f"({mml})... the estimated maximum model length is {est_len}'); "
-                f"--max-model-len {est_len:,} or lower fits the central estimate"
+            vllm_says = (
+                f"vLLM: 'To serve at least one request with the model's max seq len ({mml})"
+                "... the estimated maximum model length is N'"
             )
+            need = (
+                f"one request of max_model_len {mml:,} needs {max_len_blocks:,} blocks = "
+                f"{need_gib:.2f} GiB of KV cache"
+            )
+            if fits == "maybe" and central.num_blocks >= max_len_blocks:
+                # The central estimate fits; only the top of the overhead ranges does not.
+                worst_gib = 0.0 if worst is None else max(worst.available_kv_bytes, 0) / GIB
+                fit_msg = (
+                    f"{need}: the central estimate leaves {avail_c:.2f} GiB (it fits); with "
+                    f"the overheads at the top of their ranges {worst_gib:.2f} GiB, and the "
+                    f"boot would fail ({vllm_says})"
+                )
+            else:
+                fit_msg = (
+                    f"the boot {'would' if fits == 'no' else 'may'} fail: {need}, the estimate "
+                    f"leaves {avail_c:.2f} GiB"
+                    + (f" ({short:.2f} GiB short)" if short > 0 else "")
+                    + f" ({vllm_says}); --max-model-len {est_len:,} or lower fits the central "
+                    "estimate"
+                )
     if layout.notes:
         notes.extend(layout.notes)
     if any(g.kind in ("sliding", "chunked") for g in layout.groups):
