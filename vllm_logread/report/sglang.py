@@ -28,7 +28,7 @@ users of 512 + 128 tokens: 250,000 // 640 = 390 (434 mid-answer, at 576).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..boots import Boot, Engine
@@ -36,7 +36,7 @@ from ..capacity import Capacity, Workload, users_that_fit
 from ..errors import LogReadError
 from ..read.facts import Fact
 from .checks import range_check
-from .mix import boot_workload, users_arithmetic
+from .mix import BootWorkload, boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report
 from .whatif import WhatIf
 
@@ -103,51 +103,16 @@ def build_sglang_report(
     """The report for one SGLang boot (same shape as report.build_report's)."""
     warnings: list[str] = []
     arithmetic: list[str] = []
-    checks: list[Check] = []
     model = boot.value("model")
     page, page_src = _page_size(boot, opts)
     tp = _int_fact(boot, "tensor_parallel_size") or opts.tensor_parallel_size or 1
-    pp = _int_fact(boot, "pipeline_parallel_size") or 1
     kv_dtype_f = boot.last("kv_cache_dtype")
     kv_cache_dtype = str(kv_dtype_f.value) if kv_dtype_f else None
-    dtype_f = boot.first("dtype")
     max_len_f = boot.last("max_model_len")
-    # --workload's requests over the context length are rejected as by vLLM;
-    # --shared-prefix is not modelled for SGLang's radix cache (said, not guessed).
-    served = boot_workload(
-        opts.workload,
-        shared_prefix_tokens=0,
-        boot=boot,
-        gen=None,
-        max_model_len=None if max_len_f is None else int(max_len_f.value),
-        layout=None,
-    )
-    if opts.shared_prefix_tokens > 0:
-        served = replace(
-            served,
-            notes=(
-                *served.notes,
-                f"--shared-prefix {opts.shared_prefix_tokens:,} not counted: SGLang's radix "
-                "cache is not modelled; the users are as if nothing were shared",
-            ),
-            shared_prefix_tokens_asked=opts.shared_prefix_tokens,
-        )
+    max_model_len = None if max_len_f is None else int(max_len_f.value)
+    served = _served(boot, opts, max_model_len)
     workload = served.workload
-
-    spec = None
-    if spec_resolver is not None:
-        kwargs: dict[str, Any] = {
-            "config": opts.config,
-            "tensor_parallel_size": tp,
-            "kv_cache_dtype": kv_cache_dtype or "auto",
-            "dtype": str(dtype_f.value) if dtype_f else None,
-        }
-        if pp > 1:
-            kwargs["pipeline_parallel_size"] = pp
-        try:
-            spec = spec_resolver(str(model) if model else None, **kwargs)
-        except LogReadError as err:
-            warnings.append(f"model config: {err}")
+    spec = _spec(boot, opts, spec_resolver, tp, kv_cache_dtype, warnings)
     is_uniform = spec is None or bool(getattr(spec, "is_uniform", True))
     if not is_uniform:
         warnings.append(
@@ -177,11 +142,116 @@ def build_sglang_report(
             "engine, the rest wait in its queue"
         )
 
-    measured = measured_bytes_per_token(boot, page)
+    kv = _kv_from_log(boot, page, spec, pool_tokens, model)
+    what_if = _what_ifs(boot, first_cap, page, kv.bytes_per_token, kv_cache_dtype, workload)
+    return Report(
+        source=source,
+        boot=boot,
+        model=str(model) if model else None,
+        vllm_version=None,
+        engine_generation=None,
+        device=None,
+        pool_tokens=pool_tokens,
+        num_blocks=engines[0].num_blocks if engines else None,
+        block_size=page,
+        block_size_source=page_src,
+        max_model_len=max_model_len,
+        vllm_max_concurrency=None,
+        concurrency_tokens=None,
+        available_kv_gib=kv.memory_gib,
+        kv_cache_dtype=kv_cache_dtype,
+        tensor_parallel_size=tp,
+        kv_bytes_per_token=kv.bytes_per_token,
+        kv_bytes_per_token_source=kv.source,
+        kv_shape=kv.shape,
+        is_exact=first_cap.is_exact if first_cap is not None else is_uniform,
+        workload=workload,
+        capacity=first_cap,
+        engines=tuple(engines),
+        checks=kv.checks,
+        what_if=tuple(what_if),
+        warnings=tuple(warnings),
+        arithmetic=tuple(arithmetic),
+        served=served,
+    )
+
+
+def _served(boot: Boot, opts: Options, max_model_len: int | None) -> BootWorkload:
+    """The workload as this boot serves it: --workload's requests over the context
+    length are rejected as by vLLM; --shared-prefix is not modelled for SGLang's
+    radix cache (said, not guessed)."""
+    served = boot_workload(
+        opts.workload,
+        shared_prefix_tokens=0,
+        boot=boot,
+        gen=None,
+        max_model_len=max_model_len,
+        layout=None,
+    )
+    if opts.shared_prefix_tokens <= 0:
+        return served
+    return replace(
+        served,
+        notes=(
+            *served.notes,
+            f"--shared-prefix {opts.shared_prefix_tokens:,} not counted: SGLang's radix "
+            "cache is not modelled; the users are as if nothing were shared",
+        ),
+        shared_prefix_tokens_asked=opts.shared_prefix_tokens,
+    )
+
+
+def _spec(
+    boot: Boot,
+    opts: Options,
+    spec_resolver: Any,
+    tp: int,
+    kv_cache_dtype: str | None,
+    warnings: list[str],
+) -> Any:
+    """The model's KV spec from its config (None: no resolver, or it failed: warned)."""
+    if spec_resolver is None:
+        return None
+    model = boot.value("model")
+    dtype_f = boot.first("dtype")
+    pp = _int_fact(boot, "pipeline_parallel_size") or 1
+    kwargs: dict[str, Any] = {
+        "config": opts.config,
+        "tensor_parallel_size": tp,
+        "kv_cache_dtype": kv_cache_dtype or "auto",
+        "dtype": str(dtype_f.value) if dtype_f else None,
+    }
+    if pp > 1:
+        kwargs["pipeline_parallel_size"] = pp
+    try:
+        return spec_resolver(str(model) if model else None, **kwargs)
+    except LogReadError as err:
+        warnings.append(f"model config: {err}")
+        return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _KVFromLog:
+    """The KV bytes per token as the report states them, and the checks behind them."""
+
+    bytes_per_token: int | None
+    source: str | None
+    shape: str | None
+    memory_gib: float | None
+    checks: tuple[Check, ...]
+
+
+def _kv_from_log(
+    boot: Boot, page: int, spec: Any, pool_tokens: int | None, model: Any
+) -> _KVFromLog:
+    """SGLang's KV Cache line (K + V GiB over its slots) held against the model's shape;
+    without a model config, the bytes the line states stand in for it."""
+    checks: list[Check] = []
     kv_bpt = None if spec is None else int(spec.kv_bytes_per_token)
     kv_src = None if spec is None else str(spec.source)
     kv_shape = None if spec is None else str(spec.describe())
     kv_memory_gib = None
+    measured = measured_bytes_per_token(boot, page)
     if measured is not None:
         low, high, slots, tokens_f, sizes = measured
         kv_memory_gib = round(sum(float(f.value) for f in sizes), 2)
@@ -227,37 +297,12 @@ def build_sglang_report(
                 "and the log has no KV Cache line; pass --config PATH to a config.json",
             )
         )
-
-    what_if = _what_ifs(boot, first_cap, page, kv_bpt, kv_cache_dtype, workload)
-    return Report(
-        source=source,
-        boot=boot,
-        model=str(model) if model else None,
-        vllm_version=None,
-        engine_generation=None,
-        device=None,
-        pool_tokens=pool_tokens,
-        num_blocks=engines[0].num_blocks if engines else None,
-        block_size=page,
-        block_size_source=page_src,
-        max_model_len=None if max_len_f is None else int(max_len_f.value),
-        vllm_max_concurrency=None,
-        concurrency_tokens=None,
-        available_kv_gib=kv_memory_gib,
-        kv_cache_dtype=kv_cache_dtype,
-        tensor_parallel_size=tp,
-        kv_bytes_per_token=kv_bpt,
-        kv_bytes_per_token_source=kv_src,
-        kv_shape=kv_shape,
-        is_exact=first_cap.is_exact if first_cap is not None else is_uniform,
-        workload=workload,
-        capacity=first_cap,
-        engines=tuple(engines),
+    return _KVFromLog(
+        bytes_per_token=kv_bpt,
+        source=kv_src,
+        shape=kv_shape,
+        memory_gib=kv_memory_gib,
         checks=tuple(checks),
-        what_if=tuple(what_if),
-        warnings=tuple(warnings),
-        arithmetic=tuple(arithmetic),
-        served=served,
     )
 
 
