@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Callable
 from typing import IO, Any
 
 import click
@@ -37,6 +38,27 @@ Exit codes:
 Shell completion: eval "$(_VLLM_LOGREAD_COMPLETE=bash_source vllm-logread)"
 (zsh: zsh_source; fish: _VLLM_LOGREAD_COMPLETE=fish_source vllm-logread | source)
 """
+
+
+def _one_workload(when: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--prompt`` and ``--output`` as one user's tokens (kv, diff; ``read`` takes lists)."""
+
+    def add(f: Callable[..., Any]) -> Callable[..., Any]:
+        for name, dest, default, what in (
+            ("--output", "output_tokens", 128, "output"),
+            ("--prompt", "prompt_tokens", 512, "prompt"),
+        ):
+            f = click.option(
+                name,
+                dest,
+                type=click.IntRange(0),
+                default=default,
+                show_default=True,
+                help=f"{when}{what.capitalize() if not when else what} tokens per user.",
+            )(f)
+        return f
+
+    return add
 
 
 class _DefaultGroup(click.Group):
@@ -414,22 +436,7 @@ def read_cmd(**params: Any) -> None:
     default=None,
     help="With --gpu: vLLM's max_num_seqs (default: vLLM's for the GPU's memory).",
 )
-@click.option(
-    "--prompt",
-    "prompt_tokens",
-    type=click.IntRange(0),
-    default=512,
-    show_default=True,
-    help="With --gpu: prompt tokens per user.",
-)
-@click.option(
-    "--output",
-    "output_tokens",
-    type=click.IntRange(0),
-    default=128,
-    show_default=True,
-    help="With --gpu: output tokens per user.",
-)
+@_one_workload("With --gpu: ")
 @click.option(
     "--explain",
     is_flag=True,
@@ -604,22 +611,7 @@ Exit codes:
 @main.command("diff", epilog=DIFF_EXIT_CODES)
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
-@click.option(
-    "--prompt",
-    "prompt_tokens",
-    type=click.IntRange(0),
-    default=512,
-    show_default=True,
-    help="Prompt tokens per user.",
-)
-@click.option(
-    "--output",
-    "output_tokens",
-    type=click.IntRange(0),
-    default=128,
-    show_default=True,
-    help="Output tokens per user.",
-)
+@_one_workload()
 @click.option("--config", metavar="PATH", default=None, help="The model's config.json (both).")
 @click.option(
     "--block-size",
