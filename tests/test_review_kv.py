@@ -115,3 +115,13 @@ def test_kv_gpu_on_a_malformed_quantization_exits_0_unknown(tmp_path: Any) -> No
     r = CliRunner().invoke(main, ["kv", str(path), "--gpu", "H100-80GB"])
     assert r.exit_code == 0, r.output
     assert "users unknown" in r.stdout and "--weights-gib" in r.stdout
+
+
+def test_a_float32_config_is_labelled_as_served_in_16_bits() -> None:
+    # Llama-3.2-1B's config says float32; vLLM serves it in 16 bits and the
+    # count charges 2 B: 1,235,814,400 x 2 B = 2,471,628,800 B = 2.30 GiB. The
+    # label said "float32" beside that figure, which reads as 4 B a weight.
+    r = CliRunner().invoke(main, ["kv", "meta-llama/Llama-3.2-1B", "--gpu", "L4"])
+    assert r.exit_code == 0, r.output
+    assert "float32 served in 16 bits" in r.stdout
+    assert "~2.30 GiB" in r.stdout or "~2.31 GiB" in r.stdout

@@ -212,6 +212,15 @@ def _compressed_tensors_bits(qcfg: Mapping[str, Any]) -> tuple[int, int] | None:
     return found.pop() if len(found) == 1 else None
 
 
+def _served(dtype: str) -> str:
+    """The dtype as vLLM serves it: a float32 config in 16 bits (2 B, as counted).
+
+    >>> _served("float32"), _served("bfloat16")
+    ('float32 served in 16 bits', 'bfloat16')
+    """
+    return f"{dtype} served in 16 bits" if dtype in ("float32", "float") else dtype
+
+
 def _is_count(value: Any) -> bool:
     """A positive int of a plausible size (a config's bits or group size), not a bool."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 20
@@ -279,7 +288,7 @@ def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> Weight
         per = float(dtype_bytes)
         repl_b = repl * per
         lo_b, hi_b = lo_p * per, hi_p * per
-        how += f"; x {dtype_bytes} B ({dtype})"
+        how += f"; x {dtype_bytes} B ({_served(dtype)})"
     elif _is_nvfp4(method, qcfg or {}):
         # NVFP4: 4-bit weights, one FP8 (1 B) scale per 16 and one FP32 scale a
         # tensor (negligible): 0.5 + 1 / 16 = 0.5625 B a linear weight.
@@ -365,7 +374,7 @@ def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> Weight
             else f"{lo_p / 1e9:,.1f}-{hi_p / 1e9:,.1f} B params"
         )
         + (" (config)" if count is not None and lo_p == hi_p else " (model card)")
-        + f" {'FP8' if method.startswith('fp8') else method or dtype}"
+        + f" {'FP8' if method.startswith('fp8') else method or _served(dtype)}"
         + ("" if lo_p != hi_p else f" +0-{WEIGHTS_SPREAD:.0%}"),
     )
 
