@@ -84,14 +84,20 @@ class Workload:
         >>> w.num_requests, w.prompt_tokens, w.output_tokens
         (4, 125, 15)
         """
-        merged: dict[tuple[int, int], int] = {}
-        for r in requests:
-            key = (r.prompt_tokens, r.output_tokens)
-            merged[key] = merged.get(key, 0) + r.count
-        rows = tuple(
-            RequestTokens(prompt_tokens=p, output_tokens=o, count=n)
-            for (p, o), n in sorted(merged.items(), key=lambda kv: (-sum(kv[0]), -kv[0][0]))
-        )
+        rows: tuple[RequestTokens, ...]
+        if _is_merged(requests):
+            # Rows of an earlier of_mix (filtered): already merged and in order. A
+            # trace of a million distinct requests is not rebuilt per report.
+            rows = tuple(requests)
+        else:
+            merged: dict[tuple[int, int], int] = {}
+            for r in requests:
+                key = (r.prompt_tokens, r.output_tokens)
+                merged[key] = merged.get(key, 0) + r.count
+            rows = tuple(
+                RequestTokens(prompt_tokens=p, output_tokens=o, count=n)
+                for (p, o), n in sorted(merged.items(), key=lambda kv: (-sum(kv[0]), -kv[0][0]))
+            )
         n = sum(r.count for r in rows)
         if n <= 0:
             raise UsageError("a workload mix needs at least one request")
@@ -242,6 +248,20 @@ def shared_prefix_blocks(shared_prefix_tokens: int, prompt_tokens: int, block_si
     if shared_prefix_tokens <= 0 or prompt_tokens <= 0:
         return 0
     return min(shared_prefix_tokens // block_size, (prompt_tokens - 1) // block_size)
+
+
+def _is_merged(requests: Sequence[RequestTokens]) -> bool:
+    """Whether ``requests`` are of_mix's rows: no line numbers, and strictly in
+    its order (longest first, then the longer prompt), so no two alike.
+
+    >>> r = RequestTokens
+    >>> _is_merged([r(prompt_tokens=9, output_tokens=1), r(prompt_tokens=1, output_tokens=1)])
+    True
+    >>> _is_merged([r(prompt_tokens=1, output_tokens=1), r(prompt_tokens=1, output_tokens=1)])
+    False
+    """
+    keys = [(-r.tokens, -r.prompt_tokens) for r in requests if not r.line]
+    return len(keys) == len(requests) and all(a < b for a, b in zip(keys, keys[1:], strict=False))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -51,6 +51,10 @@ COUNT_COLUMN = "count"
 # rather than read into memory.
 MAX_WORKLOAD_REQUESTS = 10_000_000
 
+#: No model's context comes near 2**40 (1,099,511,627,776) tokens; a cell past
+#: it is a malformed file, and its block sums would overflow a float's mean.
+MAX_REQUEST_TOKENS = 1 << 40
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequestTokens:
@@ -118,17 +122,33 @@ def _whole(value: object, *, what: str, where: str, minimum: int) -> int:
         raise InputError(f"{where}: {what} must be a whole number, got {value!r}")
     if isinstance(value, str):
         text = value.strip().replace(",", "").replace("_", "")
-        try:
-            number = float(text) if text else float("nan")
-        except ValueError:
-            raise InputError(f"{where}: {what} must be a whole number, got {value!r}") from None
-    elif isinstance(value, int | float):
-        number = float(value)
-    else:
+        if text.lstrip("+-").isdigit() and text.isascii():
+            # Digits are read as an int: exact at any length (a float keeps 53 bits).
+            value = int(text)
+        else:
+            try:
+                value = float(text) if text else float("nan")
+            except ValueError:
+                raise InputError(f"{where}: {what} must be a whole number, got {value!r}") from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < minimum:
+            raise InputError(f"{where}: {what} must be a whole number >= {minimum}, got {value!r}")
+        if value > MAX_REQUEST_TOKENS:
+            shown = f"{value:,}" if value < 10**30 else f"a {len(str(value))}-digit number"
+            raise InputError(
+                f"{where}: {what} is {shown}: more than {MAX_REQUEST_TOKENS:,}, which no"
+                " model holds (a malformed file?)"
+            )
+        return value
+    if not isinstance(value, float):
         raise InputError(f"{where}: {what} must be a whole number, got {value!r}")
-    if not number.is_integer() or number < minimum:
-        raise InputError(f"{where}: {what} must be a whole number >= {minimum}, got {value!r}")
-    return int(number)
+    # A float is a count only where it is exact: 1e3 and 512.0 are, 1e30 is not
+    # (it is 1,000,000,019,884,624,838,656).
+    if not value.is_integer() or value < minimum or abs(value) > 2**53:
+        raise InputError(
+            f"{where}: {what} must be a whole number >= {minimum} (exact), got {value!r}"
+        )
+    return _whole(int(value), what=what, where=where, minimum=minimum)
 
 
 def _row(
@@ -171,6 +191,8 @@ def _read_jsonl(text: str, source: str) -> tuple[list[RequestTokens], tuple[str,
             record = json.loads(raw)
         except json.JSONDecodeError as err:
             raise InputError(f"{where}: not a JSON object: {err.msg}") from None
+        except ValueError as err:  # an integer past Python's 4,300-digit limit
+            raise InputError(f"{where}: not a JSON object: {err}") from None
         if not isinstance(record, dict):
             raise InputError(f"{where}: not a JSON object")
         if columns is None:

@@ -78,11 +78,31 @@ class ParamCount:
     num_replicated_params: int = 0
 
 
+#: No config field counted here comes near this (vocabularies are < 2**20,
+#: hidden sizes < 2**17); a larger value is malformed, and its products would
+#: overflow a float.
+_MAX_FIELD = 1 << 40
+
+
 def _int(cfg: Mapping[str, Any], key: str, default: int | None = None) -> int | None:
     value = cfg.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value > _MAX_FIELD:
         return default
     return value
+
+
+#: Sub-configs of a wrapper that are not another model's tower.
+_NOT_TOWERS = frozenset({"text_config", "quantization_config"})
+
+
+def other_towers(config: Mapping[str, Any]) -> list[str]:
+    """The sub-configs beside the language model (``vision_config``,
+    ``audio_config``, ...): towers whose weights the text fields leave out."""
+    return sorted(
+        key.removesuffix("_config")
+        for key, value in config.items()
+        if key.endswith("_config") and key not in _NOT_TOWERS and isinstance(value, Mapping)
+    )
 
 
 def _text_fields(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -296,5 +316,6 @@ __all__ = [
     "ParamCount",
     "count_parameters",
     "model_dtype",
+    "other_towers",
     "quantization_of",
 ]

@@ -42,6 +42,7 @@ from ..kv.weights import (
     MULTIMODAL_TYPES,
     count_parameters,
     model_dtype,
+    other_towers,
     quantization_of,
 )
 from ..versions import POOL_TOKENS_LINE_FROM, parse_version
@@ -199,11 +200,40 @@ def _compressed_tensors_bits(qcfg: Mapping[str, Any]) -> tuple[int, int] | None:
     found = set()
     for group in groups.values():
         weights = group.get("weights") if isinstance(group, Mapping) else None
-        if not isinstance(weights, Mapping) or not isinstance(weights.get("num_bits"), int):
+        if not isinstance(weights, Mapping) or not _is_count(weights.get("num_bits")):
             return None
-        size = weights.get("group_size") if weights.get("strategy") == "group" else 0
+        # "tensor_group" is NVFP4's: groups of group_size under one per-tensor scale.
+        size = (
+            weights.get("group_size") if weights.get("strategy") in ("group", "tensor_group") else 0
+        )
+        if size is not None and not _is_count(size):
+            return None
         found.add((int(weights["num_bits"]), int(size or 0)))
     return found.pop() if len(found) == 1 else None
+
+
+def _served(dtype: str) -> str:
+    """The dtype as vLLM serves it: a float32 config in 16 bits (2 B, as counted).
+
+    >>> _served("float32"), _served("bfloat16")
+    ('float32 served in 16 bits', 'bfloat16')
+    """
+    return f"{dtype} served in 16 bits" if dtype in ("float32", "float") else dtype
+
+
+def _is_count(value: Any) -> bool:
+    """A positive int of a plausible size (a config's bits or group size), not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 20
+
+
+def _is_nvfp4(method: str, qcfg: Mapping[str, Any]) -> bool:
+    """NVFP4 weights: modelopt's ``quant_algo: NVFP4`` or compressed-tensors'
+    nvfp4-pack-quantized format (4-bit floats, an FP8 scale per 16)."""
+    if method in ("modelopt", "modelopt_fp4"):
+        return str(qcfg.get("quant_algo") or "").upper() == "NVFP4" or method == "modelopt_fp4"
+    if method == "compressed-tensors":
+        return "nvfp4" in str(qcfg.get("format") or "").lower()
+    return False
 
 
 def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> WeightsBasis | str:
@@ -243,8 +273,11 @@ def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> Weight
         if isinstance(extra_params, int):
             lo_p, hi_p = lo_p + extra_params, hi_p + extra_params
             how += f"; + {extra_params / 1e9:.3f} B ({extra.get('extra_parameters_source', '')})"
-        elif str(config.get("model_type")) in MULTIMODAL_TYPES or "vision_config" in config:
-            return "the config counts the language model only; its vision tower is not in the table"
+        elif str(config.get("model_type")) in MULTIMODAL_TYPES or other_towers(config):
+            towers = " and ".join(other_towers(config) or ["vision"])
+            return (
+                f"the config counts the language model only; its {towers} tower is not in the table"
+            )
     else:
         return (
             f"the parameters of model_type {config.get('model_type')!r} are not counted here "
@@ -255,8 +288,23 @@ def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> Weight
         per = float(dtype_bytes)
         repl_b = repl * per
         lo_b, hi_b = lo_p * per, hi_p * per
-        how += f"; x {dtype_bytes} B ({dtype})"
-    elif method in ("fp8", "fbgemm_fp8", "modelopt"):
+        how += f"; x {dtype_bytes} B ({_served(dtype)})"
+    elif _is_nvfp4(method, qcfg or {}):
+        # NVFP4: 4-bit weights, one FP8 (1 B) scale per 16 and one FP32 scale a
+        # tensor (negligible): 0.5 + 1 / 16 = 0.5625 B a linear weight.
+        per_linear = 0.5625
+        lo_b = (lo_p - emb) * per_linear + emb * 2.0
+        hi_b = (hi_p - emb) * per_linear * 1.01 + emb * 2.0
+        repl_b = repl * per_linear
+        how += "; NVFP4: 0.5625 B a linear weight (an FP8 scale per 16), embeddings 2 B"
+    elif method in ("modelopt", "modelopt_fp8") and str(
+        (qcfg or {}).get("quant_algo") or "FP8"
+    ).upper() not in ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO"):
+        return (
+            f"weights quantized by modelopt as {(qcfg or {}).get('quant_algo')!r}: their "
+            "bytes are not modelled here"
+        )
+    elif method in ("fp8", "fbgemm_fp8", "modelopt", "modelopt_fp8"):
         # Linear layers 1 byte (block or channel scales add < 0.1%); embeddings
         # and lm_head stay 16-bit.
         lo_b, hi_b = (lo_p - emb) + emb * 2.0, (hi_p - emb) * 1.001 + emb * 2.0
@@ -276,14 +324,21 @@ def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> Weight
         ct = _compressed_tensors_bits(qcfg or {}) if method == "compressed-tensors" else None
         if method == "compressed-tensors" and (ct is None or ct[0] not in (4, 8)):
             return "a compressed-tensors scheme whose weight bits are not one number"
-        bits = ct[0] if ct else int((qcfg or {}).get("bits", (qcfg or {}).get("w_bit", 4)))
-        group = (
-            ct[1] or 128
-            if ct
-            else int((qcfg or {}).get("group_size", (qcfg or {}).get("q_group_size", 128)) or 128)
-        )
+        q = qcfg or {}
+        raw_bits = ct[0] if ct else q.get("bits", q.get("w_bit", 4))
+        raw_group = (ct[1] or 128) if ct else q.get("group_size", q.get("q_group_size", 128))
+        if raw_group is None:
+            raw_group = 128
+        if not _is_count(raw_bits) or not (raw_group == -1 or _is_count(raw_group)):
+            return (
+                f"the {method} config's bits {raw_bits!r} or group size {raw_group!r} "
+                "is not a whole number"
+            )
+        bits, group = int(raw_bits), int(raw_group)
         # Packed weights bits/8 B, a 16-bit scale and a packed zero per group.
-        per_linear = bits / 8 + (2 + bits / 8) / max(group, 1)
+        # GPTQ's group_size -1 is one group per output channel (thousands of
+        # weights): its scales are under the +1% of the high end.
+        per_linear = bits / 8 + ((2 + bits / 8) / group if group > 0 else 0.0)
         lo_b = (lo_p - emb) * per_linear + emb * 2.0
         hi_b = (hi_p - emb) * per_linear * 1.01 + emb * 2.0
         repl_b = repl * per_linear
@@ -319,7 +374,7 @@ def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> Weight
             else f"{lo_p / 1e9:,.1f}-{hi_p / 1e9:,.1f} B params"
         )
         + (" (config)" if count is not None and lo_p == hi_p else " (model card)")
-        + f" {'FP8' if method.startswith('fp8') else method or dtype}"
+        + f" {'FP8' if method.startswith('fp8') else method or _served(dtype)}"
         + ("" if lo_p != hi_p else f" +0-{WEIGHTS_SPREAD:.0%}"),
     )
 
@@ -554,7 +609,7 @@ def estimate_boot(
             )
     model_type = str(config.get("model_type") or spec.model_type or "")
     unusual = ""
-    if model_type in MULTIMODAL_TYPES or "vision_config" in config or extra.get("extra_parameters"):
+    if model_type in MULTIMODAL_TYPES or other_towers(config) or extra.get("extra_parameters"):
         unusual = "a multimodal model's encoder profile can take more"
     elif spec.state_bytes_per_request:
         unusual = "a Mamba / linear-attention hybrid's profile can take more"
