@@ -382,3 +382,18 @@ def test_one_side_from_standard_input() -> None:
     assert r.exit_code == 0
     obj = json.loads(r.stdout)
     assert obj["new"]["source"] == "-" and obj["explanation"]["line"] == "kv_cache_dtype"
+
+
+def test_a_lead_that_explains_only_part_says_how_much() -> None:
+    # never_wrong_unnamed_hybrid -> wrap_stage: the KV memory grew 15.90 -> 100.43 GiB
+    # (+84.53); the weights fell 51.66 -> 8.12 GiB (+43.54 of it); the other 40.99 GiB
+    # (84.53 - 43.54) is in lines one of the logs does not state. The sentence names the
+    # weights, and says they are 43.54 of the 84.53 GiB, not the whole cause.
+    r = CliRunner().invoke(
+        main,
+        ["diff", str(S / "never_wrong_unnamed_hybrid.log"), str(S / "wrap_stage.log"), "--json"],
+    )
+    obj = json.loads(r.stdout)
+    sentence = obj["explanation"]["sentence"]
+    assert "weights fell from 51.66 to 8.12 GiB" in sentence
+    assert "43.54 of the 84.53 GiB; 40.99 GiB is in no line both logs state" in sentence

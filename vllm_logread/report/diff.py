@@ -736,6 +736,13 @@ def _memory_sentence(
     ]
     if also:
         text += "; also " + ", ".join(_effect_phrase(e) for e in also)
+    if abs(unexplained) > _ALSO_SHARE * abs(d_kv) + tol:
+        # The lead covers at least half, not all: say how much the stated lines
+        # explain (weights -43.5 GiB of a +84.5 GiB KV change: "43.54 of the 84.53").
+        text += (
+            f", {_gib(abs(known))} of the {_gib(abs(d_kv))} GiB; {_gib(abs(unexplained))} GiB "
+            "is in no line both logs state"
+        )
     text += f" ({kv_text})"
     return text, lead.name, unexplained
 
