@@ -1,0 +1,133 @@
+"""The workload seen on /metrics, against histograms nobody here wrote: odd bucket sets,
+impossible sums, a histogram of the +Inf bucket alone. Never a wrong number, never a
+traceback.
+
+The pool is the seed's (1,506 blocks of 16 tokens, 1 null block: 1,505 usable).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vllm_logread.cli import main
+from vllm_logread.observed import QUANTILES_PCT, from_histogram, nearest_rank
+
+pytest.importorskip("prometheus_client")
+
+_L = 'engine="0",model_name="Qwen/Qwen3-8B"'
+
+
+def _metrics(*histograms: str) -> str:
+    return "\n".join(
+        [
+            "# HELP vllm:num_requests_running x.",
+            "# TYPE vllm:num_requests_running gauge",
+            f"vllm:num_requests_running{{{_L}}} 0.0",
+            "# HELP vllm:cache_config_info x.",
+            "# TYPE vllm:cache_config_info gauge",
+            'vllm:cache_config_info{block_size="16",cache_dtype="auto",engine="0",'
+            'gpu_memory_utilization="0.9",num_gpu_blocks="1506"} 1.0',
+            *histograms,
+            "",
+        ]
+    )
+
+
+def _histogram(name: str, buckets: list[tuple[str, int]], count: int, total: float) -> str:
+    lines = [f"# HELP {name} x.", f"# TYPE {name} histogram"]
+    for le, c in buckets:
+        lines.append(f'{name}_bucket{{engine="0",le="{le}",model_name="Qwen/Qwen3-8B"}} {c}.0')
+    lines.append(f"{name}_count{{{_L}}} {count}.0")
+    lines.append(f"{name}_sum{{{_L}}} {total}")
+    return "\n".join(lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=200),
+    bounds=st.lists(
+        st.floats(min_value=-5, max_value=12_000, allow_nan=False), min_size=0, max_size=15
+    ),
+)
+def test_each_quantile_range_holds_the_true_quantile(
+    values: list[int], bounds: list[float]
+) -> None:
+    """Bucket the values as prometheus-client does (a value v counts in every bucket with
+    v <= le; +Inf holds them all), then the reported (lower, upper] of each quantile must
+    hold the nearest-rank quantile of the values themselves, and its whole-token
+    low/high must bracket it."""
+    les = sorted(set(bounds)) + [math.inf]
+    ordered = sorted(values)
+    buckets = [(le, bisect.bisect_right(ordered, le)) for le in les]
+    s = from_histogram("prompt_tokens", buckets, count=len(values), sum_tokens=sum(values))
+    assert s is not None
+    for pct in QUANTILES_PCT:
+        true = ordered[nearest_rank(pct, len(values)) - 1]
+        q = s.quantiles[pct]
+        assert not isinstance(q, int)
+        assert q.lower_tokens is None or q.lower_tokens < true
+        assert q.upper_tokens is None or true <= q.upper_tokens
+        assert s.low(pct) is not None and s.low(pct) <= true  # type: ignore[operator]
+        high = s.high(pct)
+        assert high is None or true <= high
+        assert s.quantile_text(pct)  # says something, never raises
+
+
+def test_a_histogram_of_the_inf_bucket_alone_says_unbounded(tmp_path: Path) -> None:
+    """A histogram with no finite bound (custom buckets set to none): every request is in
+    +Inf, so each quantile is 'any' (no bound either side), not a traceback. The mean stays
+    exact: 18 requests, sum 9,400 -> 522.2."""
+    path = tmp_path / "m.txt"
+    path.write_text(
+        _metrics(_histogram("vllm:request_prompt_tokens", [("+Inf", 18)], 18, 9400.0)),
+        encoding="utf-8",
+    )
+    r = CliRunner().invoke(main, [str(path), "--prompt", "512", "--output", "128"])
+    assert r.exit_code == 0, r.output
+    assert "Traceback" not in r.output
+    assert "mean 522.2" in r.output
+    assert "p50 any (one +Inf bucket)" in r.output
+
+
+def test_a_negative_sum_is_not_a_mean(tmp_path: Path) -> None:
+    """A sum of -100 over 18 requests would be a mean of -5.6 tokens and 501 users at it:
+    token counts are >= 0, so the histogram is not read (the prompt is the --prompt)."""
+    buckets = [("200.0", 6), ("500.0", 11), ("1000.0", 15), ("2000.0", 18), ("+Inf", 18)]
+    path = tmp_path / "m.txt"
+    path.write_text(
+        _metrics(_histogram("vllm:request_prompt_tokens", buckets, 18, -100.0)),
+        encoding="utf-8",
+    )
+    r = CliRunner().invoke(main, [str(path), "--prompt", "512", "--output", "128"])
+    assert r.exit_code == 0, r.output
+    assert "mean -5.6" not in r.output
+    assert "501" not in r.output
+
+
+def test_a_sum_the_buckets_cannot_hold_is_not_a_mean(tmp_path: Path) -> None:
+    """18 requests all <= 2,000 tokens (the +Inf bucket adds none) hold at most
+    6 x 200 + 5 x 500 + 4 x 1,000 + 3 x 2,000 = 1,200 + 2,500 + 4,000 + 6,000 = 13,700
+    tokens: a sum of 100,000 (a mean of 5,555.6) is a corrupt text, not a mean."""
+    buckets = [("200.0", 6), ("500.0", 11), ("1000.0", 15), ("2000.0", 18), ("+Inf", 18)]
+    path = tmp_path / "m.txt"
+    path.write_text(
+        _metrics(_histogram("vllm:request_prompt_tokens", buckets, 18, 100000.0)),
+        encoding="utf-8",
+    )
+    r = CliRunner().invoke(main, [str(path), "--prompt", "512", "--output", "128"])
+    assert r.exit_code == 0, r.output
+    assert "5,555" not in r.output and "5555" not in r.output
+    # The same buckets with the sum 13,700 (every request at its bucket's top) are read.
+    path.write_text(
+        _metrics(_histogram("vllm:request_prompt_tokens", buckets, 18, 13700.0)),
+        encoding="utf-8",
+    )
+    r = CliRunner().invoke(main, [str(path), "--prompt", "512", "--output", "128"])
+    assert "mean 761.1" in r.output, r.output  # 13,700 / 18 = 761.11
