@@ -492,27 +492,35 @@ def fetch_metrics(url: str, *, timeout_s: float = METRICS_TIMEOUT_S) -> bytes:
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"--metrics-url {url!r}: not an http:// or https:// URL")
-    handlers: list[urllib.request.BaseHandler] = []
-    if parts.hostname in ("127.0.0.1", "localhost", "::1"):
-        handlers.append(urllib.request.ProxyHandler({}))  # loopback never via a proxy
-    opener = urllib.request.build_opener(*handlers)
+    from .deadline import Deadline
+
+    # The whole GET within timeout_s (a server that drips holds no read past it).
+    deadline = Deadline(timeout_s)
+    opener = deadline.opener(loopback=parts.hostname in ("127.0.0.1", "localhost", "::1"))
     # Plain Prometheus text (format 0.0.4), not OpenMetrics.
     request = urllib.request.Request(url, headers={"Accept": "text/plain"})
+    late = InputError(f"{url}: no answer within {timeout_s:g} s")
     try:
-        with opener.open(request, timeout=timeout_s) as response:
+        with deadline, opener.open(request, timeout=timeout_s) as response:
             body: bytes = response.read(MAX_METRICS_BYTES + 1)
+        if deadline.expired:
+            raise late  # what came is a part: a cut scrape is not read as the whole
     except urllib.error.HTTPError as err:
         err.close()  # it holds the connection
+        if deadline.expired:
+            raise late from None
         raise InputError(f"{url}: the server answered HTTP {err.code} {err.reason}") from None
     except urllib.error.URLError as err:
         reason = err.reason
-        if isinstance(reason, (TimeoutError, socket.timeout)):
-            raise InputError(f"{url}: no answer within {timeout_s:g} s") from None
+        if isinstance(reason, (TimeoutError, socket.timeout)) or deadline.expired:
+            raise late from None
         text = reason.strerror if isinstance(reason, OSError) and reason.strerror else reason
         raise InputError(f"{url}: cannot reach the server ({text})") from None
     except TimeoutError:
-        raise InputError(f"{url}: no answer within {timeout_s:g} s") from None
+        raise late from None
     except (OSError, ValueError) as err:
+        if deadline.expired:
+            raise late from None
         raise InputError(f"{url}: cannot read it ({err})") from None
     if len(body) > MAX_METRICS_BYTES:
         raise InputError(
