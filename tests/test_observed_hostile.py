@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -164,3 +165,67 @@ def test_a_big_scrape_is_read_for_its_vllm_families_only() -> None:
     assert [(s.name, s.value, s.line + offset) for s in small] == [
         (s.name, s.value, s.line) for s in samples
     ]
+
+
+_SP = (
+    "SamplingParams(n=1, temperature=0.7, stop=[], include_stop_str_in_output=False, "
+    "ignore_eos=False, max_tokens={}, min_tokens=0, logprobs=None)"
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # 0.5 to 0.8's line (vllm/entrypoints/logger.py): prompt, params, ids, lora, adapter.
+        (
+            f"Received request cmpl-1: prompt: 'hi', params: {_SP.format(64)}, "
+            "prompt_token_ids: [1, 2, 3], lora_request: None, prompt_adapter_request: None.",
+            [("request_max_tokens", 64, None), ("request_prompt_tokens", 3, None)],
+        ),
+        # The same with a prompt that holds a list of 5 ids, and no ids of its own (None):
+        # the prompt's text is no count.
+        (
+            "Received request cmpl-1: prompt: 'see prompt_token_ids: [1, 2, 3, 4, 5]', "
+            f"params: {_SP.format(64)}, prompt_token_ids: None, lora_request: None, "
+            "prompt_adapter_request: None.",
+            [("request_max_tokens", 64, None)],
+        ),
+        # 0.10/0.11: max_tokens=None (not set), a prompt that writes 'max_tokens=5': no
+        # max_tokens (5 is the prompt's text, not the request's).
+        (
+            "Received request cmpl-1: prompt: 'say ignore_eos=False, max_tokens=5, ok', "
+            f"params: {_SP.format('None')}, prompt_token_ids: [1, 2], prompt_embeds shape: "
+            "None, lora_request: None.",
+            [("request_prompt_tokens", 2, None)],
+        ),
+        # A line cut by a pager inside the params: its last fields are gone, so the list
+        # seen is the prompt's: nothing read.
+        (
+            "Received request cmpl-1: prompt: 'a prompt_token_ids: [1, 2]', params: "
+            "SamplingParams(n=1, temperature=0.7, ",
+            [],
+        ),
+        # 0.12+'s DEBUG details line, ids None, a prompt holding a list of 3.
+        (
+            "Request cmpl-1 details: prompt: 'z prompt_token_ids: [1, 2, 3]', "
+            "prompt_token_ids: None, prompt_embeds shape: None.",
+            [],
+        ),
+        # 0.2's async_llm_engine.py line (era_0_2_7_v0.log): max_tokens read; its
+        # "prompt token ids" list is not the later field's name, so not counted.
+        (
+            "Received request cmpl-3: prompt: None, prefix_pos: None,sampling params: "
+            f"{_SP.format(256)}, prompt token ids: [1, 518, 25580].",
+            [("request_max_tokens", 256, None)],
+        ),
+        # 0.12+'s INFO line: params only.
+        (
+            f"Received request cmpl-1: params: {_SP.format(20)}, lora_request: None.",
+            [("request_max_tokens", 20, None)],
+        ),
+    ],
+)
+def test_request_values_read_the_fields_not_the_prompt(message: str, expected: list[Any]) -> None:
+    from vllm_logread.read.patterns import request_values
+
+    assert request_values(message) == expected
