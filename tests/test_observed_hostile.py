@@ -229,3 +229,63 @@ def test_request_values_read_the_fields_not_the_prompt(message: str, expected: l
     from vllm_logread.read.patterns import request_values
 
     assert request_values(message) == expected
+
+
+def _dp_text(prompt_engines: tuple[str, ...], prompt_bounds: dict[str, tuple[str, ...]]) -> str:
+    """Two engines (0, 1) of one model, each with a generation histogram of 2 answers of
+    10 tokens; the prompt histogram (2 prompts of 100 each, sum 200) only on
+    ``prompt_engines``, with each engine's bounds from ``prompt_bounds``."""
+    out = ["# TYPE vllm:num_requests_running gauge"]
+    out += [
+        f'vllm:num_requests_running{{engine="{e}",model_name="Qwen/Qwen3-8B"}} 0.0' for e in "01"
+    ]
+    out.append("# TYPE vllm:cache_config_info gauge")
+    out += [
+        f'vllm:cache_config_info{{block_size="16",engine="{e}",num_gpu_blocks="1506"}} 1.0'
+        for e in "01"
+    ]
+    for name, engines in (
+        ("vllm:request_prompt_tokens", prompt_engines),
+        ("vllm:request_generation_tokens", ("0", "1")),
+    ):
+        out.append(f"# TYPE {name} histogram")
+        for e in engines:
+            lab = f'engine="{e}",model_name="Qwen/Qwen3-8B"'
+            bounds = prompt_bounds[e] if "prompt" in name else ("10.0", "+Inf")
+            out += [f'{name}_bucket{{{lab},le="{le}"}} 2.0' for le in bounds]
+            total = 200 if "prompt" in name else 20
+            out += [f"{name}_count{{{lab}}} 2.0", f"{name}_sum{{{lab}}} {total}.0"]
+    return "\n".join(out) + "\n"
+
+
+def test_a_data_parallel_engine_without_the_histogram_is_no_server_total(
+    tmp_path: Path,
+) -> None:
+    """Engine 1 publishes no prompt histogram: engine 0's 2 prompts (mean 100) are not
+    the server's (its 4 answers say 4 requests finished), so the prompt is unknown
+    (--prompt stands in), and said so; the 4 answers (2 + 2, sum 40, mean 10) stay."""
+    import json
+
+    path = tmp_path / "dp.txt"
+    path.write_text(_dp_text(("0",), {"0": ("100.0", "+Inf")}), encoding="utf-8")
+    r = CliRunner().invoke(main, [str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    obs = json.loads(r.output)["observed_workload"]
+    assert obs["prompt_tokens"] is None
+    assert (obs["generation_tokens"]["count"], obs["generation_tokens"]["mean"]) == (4, 10)
+    assert any("engine" in n and "prompt" in n for n in obs["notes"]), obs["notes"]
+
+
+def test_data_parallel_engines_with_other_bounds_say_so(tmp_path: Path) -> None:
+    """Engine 0's prompt bounds 100, +Inf; engine 1's 200, +Inf: not summed bucket by
+    bucket (a bucket (100, 200] of one is no bucket of the other), and a note says why."""
+    import json
+
+    path = tmp_path / "dp.txt"
+    bounds = {"0": ("100.0", "+Inf"), "1": ("200.0", "+Inf")}
+    path.write_text(_dp_text(("0", "1"), bounds), encoding="utf-8")
+    r = CliRunner().invoke(main, [str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    obs = json.loads(r.output)["observed_workload"]
+    assert obs["prompt_tokens"] is None
+    assert any("bounds" in n for n in obs["notes"]), obs["notes"]

@@ -128,12 +128,26 @@ def observed_from_metrics(server: Server) -> ObservedWorkload | None:
     when it publishes none."""
     names = ("prompt_tokens", "generation_tokens", "max_tokens")
     merged: dict[str, TokenSummary | None] = {}
+    said: list[str] = []
     for name in names:
         parts = [h for load in server.loads for h in load.histograms if h.name == name]
         if not parts:
             merged[name] = None
             continue
+        if len(parts) != len(server.loads):
+            # One engine's requests are not the server's: unknown, not an undercount.
+            merged[name] = None
+            said.append(
+                f"{name}: {len(parts)} of {len(server.loads)} data-parallel engines publish "
+                "it, so the server's is not known"
+            )
+            continue
         buckets = merged_histograms(h.buckets for h in parts)
+        if not buckets:
+            said.append(
+                f"{name}: the data-parallel engines' bucket bounds differ, so their buckets "
+                "are not summed"
+            )
         merged[name] = from_histogram(
             name,
             buckets,
@@ -163,6 +177,7 @@ def observed_from_metrics(server: Server) -> ObservedWorkload | None:
             "exact, each quantile only its bucket (lower, upper]; prompt and generation are "
             "marginals, not the pair of each request, so a request at both p90s at once is a "
             "pessimistic reading",
+            *said,
         ),
     )
 
