@@ -289,3 +289,22 @@ def test_data_parallel_engines_with_other_bounds_say_so(tmp_path: Path) -> None:
     obs = json.loads(r.output)["observed_workload"]
     assert obs["prompt_tokens"] is None
     assert any("bounds" in n for n in obs["notes"]), obs["notes"]
+
+
+@pytest.mark.parametrize("kind", ["gzip", "metrics-gzip"])
+def test_a_compressed_input_is_named_not_called_no_vllm_log(tmp_path: Path, kind: str) -> None:
+    """A gzip'd log or scrape was read as text: 'no vLLM lines at all ... not a vLLM log?'
+    (exit 3). It is a file that cannot be read as it is: exit 2, saying to decompress."""
+    import gzip
+
+    src = (
+        (Path(__file__).resolve().parents[1] / "sample_logs" / "seed_qwen3-8b_l4.log").read_bytes()
+        if kind == "gzip"
+        else _metrics().encode()
+    )
+    path = tmp_path / "in.gz"
+    path.write_bytes(gzip.compress(src))
+    r = CliRunner().invoke(main, [str(path)])
+    assert r.exit_code == 2, r.output
+    assert "gzip" in r.output and "decompress it first" in r.output
+    assert "Traceback" not in r.output

@@ -67,6 +67,10 @@ from .report import build_report
 from .report.model import Options, Report
 from .watch import Alert, Estimate, LoadSummary, LoadWatch
 
+# The magic bytes of gzip, xz and zstd: a compressed log or scrape, not a text.
+_COMPRESSED = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
+
+
 __all__ = ["QUIET_MISSING_ENGINE_S", "QUIET_S", "Session", "StatsSink", "feed_session"]
 
 
@@ -477,6 +481,12 @@ class Session(BootRouter):
         if not data:
             return []
         framing = self._framing
+        if framing.fed == 0 and data.startswith(_COMPRESSED):
+            # Read as text it is "no vLLM lines at all": say what it is instead.
+            raise InputError(
+                f"{self.source}: a compressed file (gzip, xz or zstd): decompress it first "
+                "(gunzip, unxz or unzstd), then read the text"
+            )
         if framing.fed == 0 and looks_like_metrics(data):
             self._metrics = bytearray()
         if self._metrics is not None:
