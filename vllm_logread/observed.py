@@ -77,7 +77,12 @@ class BucketRange:
         '<= 1'
         >>> BucketRange(lower_tokens=5000.0, upper_tokens=None).text()
         '> 5,000'
+        >>> BucketRange(lower_tokens=None, upper_tokens=None).text()
+        'any (one +Inf bucket)'
         """
+        if self.lower_tokens is None and self.upper_tokens is None:
+            # A histogram whose only bucket is +Inf (no finite bound): no bound either side.
+            return "any (one +Inf bucket)"
         if self.lower_tokens is None:
             return f"<= {_num(self.upper_tokens)}"
         if self.upper_tokens is None:
@@ -177,6 +182,18 @@ def from_histogram(
     if any(b < a for a, b in zip(cums, cums[1:], strict=False)):
         return None
     if not math.isfinite(count) or count != cums[-1] or not math.isfinite(sum_tokens):
+        return None
+    # The sum must be one the buckets can hold, else "the mean is exact" would print a
+    # corrupt one (a sum of -100 over 18 requests: a mean of -5.6 tokens, 501 users). Each
+    # request of bucket (lower, upper] adds more than lower (at least 0: token counts are
+    # >= 0) and at most upper (no most in +Inf). Worked: 6 in (0, 200], 5 in (200, 500]:
+    # a sum in [5 x 200, 6 x 200 + 5 x 500] = [1,000, 3,700].
+    least = most = 0.0
+    for i, (upper, cum) in enumerate(pairs):
+        k = cum - (cums[i - 1] if i else 0.0)
+        least += k * max(0.0, float(pairs[i - 1][0]) if i else 0.0)
+        most += 0.0 if k == 0 else k * upper
+    if sum_tokens < 0 or not least * (1 - 1e-9) <= sum_tokens <= most * (1 + 1e-9):
         return None
     n = int(count)
     quantiles: dict[int, BucketRange | int] = {}

@@ -67,6 +67,10 @@ from .report import build_report
 from .report.model import Options, Report
 from .watch import Alert, Estimate, LoadSummary, LoadWatch
 
+# The magic bytes of gzip, xz and zstd: a compressed log or scrape, not a text.
+_COMPRESSED = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
+
+
 __all__ = ["QUIET_MISSING_ENGINE_S", "QUIET_S", "Session", "StatsSink", "feed_session"]
 
 
@@ -128,12 +132,26 @@ def observed_from_metrics(server: Server) -> ObservedWorkload | None:
     when it publishes none."""
     names = ("prompt_tokens", "generation_tokens", "max_tokens")
     merged: dict[str, TokenSummary | None] = {}
+    said: list[str] = []
     for name in names:
         parts = [h for load in server.loads for h in load.histograms if h.name == name]
         if not parts:
             merged[name] = None
             continue
+        if len(parts) != len(server.loads):
+            # One engine's requests are not the server's: unknown, not an undercount.
+            merged[name] = None
+            said.append(
+                f"{name}: {len(parts)} of {len(server.loads)} data-parallel engines publish "
+                "it, so the server's is not known"
+            )
+            continue
         buckets = merged_histograms(h.buckets for h in parts)
+        if not buckets:
+            said.append(
+                f"{name}: the data-parallel engines' bucket bounds differ, so their buckets "
+                "are not summed"
+            )
         merged[name] = from_histogram(
             name,
             buckets,
@@ -163,6 +181,7 @@ def observed_from_metrics(server: Server) -> ObservedWorkload | None:
             "exact, each quantile only its bucket (lower, upper]; prompt and generation are "
             "marginals, not the pair of each request, so a request at both p90s at once is a "
             "pessimistic reading",
+            *said,
         ),
     )
 
@@ -462,6 +481,12 @@ class Session(BootRouter):
         if not data:
             return []
         framing = self._framing
+        if framing.fed == 0 and data.startswith(_COMPRESSED):
+            # Read as text it is "no vLLM lines at all": say what it is instead.
+            raise InputError(
+                f"{self.source}: a compressed file (gzip, xz or zstd): decompress it first "
+                "(gunzip, unxz or unzstd), then read the text"
+            )
         if framing.fed == 0 and looks_like_metrics(data):
             self._metrics = bytearray()
         if self._metrics is not None:

@@ -205,8 +205,13 @@ def limits_for_report(report: Any, opts: SimulateOptions) -> SchedulerLimits:
         # forcing chunked prefill and prefix caching to be disabled."
         chunked = False
         batched = max(report.max_model_len or 0, 2048)
+    # The log's own max_num_seqs when it states one (its non-default args or config:
+    # era_0_17_0.log's 128 held 200 users to 128 running, where 256 admitted all 200).
+    stated = None
+    if report.basis is not None and report.basis.max_num_seqs_source.startswith("line "):
+        stated = report.basis.max_num_seqs
     return SchedulerLimits(
-        max_num_seqs=opts.max_num_seqs or (128 if is_cpu else 256),
+        max_num_seqs=opts.max_num_seqs or stated or (128 if is_cpu else 256),
         max_num_batched_tokens=opts.max_num_batched_tokens or batched,
         enable_chunked_prefill=chunked if opts.chunked_prefill is None else opts.chunked_prefill,
     )
@@ -376,6 +381,10 @@ def simulated_verdict(
         return None
     if len(summary.engines) > 1:
         return "not simulated: the stats lines are of several engines (simulate one engine's pool)"
+    if boot.value("engine_kind") == "sglang":
+        # SGLang admits by its own rules (max_running_requests, its token budget): vLLM's
+        # scheduler at vLLM's defaults would give figures of no server here.
+        return "not simulated: SGLang's scheduler is not vLLM's (the simulation is vLLM's)"
     report = session.report_for(boot)
     if report.num_blocks is None or report.block_size is None:
         return "not simulated: unknown pool in blocks (the log states no pool or block size)"

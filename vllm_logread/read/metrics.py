@@ -126,6 +126,11 @@ _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _SAMPLE_LINE = re.compile(rb"(?:vllm|sglang):[a-zA-Z0-9_:]*(?:\{|[ \t]+\S)")
 
 
+# The families read: vLLM's and SGLang's samples and their HELP/TYPE lines.
+_OWN_PREFIXES = ("vllm:", "sglang:")
+_OWN_COMMENTS = tuple(f"# {w} {p}" for w in ("HELP", "TYPE", "UNIT") for p in _OWN_PREFIXES)
+
+
 _INT_TEXT = re.compile(r"\d{1,20}")
 
 
@@ -180,16 +185,27 @@ def parse_samples(text: str, *, source: str = "-") -> list[Sample]:
             "reading a /metrics text needs prometheus-client: pip install 'vllm-logread[metrics]'"
         ) from None
     lines: dict[str, deque[int]] = {}
+    # Only vLLM's and SGLang's families are read (read_samples looks at no other), so a
+    # scrape that is mostly other exporters' series (60 MB of them: 58 s and 1.2 GB to
+    # parse whole) is parsed for its own lines only; the other lines cost a scan.
+    kept: list[str] = []
     for number, raw in enumerate(text.split("\n"), 1):
         stripped = raw.strip()
-        if not stripped or stripped.startswith("#"):
+        if not stripped:
             continue
+        if stripped.startswith("#"):
+            if stripped.startswith(_OWN_COMMENTS) or stripped == "# EOF":
+                kept.append(raw)
+            continue
+        if not stripped.startswith(_OWN_PREFIXES):
+            continue
+        kept.append(raw)
         m = _NAME.match(stripped)
         if m:
             lines.setdefault(m.group(0), deque()).append(number)
     out: list[Sample] = []
     try:
-        for family in text_string_to_metric_families(text):
+        for family in text_string_to_metric_families("\n".join(kept) + "\n"):
             for s in family.samples:
                 queue = lines.get(s.name)
                 line = queue.popleft() if queue else 0
@@ -476,27 +492,35 @@ def fetch_metrics(url: str, *, timeout_s: float = METRICS_TIMEOUT_S) -> bytes:
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"--metrics-url {url!r}: not an http:// or https:// URL")
-    handlers: list[urllib.request.BaseHandler] = []
-    if parts.hostname in ("127.0.0.1", "localhost", "::1"):
-        handlers.append(urllib.request.ProxyHandler({}))  # loopback never via a proxy
-    opener = urllib.request.build_opener(*handlers)
+    from .deadline import Deadline
+
+    # The whole GET within timeout_s (a server that drips holds no read past it).
+    deadline = Deadline(timeout_s)
+    opener = deadline.opener(loopback=parts.hostname in ("127.0.0.1", "localhost", "::1"))
     # Plain Prometheus text (format 0.0.4), not OpenMetrics.
     request = urllib.request.Request(url, headers={"Accept": "text/plain"})
+    late = InputError(f"{url}: no answer within {timeout_s:g} s")
     try:
-        with opener.open(request, timeout=timeout_s) as response:
+        with deadline, opener.open(request, timeout=timeout_s) as response:
             body: bytes = response.read(MAX_METRICS_BYTES + 1)
+        if deadline.expired:
+            raise late  # what came is a part: a cut scrape is not read as the whole
     except urllib.error.HTTPError as err:
         err.close()  # it holds the connection
+        if deadline.expired:
+            raise late from None
         raise InputError(f"{url}: the server answered HTTP {err.code} {err.reason}") from None
     except urllib.error.URLError as err:
         reason = err.reason
-        if isinstance(reason, (TimeoutError, socket.timeout)):
-            raise InputError(f"{url}: no answer within {timeout_s:g} s") from None
+        if isinstance(reason, (TimeoutError, socket.timeout)) or deadline.expired:
+            raise late from None
         text = reason.strerror if isinstance(reason, OSError) and reason.strerror else reason
         raise InputError(f"{url}: cannot reach the server ({text})") from None
     except TimeoutError:
-        raise InputError(f"{url}: no answer within {timeout_s:g} s") from None
+        raise late from None
     except (OSError, ValueError) as err:
+        if deadline.expired:
+            raise late from None
         raise InputError(f"{url}: cannot read it ({err})") from None
     if len(body) > MAX_METRICS_BYTES:
         raise InputError(

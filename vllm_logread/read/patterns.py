@@ -107,11 +107,12 @@ _CONFIG_FIELDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 # (the same order in 0.9 to 0.33). Anchored on ignore_eos so that a stop string holding
 # "max_tokens=" is not read, and the last on the line, so that a 0.11 prompt (printed
 # before the params) is not either; max_tokens=None (not set) is no fact.
-_MAX_TOKENS = re.compile(r"ignore_eos=(?:True|False), max_tokens=(\d{1,20})(?=,)")
+_MAX_TOKENS = re.compile(r"ignore_eos=(?:True|False), max_tokens=(\d{1,20}|None)(?=,)")
 
 
 # The prompt's token ids, a Python list repr of ints: "prompt_token_ids: [1, 2, 3]".
-_PROMPT_IDS_HEAD = "prompt_token_ids: ["
+_PROMPT_IDS_FIELD = "prompt_token_ids: "
+_PROMPT_IDS_HEAD = _PROMPT_IDS_FIELD + "["
 _PROMPT_IDS = re.compile(r"[\d, ]{0,100000000}\]")
 
 
@@ -127,13 +128,26 @@ def request_values(message: str) -> Built:
     [('request_max_tokens', 20, None), ('request_prompt_tokens', 3, None)]
     """
     out: Built = []
-    if "ignore_eos=" in message:
-        found = _MAX_TOKENS.findall(message)
-        if found:
+    # The fields are read before the line's last ones (", prompt_embeds shape: " from
+    # 0.10, else ", lora_request: "), each the last of its name there: a prompt (printed
+    # first, 0.5 to 0.11) that writes "max_tokens=5" or "prompt_token_ids: [1, 2]" is not
+    # read for them when the request's own say None, and a line cut by a pager before
+    # its last fields is not read at all.
+    tail = -1
+    for last in (", prompt_embeds shape: ", ", lora_request: ", ", prompt token ids: "):
+        tail = message.rfind(last)  # (the third: 0.2's async_llm_engine.py line)
+        if tail >= 0:
+            break
+    if tail < 0:
+        return out
+    head = message[:tail]
+    if "ignore_eos=" in head:
+        found = _MAX_TOKENS.findall(head)
+        if found and found[-1] != "None":
             out.append(("request_max_tokens", int(found[-1]), None))
-    at = message.rfind(_PROMPT_IDS_HEAD)
-    if at >= 0:
-        m = _PROMPT_IDS.match(message, at + len(_PROMPT_IDS_HEAD))
+    at = head.rfind(_PROMPT_IDS_FIELD)
+    if at >= 0 and head.startswith("[", at + len(_PROMPT_IDS_FIELD)):
+        m = _PROMPT_IDS.fullmatch(head, at + len(_PROMPT_IDS_HEAD))
         if m is not None:
             ids = m.group(0)[:-1]
             out.append(("request_prompt_tokens", ids.count(",") + 1 if ids.strip() else 0, None))

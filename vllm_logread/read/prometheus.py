@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError, MissingPoolError, UsageError
+from .deadline import Deadline
 from .metrics import CACHE_CONFIG, V0_ONLY_METRICS, Sample
 
 # How long one API call may take in all (connect, each read, and the whole answer).
@@ -143,10 +144,7 @@ class Prometheus:
             raise UsageError(f"--prometheus {url!r}: not an http:// or https:// URL")
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
-        handlers: list[urllib.request.BaseHandler] = []
-        if parts.hostname in ("127.0.0.1", "localhost", "::1"):
-            handlers.append(urllib.request.ProxyHandler({}))  # loopback never via a proxy
-        self._opener = urllib.request.build_opener(*handlers)
+        self._loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")  # never a proxy
 
     def get(self, path: str, params: dict[str, str]) -> Any:
         """The ``data`` of a GET on the API.
@@ -166,30 +164,40 @@ class Prometheus:
         what = params.get("query", path)
         request = urllib.request.Request(url, headers={"Accept": "application/json"})
         deadline = time.monotonic() + self.timeout_s
+        # The whole call within timeout_s, headers too (a server that drips a header line
+        # every 0.2 s holds no read past it: the socket is cut at the deadline).
+        cut = Deadline(self.timeout_s)
+        opener = cut.opener(loopback=self._loopback)
+        late = InputError(f"{self.url}: no answer within {self.timeout_s:g} s")
         status = 200
         try:
-            try:
-                with self._opener.open(request, timeout=self.timeout_s) as response:
-                    body = _read_capped(response, deadline)
-            except urllib.error.HTTPError as err:
-                # A bad query is HTTP 400 (422 for an evaluation error) with
-                # Prometheus' JSON message in the body; read it, then say so.
-                status = err.code
+            with cut:
                 try:
-                    body = _read_capped(err, deadline)
-                finally:
-                    err.close()  # it holds the connection
+                    with opener.open(request, timeout=self.timeout_s) as response:
+                        body = _read_capped(response, deadline)
+                except urllib.error.HTTPError as err:
+                    # A bad query is HTTP 400 (422 for an evaluation error) with
+                    # Prometheus' JSON message in the body; read it, then say so.
+                    status = err.code
+                    try:
+                        body = _read_capped(err, deadline)
+                    finally:
+                        err.close()  # it holds the connection
+            if cut.expired:
+                raise late  # what came is a part
         except urllib.error.URLError as err:
             reason = err.reason
-            if isinstance(reason, (TimeoutError, socket.timeout)):
-                raise InputError(f"{self.url}: no answer within {self.timeout_s:g} s") from None
+            if isinstance(reason, (TimeoutError, socket.timeout)) or cut.expired:
+                raise late from None
             text = reason.strerror if isinstance(reason, OSError) and reason.strerror else reason
             raise InputError(f"{self.url}: cannot reach Prometheus ({text})") from None
         except TimeoutError:
-            raise InputError(f"{self.url}: no answer within {self.timeout_s:g} s") from None
+            raise late from None
         except InputError:
-            raise  # the size cap's own message
+            raise  # the size cap's own message, or the deadline's
         except (OSError, ValueError) as err:
+            if cut.expired:
+                raise late from None
             raise InputError(f"{self.url}: cannot read Prometheus' answer ({err})") from None
         try:
             answer = json.loads(body)
