@@ -333,6 +333,16 @@ def test_options_that_do_not_go_with_prometheus_are_usage_errors() -> None:
     assert r.exit_code == 2 and "--since '1.5h'" in r.stderr
     r = run("--prometheus", "http://127.0.0.1:1", "--prompt", "256,512")
     assert r.exit_code == 2 and "one workload" in r.stderr
+    # a mix or a shared prefix is not read from Prometheus: refused, not silently dropped
+    r = run(
+        "--prometheus",
+        "http://127.0.0.1:1",
+        "--workload",
+        str(SAMPLES.parent / "tests/data/mix_seed.csv"),
+    )
+    assert r.exit_code == 2 and "does not take --workload" in r.stderr
+    r = run("--prometheus", "http://127.0.0.1:1", "--shared-prefix", "64")
+    assert r.exit_code == 2 and "does not take --shared-prefix" in r.stderr
 
 
 def test_since_is_prometheus_duration() -> None:

@@ -9,7 +9,7 @@ with ``--prometheus``; 3 no vLLM server in the window, or none answers now
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from .capacity import Workload
 from .errors import UsageError
@@ -19,8 +19,35 @@ from .read.prometheus import Prometheus, parse_by, parse_since, read_fleet
 from .render.fleet import fleet_text
 from .report.model import Options
 
-if TYPE_CHECKING:
-    from .app import ReadOptions
+
+class ReadOptions(Protocol):
+    """What the fleet reads of ``read``'s options (app.ReadOptions has them all;
+    a Protocol, so this module does not import app.py, which imports it)."""
+
+    @property
+    def prometheus(self) -> str | None: ...
+    @property
+    def since(self) -> str: ...
+    @property
+    def by(self) -> tuple[str, ...]: ...
+    @property
+    def prompt_tokens(self) -> tuple[int, ...]: ...
+    @property
+    def output_tokens(self) -> tuple[int, ...]: ...
+    @property
+    def config(self) -> str | None: ...
+    @property
+    def block_size(self) -> int | None: ...
+    @property
+    def as_json(self) -> bool: ...
+    @property
+    def min_users(self) -> int | None: ...
+    @property
+    def gpu(self) -> str | None: ...
+    @property
+    def fmt(self) -> str: ...
+    @property
+    def summary_path(self) -> str | None: ...
 
 
 class _Console(Protocol):
@@ -42,6 +69,10 @@ _NOT_WITH_PROMETHEUS = (
     ("explain", "--explain"),
     ("strict", "--strict"),
     ("no_stats", "--no-stats"),
+    ("workload_path", "--workload"),
+    ("shared_prefix", "--shared-prefix"),
+    ("simulate", "--simulate"),
+    ("simulate_users", "--simulate-users"),
 )
 
 
