@@ -26,6 +26,22 @@ MAX_CONFIG_DEPTH = 32
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 
+# The hub cache's layout (what find_cached_config looks in), read backwards:
+# ``.../hub/models--ORG--NAME/snapshots/<commit>`` is the repo ORG/NAME.
+_SNAPSHOT_RE = re.compile(r"(?:^|/)models--([^/]+?)--([^/]+)/snapshots/[0-9a-f]{6,64}/?$")
+
+
+def repo_of_snapshot(path: str) -> str | None:
+    """The repo id of a local HF-cache snapshot folder (vLLM names such a model by it).
+
+    >>> repo_of_snapshot("/root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/snapshots/" + "ab" * 20)
+    'Qwen/Qwen3-8B'
+    >>> repo_of_snapshot("Qwen/Qwen3-8B") is None
+    True
+    """
+    m = _SNAPSHOT_RE.search(path)
+    return None if m is None else f"{m.group(1)}/{m.group(2)}"
+
 
 def load_config(path_or_folder: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a config.json file, or the config.json in a model folder.

@@ -7,11 +7,11 @@ plus every fact (FACTS.md), and is printed even for an incomplete log.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from ..events import InputResult, Output
+from ..kv.config import repo_of_snapshot
 from ..kv.specs import KVSpec
 from ..read.metrics import Server
 from ..report.model import Report
@@ -19,12 +19,6 @@ from ..report.plan import TargetPlan
 from ..report.whatif import WhatIf
 from ..watch import LoadSummary
 from .json import kv_report
-
-# A model served from a local Hugging Face cache is named by its snapshot path
-# (``.../hub/models--Qwen--Qwen3-8B/snapshots/<40 hex>``): 100+ characters that
-# say less than the repo id inside them. The text shows the repo id; --json
-# keeps the name as vLLM printed it.
-_HF_SNAPSHOT = re.compile(r"(?:^|/)models--([^/]+?)--([^/]+)/snapshots/[0-9a-f]{6,64}/?$")
 
 
 def model_label(model: str | None, missing: str = "model not named in the log") -> str:
@@ -37,10 +31,10 @@ def model_label(model: str | None, missing: str = "model not named in the log") 
     """
     if not model:
         return missing
-    m = _HF_SNAPSHOT.search(model)
-    if m is None:
-        return model
-    return f"{m.group(1)}/{m.group(2)} (local snapshot)"
+    # A local HF-cache snapshot path (100+ characters) says less than the repo id
+    # inside it; --json keeps the name as vLLM printed it.
+    repo = repo_of_snapshot(model)
+    return model if repo is None else f"{repo} (local snapshot)"
 
 
 def kv_text(
