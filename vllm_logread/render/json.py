@@ -212,8 +212,11 @@ def json_text(
             obj["load"] = None if b.load is None else b.load.to_json()
             if b.report.observed is not None:
                 obj["observed_workload"] = b.report.observed.to_json()
-            obj["exit_code"] = res.error_code
+            # The input's whole exit code (the gate's and --strict's included), and what
+            # the gate judged (null: no --min-users).
+            obj["exit_code"] = res.exit_code
             obj["error"] = res.error or None
+            obj["gate"] = None if res.gate is None else res.gate.to_json()
             objs.append((res, obj))
     out: dict[str, Any]
     if len(objs) == 1 and not unread:
