@@ -23,10 +23,10 @@ from typing import IO, Any, Protocol
 
 from .capacity import Workload
 from .errors import LogReadError, MissingPoolError, UsageError
-from .events import Output
+from .events import Output, parse_margin_pct
 from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
-from .outcome import ExitStatus, judged, results_of, worst
+from .outcome import ExitStatus, gate_note, judged, results_of, worst
 from .read.metrics import fetch_metrics
 from .render.ci import Extras
 from .render.json import json_text
@@ -96,6 +96,8 @@ class ReadOptions:
     block_size: int | None = None
     as_json: bool = False
     min_users: int | None = None
+    # --margin: the gate's boot-to-boot tolerance, a percentage ("5%"); None: none.
+    margin: str | None = None
     strict: bool = False
     all_boots: bool = False
     echo: bool | None = None
@@ -135,6 +137,13 @@ def run_read(opts: ReadOptions, console: Console) -> int:
 
         try:
             return run_fleet(opts, console)
+        except UsageError as err:
+            raise OptionsError(str(err)) from err
+    if opts.margin is not None:
+        if opts.min_users is None:
+            raise OptionsError("--margin is the --min-users gate's tolerance: give --min-users too")
+        try:
+            parse_margin_pct(opts.margin)
         except UsageError as err:
             raise OptionsError(str(err)) from err
     if opts.config is not None:
@@ -321,9 +330,18 @@ class _Job:
         workloads = extras.workloads if extras.is_sweep else ()
         results, statuses = [], []
         for res in results_of(sessions, all_boots=opts.all_boots):
-            res, st = judged(res, min_users=opts.min_users, strict=opts.strict, workloads=workloads)
+            res, st = judged(
+                res,
+                min_users=opts.min_users,
+                strict=opts.strict,
+                workloads=workloads,
+                margin_pct=parse_margin_pct(opts.margin),
+            )
             results.append(res)
             statuses.append(st)
+            note = gate_note(res)
+            if note is not None:
+                self.console.err(note)
         if not statuses:
             statuses.append(ExitStatus(3, "no input was read"))
         status = worst([*statuses, *(status for _, status in self.failures)])

@@ -222,6 +222,14 @@ class _Terminal:
     "the message names each one short).",
 )
 @click.option(
+    "--margin",
+    metavar="PCT",
+    default=None,
+    help="With --min-users: boot-to-boot tolerance (the memory profile moves a pool a few "
+    "percent between boots). --min-users 30 --margin 5%% fails below 28.5: 29 passes with a "
+    "warning, 28 fails.",
+)
+@click.option(
     "--strict",
     is_flag=True,
     help="A line with a known marker that fails its pattern is fatal (exit 3).",
