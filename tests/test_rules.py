@@ -141,6 +141,7 @@ THRESHOLDS = [
     ("KV_DTYPES_FROM", (0, 31)),
     ("KV_DTYPES_ULTRAQUANT_FROM", (0, 32)),
     ("KV_DTYPES_OCTAVE_FROM", (0, 33)),
+    ("GPU_160_GIB_TIER_FROM", (0, 33)),
     ("NEWEST_CHECKED", (0, 33)),
     ("FIRST_UNCHECKED", (0, 34)),
 ]
@@ -205,6 +206,9 @@ RULE_CASES = [
     ("kv_dtype_exists", ((0, 31, 0), Version((0, 32))), False),
     ("kv_dtype_exists", ((0, 32, 0), Version((0, 32))), True),
     ("kv_dtype_exists", (None, Version((0, 33))), True),
+    ("default_prefix_caching", ("V1",), True),
+    ("default_prefix_caching", ("V0",), False),
+    ("default_prefix_caching", (None,), None),
     ("has_null_block", ("V1",), True),
     ("has_null_block", (None,), True),
     ("has_null_block", ("V0",), False),
@@ -330,6 +334,44 @@ def test_scheduler_defaults() -> None:
     assert rules.V0_WATERMARK_FRACTION == 0.01
     assert (rules.NULL_BLOCKS_V0, rules.NULL_BLOCKS_V1) == (0, 1)
     assert rules.ESTIMATE_VERSION == "0.32.0"
+
+
+BATCH_CASES = [
+    # (platform, entry point, GiB, name, world size, chip, version) -> (batched tokens, seqs)
+    (("GPU", "api_server", 22.05, "L4", 1, None, None), (2048, 256)),
+    (("GPU", "llm_class", 22.05, "L4", 1, None, None), (8192, 256)),
+    (("GPU", "api_server", 79.15, "A100-80GB", 1, None, None), (2048, 256)),
+    (("GPU", "api_server", 79.19, "H100-80GB", 1, None, None), (8192, 1024)),
+    (("GPU", "llm_class", 79.19, "H100-80GB", 1, None, None), (16384, 1024)),
+    (("GPU", "api_server", 178.36, "B200", 1, None, "0.33.0"), (16384, 1024)),
+    (("GPU", "api_server", 178.36, "B200", 1, None, "0.20.2"), (8192, 1024)),
+    (("GPU", "api_server", None, None, 1, None, None), (2048, 256)),
+    (("CPU", "api_server", None, None, 1, None, None), (2048, 128)),
+    (("CPU", "api_server", None, None, 4, None, None), (8192, 512)),
+    (("CPU", "llm_class", None, None, 1, None, None), (4096, 256)),
+    (("TPU", "api_server", None, None, 1, "V6E", None), (1024, 256)),
+    (("TPU", "llm_class", None, None, 1, "V5P", None), (512, 256)),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    BATCH_CASES,
+    ids=["-".join(str(a) for a in args if a is not None) for args, _ in BATCH_CASES],
+)
+def test_engine_batch_defaults(args: tuple[object, ...], expected: tuple[int, int]) -> None:
+    platform, entry, gib, name, world, chip, version = args
+    got = rules.engine_batch_defaults(
+        platform=platform,  # type: ignore[arg-type]
+        entry_point=entry,  # type: ignore[arg-type]
+        total_gpu_gib=gib,  # type: ignore[arg-type]
+        gpu_name=name,  # type: ignore[arg-type]
+        world_size=world,  # type: ignore[arg-type]
+        tpu_chip=chip,  # type: ignore[arg-type]
+        version=version,
+    )
+    assert (got.max_num_batched_tokens, got.max_num_seqs) == expected
+    assert got.why
 
 
 BLOCK_SIZE_CASES = [

@@ -422,6 +422,16 @@ NULL_BLOCKS_V1 = 1
 NULL_BLOCKS_V0 = 0
 
 
+def default_prefix_caching(generation: str | None) -> bool | None:
+    """Prefix caching by default: on in V1, off in V0, unknown when the engine is.
+    Source only.
+
+    >>> default_prefix_caching("V1"), default_prefix_caching("V0"), default_prefix_caching(None)
+    (True, False, None)
+    """
+    return {"V1": True, "V0": False}.get(generation or "")
+
+
 def has_null_block(generation: str | None) -> bool:
     """The pool keeps a null block: every engine but V0 (unknown: V1).
 
@@ -516,6 +526,82 @@ DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED = (
     SMALL_GPU_MAX_NUM_BATCHED_TOKENS,
     OFFLINE_MAX_NUM_BATCHED_TOKENS,
 )
+
+
+#: GPUs of 160 GiB or more (B200, B300) take the largest batch defaults for
+#: `vllm serve` too (16,384 batched tokens, 1024 sequences). Source only: in
+#: the 0.33 source (EngineArgs.get_batch_defaults), not in 0.20.2; the
+#: releases between are unchecked, so this floor may be too late.
+GPU_160_GIB_TIER_FROM = Version((0, 33))
+
+#: tpu-inference's `vllm serve` max_num_batched_tokens per chip (the LLM class
+#: takes twice these). Source only (0.9.1 and 0.33 source).
+TPU_SERVE_MAX_NUM_BATCHED_TOKENS = {"V6E": 1024, "V5E": 512, "V5P": 256}
+
+EntryPoint = Literal["api_server", "llm_class"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchDefaults:
+    """vLLM's scheduler defaults for one platform, entry point and card."""
+
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    why: str
+
+
+def engine_batch_defaults(
+    *,
+    platform: str | None,
+    entry_point: EntryPoint = "api_server",
+    total_gpu_gib: float | None = None,
+    gpu_name: str | None = None,
+    world_size: int = 1,
+    tpu_chip: str | None = None,
+    version: object = None,
+) -> BatchDefaults:
+    """vLLM's default max_num_batched_tokens and max_num_seqs (EngineArgs'
+    batch defaults, V1; chunked prefill on), as the 0.33 source sets them.
+
+    GPU: 160 GiB or more (0.33): 16,384 / 1024 for both entry points; 70 GiB or
+    more and not an A100: ``vllm serve`` 8,192 / 1024, ``LLM(...)`` 16,384 /
+    1024; smaller cards and A100s: 2,048 / 256 and 8,192 / 256. CPU: 2,048 /
+    128 (serve) and 4,096 / 256 (LLM), each times TP x PP. TPU: the chip's
+    batch (V6E 1,024 for serve). An unknown card takes the small tier (as
+    vLLM does when it cannot query the device). Source only; the read report
+    does not use this yet (it uses :func:`default_max_num_seqs`, which has no
+    160 GiB tier).
+
+    >>> d = engine_batch_defaults(platform="GPU", total_gpu_gib=79.19, gpu_name="H100")
+    >>> d.max_num_batched_tokens, d.max_num_seqs
+    (8192, 1024)
+    >>> d = engine_batch_defaults(platform="CPU", world_size=2)
+    >>> d.max_num_batched_tokens, d.max_num_seqs
+    (4096, 256)
+    """
+    serve = entry_point == "api_server"
+    if (platform or "").upper() == "CPU":
+        mnbt, seqs = (2048, 128) if serve else (4096, 256)
+        return BatchDefaults(
+            max_num_batched_tokens=mnbt * world_size,
+            max_num_seqs=seqs * world_size,
+            why=f"vLLM's CPU default for {'vllm serve' if serve else 'LLM(...)'}, x {world_size} (TP x PP)",
+        )
+    gib = total_gpu_gib or 0.0
+    if gib >= 160.0 and at_least(version, GPU_160_GIB_TIER_FROM):
+        mnbt, seqs, why = 16384, 1024, "GPUs of 160 GiB or more"
+    elif gib >= BIG_GPU_GIB and "A100" not in (gpu_name or "").upper():
+        mnbt = DEFAULT_MAX_NUM_BATCHED_TOKENS if serve else OFFLINE_MAX_NUM_BATCHED_TOKENS
+        seqs, why = DEFAULT_MAX_NUM_SEQS_BIG_GPU, "GPUs of 70 GiB or more (not A100s)"
+    else:
+        mnbt = SMALL_GPU_MAX_NUM_BATCHED_TOKENS if serve else 8192
+        seqs, why = DEFAULT_MAX_NUM_SEQS, "GPUs below 70 GiB and A100s (and an unknown card)"
+    if (platform or "").upper() in ("TPU", "XLA") and tpu_chip in TPU_SERVE_MAX_NUM_BATCHED_TOKENS:
+        mnbt = TPU_SERVE_MAX_NUM_BATCHED_TOKENS[tpu_chip] * (1 if serve else 2)
+        why = f"the TPU {tpu_chip}'s batch"
+    return BatchDefaults(
+        max_num_batched_tokens=mnbt, max_num_seqs=seqs, why=f"vLLM's default on {why}"
+    )
 
 
 def is_big_gpu(total_gib: float, name: str) -> bool:
