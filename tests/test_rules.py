@@ -334,6 +334,9 @@ def test_scheduler_defaults() -> None:
     assert rules.V0_WATERMARK_FRACTION == 0.01
     assert (rules.NULL_BLOCKS_V0, rules.NULL_BLOCKS_V1) == (0, 1)
     assert rules.ESTIMATE_VERSION == "0.32.0"
+    assert rules.MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH == 2048
+    assert rules.GPU_BLOCK_SIZE == 16
+    assert rules.KERNEL_BLOCK_SIZES == (16, 32, 64, 128, 256)
 
 
 BATCH_CASES = [

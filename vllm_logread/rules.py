@@ -476,6 +476,10 @@ def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:
 # Engine defaults: block size, utilization, max_num_seqs, max_num_batched_tokens
 # --------------------------------------------------------------------------
 
+#: max_model_len when the model config names no length (vLLM's
+#: _get_and_verify_max_len; Falcon-7B's config has none). Source only.
+MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH = 2048
+
 #: The block size CacheConfig defaults to on a GPU (the backend may change it).
 #: Source only (the real boots here are CPU builds).
 GPU_BLOCK_SIZE = 16

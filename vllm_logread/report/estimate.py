@@ -47,6 +47,7 @@ from ..kv.weights import (
 )
 from ..rules import (
     ESTIMATE_VERSION,
+    MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH,
     cuda_graph_in_kv_budget,
     default_generation,
     default_max_num_batched_tokens,
@@ -630,7 +631,10 @@ def estimate_boot(
     else:
         # vLLM's _get_and_verify_max_len falls back to 2,048 when the config
         # names no length (Falcon-7B's config has none).
-        mml, mml_src = 2048, "vLLM's default when the config states no length (2,048)"
+        mml, mml_src = (
+            MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH,
+            "vLLM's default when the config states no length (2,048)",
+        )
     mnbt = default_max_num_batched_tokens(is_big_gpu=big_gpu)
     # V1 is the engine from 0.8.0 (V0's default max_num_seqs is 256 on any GPU).
     generation = default_generation(parsed)
