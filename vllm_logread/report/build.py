@@ -157,7 +157,7 @@ def _resolve_spec(
 
 
 def _block_size_candidates(st: _Stated, spec: Any) -> tuple[BlockSizeCandidate, ...]:
-    """The stated block size, or the platform's defaults for this log (report/solve.py)."""
+    """The stated block size, or the platform's defaults for this log (rules.default_block_sizes)."""
     if st.block_size is not None:
         return (st.block_size,)
     return default_block_sizes(
