@@ -218,12 +218,6 @@ def failure_message(r: Report) -> str:
     return f"{where}: the boot serves nobody: {f.cause}{fixes}"
 
 
-def missing_pool_message(results: Sequence[InputResult]) -> str:
-    """Exit 3's message: for each input without a pool (and only those), what
-    was seen and why the pool may be missing."""
-    return "\n".join(res.missing_pool for res in results if res.missing_pool)
-
-
 def _missing_pool(s: Session) -> str:
     """Exit 3's message for an input none of whose given boots stated a pool;
     "" for one that did."""

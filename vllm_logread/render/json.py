@@ -6,13 +6,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..boots import DEFAULT_MAX_NUM_BATCHED_TOKENS
 from ..events import InputResult
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..read.facts import Fact
 from ..report.model import Report
-from ..versions import NEWEST_CHECKED, cdiv, version_past_checked
+from ..rules import DEFAULT_MAX_NUM_BATCHED_TOKENS, NEWEST_CHECKED, version_past_checked
+from ..versions import cdiv
 
 
 def kv_report(
@@ -344,7 +344,7 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
         # newer than the newest release this tool was checked against.
         out["vllm_version_past_checked"] = {
             "vllm_version": report.vllm_version,
-            "newest_checked": ".".join(map(str, NEWEST_CHECKED)),
+            "newest_checked": str(NEWEST_CHECKED),
         }
     return out
 

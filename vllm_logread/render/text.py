@@ -283,10 +283,6 @@ def wrap_line(line: str, width: int = WIDTH) -> str:
     ).replace("\u00a0", " ")
 
 
-def report_block(report: Report) -> str:
-    return report_text(report).rstrip("\n")
-
-
 def _n(v: int | float | None) -> str:
     if v is None:
         return "unknown"
