@@ -153,6 +153,14 @@ class _Terminal:
     "the pool and the load now. A /metrics text piped in or named as FILE is recognised too.",
 )
 @click.option(
+    "--compare-metrics",
+    metavar="FILE|URL",
+    default=None,
+    help="The same server's /metrics (a saved text or http://host:8000/metrics): every figure "
+    "the log and its cache_config_info both state, side by side, each difference explained by "
+    "vLLM's rule. One log.",
+)
+@click.option(
     "--prometheus",
     metavar="URL",
     default=None,

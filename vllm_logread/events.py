@@ -13,6 +13,7 @@ from typing import Any, Literal
 from .errors import UsageError
 from .read.facts import Fact, ParseWarning
 from .read.metrics import Server
+from .report.crosscheck import Agreement
 from .report.model import Options, Report
 from .watch import LoadSummary
 
@@ -151,6 +152,8 @@ class InputResult:
     # what the gate judged; set once the command's options are applied (outcome.judged).
     exit_code: int = 0
     gate: GateResult | None = None
+    # --compare-metrics: the log's figures against the server's /metrics, side by side.
+    crosscheck: tuple[Agreement, ...] = ()
 
     @property
     def is_good(self) -> bool:
