@@ -129,12 +129,7 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         LogReadError: an option value or an input that cannot be used, or a
             read that failed; its ``exit_code`` is the one to exit with.
     """
-    if opts.echo and opts.as_json:
-        raise OptionsError("--echo would mix log lines into the JSON; use one or the other")
-    if opts.as_json and opts.fmt not in ("text", "json"):
-        raise OptionsError(
-            f"--json is --format json: give one or the other, not --format {opts.fmt}"
-        )
+    _check_output_options(opts)
     if opts.prometheus is not None:
         from .fleet_app import run_fleet  # the fleet table (fleet_app.py)
 
@@ -142,6 +137,32 @@ def run_read(opts: ReadOptions, console: Console) -> int:
             return run_fleet(opts, console)
         except UsageError as err:
             raise OptionsError(str(err)) from err
+    _check_read_options(opts)
+    csv = _stats_csv(opts)
+    extras = Extras(
+        fmt=opts.fmt,
+        prompts=opts.prompt_tokens,
+        outputs=opts.output_tokens,
+        plot_path=opts.plot_path,
+        what_ifs=opts.what_if,
+        gpu=opts.gpu,
+    )
+    job, inputs = _start_job(opts, console, extras, csv)
+    return _read_and_finish(job, inputs, extras, csv)
+
+
+def _check_output_options(opts: ReadOptions) -> None:
+    """Output options that cannot work together, refused before anything else."""
+    if opts.echo and opts.as_json:
+        raise OptionsError("--echo would mix log lines into the JSON; use one or the other")
+    if opts.as_json and opts.fmt not in ("text", "json"):
+        raise OptionsError(
+            f"--json is --format json: give one or the other, not --format {opts.fmt}"
+        )
+
+
+def _check_read_options(opts: ReadOptions) -> None:
+    """The log read's options that cannot work, refused before any input is opened."""
     if opts.compare_metrics is not None and (opts.metrics_url or len(opts.files) > 1):
         raise OptionsError(
             "--compare-metrics holds one log against its server's /metrics: give one log file "
@@ -156,18 +177,20 @@ def run_read(opts: ReadOptions, console: Console) -> int:
             raise OptionsError(str(err)) from err
     if opts.config is not None:
         load_config(opts.config)  # an explicit --config that cannot be read: exit 2
+
+
+def _stats_csv(opts: ReadOptions) -> StatsCsv | None:
+    """The --stats-csv file, opened before reading: a file that cannot be written is exit 2."""
     try:
-        csv = StatsCsv(opts.stats_csv) if opts.stats_csv else None
+        return StatsCsv(opts.stats_csv) if opts.stats_csv else None
     except LogReadError as err:
         raise OptionsError(str(err)) from err
-    extras = Extras(
-        fmt=opts.fmt,
-        prompts=opts.prompt_tokens,
-        outputs=opts.output_tokens,
-        plot_path=opts.plot_path,
-        what_ifs=opts.what_if,
-        gpu=opts.gpu,
-    )
+
+
+def _start_job(
+    opts: ReadOptions, console: Console, extras: Extras, csv: StatsCsv | None
+) -> tuple[_Job, Inputs]:
+    """The workload and report options, then the inputs opened, as one job to read."""
     is_json = opts.as_json or extras.is_json
     is_quiet = is_json or extras.is_quiet  # stdout is JSON, a table or annotations
     workload = _workload(opts)  # before any input is opened: a bad file exits 2 at once
@@ -202,6 +225,11 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         failures=failures,
         sim_rows=sim_rows,
     )
+    return job, inputs
+
+
+def _read_and_finish(job: _Job, inputs: Inputs, extras: Extras, csv: StatsCsv | None) -> int:
+    """Read every input under the signal handlers, close them, and say the exit code."""
     try:
         with signals_as_exceptions():
             job.read(inputs)
