@@ -49,7 +49,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from ..errors import InputError, MissingPoolError, UsageError
 from .deadline import Deadline
@@ -146,7 +146,7 @@ class Prometheus:
         self.timeout_s = timeout_s
         self._loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")  # never a proxy
 
-    def get(self, path: str, params: dict[str, str]) -> Any:
+    def get(self, path: str, params: dict[str, str]) -> object:
         """The ``data`` of a GET on the API.
 
         Raises:
@@ -237,7 +237,9 @@ class Prometheus:
         ones do not, and the staleness test is then Prometheus' own)."""
         data = self.get("/api/v1/targets", {"state": "active"})
         out: dict[tuple[str, str], float] = {}
-        for t in (data or {}).get("activeTargets") or []:
+        if not isinstance(data, dict):
+            data = {}  # none (or not Prometheus' shape): no intervals, its own staleness only
+        for t in data.get("activeTargets") or []:
             labels = t.get("labels") or {}
             interval = _duration_s(str(t.get("scrapeInterval", "")))
             if interval is not None:
@@ -245,7 +247,15 @@ class Prometheus:
         return out
 
 
-def _read_capped(response: Any, deadline: float) -> bytes:
+class _Body(Protocol):
+    """What _read_capped reads: an HTTP response, or an HTTPError's body."""
+
+    def read1(self, size: int = ..., /) -> bytes: ...
+
+    def geturl(self) -> str: ...
+
+
+def _read_capped(response: _Body, deadline: float) -> bytes:
     """The body, in chunks, within the deadline and the size cap."""
     chunks: list[bytes] = []
     size = 0

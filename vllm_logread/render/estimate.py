@@ -7,7 +7,6 @@ the lines stay within 100 columns (sources are wrapped beneath their figure).
 from __future__ import annotations
 
 import textwrap
-from typing import Any
 
 from ..report.estimate import BootEstimate, Figure, Outcome
 from ..rules import max_num_batched_tokens_source
@@ -54,7 +53,7 @@ def _figure(f: Figure, explain: bool) -> list[str]:
     return [head, *_wrap(f.brief)]
 
 
-def _ends(e: BootEstimate, attr: str) -> tuple[Any, Any]:
+def _ends(e: BootEstimate, attr: str) -> tuple[float | None, float | None]:
     """(worst, best) of an outcome attribute; the worst is None when unbounded."""
     worst = None if e.worst is None else getattr(e.worst, attr)
     best = None if e.best is None else getattr(e.best, attr)
@@ -142,7 +141,9 @@ def _pool(e: BootEstimate) -> list[str]:
     gib = 1 << 30
     lines.append(
         f"  = KV cache:      ~{c.available_kv_bytes / gib:.2f} GiB per GPU ("
-        + _span(None if lo_kv is None else lo_kv / gib, hi_kv / gib, ".2f")
+        + _span(
+            None if lo_kv is None else lo_kv / gib, None if hi_kv is None else hi_kv / gib, ".2f"
+        )
         + ")"
     )
     lo_b, hi_b = _ends(e, "num_blocks")
@@ -239,11 +240,11 @@ def _replaced_by(e: BootEstimate) -> list[str]:
     return lines
 
 
-def _outcome_json(o: Outcome | None) -> dict[str, Any] | None:
+def _outcome_json(o: Outcome | None) -> dict[str, object] | None:
     return None if o is None else o.to_json()
 
 
-def estimate_json(e: BootEstimate) -> dict[str, Any]:
+def estimate_json(e: BootEstimate) -> dict[str, object]:
     """The estimate as the ``boot_estimate`` object of ``kv --json``."""
     return {
         "is_estimate": True,
