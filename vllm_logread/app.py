@@ -3,7 +3,7 @@ console, an exit code out.
 
 cli.py parses the options into a ``ReadOptions`` and calls ``run_read``,
 which checks the options, opens the inputs, reads each through a
-``pipeline.Session`` and hands every output to the console the moment it
+``session.Session`` and hands every output to the console the moment it
 arises (on ``vllm serve ... | vllm-logread`` the report comes when the boot
 states its pool, not at the end of input), then returns the documented exit
 code. The library never prints and never exits: stdout and stderr are the

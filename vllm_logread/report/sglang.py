@@ -3,7 +3,7 @@
 SGLang states its KV pool twice at boot: ``KV Cache is allocated. #tokens: N,
 K size: X GB, V size: Y GB`` (mem_cache/memory_pool.py, one line per TP rank)
 and ``max_total_num_tokens=N, ..., max_running_requests=R, context_len=L``
-(managers/scheduler.py). The lines are rows of patterns.py; this module does
+(managers/scheduler.py). The lines are rows of read/patterns.py; this module does
 the arithmetic, which differs from vLLM's in three ways:
 
 * The pool is counted in tokens and a request holds ``ceil(tokens /
