@@ -432,9 +432,9 @@ def _now_of(prom: Prometheus) -> _Now:
 
 
 def _last_samples(prom: Prometheus, w: str) -> tuple[list[Series], dict[_EngineKey, str]]:
-    """The last sample of every gauge that says which model an engine serves
-    and which engine generation it is (the samples read_samples reads), and
-    each engine's model."""
+    """Each engine's last gauges (its model, its engine generation: what read_samples reads)."""
+    # The last sample of every gauge that says which model an engine serves
+    # and which engine generation it is; and each engine's model.
     last: list[Series] = []
     last_names = (RUNNING, WAITING, *KV_USAGE, PREEMPTIONS, *sorted(V0_ONLY_METRICS))
     for name in last_names:
