@@ -222,8 +222,8 @@ class BootRouter:
 
     ``keep_all_facts``: every line in boot mode, every fact listed in ``facts``
     (the reference reading: tests, ``diff``). ``list_boot_facts`` (``--json``):
-    the boot lines' facts listed, up to the boot's serving (see
-    ``Session._enter_serving``); the stats lines' and request lines' are folded
+    the boot lines' facts listed, up to the boot's serving (``SETTLE_LINES``,
+    ``Session._is_settled``); the stats lines' and request lines' are folded
     into the load and the workload seen, never listed, so memory stays flat.
     ``on_stats_facts`` (``--stats-jsonl``) is handed each stats line's facts (and
     V0 preemption warnings') as they are read.

@@ -510,6 +510,8 @@ class Scanner:
 
 def _columns(line: bytes) -> int:
     """Terminal columns of a line (characters; ANSI colours take none)."""
+    if line.isascii() and b"\x1b" not in line:
+        return len(line)  # (the common line: no decoding; wrap_width asks 4,000 times)
     text = line.decode("utf-8", errors="replace")
     if "\x1b" in text:
         text = _re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
