@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         row("`vllm-logread FILE --no-echo` (full report)", full),
         row("`vllm-logread FILE --json` (full report, JSON)", js),
         row("`vllm-logread FILE --no-echo --no-stats` (boot report)", boot),
-        row(f"`grep -E '{GREP_E}' FILE`", ge),
+        row(f"`grep -E '{GREP_E}' FILE`".replace("|", "\\|"), ge),
         row("`grep -F -e 'KV cache size' -e 'Maximum concurrency' -e 'blocks:' FILE`", gf),
         row("`cat FILE > /dev/null`", runs["cat"]),
         row("`cat FILE \\| vllm-logread --no-echo` (vs the grep pipe below)", pp, gp),
