@@ -17,7 +17,7 @@ the CLI shows with click's usage line; every other error is one
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, Any, Protocol
 
@@ -27,9 +27,10 @@ from .events import Output, parse_margin_pct
 from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
 from .outcome import ExitStatus, gate_note, judged, results_of, worst
+from .read.facts import Fact
 from .read.metrics import fetch_metrics, read_metrics, read_metrics_file
 from .render.ci import Extras
-from .render.json import json_text
+from .render.json import StatsJsonl, json_text
 from .render.tables import StatsCsv
 from .render.text import crosscheck_text, output_text
 from .report.crosscheck import Agreement, crosscheck, pick_server
@@ -105,6 +106,7 @@ class ReadOptions:
     all_boots: bool = False
     echo: bool | None = None
     stats_csv: str | None = None
+    stats_jsonl: str | None = None
     no_stats: bool = False
     what_if: tuple[str, ...] = ()
     target_users: int | None = None
@@ -138,7 +140,7 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         except UsageError as err:
             raise OptionsError(str(err)) from err
     _check_read_options(opts)
-    csv = _stats_csv(opts)
+    files = _stats_files(opts)
     extras = Extras(
         fmt=opts.fmt,
         prompts=opts.prompt_tokens,
@@ -147,8 +149,8 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         what_ifs=opts.what_if,
         gpu=opts.gpu,
     )
-    job, inputs = _start_job(opts, console, extras, csv)
-    return _read_and_finish(job, inputs, extras, csv)
+    job, inputs = _start_job(opts, console, extras, files)
+    return _read_and_finish(job, inputs, extras, files)
 
 
 def _check_output_options(opts: ReadOptions) -> None:
@@ -179,18 +181,29 @@ def _check_read_options(opts: ReadOptions) -> None:
         load_config(opts.config)  # an explicit --config that cannot be read: exit 2
 
 
-def _stats_csv(opts: ReadOptions) -> StatsCsv | None:
-    """The --stats-csv file, opened before reading: a file that cannot be written is exit 2."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _StatsFiles:
+    """--stats-csv and --stats-jsonl: opened before reading, closed after it."""
+
+    csv: StatsCsv | None
+    jsonl: StatsJsonl | None
+
+
+def _stats_files(opts: ReadOptions) -> _StatsFiles:
+    """The stats files, opened before reading: a file that cannot be written is exit 2."""
     try:
-        return StatsCsv(opts.stats_csv) if opts.stats_csv else None
+        csv = StatsCsv(opts.stats_csv) if opts.stats_csv else None
+        jsonl = StatsJsonl(opts.stats_jsonl) if opts.stats_jsonl else None
     except LogReadError as err:
         raise OptionsError(str(err)) from err
+    return _StatsFiles(csv=csv, jsonl=jsonl)
 
 
 def _start_job(
-    opts: ReadOptions, console: Console, extras: Extras, csv: StatsCsv | None
+    opts: ReadOptions, console: Console, extras: Extras, files: _StatsFiles
 ) -> tuple[_Job, Inputs]:
     """The workload and report options, then the inputs opened, as one job to read."""
+    csv, jsonl = files.csv, files.jsonl
     is_json = opts.as_json or extras.is_json
     is_quiet = is_json or extras.is_quiet  # stdout is JSON, a table or annotations
     workload = _workload(opts)  # before any input is opened: a bad file exits 2 at once
@@ -222,14 +235,16 @@ def _start_job(
         on_stats=extras.on_stats(
             None if csv is None else csv.add, None if sim_rows is None else sim_rows.add
         ),
+        on_stats_facts=None if jsonl is None else jsonl.add,
         failures=failures,
         sim_rows=sim_rows,
     )
     return job, inputs
 
 
-def _read_and_finish(job: _Job, inputs: Inputs, extras: Extras, csv: StatsCsv | None) -> int:
+def _read_and_finish(job: _Job, inputs: Inputs, extras: Extras, files: _StatsFiles) -> int:
     """Read every input under the signal handlers, close them, and say the exit code."""
+    csv, jsonl = files.csv, files.jsonl
     try:
         with signals_as_exceptions():
             job.read(inputs)
@@ -243,6 +258,8 @@ def _read_and_finish(job: _Job, inputs: Inputs, extras: Extras, csv: StatsCsv | 
         for name, stream in inputs:
             if name != "-":
                 stream.close()
+        if jsonl is not None:
+            jsonl.close()
     if csv is not None:
         csv.close()
     return job.finish(extras)
@@ -327,6 +344,7 @@ class _Job:
     is_quiet: bool  # no report text while reading (JSON, a table or annotations)
     is_echo: bool  # input bytes pass through to stdout
     on_stats: StatsSink | None
+    on_stats_facts: Callable[[list[Fact]], None] | None = None  # --stats-jsonl
     failures: Unread = field(default_factory=list)  # inputs that could not be opened
     sessions: list[Session] = field(default_factory=list)
     sim_rows: Any = None  # --simulate: a StatsRecorder of every stats line
@@ -338,7 +356,9 @@ class _Job:
                 name,
                 self.options,
                 spec_resolver=resolve_spec,
-                keep_all_facts=self.is_json,
+                keep_all_facts=False,
+                list_boot_facts=self.is_json,
+                on_stats_facts=self.on_stats_facts,
                 on_stats=self.on_stats,
                 read_stats=not self.opts.no_stats,
                 is_live=is_live_stream(stream, is_stdin=name == "-"),
