@@ -125,6 +125,26 @@ def diff_text(diff: Diff) -> str:
     return "\n".join(lines)
 
 
+def diff_table(diff: Diff, fmt: str) -> str:
+    """The side-by-side table as ``markdown`` or ``csv``: one row per figure,
+    OLD, NEW and the change as the text report words them (``*``: assumed), the
+    figures neither log states left out, as in the text."""
+    from .tables import format_rows
+
+    users = diff.row("users")
+    rows = [
+        {
+            "figure": row.label,
+            "old": _value_text(row, row.old),
+            "new": _value_text(row, row.new),
+            "change": _change_text(row) if row.name != "users" or users.change is not None else "?",
+        }
+        for row in diff.rows
+        if row.old.is_known or row.new.is_known or row.name == "users"
+    ]
+    return format_rows(rows, ("figure", "old", "new", "change"), fmt)
+
+
 def _budget_line(diff: Diff) -> str:
     """Each stated budget line's effect on the KV memory, and what is not stated:
     ``  KV memory -1.87 GiB: CUDA graph memory -1.87, weights +0.00; not stated: ...``."""

@@ -528,7 +528,7 @@ def estimate_boot(
     model: str,
     spec: KVSpec,
     *,
-    gpu: str,
+    gpu: str | Gpu,
     workload: Workload,
     max_model_len: int | None = None,
     block_size: int | None = None,
@@ -545,7 +545,7 @@ def estimate_boot(
     Raises:
         UsageError: an unknown GPU, a utilization outside (0, 1].
     """
-    card = find_gpu(gpu)
+    card = gpu if isinstance(gpu, Gpu) else find_gpu(gpu)  # Gpu: --gpu-memory-gib
     version = vllm_version or DEFAULT_VERSION
     parsed = parse_version(version)
     tp = spec.tensor_parallel_size * spec.pipeline_parallel_size

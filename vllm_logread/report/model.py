@@ -25,7 +25,7 @@ class Options:
     # --gpu: the card the log came from when it does not state its memory.
     what_ifs: tuple[Any, ...] = ()
     target_users: int | None = None
-    gpu: str | None = None
+    gpu: Any = None  # a gpus.Gpu (options.gpu_card: --gpu or --gpu-memory-gib) or a name
     # --shared-prefix N: system-prompt tokens every request starts with (held
     # once when the log's prefix caching is on; report/mix.py).
     shared_prefix_tokens: int = 0
