@@ -193,7 +193,7 @@ def _workload(opts: ReadOptions) -> Workload:
         if opts.shared_prefix > short.prompt_tokens:
             where = "the workload's shortest prompt" if workload.is_mix else "--prompt"
             raise OptionsError(
-                f"--shared-prefix {opts.shared_prefix:,} is longer than {where} "
+                f"--shared-prefix {opts.shared_prefix} is longer than {where} "
                 f"({short.prompt_tokens:,} tokens): the prefix is part of every prompt"
             )
     return workload

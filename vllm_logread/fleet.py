@@ -165,7 +165,7 @@ def gate_message(fleet: Fleet, min_users: int | None) -> str | None:
     if not short:
         return None
     return (
-        f"--min-users {min_users:,} at {w.prompt_tokens:,}+{w.output_tokens:,} tokens: "
+        f"--min-users {min_users} at {w.prompt_tokens:,}+{w.output_tokens:,} tokens: "
         + "; ".join(short)
     )
 

@@ -138,7 +138,7 @@ def input_status(
                 )
                 for w, u in short
             )
-            parts.append(ExitStatus(1, f"{res.source}: --min-users {min_users:,}: {said}"))
+            parts.append(ExitStatus(1, f"{res.source}: --min-users {min_users}: {said}"))
     return worst(parts)
 
 

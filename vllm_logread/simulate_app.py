@@ -23,7 +23,7 @@ from .errors import MissingPoolError, UsageError
 from .inputs import open_input, run
 from .kv.config import resolve_spec
 from .options import CommonOptions, check_common, output_format, report_options
-from .render.json import dumps
+from .render.json import SCHEMA_VERSION, dumps
 from .render.simulation import simulation_json, simulation_text, write_steps_csv
 from .session import Session
 from .simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
@@ -303,7 +303,8 @@ def run_simulate(opts: SimulateOptions, console: Any) -> int:
         except OSError as err:
             raise UsageError(f"--stats-csv {opts.stats_csv}: {err.strerror or err}") from err
     if fmt == "json":
-        console.out(dumps(simulation_json(sim, source=opts.file)))
+        head = {"schema_version": SCHEMA_VERSION, "command": "simulate"}
+        console.out(dumps({**head, **simulation_json(sim, source=opts.file)}))
     elif fmt == "csv":
         import io
 

@@ -155,7 +155,7 @@ def github_annotations(
                 out.append(
                     annotation(
                         "error",
-                        f"--min-users {min_users:,}: {got} users fit "
+                        f"--min-users {min_users}: {got} users fit "
                         + (
                             "of the mix"
                             if r.workload.is_mix

@@ -796,7 +796,7 @@ def observed_text(report: Report, *, explain: bool = False) -> list[str]:
                     else "0.32 prints the prompt ids at --log-level DEBUG"
                 )
                 lines.append(
-                    f"  prompt:       not in the log ({why}): --prompt {w.prompt_tokens:,} used"
+                    f"  prompt:       not in the log ({why}): --prompt {w.prompt_tokens} used"
                 )
             continue
         lines.append(f"  {label:<13} {_summary_line(s)}")

@@ -712,7 +712,7 @@ def estimate_boot(
                     f"the boot {'would' if fits == 'no' else 'may'} fail: {need}, the estimate "
                     f"leaves {avail_c:.2f} GiB"
                     + (f" ({short:.2f} GiB short)" if short > 0 else "")
-                    + f" ({vllm_says}); --max-model-len {est_len:,} or lower fits the central "
+                    + f" ({vllm_says}); --max-model-len {est_len} or lower fits the central "
                     "estimate"
                 )
     if layout.notes:
