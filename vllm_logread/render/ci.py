@@ -295,7 +295,13 @@ def final_output(
         rows = final_rows(results, prompts=prompts, outputs=outputs)
         cols: tuple[str, ...] = SWEEP_COLUMNS
         if fmt in ("text", "markdown") and len({r.source for r in reports}) <= 1:
-            cols = cols[1:]  # one log: the source column says nothing
+            cols = cols[1:]  # one log: the source column says it once, in the title
+            if reports:
+                r = reports[-1]
+                title = f"users per workload: {r.model or 'model not named'}, {r.source}"
+                if fmt == "text":
+                    return f"== vllm-logread {title}\n{format_rows(rows, cols, fmt)}"
+                return f"**vllm-logread** {title}\n\n{format_rows(rows, cols, fmt)}"
         return format_rows(rows, cols, fmt)
     if fmt == "csv":
         return format_rows(server_rows(_good_reports(results)), SERVER_COLUMNS, "csv")
