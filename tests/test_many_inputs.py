@@ -38,7 +38,6 @@ def test_csv_of_every_sample_lists_the_good_and_names_the_bad_once() -> None:
     logs = sorted(str(p) for p in S.glob("*.log"))
     r = run(*logs, "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
-    sources = [row["source"] for row in rows]
     bad = [line.split(":")[0] for line in r.stderr.splitlines() if line.startswith(str(S))]
     assert len(set(bad)) == len(bad)  # each named once
     assert TQDM in bad
