@@ -26,7 +26,14 @@ from .errors import LogReadError, MissingPoolError, UsageError
 from .events import Output
 from .inputs import open_input, run
 from .kv.config import load_config, resolve_spec
-from .options import CommonOptions, OptionsError, check_common, one_workload, report_options
+from .options import (
+    CommonOptions,
+    OptionsError,
+    check_common,
+    one_workload,
+    report_options,
+    unused_options,
+)
 from .outcome import ExitStatus, exit_status, results_of, worst
 from .read.metrics import fetch_metrics
 from .render.ci import Extras
@@ -135,6 +142,8 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         what_ifs=opts.what_if,
     )
     is_json = opts.as_json or extras.is_json
+    for note in unused_options(opts, "json" if is_json else opts.fmt):
+        console.err(note)
     is_quiet = is_json or extras.is_quiet  # stdout is JSON, a table or annotations
     workload = _workload(opts)  # before any input is opened: a bad file exits 2 at once
     failures: Unread = []

@@ -190,3 +190,35 @@ def report_options(opts: CommonOptions, workload: Workload, **more: Any) -> Any:
         gpu=gpu_card(opts),
         **more,
     )
+
+
+def unused_options(opts: Any, fmt: str) -> list[str]:
+    """What ``read`` was asked that the chosen output cannot carry, one warning
+    each for stderr (an option never vanishes in silence).
+
+    ``opts``: read's options (app.ReadOptions); ``fmt``: the output format.
+
+    >>> from types import SimpleNamespace as O
+    >>> unused_options(O(simulate=True, simulate_users=None, explain=False, what_if=(),
+    ...                  target_users=None, is_sweep=False), "json")
+    ['warning: --simulate adds its verdict to the text load summary; --format json does not carry it (run without --json/--format for it, or: vllm-logread simulate LOG --json)']
+    """
+    out: list[str] = []
+    if fmt == "text" and not opts.is_sweep:
+        return out
+    where = "a sweep's table" if opts.is_sweep else f"--format {fmt}"
+    if opts.simulate or opts.simulate_users is not None:
+        flag = "--simulate" if opts.simulate else "--simulate-users"
+        out.append(
+            f"warning: {flag} adds its verdict to the text load summary; {where} does not "
+            "carry it (run without --json/--format for it, or: vllm-logread simulate LOG --json)"
+        )
+    if opts.explain:
+        out.append(f"warning: --explain adds the arithmetic to the text report; {where} has none")
+    if (opts.what_if or opts.target_users is not None) and (opts.is_sweep or fmt == "csv"):
+        flag = "--what-if" if opts.what_if else "--target-users"
+        out.append(
+            f"warning: {flag} answers one workload's report; {where} has one row per "
+            "server or workload and no what-ifs (--json or markdown carry them)"
+        )
+    return out
