@@ -62,11 +62,12 @@ def model_rows() -> list[dict[str, Any]]:
 
 def _table(kind: str, rows: list[dict[str, Any]], fmt: str) -> str:
     from .render.json import SCHEMA_VERSION, dumps
-    from .render.tables import format_rows
+    from .render.tables import format_rows, listing_text
 
     if fmt == "json":
         return dumps({"schema_version": SCHEMA_VERSION, "command": f"kv --list-{kind}", kind: rows})
-    fmt = "text" if fmt == "text" else fmt
+    if fmt == "text":
+        return listing_text(rows)
     return format_rows(rows, tuple(rows[0]) if rows else (), fmt)
 
 

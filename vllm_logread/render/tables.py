@@ -378,6 +378,31 @@ def format_rows(rows: list[dict[str, Any]], columns: tuple[str, ...], fmt: str) 
     return str(shown.to_string(index=False))
 
 
+def listing_text(rows: list[dict[str, Any]]) -> str:
+    """``kv --list-models`` / ``--list-gpus`` for a person: a model a line, or a
+    card a line with its memory, its source wrapped beneath (100 columns).
+
+    >>> print(listing_text([{"gpu": "L4", "total_gib": 22.05, "estimate": True,
+    ...                      "source": "estimate: nvidia-smi"}]))
+    L4            22.05 GiB  estimate: nvidia-smi
+    """
+    import textwrap
+
+    out: list[str] = []
+    for row in rows:
+        if "gpu" not in row:
+            out.append(str(row["model"]))
+            continue
+        head = f"{row['gpu']:<12} {row['total_gib']:>6.2f} GiB  "
+        out += textwrap.wrap(
+            str(row["source"]),
+            width=100,
+            initial_indent=head,
+            subsequent_indent=" " * len(head),
+        )
+    return "\n".join(out)
+
+
 def _yes_no(value: Any) -> Any:
     """A bool as the text table says it; anything else as it is.
 
