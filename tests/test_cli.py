@@ -166,6 +166,9 @@ def test_every_command_help_ends_with_examples_and_exit_codes(name: str) -> None
     examples = r.stdout.split("Examples:", 1)[1].split("\n\n", 1)[0].strip().splitlines()
     assert 2 <= len(examples) <= 3, f"{name} --help: {examples}"
     assert all("vllm-logread" in line for line in examples)
+    # The help ends with them: the options first, then the examples, then the codes.
+    out = r.stdout
+    assert out.index("Options:") < out.index("Examples:") < out.index("Exit codes:")
     tail = r.stdout.split("Exit codes:", 1)[1]
     for code in HELP_EXIT_CODES[name]:
         assert code in tail, f"{name} --help lacks exit code {code!r}"

@@ -180,14 +180,6 @@ def test_an_option_the_output_cannot_carry_is_named_on_stderr() -> None:
     assert run(SEED, "--what-if", "kv_cache_dtype=fp8").stderr == ""
 
 
-def test_a_later_boot_is_labelled(tmp_path: Path) -> None:
-    two = tmp_path / "two.log"
-    two.write_bytes(Path(SEED).read_bytes() + Path(REAL_SEED).read_bytes())
-    heads = [line for line in run(str(two)).stdout.splitlines() if line.startswith("== ")]
-    assert heads[0].startswith("== vllm-logread: 37 users fit")
-    assert any(h.startswith("== vllm-logread boot 2: 37 users fit at 512 prompt") for h in heads)
-
-
 def test_a_failed_boot_s_fix_is_paste_ready() -> None:
     log = SAMPLES / "never_wrong_v1_kv_too_small.log"
     r = run(str(log))

@@ -182,22 +182,25 @@ class _DefaultGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
+MAIN_EXAMPLES = """\b
+Examples:
+  vllm-logread sample_logs/seed_qwen3-8b_l4.log --prompt 512 --output 128
+  vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
+  vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
+
+"""
+
+
 @click.group(
     cls=_DefaultGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
-    epilog=EXIT_CODES,
+    epilog=MAIN_EXAMPLES + EXIT_CODES,
 )
 @click.version_option(package_name="vllm-logread")
 def main() -> None:
     """Read a vLLM log and say how many users really fit in its KV cache.
 
     The default command is `read`; `vllm-logread FILE` is `vllm-logread read FILE`.
-
-    \b
-    Examples:
-      vllm-logread sample_logs/seed_qwen3-8b_l4.log --prompt 512 --output 128
-      vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
-      vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
     """
 
 
@@ -253,7 +256,16 @@ class _Terminal:
         click.echo(text, err=True)
 
 
-@main.command("read", epilog=EXIT_CODES)
+READ_EXAMPLES = """\b
+Examples:
+  vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
+  vllm-logread boot.log --prompt 256,512 --min-users 30 --json > capacity.json
+  vllm-logread logs/*.log --format csv
+
+"""
+
+
+@main.command("read", epilog=READ_EXAMPLES + EXIT_CODES)
 @click.argument("files", nargs=-1, metavar="[FILE]...")
 @click.option(
     "--metrics-url",
@@ -386,12 +398,6 @@ def read_cmd(**params: Any) -> None:
     On a pipe the report comes as soon as the boot has stated its pool; then
     the stats lines are watched against it until the end of input or Ctrl-C.
     The report opens with the answer; --explain adds the arithmetic.
-
-    \b
-    Examples:
-      vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
-      vllm-logread boot.log --prompt 256,512 --min-users 30 --json > capacity.json
-      vllm-logread logs/*.log --format csv
     """
     from . import app
 
@@ -408,7 +414,16 @@ Exit codes:
 """
 
 
-@main.command("kv", epilog=KV_EXIT_CODES)
+KV_EXAMPLES = """\b
+Examples:
+  vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
+  vllm-logread kv Qwen/Qwen3-8B --gpu "NVIDIA H100 80GB HBM3" --prompt 512 --output 128
+  vllm-logread kv --list-gpus
+
+"""
+
+
+@main.command("kv", epilog=KV_EXAMPLES + KV_EXIT_CODES)
 @click.argument("model_or_config", metavar="[MODEL]", required=False)
 @click.option(
     "--list-models",
@@ -497,12 +512,6 @@ Exit codes:
 def kv_cmd(**params: Any) -> None:
     """The KV bytes per token of a model, from its config.json, without any log;
     with --gpu, the pool and the users a boot would give (an estimate, with its range).
-
-    \b
-    Examples:
-      vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
-      vllm-logread kv Qwen/Qwen3-8B --gpu "NVIDIA H100 80GB HBM3" --prompt 512 --output 128
-      vllm-logread kv --list-gpus
     """
     from .kv_app import KvOptions, run_kv
 
@@ -517,7 +526,15 @@ Exit codes:
 """
 
 
-@main.command("simulate", epilog=SIMULATE_EXIT_CODES)
+SIMULATE_EXAMPLES = """\b
+Examples:
+  vllm-logread simulate server.log --users 48 --prompt 512 --output 128
+  vllm-logread simulate server.log --users 40 --workload requests.csv --json
+
+"""
+
+
+@main.command("simulate", epilog=SIMULATE_EXAMPLES + SIMULATE_EXIT_CODES)
 @click.argument("file", metavar="LOG", default="-")
 @click.option(
     "--users",
@@ -595,11 +612,6 @@ def simulate_cmd(**params: Any) -> None:
     --workload FILE gives each request's prompt and output tokens, cycled: user
     u's k-th request is row (k x users + u) mod the rows of the expanded file;
     with --arrival-interval, in order.
-
-    \b
-    Examples:
-      vllm-logread simulate server.log --users 48 --prompt 512 --output 128
-      vllm-logread simulate server.log --users 40 --workload requests.csv --json
     """
     from .simulate_app import SimulateOptions, run_simulate
 
@@ -617,7 +629,16 @@ Exit codes:
 """
 
 
-@main.command("diff", epilog=DIFF_EXIT_CODES)
+DIFF_EXAMPLES = """\b
+Examples:
+  vllm-logread diff old.log new.log
+  vllm-logread diff v0.19.log v0.20.log --max-drop 10   # an upgrade gate
+  curl -s localhost:8000/metrics | vllm-logread diff baseline.log - --json
+
+"""
+
+
+@main.command("diff", epilog=DIFF_EXAMPLES + DIFF_EXIT_CODES)
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
 @_workload(sweeps=False, with_file=False)
@@ -634,12 +655,6 @@ Exit codes:
 def diff_cmd(**params: Any) -> None:
     """What changed between two boots (two logs, or a log and a /metrics text),
     side by side, and which line explains the change of the pool.
-
-    \b
-    Examples:
-      vllm-logread diff old.log new.log
-      vllm-logread diff v0.19.log v0.20.log --max-drop 10   # an upgrade gate
-      curl -s localhost:8000/metrics | vllm-logread diff baseline.log - --json
     """
     from .diff_app import DiffOptions, run_diff
 

@@ -473,10 +473,6 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
         lines.append("KV pool:       not in the log")
         return "\n".join(lines) + "\n"
     lines.extend(_answer_lines(r, workload))
-    if r.boot.index > 0:  # a later boot of the log (a restart): say which, as the load summary
-        lines[0] = lines[0].replace(
-            "== vllm-logread: ", f"== vllm-logread boot {r.boot.index + 1}: ", 1
-        )
     if not r.has_pool:  # a boot that serves nobody and never stated a pool
         if source:
             lines.append(f"  input:        {r.source}")
