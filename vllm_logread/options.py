@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
-from .versions import NEWEST_CHECKED
+from .rules import NEWEST_CHECKED
 
 if TYPE_CHECKING:  # cli.py imports this module for --help: capacity's import waits
     from .capacity import Workload
@@ -29,9 +29,9 @@ DEFAULT_PROMPT_TOKENS = 512
 DEFAULT_OUTPUT_TOKENS = 128
 
 #: The vLLM whose rules ``kv`` plans with when --vllm-version is not given: the
-#: newest release this tool was checked against (versions.NEWEST_CHECKED), as a
+#: newest release this tool was checked against (rules.NEWEST_CHECKED), as a
 #: plan before a boot is for the vLLM one would install today.
-NEWEST_VLLM = ".".join(str(p) for p in (*NEWEST_CHECKED, 0))
+NEWEST_VLLM = ".".join(str(p) for p in (*NEWEST_CHECKED.parts, 0))
 
 #: The output formats of each command: tables where the output is one.
 FORMATS: dict[str, tuple[str, ...]] = {
