@@ -192,3 +192,14 @@ def test_what_if_gpu_on_a_log_without_its_gpu_says_what_settles_it() -> None:
     assert "gpu=H100-80GB           users unknown: add --gpu NAME, the card it ran on" in r.stdout
     settled = run(SEED, "--what-if", "gpu=H100-80GB", "--gpu", "NVIDIA L4")
     assert "users unknown" not in settled.stdout
+
+
+def test_sort_users_is_asked_for_never_the_default() -> None:
+    dp2 = str(SAMPLES / "era_0_19_0_dp2_aggregated.log")
+
+    def users(*more: str) -> list[str]:
+        out = run(SEED, dp2, "--format", "csv", *more).stdout
+        return [row["users"] for row in csv.DictReader(io.StringIO(out))]
+
+    assert users() == ["37", "594"]  # input order
+    assert users("--sort", "users") == ["594", "37"]

@@ -109,6 +109,8 @@ class ReadOptions(CommonOptions):
     summary_path: str | None = None
     explain: bool = False
     shared_prefix: int = 0
+    # --sort: the servers' rows in input order (default) or most users first.
+    sort: str = "input"
     simulate: bool = False
     simulate_users: int | None = None
 
@@ -157,6 +159,7 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         outputs=opts.outputs,
         plot_path=opts.plot_path,
         what_ifs=opts.what_if,
+        sort=None if opts.sort == "input" else opts.sort,
     )
     is_json = opts.as_json or extras.is_json
     for note in unused_options(opts, "json" if is_json else opts.fmt):

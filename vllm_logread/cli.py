@@ -378,6 +378,13 @@ Examples:
     "this many users, with their arithmetic.",
 )
 @click.option(
+    "--sort",
+    type=click.Choice(["input", "users"]),
+    default="input",
+    show_default=True,
+    help="Several inputs: the servers' rows in the order given, or most users first.",
+)
+@click.option(
     "--plot",
     "plot_path",
     metavar="FILE",
