@@ -85,3 +85,39 @@ def test_the_schema_is_shipped_with_the_package() -> None:
 
     shipped = files("vllm_logread").joinpath("data/report.schema.json").read_text()
     assert json.loads(shipped) == SCHEMA
+
+
+def test_fleet_json() -> None:
+    from vllm_logread.fleet import fleet_of
+    from vllm_logread.read.prometheus import Prometheus, Series, read_fleet
+    from vllm_logread.render.fleet import fleet_text
+    from vllm_logread.report.model import Options
+
+    class Answers(Prometheus):
+        """A Prometheus that answers from a table (the rest: no series)."""
+
+        def __init__(self, answers: dict[str, list[tuple[dict[str, str], float]]]) -> None:
+            self.url = "http://prometheus.test:9090"
+            self.answers = answers
+
+        def query(self, promql: str) -> list[Any]:
+            return [Series(labels=dict(lb), value=v) for lb, v in self.answers.get(promql, [])]
+
+        def scrape_intervals_s(self) -> dict[tuple[str, str], float]:
+            return {("a:8000", "vllm"): 15.0}
+
+    target = {"instance": "a:8000", "job": "vllm", "engine": "0"}
+    pool = {**target, "block_size": "16", "num_gpu_blocks": "1506", "cache_dtype": "auto"}
+    gauge = {**target, "model_name": "Qwen/Qwen3-8B"}
+    answers = {
+        "last_over_time(vllm:cache_config_info[1h])": [(pool, 1.0)],
+        "time() - timestamp(vllm:cache_config_info)": [(pool, 3.0)],
+        "up": [({"instance": "a:8000", "job": "vllm"}, 1.0)],
+        "last_over_time(vllm:num_requests_running[1h])": [(gauge, 5.0)],
+    }
+    fleet = fleet_of(read_fleet(Answers(answers)), Options())
+    out = json.loads(fleet_text(fleet, "json"))
+    _valid_as(out, "fleet")
+    assert out["command"] == "read --prometheus"
+    # 1,506 blocks of 16, 640 / 16 = 40 blocks a user: (1,506 - 1) // 40 = 37.
+    assert out["servers"][0]["users"] == 37

@@ -136,16 +136,18 @@ def output_format(opts: CommonOptions, command: str) -> str:
     return fmt
 
 
-def one_workload(opts: CommonOptions) -> Workload:
+def one_workload(opts: CommonOptions, *, with_file: bool = True) -> Workload:
     """The workload of a command that takes one: --workload FILE's mix, or the
-    first --prompt and --output (a sweep's first row).
+    first --prompt and --output (a sweep's first row). ``with_file=False``: the
+    --prompt/--output pair even with --workload (simulate cycles the file's
+    requests itself; its report keeps the pair).
 
     Raises:
         InputError: the workload file cannot be read (exit 2).
     """
     from .capacity import Workload
 
-    if opts.workload_path is not None:
+    if with_file and opts.workload_path is not None:
         from .workload import read_workload
 
         mix = read_workload(opts.workload_path)

@@ -18,11 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .capacity import Workload
 from .errors import MissingPoolError, UsageError
 from .inputs import open_input, run
 from .kv.config import resolve_spec
-from .options import CommonOptions, check_common, output_format, report_options
+from .options import CommonOptions, check_common, one_workload, output_format, report_options
 from .render.json import SCHEMA_VERSION, dumps
 from .render.simulation import simulation_json, simulation_text, write_steps_csv
 from .rules import (
@@ -245,7 +244,7 @@ def read_report(path: str, opts: SimulateOptions, console: Any = None, *, stats:
     last boot's stats lines (None: stats lines are not read).
     """
 
-    options = report_options(opts, Workload(prompt_tokens=opts.prompt, output_tokens=opts.output))
+    options = report_options(opts, one_workload(opts, with_file=False))
     session = Session(
         path,
         options,

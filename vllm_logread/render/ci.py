@@ -395,9 +395,9 @@ class Extras:
     @property
     def workloads(self) -> tuple[Workload, ...]:
         """Every workload asked for, prompts outermost (the sweep's row order)."""
-        return tuple(
-            Workload(prompt_tokens=p, output_tokens=o) for p in self.prompts for o in self.outputs
-        )
+        from ..options import sweep_workloads
+
+        return sweep_workloads(self.prompts, self.outputs)
 
     @property
     def is_quiet(self) -> bool:
