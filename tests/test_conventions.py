@@ -185,6 +185,13 @@ def test_a_failed_boot_s_fix_is_paste_ready() -> None:
     r = run(str(log))
     assert r.exit_code == 3
     assert "fix: --max-model-len 24096 or less" in r.stderr  # never 24,096 inside a flag
+    # The first fix as one line to paste, and as arguments in the JSON.
+    line = (
+        "as one line: vllm serve Qwen/Qwen3-8B --max-model-len 24096 (and the boot's other options)"
+    )
+    assert line in r.stderr
+    failure = json.loads(run(str(log), "--json").stdout)["failure"]
+    assert failure["serve_args"] == ["--max-model-len", "24096"]
 
 
 def test_what_if_gpu_on_a_log_without_its_gpu_says_what_settles_it() -> None:

@@ -15,8 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import UsageError
-from .options import NEWEST_VLLM, CommonOptions, check_common, gpu_card, one_workload
-from .options import output_format as _output_format
+from .options import (
+    NEWEST_VLLM,
+    CommonOptions,
+    check_common,
+    gpu_card,
+    one_workload,
+    output_format,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,7 +84,7 @@ def run_kv(opts: KvOptions, console: Any) -> int:
         LogReadError: a model or GPU the tables do not know, bad options (exit 2).
     """
     check_common(opts, "kv")
-    fmt = _output_format(opts, "kv")
+    fmt = output_format(opts, "kv")
     if opts.list_models or opts.list_gpus:
         if opts.model_or_config is not None:
             raise UsageError("--list-models and --list-gpus take no MODEL")

@@ -215,6 +215,10 @@ def failure_message(r: Report) -> str:
     assert f is not None
     where = f"{r.source}:{f.line}" if f.line is not None else r.source
     fixes = "".join(f"\n  fix: {x}" for x in f.fix)
+    if f.serve_args:
+        from .render.text import serve_line
+
+        fixes += f"\n  {serve_line(r)}"
     return f"{where}: the boot serves nobody: {f.cause}{fixes}"
 
 

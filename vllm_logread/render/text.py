@@ -242,6 +242,20 @@ _BLOCK_OPEN = "=" * 30 + " vllm-logread " + "=" * 30
 _BLOCK_CLOSE = "=" * 74
 
 
+def serve_line(r: Report) -> str:
+    """The failure's first fix as one ``vllm serve`` line to paste ("" when it
+    is not a flag).
+
+    >>> from types import SimpleNamespace as R
+    >>> serve_line(R(model="Qwen/Qwen3-8B", failure=R(serve_args=("--max-model-len", "24096"))))
+    "as one line: vllm serve Qwen/Qwen3-8B --max-model-len 24096 (and the boot's other options)"
+    """
+    if r.failure is None or not r.failure.serve_args:
+        return ""
+    args = " ".join(r.failure.serve_args)
+    return f"as one line: vllm serve {r.model or 'MODEL'} {args} (and the boot's other options)"
+
+
 def _failure_lines(r: Report) -> list[str]:
     """A boot that serves nobody: its cause and what would boot, a line each."""
     if r.failure is None:
@@ -249,6 +263,8 @@ def _failure_lines(r: Report) -> list[str]:
     where = "" if r.failure.line is None else f" (line {r.failure.line})"
     out = [f"{r.failure.cause[:1].upper()}{r.failure.cause[1:]}{where}."]
     out += [f"  to boot: {fix}" for fix in r.failure.fix]
+    if r.failure.serve_args:
+        out.append(f"  {serve_line(r)}")
     return out
 
 

@@ -63,6 +63,7 @@ def boot_failure(
             f"holds {fits:,} tokens, so vLLM refused to start",
             line=too_small.line,
             fix=tuple(f.rstrip("; ") for f in fix),
+            serve_args=("--max-model-len", str(fits)),
         )
     failed = boot.first("engine_failed")
     if failed is not None and (num_blocks is not None or boot.has_pool):
@@ -103,5 +104,6 @@ def boot_failure(
                     f"--max-model-len {pool_tokens} or less; "
                     + _users_once_booted(pool_tokens, block_size, workload, gen),
                 ),
+                serve_args=("--max-model-len", str(pool_tokens)),
             )
     return None

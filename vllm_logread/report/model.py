@@ -73,9 +73,17 @@ class Failure:
     cause: str
     line: int | None
     fix: tuple[str, ...] = ()
+    # The first fix as `vllm serve` arguments, when it is one (["--max-model-len",
+    # "24096"]): pasted after the model, beside the boot's other options.
+    serve_args: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"cause": self.cause, "line": self.line, "fix": list(self.fix)}
+        return {
+            "cause": self.cause,
+            "line": self.line,
+            "fix": list(self.fix),
+            "serve_args": list(self.serve_args),
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
