@@ -104,7 +104,7 @@ def test_v0_pool_smaller_than_max_model_len_serves_nobody() -> None:
     # 1,478 x 16 = 23,648 tokens < 29,000: V0 raises after this line; 0 users.
     assert (r.num_blocks, r.users) == (1478, 0)
     assert r.failure is not None and "smaller than max model len 29,000" in r.failure.cause
-    assert "--max-model-len 23,648 or less" in r.failure.fix[0]
+    assert "--max-model-len 23648 or less" in r.failure.fix[0]  # paste-ready: no separator
 
 
 def test_block_size_from_the_log_wins_over_the_default() -> None:
