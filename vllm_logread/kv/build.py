@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ConfigError, LogReadError
+from .architectures import architecture_status
 from .cfgread import (
     DTYPE_BYTES,
     MAX_LAYERS,
@@ -83,7 +84,6 @@ _MLA_TYPES_NOT_MODELLED = frozenset(
     {
         "deepseek_v4",
         "deepseek_v41",
-        "kimi_linear",
         "bailing_hybrid",
         "bailing_hybrid_mtp",
         "bailing_hybrid_v3_mtp",
@@ -195,8 +195,6 @@ def _check_args(tp: int, pp: int, kv_cache_dtype: str, dtype: str | None) -> Non
 def _refuse_unmodelled(name: str, model_type: str, cfg: Cfg) -> None:
     if model_type in ("mamba", "mamba2", "falcon_mamba"):
         raise ConfigError(f"{name}: {model_type} is attention-free: it keeps no per-token KV cache")
-    if model_type == "kimi_linear":
-        raise ConfigError(f"{name}: Kimi-Linear (MLA + KDA layers) is not modelled")
     if model_type in _MLA_TYPES_NOT_MODELLED and cfg.has("kv_lora_rank"):
         raise ConfigError(
             f"{name}: model type {model_type!r} is MLA in vLLM 0.31-0.33 but its cache "
@@ -242,7 +240,11 @@ def _spec_from_config(
     if not any(isinstance(s, AttentionSpec) for s in layer_specs):
         raise ConfigError(f"{name}: no attention layers: no per-token KV cache to model")
     _config_notes(cfg, kinds, notes)
+    arch = architecture_status(config, text_dict)
     return KVSpec(
+        architecture=arch.architecture,
+        architecture_status=arch.status,
+        architecture_note=arch.reason,
         model=model,
         source=source,
         source_kind=source_kind,
@@ -413,7 +415,9 @@ def _state(
         return None
     ssm_name = mamba_ssm_cache_dtype or cfg.str_("mamba_ssm_cache_dtype")
     is_default = ssm_name is None or ssm_name.lower() == "auto"
-    if ssm_name is None or ssm_name.lower() == "auto":
+    if model_type == "kimi_linear":
+        ssm_bytes = 4  # KDA's recurrent state: float32 whatever is asked (state.py)
+    elif ssm_name is None or ssm_name.lower() == "auto":
         ssm_bytes = DTYPE_BYTES[mdtype]
     else:
         ssm_bytes = DTYPE_BYTES[norm_dtype(ssm_name, "mamba_ssm_cache_dtype")]

@@ -171,6 +171,14 @@ def _hybrid_layers(cfg: Cfg, model_type: str, num_layers: int) -> Kinds | None:
         return [FULL if (i + 1) % interval == 0 else LINEAR for i in range(num_layers)], none
     if model_type in ("nemotron_h", "nemotron_3"):
         return _nemotron_h_layers(cfg, num_layers), none
+    if model_type == "kimi_linear":
+        return _kimi_linear_layers(cfg, num_layers), none
+    if model_type in ("lfm2", "lfm2_moe"):
+        types = cfg.list_("layer_types", num_layers)
+        if types is None:
+            raise ConfigError(f"{cfg.name}: LFM2 without layer_types")
+        # Lfm2DecoderLayer: "full_attention" attends, every other layer is a short conv.
+        return [FULL if t == "full_attention" else MAMBA for t in types], none
     if model_type == "jamba":
         period = cfg.need_int("attn_layer_period", maximum=MAX_LAYERS)
         offset = cfg.need_int("attn_layer_offset", minimum=0, maximum=MAX_LAYERS)
@@ -188,6 +196,21 @@ def _hybrid_layers(cfg: Cfg, model_type: str, num_layers: int) -> Kinds | None:
             raise ConfigError(f"{cfg.name}: attn_layer_indices must list layer numbers")
         return [FULL if i in set(idx) else MAMBA for i in range(num_layers)], none
     return None
+
+
+def _kimi_linear_layers(cfg: Cfg, num_layers: int) -> list[str]:
+    """KimiLinearConfig.is_kda_layer: layer i is KDA when i + 1 is in kda_layers (1-based);
+    every other layer is MLA. Kimi-Linear-48B: 20 KDA + 7 MLA of 27."""
+    raw = cfg.raw("linear_attn_config")
+    kda = raw.get("kda_layers") if isinstance(raw, dict) else None
+    if kda is None:
+        return [FULL] * num_layers
+    if not isinstance(kda, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 1 <= i <= num_layers for i in kda
+    ):
+        raise ConfigError(f"{cfg.name}: linear_attn_config.kda_layers must list layers 1..N")
+    one_based = set(kda)
+    return [LINEAR if i + 1 in one_based else FULL for i in range(num_layers)]
 
 
 def _nemotron_h_layers(cfg: Cfg, num_layers: int) -> list[str]:
