@@ -24,6 +24,7 @@ from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
 from ..versions import HYBRID_MANAGER_FROM, cdiv, version_or_none, version_past_checked
 from .checks import _checks, _hybrid_checks
+from .exactness import layout_unknown
 from .failure import boot_failure
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
@@ -265,6 +266,17 @@ def build_vllm_report(
         if trial.block_size is not None:
             block_size, block_src = trial.block_size, trial.source
     engines, first_cap = trial.engines, trial.first_cap
+    if not unknowns and first_cap is not None:
+        # An unverified architecture, or a model named only by a path or a served
+        # name, is never exact unless the log's own figures settle it (exactness.py).
+        assumed = layout_unknown(
+            boot,
+            spec,
+            str(st.model) if st.model else None,
+            can_be_hybrid=_can_be_hybrid(ctx),
+            users=_n_users(trial.users[0]),
+        )
+        unknowns = () if assumed is None else (assumed,)
     arithmetic = list(trial.arithmetic)
     warnings += trial.warnings
     checks = list(trial.checks)
