@@ -245,3 +245,23 @@ def test_kimi_k3_full_rank_gate_is_refused() -> None:
 
     with pytest.raises(ConfigError, match="use_full_rank_gate"):
         spec_from_config(cfg)
+
+
+def test_cli_lists_the_architectures() -> None:
+    from click.testing import CliRunner
+
+    from vllm_logread.cli import main
+
+    result = CliRunner().invoke(main, ["kv", "--list-architectures"])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0].startswith("vLLM 0.33.0's model registry: 319 architectures; 26 verified")
+    row = next(line for line in lines if line.startswith("KimiLinearForCausalLM "))
+    assert row.split()[1:3] == ["text-generation", "verified"]
+    row = next(line for line in lines if line.startswith("ApertusForCausalLM "))
+    assert "not verified" in row
+    as_json = CliRunner().invoke(main, ["kv", "--list-architectures", "--json"])
+    data = json.loads(as_json.output)
+    assert len(data["architectures"]) == 319
+    # No model and no listing: a usage error.
+    assert CliRunner().invoke(main, ["kv"]).exit_code == 2

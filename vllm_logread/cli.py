@@ -352,7 +352,13 @@ def read_cmd(**params: Any) -> None:
 
 
 @main.command("kv", epilog=EXIT_CODES)
-@click.argument("model_or_config")
+@click.argument("model_or_config", required=False)
+@click.option(
+    "--list-architectures",
+    is_flag=True,
+    help="List every architecture of vLLM 0.33's registry and whether this tool models it: "
+    "verified (a hand-worked test), modelled, or not verified (never exact on its own).",
+)
 @click.option(
     "--tp",
     "tensor_parallel_size",
@@ -443,7 +449,8 @@ def read_cmd(**params: Any) -> None:
     help="With --gpu: where each estimate comes from (the logs it was fitted to).",
 )
 def kv_cmd(
-    model_or_config: str,
+    model_or_config: str | None,
+    list_architectures: bool,
     tensor_parallel_size: int,
     pipeline_parallel_size: int,
     kv_cache_dtype: str,
@@ -478,6 +485,19 @@ def kv_cmd(
     from .render.text import kv_text
 
     as_json = as_json or fmt == "json"
+    if list_architectures:
+        from .kv.architectures import all_architectures, registry_version
+        from .render.architectures import architectures_json, architectures_text
+
+        archs, version = all_architectures(), registry_version()
+        click.echo(
+            dumps(architectures_json(archs, vllm_version=version))
+            if as_json
+            else architectures_text(archs, vllm_version=version)
+        )
+        return
+    if model_or_config is None:
+        raise click.UsageError("kv needs MODEL_OR_CONFIG (or --list-architectures)")
     try:
         spec = spec_for_argument(
             model_or_config,

@@ -432,6 +432,13 @@ def _state(
             "mamba_ssm_cache_dtype is auto (models/config.py); the figures here use the "
             "model dtype unless the log's vLLM version is known"
         )
+    if model_type == "kimi_linear":
+        notes.append(
+            "KDA state: conv in the model dtype, recurrent state in float32 whatever "
+            "mamba_ssm_cache_dtype says (vLLM 0.33's kda_state_dtype, source only); vLLM pads "
+            "the state page to the attention page (see the KV cache groups)"
+        )
+        return spec
     notes.append(
         "state dtype: conv and SSM state in the model dtype unless "
         "mamba_ssm_cache_dtype says otherwise; vLLM pads the state page to the "
