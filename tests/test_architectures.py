@@ -47,7 +47,7 @@ def test_the_data_covers_vllm_0_33s_registry() -> None:
     counts: dict[str, int] = {}
     for a in archs:
         counts[a.status] = counts.get(a.status, 0) + 1
-    assert counts == {"verified": 26, "modelled": 20, "not verified": 273}
+    assert counts == {"verified": 26, "modelled": 21, "not verified": 272}
     roles = {a.role for a in archs}
     assert roles == {"text-generation", "multimodal", "drafter"}
     kimi = architecture_info("KimiLinearForCausalLM")
@@ -265,3 +265,36 @@ def test_cli_lists_the_architectures() -> None:
     assert len(data["architectures"]) == 319
     # No model and no listing: a usage error.
     assert CliRunner().invoke(main, ["kv"]).exit_code == 2
+
+
+def test_decilm_per_layer_kv_heads() -> None:
+    # Llama-3.3-Nemotron-Super-style block_configs: 64 query heads; layer 0 groups 8
+    # (8 KV heads), layer 1 is a no_op attention (no cache), layer 2 groups 16 (4 KV heads).
+    def block(group: int | None, no_op: bool = False) -> dict[str, Any]:
+        return {
+            "attention": {"n_heads_in_group": group, "no_op": no_op, "window_length": None},
+            "ffn": {"ffn_mult": 2.625},
+        }
+
+    cfg = {
+        "architectures": ["DeciLMForCausalLM"],
+        "model_type": "nemotron-nas",
+        "num_hidden_layers": 3,
+        "num_attention_heads": 64,
+        "hidden_size": 8192,
+        "torch_dtype": "bfloat16",
+        "block_configs": [block(8), block(None, no_op=True), block(16)],
+    }
+    s = spec_from_config(cfg)
+    assert s.layer_kinds == ("full", "none", "full")
+    # head 8,192 / 64 = 128: (8 + 4) KV heads x (128 + 128) x 2 B = 6,144 B a token.
+    assert s.kv_bytes_per_token == (8 + 4) * 256 * 2 == 6144
+    # TP 8: 1 KV head a layer (8 // 8; 4 < 8 replicated): 2 x 256 x 2 = 1,024 B.
+    assert spec_from_config(cfg, tensor_parallel_size=8).kv_bytes_per_token == 1024
+    assert s.architecture_status == "modelled" and not s.is_verified
+    windowed = dict(cfg, block_configs=[block(8), block(8), block(8)])
+    windowed["block_configs"][0]["attention"]["window_length"] = 4096
+    from vllm_logread.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="not modelled"):
+        spec_from_config(windowed)

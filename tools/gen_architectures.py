@@ -124,6 +124,7 @@ MODELLED: frozenset[str] = frozenset(
         "Gemma4ForCausalLM",
         "Gemma4ForConditionalGeneration",
         "Cohere2ForCausalLM",
+        "DeciLMForCausalLM",
         "BambaForCausalLM",
         "Glm4MoeLiteForCausalLM",
         "GlmMoeDsaForCausalLM",

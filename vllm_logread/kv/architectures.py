@@ -245,6 +245,7 @@ _MODEL_TYPE_ARCH = {
     "minimax_m2": "MiniMaxM2ForCausalLM",
     "glm4_moe": "Glm4MoeForCausalLM",
     "granitemoehybrid": "GraniteMoeHybridForCausalLM",
+    "nemotron-nas": "DeciLMForCausalLM",
     "bamba": "BambaForCausalLM",
     "cohere2": "Cohere2ForCausalLM",
 }
@@ -252,6 +253,8 @@ _MODEL_TYPE_ARCH = {
 
 def _not_understood(config: Mapping[str, Any], text: Mapping[str, Any]) -> list[str]:
     keys = set(text)
+    if text.get("model_type") == "nemotron-nas":
+        keys.discard("block_configs")  # DeciLM's per-layer heads, read by build.py
     odd = sorted(k for k in keys if _SHAPE_KEY_RE.search(k) and k not in UNDERSTOOD_KEYS)
     # A window under another name is understood only when it agrees with the
     # one vLLM reads (some Gemma configs carry both, equal).

@@ -26,7 +26,7 @@ from .cfgread import (
     total_kv_heads,
 )
 from .dtypes import KVDType, attention_content_bytes, kv_dtype, mla_content_bytes
-from .layer_kinds import layer_kinds
+from .layer_kinds import decilm_attention, layer_kinds
 from .specs import (
     CHUNKED,
     NONE,
@@ -504,7 +504,39 @@ def _layer_specs(
             out.append(ChunkedLocalAttentionSpec(attention_chunk_size=window, **_attn_fields(full)))
         else:
             out.append(full)
+    if cfg.str_("model_type") == "nemotron-nas":
+        out = _decilm_heads(cfg, out, tp, notes)
     return _skip_layers(out, kinds, kvd, mdtype, notes)
+
+
+def _decilm_heads(
+    cfg: Cfg, specs: list[KVCacheSpec | None], tp: int, notes: list[str]
+) -> list[KVCacheSpec | None]:
+    """DeciLM's per-layer KV heads: num_attention_heads // block_configs[i].attention.
+    n_heads_in_group (nemotron_nas.py, 0.33 source). Llama-3.3-Nemotron-Super-49B: 64
+    heads // 8 = 8 KV heads on its attention layers, none on its no_op layers."""
+    num_heads = cfg.need_int("num_attention_heads")
+    attns = decilm_attention(cfg, len(specs))
+    out: list[KVCacheSpec | None] = []
+    for i, (s, attn) in enumerate(zip(specs, attns, strict=True)):
+        if not isinstance(s, AttentionSpec):
+            out.append(s)
+            continue
+        group = attn.get("n_heads_in_group")
+        if isinstance(group, bool) or not isinstance(group, int) or group < 1:
+            raise ConfigError(f"{cfg.name}: block_configs[{i}].attention.n_heads_in_group")
+        total = num_heads // group
+        if total % tp and tp % total:
+            raise ConfigError(
+                f"{cfg.name}: layer {i}'s {total} KV heads can neither be split across nor "
+                f"replicated over {tp} GPUs; vLLM refuses this TP size"
+            )
+        out.append(replace(s, num_kv_heads=max(1, total // tp)))
+    notes.append(
+        "per-layer KV heads: num_attention_heads // block_configs[i].attention.n_heads_in_group"
+        " (DeciLM); no_op attention layers keep nothing"
+    )
+    return out
 
 
 # Cache dtypes for which vLLM's arg_utils adds the first and last 2 layers to

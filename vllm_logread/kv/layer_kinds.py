@@ -173,6 +173,10 @@ def _hybrid_layers(cfg: Cfg, model_type: str, num_layers: int) -> Kinds | None:
         return _nemotron_h_layers(cfg, num_layers), none
     if model_type == "kimi_linear":
         return _kimi_linear_layers(cfg, num_layers), none
+    if model_type == "nemotron-nas":
+        # DeciLM (Llama-3.1-Nemotron Super/Ultra): a layer whose attention is a
+        # no_op has no attention and keeps nothing (nemotron_nas.py, 0.33).
+        return [NONE if a.get("no_op") else FULL for a in decilm_attention(cfg, num_layers)], none
     if model_type in ("lfm2", "lfm2_moe"):
         types = cfg.list_("layer_types", num_layers)
         if types is None:
@@ -196,6 +200,25 @@ def _hybrid_layers(cfg: Cfg, model_type: str, num_layers: int) -> Kinds | None:
             raise ConfigError(f"{cfg.name}: attn_layer_indices must list layer numbers")
         return [FULL if i in set(idx) else MAMBA for i in range(num_layers)], none
     return None
+
+
+def decilm_attention(cfg: Cfg, num_layers: int) -> list[dict[str, Any]]:
+    """DeciLM's per-layer ``block_configs[i].attention`` objects, checked."""
+    blocks = cfg.list_("block_configs", num_layers)
+    if blocks is None:
+        raise ConfigError(f"{cfg.name}: nemotron-nas without block_configs")
+    out: list[dict[str, Any]] = []
+    for i, block in enumerate(blocks):
+        attn = block.get("attention") if isinstance(block, dict) else None
+        if not isinstance(attn, dict):
+            raise ConfigError(f"{cfg.name}: block_configs[{i}].attention must be an object")
+        if attn.get("replace_with_linear") or attn.get("window_length") or attn.get("sparsify"):
+            raise ConfigError(
+                f"{cfg.name}: block_configs[{i}].attention (linear replacement, window or "
+                "sparsity) is not modelled"
+            )
+        out.append(attn)
+    return out
 
 
 def _kimi_linear_layers(cfg: Cfg, num_layers: int) -> list[str]:
