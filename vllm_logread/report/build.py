@@ -24,7 +24,7 @@ from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
 from ..versions import HYBRID_MANAGER_FROM, cdiv, version_or_none, version_past_checked
 from .checks import _checks, _hybrid_checks
-from .exactness import layout_unknown
+from .exactness import drafter_checks, layout_unknown, speculative_unknown
 from .failure import boot_failure
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
@@ -277,9 +277,19 @@ def build_vllm_report(
             users=_n_users(trial.users[0]),
         )
         unknowns = () if assumed is None else (assumed,)
+    if not unknowns and first_cap is not None:
+        drafted = speculative_unknown(
+            boot,
+            single_group=(layout is None or layout.is_single_full_group) and not workload.is_mix,
+            usable_blocks=first_cap.usable_blocks,
+            block_size=block_size,
+            tokens_per_user=workload.tokens_per_user,
+        )
+        if drafted is not None:
+            unknowns, users_range = (drafted[0],), drafted[1]
     arithmetic = list(trial.arithmetic)
     warnings += trial.warnings
-    checks = list(trial.checks)
+    checks = drafter_checks(list(trial.checks), boot)
     warnings += _pool_warnings(boot, first_cap)
     if spec is None and spec_error is None:
         checks.append(

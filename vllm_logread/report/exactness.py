@@ -80,3 +80,123 @@ def layout_unknown(
         why=why,
         settle=SETTLE,
     )
+
+
+# Methods whose drafter keeps no KV cache of its own and reserves no lookahead
+# slots (vLLM 0.33's num_lookahead_tokens is 0 for them).
+_NO_DRAFTER_KV = frozenset({"ngram", "ngram_gpu", "suffix"})
+
+
+def lookahead_slots(method: str | None, num_speculative_tokens: int) -> int | None:
+    """KV slots a request reserves past its scheduled tokens (VllmConfig.num_lookahead_tokens,
+    0.33 source): eagle, eagle3, mtp, draft_model, dspark: k; dflash: k + 1 (its bonus
+    query); ngram / suffix: 0; None for a method the tool does not know.
+
+    >>> lookahead_slots("eagle3", 3), lookahead_slots("dflash", 3), lookahead_slots("ngram", 5)
+    (3, 4, 0)
+    """
+    k = num_speculative_tokens
+    if method in _NO_DRAFTER_KV:
+        return 0
+    if method == "dflash":
+        return k + 1
+    if method in ("eagle", "eagle3", "mtp", "draft_model", "dspark"):
+        return k
+    return None
+
+
+def speculative_unknown(
+    boot: Boot,
+    *,
+    single_group: bool,
+    usable_blocks: int | None,
+    block_size: int | None,
+    tokens_per_user: int,
+) -> tuple[Unknown, tuple[int, int] | None] | None:
+    """Speculative decoding's charge: an Unknown with the users' range, or None.
+
+    Each request also holds, at its peak, the k draft tokens being verified and the
+    drafter's lookahead slots (k, or k + 1 for DFlash); how many of them a finished
+    answer still holds depends on the tokens accepted, so the users are a range:
+    from ``usable // cdiv(T + k + lookahead, bs)`` to ``usable // cdiv(T, bs)``
+    (Qwen3-8B, 1,505 usable blocks of 16, 640 tokens, EAGLE-3 k = 3: 1,505 // 41 = 36
+    to 1,505 // 40 = 37). The drafter's own layers (EAGLE heads, MTP layers) share the
+    pool: with one KV cache group they are in the stated block count already; with
+    several they join the groups in a way the tool does not model.
+    """
+    k_f = boot.last("num_speculative_tokens")
+    method_f = boot.last("speculative_method")
+    method = None if method_f is None else str(method_f.value)
+    if k_f is None and method is None:
+        return None
+    k = 0 if k_f is None else int(k_f.value)
+    if method in _NO_DRAFTER_KV or k <= 0:
+        return None
+    slots = lookahead_slots(method, k)
+    draft_f = boot.last("draft_model")
+    drafter = f"method {method or 'not stated'}, {k} speculative tokens" + (
+        f", drafter {draft_f.value}" if draft_f is not None else ""
+    )
+    line = (k_f or method_f).line  # type: ignore[union-attr]
+    settle = (
+        "the range is the drafter's: the users at its low end are safe; a /metrics "
+        "scrape or --simulate on a real run shows where between them it serves"
+    )
+    if not single_group or usable_blocks is None or not block_size:
+        why = (
+            f"speculative decoding ({drafter}; line {line}): the drafter's layers join the "
+            "KV cache groups and each request holds lookahead slots; the drafter's shape in "
+            "these groups is not known to the tool"
+        )
+        return (
+            Unknown(
+                name="speculative_decoding",
+                candidates=("users without the drafter", "fewer"),
+                why=why,
+                settle=settle,
+            ),
+            None,
+        )
+    extra = k + (k + 1 if slots is None else slots)
+    low_blocks = -(-(tokens_per_user + extra) // block_size)
+    high_blocks = -(-tokens_per_user // block_size)
+    low, high = usable_blocks // low_blocks, usable_blocks // high_blocks
+    why = (
+        f"speculative decoding ({drafter}; line {line}): a request also holds up to {k} "
+        f"draft tokens and {'up to ' + str(k + 1) if slots is None else slots} lookahead "
+        f"slots: {usable_blocks:,} // cdiv({tokens_per_user:,} + {extra}, {block_size}) = "
+        f"{low:,} to {usable_blocks:,} // {high_blocks} = {high:,} users"
+    )
+    return (
+        Unknown(
+            name="speculative_decoding",
+            candidates=(f"{low:,} users (every draft slot held)", f"{high:,} users (none)"),
+            why=why,
+            settle=settle,
+        ),
+        (low, high),
+    )
+
+
+def drafter_checks(checks: list[Any], boot: Boot) -> list[Any]:
+    """With a drafter, the pool also holds its layers: a pool-vs-memory figure off by
+    them is the tool's missing drafter, not the log contradicting itself."""
+    method_f = boot.last("speculative_method")
+    k_f = boot.last("num_speculative_tokens")
+    if k_f is None or int(k_f.value) <= 0:
+        return checks
+    if method_f is not None and str(method_f.value) in _NO_DRAFTER_KV:
+        return checks
+    from dataclasses import replace
+
+    return [
+        replace(
+            c,
+            status="unknown",
+            detail=f"{c.detail}; the drafter's layers share this pool (speculative decoding) "
+            "and are not in the model's bytes per token: not a contradiction",
+        )
+        if c.name == "pool_vs_memory" and c.status == "fail"
+        else c
+        for c in checks
+    ]
