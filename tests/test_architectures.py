@@ -47,7 +47,7 @@ def test_the_data_covers_vllm_0_33s_registry() -> None:
     counts: dict[str, int] = {}
     for a in archs:
         counts[a.status] = counts.get(a.status, 0) + 1
-    assert counts == {"verified": 26, "modelled": 21, "not verified": 272}
+    assert counts == {"verified": 26, "modelled": 22, "not verified": 271}
     roles = {a.role for a in archs}
     assert roles == {"text-generation", "multimodal", "drafter"}
     kimi = architecture_info("KimiLinearForCausalLM")
@@ -98,17 +98,12 @@ def test_a_spec_carries_its_status() -> None:
     assert spec_from_config(base).is_verified
     apertus = spec_from_config(dict(base, architectures=["ApertusForCausalLM"]))
     assert apertus.architecture == "ApertusForCausalLM" and not apertus.is_verified
-    # MiMo-V2-Flash's hybrid_layer_pattern / sliding_window_size are not read:
-    # its layers would be taken as all full, so it is not verified.
-    mimo = spec_from_config(
-        dict(
-            base,
-            architectures=["MiMoV2FlashForCausalLM"],
-            hybrid_layer_pattern=[0, 1],
-            sliding_window_size=128,
-        )
+    # A per-layer list the tool does not read: its layers would be taken as uniform,
+    # so the config is not verified whatever its architecture.
+    odd = spec_from_config(
+        dict(base, architectures=["LlamaForCausalLM"], kv_heads_per_layer=[2, 1])
     )
-    assert mimo.architecture_status == "not verified"
+    assert odd.architecture_status == "not verified"
 
 
 def test_kimi_linear() -> None:
@@ -298,3 +293,38 @@ def test_decilm_per_layer_kv_heads() -> None:
 
     with pytest.raises(ConfigError, match="not modelled"):
         spec_from_config(windowed)
+
+
+def test_mimo_v2_flash_per_layer_shapes() -> None:
+    # MiMo-V2-Flash's release geometry (48 layers): full layers at 0, 5, 11, ..., 47 (9)
+    # with 4 KV heads, K 192 / V 128; 39 sliding layers (hybrid_layer_pattern 1) with
+    # their own swa_num_key_value_heads 8, swa_head_dim 192, swa_v_head_dim 128.
+    cfg = {
+        "architectures": ["MiMoV2FlashForCausalLM"],
+        "model_type": "mimo_v2_flash",
+        "torch_dtype": "bfloat16",
+        "num_hidden_layers": 48,
+        "hidden_size": 4096,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 4,
+        "head_dim": 192,
+        "v_head_dim": 128,
+        "swa_num_attention_heads": 64,
+        "swa_num_key_value_heads": 8,
+        "swa_head_dim": 192,
+        "swa_v_head_dim": 128,
+        "add_swa_attention_sink_bias": True,
+        "sliding_window_size": 128,
+        "hybrid_layer_pattern": [0 if i == 0 or (i - 5) % 6 == 0 else 1 for i in range(48)],
+    }
+    s = spec_from_config(cfg)
+    assert s.layer_kind_counts == {"full": 9, "sliding": 39}
+    assert s.sliding_window_tokens == 128
+    # Full: 4 x (192 + 128) x 2 B = 2,560 B a layer; sliding: 8 x 320 x 2 = 5,120 B.
+    # 9 x 2,560 + 39 x 5,120 = 23,040 + 199,680 = 222,720 B a token if all kept every token;
+    # the 9 full layers keep 23,040 B a token.
+    assert s.kv_bytes_per_token == 222720
+    assert s.kv_bytes_per_token_full_attention == 23040
+    # TP 8: 4 KV heads replicated -> 1 a GPU; 8 -> 1: 9 x 640 + 39 x 640 = 30,720 B.
+    assert spec_from_config(cfg, tensor_parallel_size=8).kv_bytes_per_token == 48 * 640
+    assert s.architecture_status == "modelled" and not s.is_verified

@@ -129,6 +129,7 @@ MODELLED: frozenset[str] = frozenset(
         "Glm4MoeLiteForCausalLM",
         "GlmMoeDsaForCausalLM",
         "MiMoV2FlashForCausalLM",
+        "MiMoV2ForCausalLM",
         "Mistral3ForConditionalGeneration",
         "Ministral3ForCausalLM",
         "LLaMAForCausalLM",

@@ -62,6 +62,9 @@ UNDERSTOOD_KEYS = frozenset(
         "swa_num_key_value_heads",
         "swa_head_dim",
         "swa_v_head_dim",
+        "swa_num_attention_heads",
+        "add_swa_attention_sink_bias",
+        "hybrid_layer_pattern",
         "num_global_key_value_heads",
         "global_head_dim",
         "num_kv_shared_layers",
@@ -246,6 +249,7 @@ _MODEL_TYPE_ARCH = {
     "glm4_moe": "Glm4MoeForCausalLM",
     "granitemoehybrid": "GraniteMoeHybridForCausalLM",
     "nemotron-nas": "DeciLMForCausalLM",
+    "mimo_v2_flash": "MiMoV2FlashForCausalLM",
     "bamba": "BambaForCausalLM",
     "cohere2": "Cohere2ForCausalLM",
 }
@@ -258,8 +262,9 @@ def _not_understood(config: Mapping[str, Any], text: Mapping[str, Any]) -> list[
     odd = sorted(k for k in keys if _SHAPE_KEY_RE.search(k) and k not in UNDERSTOOD_KEYS)
     # A window under another name is understood only when it agrees with the
     # one vLLM reads (some Gemma configs carry both, equal).
-    if "sliding_window_size" in odd and text.get("sliding_window_size") == text.get(
-        "sliding_window"
+    if "sliding_window_size" in odd and (
+        text.get("sliding_window_size") == text.get("sliding_window")
+        or "hybrid_layer_pattern" in text
     ):
         odd.remove("sliding_window_size")
     return odd

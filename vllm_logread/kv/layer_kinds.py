@@ -171,6 +171,18 @@ def _hybrid_layers(cfg: Cfg, model_type: str, num_layers: int) -> Kinds | None:
         return [FULL if (i + 1) % interval == 0 else LINEAR for i in range(num_layers)], none
     if model_type in ("nemotron_h", "nemotron_3"):
         return _nemotron_h_layers(cfg, num_layers), none
+    if cfg.has("hybrid_layer_pattern"):
+        # MiMo-V2-Flash (mimo_v2.py, 0.33 source): hybrid_layer_pattern[i] == 1 is a
+        # sliding layer of sliding_window_size tokens (with its own swa_* heads and head
+        # sizes, read in build.py); 0 is full attention.
+        pattern = cfg.list_("hybrid_layer_pattern", num_layers) or []
+        if any(p not in (0, 1) or isinstance(p, bool) for p in pattern):
+            raise ConfigError(f"{cfg.name}: hybrid_layer_pattern entries must be 0 or 1")
+        window = cfg.need_int("sliding_window_size", "sliding_window", maximum=1 << 40)
+        return (
+            [SLIDING if p == 1 else FULL for p in pattern],
+            [window if p == 1 else None for p in pattern],
+        )
     if model_type == "kimi_linear":
         return _kimi_linear_layers(cfg, num_layers), none
     if model_type == "nemotron-nas":
