@@ -31,7 +31,7 @@ from ..rules import (
 )
 from ..versions import cdiv, version_or_none
 from .checks import _checks, _hybrid_checks
-from .exactness import drafter_checks, layout_unknown, speculative_unknown
+from .exactness import drafter_checks, layout_unknown, spec_source, speculative_unknown
 from .failure import boot_failure
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
@@ -381,7 +381,7 @@ def build_vllm_report(
         kv_cache_dtype=st.kv_cache_dtype,
         tensor_parallel_size=st.tensor_parallel_size,
         kv_bytes_per_token=None if spec is None else int(spec.kv_bytes_per_token),
-        kv_bytes_per_token_source=None if spec is None else spec.source,
+        kv_bytes_per_token_source=None if spec is None else spec_source(spec),
         kv_shape=None if spec is None else spec.describe(),
         is_exact=first_cap.is_exact if first_cap is not None else is_uniform,
         workload=workload,

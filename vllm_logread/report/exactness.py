@@ -32,6 +32,15 @@ SETTLE = (
 )
 
 
+def spec_source(spec: Any) -> str:
+    """Where the bytes per token come from, and "not verified" when they are not."""
+    source = str(spec.source)
+    if bool(getattr(spec, "is_verified", True)):
+        return source
+    arch = getattr(spec, "architecture", None) or "its architecture"
+    return f"{source}; not verified: the tool has no hand-worked check of {arch}"
+
+
 def _one_group_stated(boot: Boot) -> bool:
     groups = boot.last("num_kv_cache_groups")
     return groups is not None and int(groups.value) == 1
@@ -55,8 +64,9 @@ def layout_unknown(
             name="architecture",
             candidates=(f"{users} users if the tool's reading of {arch} is vLLM's", "other"),
             why=why,
-            settle="a log that states its KV cache groups and block count; the tool has "
-            f"no hand-worked check of {arch} (vllm-logread kv --list-architectures)",
+            settle="a log that states one KV cache group ('kv cache group sizes (16)', vLLM "
+            f"0.31+) settles it; the tool has no hand-worked check of {arch} (vllm-logread kv "
+            "--list-architectures)",
         )
     if not model:
         return None  # no name at all: the report already says the shape is unknown
