@@ -169,9 +169,15 @@ def _module_files(root: Path, module: str) -> list[Path]:
 
 
 _IMPORT_RE = re.compile(r"^from \.(\w+) import", re.M)
+# The state layers' modules (gated delta net, KDA, Mamba mixers, short conv) read
+# the config fields that size the state: follow those imports too.
+_LAYER_IMPORT_RE = re.compile(r"^from vllm\.model_executor\.layers\.mamba(\.[\w.]+)? import", re.M)
 
 
-def _sources(root: Path, module: str) -> tuple[str, list[str]]:
+def _sources(root: Path, module: str) -> tuple[str, str, list[str]]:
+    """The model's code (its module and the model modules it imports) and, apart, the
+    state layers' modules it imports (their fields count; their kinds would not: every
+    model imports the shared shape calculator)."""
     files = _module_files(root, module)
     text = "\n".join(p.read_text(errors="replace") for p in files)
     seen = {p.stem for p in files}
@@ -181,16 +187,22 @@ def _sources(root: Path, module: str) -> tuple[str, list[str]]:
         if name not in seen and p.is_file() and name not in ("utils", "interfaces", "registry"):
             seen.add(name)
             text += "\n" + p.read_text(errors="replace")
+    mamba_dir = root / "vllm/model_executor/layers/mamba"
+    layers = ""
+    for sub in sorted(set(_LAYER_IMPORT_RE.findall(text))):
+        base = mamba_dir / Path(*sub.strip(".").split(".")) if sub else mamba_dir
+        if base.with_suffix(".py").is_file() and base.name != "mamba_utils":
+            layers += "\n" + base.with_suffix(".py").read_text(errors="replace")
     rel = [str(p.relative_to(root)) for p in files]
-    return text, rel
+    return text, layers, rel
 
 
 def _entry(arch: str, role: str, module: str, cls: str, root: Path) -> dict[str, Any]:
-    text, files = _sources(root, module)
+    text, layers, files = _sources(root, module)
     kinds = [kind for kind, rx in KIND_PATTERNS if re.search(rx, text)]
     fields: set[str] = set()
     for rx in FIELD_PATTERNS:
-        fields.update(f for f in rx.findall(text) if KV_FIELD_RE.match(f))
+        fields.update(f for f in rx.findall(text + layers) if KV_FIELD_RE.match(f))
     if arch in VERIFIED:
         status, test = "verified", VERIFIED[arch]
     elif arch in MODELLED:
