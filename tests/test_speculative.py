@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from vllm_logread.inputs import run
 from vllm_logread.kv.config import resolve_spec
 from vllm_logread.report.exactness import lookahead_slots
 from vllm_logread.report.model import Options
 from vllm_logread.session import Session
 
+ROOT = Path(__file__).resolve().parent.parent
 POOL = (
     "(EngineCore pid=2) INFO 11-29 10:00:40 [gpu_worker.py:773] Available KV cache memory: 3.31 GiB\n"
     "(EngineCore pid=2) INFO 11-29 10:00:40 [kv_cache_utils.py:1148] GPU KV cache size: 24,096 "
@@ -87,3 +90,18 @@ def test_engine_config_line_states_the_drafter() -> None:
     assert facts["model"] == "Qwen/Qwen3-8B"
     # 640 + 2 + 2 = 644 tokens = 41 blocks: 1,505 // 41 = 36 to 37.
     assert r.users_range == (36, 37)
+
+
+def test_a_hybrid_with_a_drafter_is_unknown() -> None:
+    # The real-shaped Qwen3-Next boot (1,659 users without a drafter) with an MTP drafter:
+    # its layer joins the KV cache groups in a way the tool does not model: unknown.
+    text = (ROOT / "sample_logs/hybrid_qwen3_next_80b_tp4.log").read_text(encoding="utf-8")
+    text = text.replace(
+        "speculative_config=None",
+        "speculative_config=SpeculativeConfig("
+        "method='mtp', model='Qwen/Qwen3-Next-80B-A3B-Instruct', num_spec_tokens=2)",
+    )
+    r = report_of(text)
+    assert r.users is None and r.users_range is None
+    assert [u.name for u in r.unknowns] == ["speculative_decoding"]
+    assert "not known to the tool" in r.unknowns[0].why
