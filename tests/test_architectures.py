@@ -26,6 +26,7 @@ from vllm_logread.kv.specs import (
     GatedDeltaNetSpec,
     KDASpec,
     KVSpec,
+    LinearAttentionSpec,
     MLAAttentionSpec,
     ShortConvSpec,
 )
@@ -47,7 +48,7 @@ def test_the_data_covers_vllm_0_33s_registry() -> None:
     counts: dict[str, int] = {}
     for a in archs:
         counts[a.status] = counts.get(a.status, 0) + 1
-    assert counts == {"verified": 26, "modelled": 22, "not verified": 271}
+    assert counts == {"verified": 26, "modelled": 23, "not verified": 270}
     roles = {a.role for a in archs}
     assert roles == {"text-generation", "multimodal", "drafter"}
     kimi = architecture_info("KimiLinearForCausalLM")
@@ -328,3 +329,28 @@ def test_mimo_v2_flash_per_layer_shapes() -> None:
     # TP 8: 4 KV heads replicated -> 1 a GPU; 8 -> 1: 9 x 640 + 39 x 640 = 30,720 B.
     assert spec_from_config(cfg, tensor_parallel_size=8).kv_bytes_per_token == 48 * 640
     assert s.architecture_status == "modelled" and not s.is_verified
+
+
+def test_bailing_linear_attention_beside_mla() -> None:
+    # BailingMoeV2.5's layout: layer_group_size 4 -> layers 3 and 7 are MLA, the other 6
+    # lightning linear attention, one state (16 heads, 128 x 128) in the model dtype.
+    cfg = {
+        "architectures": ["BailingMoeV2_5ForCausalLM"],
+        "model_type": "bailing_hybrid",
+        "torch_dtype": "bfloat16",
+        "num_hidden_layers": 8,
+        "num_attention_heads": 16,
+        "hidden_size": 2048,
+        "layer_group_size": 4,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+    }
+    s = spec_from_config(cfg)
+    assert s.layer_kinds == ("linear",) * 3 + ("mla",) + ("linear",) * 3 + ("mla",)
+    # MLA: 2 layers x (512 + 64) x 2 B = 2,304 B a token; state 16 x 128 x 128 x 2 B =
+    # 524,288 B a layer (mamba_ssm_cache_dtype does not apply to it).
+    assert s.kv_bytes_per_token == 2304
+    state = s.state_specs()[0]
+    assert isinstance(state, LinearAttentionSpec) and s.state_bytes_per_layer == 524288
+    assert spec_from_config(cfg, mamba_ssm_cache_dtype="float32").state_bytes_per_layer == 524288
+    assert s.architecture_status == "modelled"

@@ -126,6 +126,7 @@ MODELLED: frozenset[str] = frozenset(
         "Cohere2ForCausalLM",
         "DeciLMForCausalLM",
         "BambaForCausalLM",
+        "BailingMoeV2_5ForCausalLM",
         "Glm4MoeLiteForCausalLM",
         "GlmMoeDsaForCausalLM",
         "MiMoV2FlashForCausalLM",

@@ -79,6 +79,7 @@ UNDERSTOOD_KEYS = frozenset(
         "no_rope_layers",
         "no_rope_layer_interval",
         "full_attention_interval",
+        "layer_group_size",
         "hybrid_override_pattern",
         "attn_layer_period",
         "attn_layer_offset",
@@ -250,6 +251,7 @@ _MODEL_TYPE_ARCH = {
     "granitemoehybrid": "GraniteMoeHybridForCausalLM",
     "nemotron-nas": "DeciLMForCausalLM",
     "mimo_v2_flash": "MiMoV2FlashForCausalLM",
+    "bailing_hybrid": "BailingMoeV2_5ForCausalLM",
     "bamba": "BambaForCausalLM",
     "cohere2": "Cohere2ForCausalLM",
 }

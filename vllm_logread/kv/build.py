@@ -84,7 +84,6 @@ _MLA_TYPES_NOT_MODELLED = frozenset(
     {
         "deepseek_v4",
         "deepseek_v41",
-        "bailing_hybrid",
         "bailing_hybrid_mtp",
         "bailing_hybrid_v3_mtp",
         "glm5_next",

@@ -185,6 +185,12 @@ def _hybrid_layers(cfg: Cfg, model_type: str, num_layers: int) -> Kinds | None:
         )
     if model_type == "kimi_linear":
         return _kimi_linear_layers(cfg, num_layers), none
+    if model_type == "bailing_hybrid":
+        # BailingMoeV2.5 (bailing_moe_linear.py, 0.33 source): layer i is linear attention
+        # unless (i + 1) % layer_group_size == 0, an MLA layer; group 0: every layer MLA.
+        group = cfg.int_("layer_group_size", minimum=0, maximum=MAX_LAYERS)
+        group = 1 if group is None else group
+        return [LINEAR if group > 0 and (i + 1) % group else FULL for i in range(num_layers)], none
     if model_type == "nemotron-nas":
         # DeciLM (Llama-3.1-Nemotron Super/Ultra): a layer whose attention is a
         # no_op has no attention and keeps nothing (nemotron_nas.py, 0.33).

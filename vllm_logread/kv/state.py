@@ -30,6 +30,7 @@ from .specs import (
     MAMBA,
     GatedDeltaNetSpec,
     KDASpec,
+    LinearAttentionSpec,
     Mamba1Spec,
     Mamba2Spec,
     MambaSpec,
@@ -50,6 +51,8 @@ def state_spec(
     if LINEAR in kinds:
         if model_type == "kimi_linear":
             return _kda(cfg, tp, dtype_bytes)
+        if model_type == "bailing_hybrid":
+            return _linear_attention(cfg, tp, dtype_bytes)
         return _gated_delta_net(cfg, tp, dtype_bytes, ssm_bytes)
     if MAMBA not in kinds:
         return None
@@ -80,6 +83,18 @@ def _kda(cfg: Cfg, tp: int, dtype_bytes: int) -> KDASpec:
     conv = (kernel - 1, _divide(conv_dim, tp, "the KDA conv width", name))
     recurrent = (_divide(heads, tp, "the KDA heads", name), head_dim, head_dim)
     return KDASpec(shapes=(conv, recurrent), dtypes_bytes=(dtype_bytes, 4))
+
+
+def _linear_attention(cfg: Cfg, tp: int, dtype_bytes: int) -> LinearAttentionSpec:
+    """Lightning linear attention (BailingMoeV2.5): one state (heads / tp, head_dim,
+    head_dim) in the model dtype (linear_attention_state_dtype, 0.33 source)."""
+    name = cfg.name
+    heads = cfg.need_int("num_attention_heads")
+    head_dim = cfg.int_("head_dim") or cfg.need_int("hidden_size") // heads
+    return LinearAttentionSpec(
+        shapes=((_divide(heads, tp, "the linear-attention heads", name), head_dim, head_dim),),
+        dtypes_bytes=(dtype_bytes,),
+    )
 
 
 def _short_conv(cfg: Cfg, tp: int, dtype_bytes: int) -> ShortConvSpec:
