@@ -48,7 +48,7 @@ def test_the_data_covers_vllm_0_33s_registry() -> None:
     counts: dict[str, int] = {}
     for a in archs:
         counts[a.status] = counts.get(a.status, 0) + 1
-    assert counts == {"verified": 26, "modelled": 23, "not verified": 270}
+    assert counts == {"verified": 28, "modelled": 21, "not verified": 270}
     roles = {a.role for a in archs}
     assert roles == {"text-generation", "multimodal", "drafter"}
     kimi = architecture_info("KimiLinearForCausalLM")
@@ -251,7 +251,7 @@ def test_cli_lists_the_architectures() -> None:
     result = CliRunner().invoke(main, ["kv", "--list-architectures"])
     assert result.exit_code == 0
     lines = result.output.splitlines()
-    assert lines[0].startswith("vLLM 0.33.0's model registry: 319 architectures; 26 verified")
+    assert lines[0].startswith("vLLM 0.33.0's model registry: 319 architectures; 28 verified")
     row = next(line for line in lines if line.startswith("KimiLinearForCausalLM "))
     assert row.split()[1:3] == ["text-generation", "verified"]
     row = next(line for line in lines if line.startswith("ApertusForCausalLM "))
@@ -354,3 +354,18 @@ def test_bailing_linear_attention_beside_mla() -> None:
     assert isinstance(state, LinearAttentionSpec) and s.state_bytes_per_layer == 524288
     assert spec_from_config(cfg, mamba_ssm_cache_dtype="float32").state_bytes_per_layer == 524288
     assert s.architecture_status == "modelled"
+
+
+def test_gemma_3n() -> None:
+    s = spec("google/gemma-3n-E4B-it")
+    assert s.architecture_status == "verified"
+    # 35 layers; the last 15 share layers 18/19's caches and keep nothing. Of the first
+    # 20, 4 sliding : 1 full -> full at 4, 9, 14, 19 (4) and 16 sliding (512 tokens).
+    assert s.layer_kind_counts == {"sliding": 16, "full": 4, "none": 15}
+    # Each own layer: 2 KV heads x (256 + 256) x 2 B = 2,048 B a token: 20 x 2,048 =
+    # 40,960 B if all kept every token; the 4 full layers keep 8,192 B a token.
+    assert (s.kv_bytes_per_token, s.kv_bytes_per_token_full_attention) == (40960, 8192)
+    # Groups of 4 layers: 4 sliding + 1 full; page 16 x 2 x 512 x 2 = 32,768 B.
+    layout = kv_cache_layout(s, vllm_version="0.33.0")
+    assert (layout.block_size, layout.page_size_bytes, layout.num_groups) == (16, 32768, 5)
+    assert sorted(g.kind for g in layout.groups) == ["full"] + ["sliding"] * 4
