@@ -369,3 +369,19 @@ def test_gemma_3n() -> None:
     layout = kv_cache_layout(s, vllm_version="0.33.0")
     assert (layout.block_size, layout.page_size_bytes, layout.num_groups) == (16, 32768, 5)
     assert sorted(g.kind for g in layout.groups) == ["full"] + ["sliding"] * 4
+
+
+def test_a_latent_rank_outside_the_mla_types_is_not_verified() -> None:
+    cfg = {
+        "architectures": ["MistralForCausalLM"],
+        "model_type": "mistral4",
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "hidden_size": 256,
+        "kv_lora_rank": 64,
+        "qk_rope_head_dim": 16,
+    }
+    s = spec_from_config(cfg)
+    assert not s.is_mla and s.architecture_status == "not verified"
+    assert "kv_lora_rank" in str(s.architecture_note)

@@ -240,6 +240,16 @@ def _spec_from_config(
         raise ConfigError(f"{name}: no attention layers: no per-token KV cache to model")
     _config_notes(cfg, kinds, notes)
     arch = architecture_status(config, text_dict)
+    if cfg.has("kv_lora_rank") and not attn.is_mla:
+        # A latent rank on a type vLLM does not list as MLA: read as standard
+        # attention here, but vLLM's config adapters may convert it (Mistral 4 /
+        # Mistral Large 3 map to DeepSeek's MLA): never a verified reading.
+        arch = replace(
+            arch,
+            status="not verified",
+            reason=f"kv_lora_rank on model type {model_type!r}, which vLLM 0.33 does not list "
+            "as MLA: read as standard attention, not verified",
+        )
     return KVSpec(
         architecture=arch.architecture,
         architecture_status=arch.status,
