@@ -196,6 +196,14 @@ def observed_from_metrics(server: Server) -> ObservedWorkload | None:
 SETTLE_LINES = 5_000
 
 
+# --json lists each stats line's facts (and V0's preemption warnings') for the
+# first this many stats lines of an input, then folds the rest into the load
+# alone: a bug report's capture (a few dozen) is listed whole, and a day of a
+# busy server's log (600,736 stats lines in the 1.6 GB benchmark log) keeps its
+# memory flat (1,000 lines x 8 facts).
+MAX_LISTED_STATS_LINES = 1_000
+
+
 # A boot whose pool is known but whose last pool line may still come (another
 # TP rank's repeat, a concurrency line) is reported after this much silence
 # on a live pipe; vLLM prints those lines within milliseconds of each other.
@@ -237,6 +245,7 @@ class BootRouter:
     read_stats: bool = True
     list_boot_facts: bool = False
     on_stats_facts: Callable[[list[Fact]], None] | None = None
+    _num_listed_stats: int = 0  # stats lines listed in --json's facts (list_boot_facts)
     # A live pipe (True) reports a boot the moment its pool is known, then again only
     # when the answer changes, marked as an update. A file (False) reports each boot
     # once, after its last line: every fact of the boot is in (a pool line's later
@@ -355,8 +364,8 @@ class BootRouter:
         is_load = first in STATS_KINDS or is_v0_warning
         if self.keep_all_facts or (self.list_boot_facts and not is_request and not is_load):
             self.facts.extend(line)
-        if is_load and self.on_stats_facts is not None:
-            self.on_stats_facts(line)
+        if is_load:
+            self.stats_facts(line)
         if is_request:
             # A request line (--enable-log-requests): the workload seen, folded per boot.
             self.fold_requests([(f.kind, int(f.value)) for f in line], line[0].line)
@@ -387,6 +396,26 @@ class BootRouter:
             if self.on_stats is not None and first != "preemptions":
                 self._stats_row(line)
         return out
+
+    def stats_facts(self, line: list[Fact]) -> None:
+        """A stats line's (or V0 preemption warning's) facts: to ``--stats-jsonl``, and
+        listed in ``--json``'s facts up to ``MAX_LISTED_STATS_LINES`` (a bug report's
+        log is listed whole; a day's log keeps the first ones and folds the rest)."""
+        if self.list_boot_facts and not self.keep_all_facts:
+            if self._num_listed_stats < MAX_LISTED_STATS_LINES:
+                self._num_listed_stats += 1
+                self.facts.extend(line)
+        if self.on_stats_facts is not None:
+            self.on_stats_facts(line)
+
+    def wants_stats_facts(self) -> bool:
+        """Whether serving mode must still make each stats line's facts (its fast path,
+        column by column, does not): ``--stats-jsonl``, or ``--json`` under its cap."""
+        return self.on_stats_facts is not None or (
+            self.list_boot_facts
+            and not self.keep_all_facts
+            and self._num_listed_stats < MAX_LISTED_STATS_LINES
+        )
 
     def fold_requests(self, values: list[tuple[str, int]], line: int | None = None) -> None:
         """Request lines' values (kind, tokens) into the current boot's tally."""
@@ -571,8 +600,20 @@ class Session(BootRouter):
     def __post_init__(self) -> None:
         self._scanner = Scanner(self.source, read_stats=self.read_stats)
         self._serving_reader = ServingReader(
-            self.source, self._framing, self, on_stats=self.on_stats, on_facts=self.on_stats_facts
+            self.source,
+            self._framing,
+            self,
+            on_stats=self.on_stats,
+            on_facts=self._serving_stats_facts if self.wants_stats_facts() else None,
         )
+
+    def _serving_stats_facts(self, line: list[Fact]) -> None:
+        """Serving mode's stats facts: listed and streamed; once ``--json`` has listed
+        its ``MAX_LISTED_STATS_LINES`` and nothing streams, serving mode's fast path
+        (no facts made) takes over again."""
+        self.stats_facts(line)
+        if not self.wants_stats_facts():
+            self._serving_reader.on_facts = None
 
     @property
     def recount(self) -> Callable[[int, int], int] | None:
