@@ -461,6 +461,12 @@ Examples:
     help="List the shipped table's models (no MODEL); --format csv/markdown/json too.",
 )
 @click.option(
+    "--list-architectures",
+    is_flag=True,
+    help="List every architecture of vLLM 0.33's registry and whether this tool models it: "
+    "verified (a hand-worked test), modelled, or not verified (never exact on its own).",
+)
+@click.option(
     "--list-gpus",
     is_flag=True,
     help="List the GPU table: each card's memory and its source (no MODEL).",

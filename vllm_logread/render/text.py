@@ -52,6 +52,12 @@ def kv_text(
         f"source:  {spec.source}",
         f"KV:      {spec.describe()}",
     ]
+    if spec.architecture is not None or not spec.is_verified:
+        lines.insert(
+            2,
+            f"arch:    {spec.architecture or '-'} ({spec.architecture_status}"
+            + (f": {spec.architecture_note})" if spec.architecture_note else ")"),
+        )
     groups = ", ".join(
         f"{g['kind']}"
         + (f" {g['window_tokens']}" if g["window_tokens"] else "")
