@@ -492,7 +492,7 @@ def kv_cmd(
                 else kv_text(spec, vllm_version=vllm_version, num_tokens=num_tokens)
             )
         else:
-            from .capacity import Workload
+            from .capacity import Workload, tokens_held_at_end
             from .render.estimate import estimate_json, estimate_text
             from .report.estimate import estimate_boot
 
@@ -513,7 +513,8 @@ def kv_cmd(
                     spec,
                     block_size=est.block_size,
                     vllm_version=est.vllm_version,
-                    num_tokens=prompt_tokens + output_tokens,
+                    # P + O - 1: the tokens a request holds at the end of its answer.
+                    num_tokens=tokens_held_at_end(prompt_tokens, output_tokens),
                 )
                 rep["boot_estimate"] = estimate_json(est)
                 out = dumps(rep)

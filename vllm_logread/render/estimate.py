@@ -135,7 +135,7 @@ def estimate_text(e: BootEstimate, *, explain: bool = False) -> str:
                 else f"{cap.num_blocks:,}"
             )
             lines.append(
-                f"  per user:        {w.tokens_per_user:,} tokens = {cap.blocks_per_user:,} blocks;"
+                f"  per user:        {cap.tokens_held:,} tokens = {cap.blocks_per_user:,} blocks;"
                 f" {usable} // {cap.blocks_per_user:,} = {cap.users:,} users"
             )
     capped = c is not None and c.capacity is not None and c.capacity.users > e.max_num_seqs

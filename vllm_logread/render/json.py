@@ -308,6 +308,7 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
             },
             "users": report.users,
             "users_mid_answer": report.users_mid_answer,
+            "answer": None if report.answer is None else report.answer.to_json(),
             "is_exact": report.is_exact,
             "engines": [
                 {
