@@ -26,7 +26,7 @@ from .errors import LogReadError, MissingPoolError, UsageError
 from .events import Output
 from .inputs import open_input, run
 from .kv.config import load_config, resolve_spec
-from .outcome import ExitStatus, exit_status, results_of, worst
+from .outcome import ExitStatus, exit_status, results_of, with_sweep, worst
 from .read.metrics import fetch_metrics
 from .render.ci import Extras
 from .render.json import json_text
@@ -316,8 +316,8 @@ class _Job:
         """After the end of input: JSON, the format's output, the exit code
         and (stderr) its reason, each input judged on its own."""
         opts, sessions = self.opts, self.sessions
-        results = results_of(sessions, all_boots=opts.all_boots)
         workloads = extras.workloads if extras.is_sweep else ()
+        results = with_sweep(results_of(sessions, all_boots=opts.all_boots), workloads)
         status = worst(
             [
                 exit_status(

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from .read.facts import Fact, ParseWarning
 from .read.metrics import Server
 from .report.model import Options, Report
+from .report.sweep import SweepRow
 from .watch import LoadSummary
 
 #: ``report``, ``alert``, ``summary``, ``warning`` (stderr), ``echo`` (input
@@ -75,6 +76,10 @@ class InputResult:
     # and JSON totals count only the inputs with error_code 0.
     error_code: int = 0
     error: str = ""
+    # A sweep (--prompt/--output lists): each report's answer at each workload,
+    # computed once (report/sweep.py, outcome.with_sweep); the gate, JSON, CSV
+    # and text read these rows.
+    sweep: tuple[SweepRow, ...] = ()
 
     @property
     def is_good(self) -> bool:

@@ -169,10 +169,14 @@ def pool_from_report(
             f"{report.source}: no KV pool in blocks to simulate (the log states no pool line, "
             "or its block size is unknown); pass --num-blocks and --block-size"
         )
+    # The boot as read resolved it (report/resolved.py): its KV cache groups and null block.
+    resolved = getattr(report, "resolved", None)
     basis = report.basis
-    layout = None if basis is None else basis.layout
+    layout = resolved.layout if resolved is not None else None if basis is None else basis.layout
     groups: tuple[GroupRule, ...] = ()
-    has_null = report.engine_generation != "V0"
+    has_null = (
+        resolved.has_null_block if resolved is not None else report.engine_generation != "V0"
+    )
     if layout is not None:
         groups = tuple(
             GroupRule(kind=g.kind, block_size=g.block_size, window_tokens=g.window_tokens)
