@@ -91,7 +91,7 @@ def test_max_num_seqs_caps_the_headline_json_and_gate() -> None:
     )
     text = " ".join(run(str(L4_GPT_OSS)).stdout.split())
     assert text.startswith(
-        "== vllm-logread: 256 users run at once at 512 prompt + 128 output tokens: "
+        "== vllm-logread: 256 users at 512 prompt + 128 output tokens run at once: "
         "max_num_seqs 256 caps them (the pool holds 279, 304 mid-answer)"
     )
     gate = run(str(L4_GPT_OSS), "--min-users", "270")

@@ -44,38 +44,25 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from . import rules
 from .errors import UsageError
 from .kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
 from .kv.specs import KVSpec, MambaSpec
-from .versions import (
-    HYBRID_MANAGER_FROM,
-    POOL_TOKENS_FROM_CONCURRENCY,
-    POOL_TOKENS_LINE_FROM,
-    _at_least,
-    cdiv,
-    parse_version,
-)
+from .rules import concurrency_counts_tokens, pool_tokens_from_concurrency, prints_pool_blocks
+from .versions import cdiv, parse_version
 from .workload import RequestTokens
-
-# ---- vLLM's end-of-answer rule (issue 25). It moves to rules.py (as
-# rules.tokens_held_at_end) once that module lands; until then it lives here. ----
 
 
 def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:
-    """KV tokens a request of P prompt + O output tokens holds at its last step.
-
-    vLLM feeds each sampled token back to compute the next one, so the step that
-    samples the O-th token computes P + O - 1 tokens and the O-th token's KV is
-    never written: P + O - 1 (O >= 1; a prompt alone holds P). Proven on a real
-    vLLM 0.32 CPU boot (tests/real_vllm/NOTES.md): 48 users of 513 + 128 on 753
-    blocks of 32 settled at 37 running holding 740 blocks, 20 each =
-    cdiv(640, 32); P + O = 641 would be 21 blocks and 35 users. Holds for V0
-    and V1 alike (the scheduler allocates slots for computed + new tokens).
+    """KV tokens a request of P prompt + O output tokens holds at its last step:
+    vLLM's P + O - 1 (rules.tokens_held_at_end: the last sampled token is never
+    fed back, so its KV is never written). An answer of 0 tokens is no request
+    vLLM serves (max_tokens >= 1): taken as 1, the prompt alone.
 
     >>> tokens_held_at_end(513, 128), tokens_held_at_end(512, 1), tokens_held_at_end(512, 0)
     (640, 512, 512)
     """
-    return prompt_tokens + max(output_tokens, 1) - 1
+    return rules.tokens_held_at_end(prompt_tokens, max(output_tokens, 1))
 
 
 def tokens_held_mid_answer(prompt_tokens: int, output_tokens: int) -> int:
@@ -87,9 +74,6 @@ def tokens_held_mid_answer(prompt_tokens: int, output_tokens: int) -> int:
     (575, 512)
     """
     return tokens_held_at_end(prompt_tokens, output_tokens // 2)
-
-
-# ---- end of the rule ----
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -650,7 +634,7 @@ def max_concurrency(
     if max_model_len <= 0:
         raise UsageError(f"max_model_len must be positive, got {max_model_len}")
     version = parse_version(vllm_version) if vllm_version is not None else layout.vllm_version
-    if not layout.has_null_block or not _at_least(version, HYBRID_MANAGER_FROM):
+    if concurrency_counts_tokens(version, is_v0=not layout.has_null_block):
         # V0 (no null block) and V1 before 0.9.1.
         return num_blocks * layout.block_size / max_model_len
     per_request = blocks_per_max_len_request(
@@ -678,9 +662,9 @@ def pool_tokens_printed(
     gpt-oss-120b, 2 groups: 39,192 blocks -> 39,192 // 2 x 16 = 313,536.
     """
     version = parse_version(vllm_version) if vllm_version is not None else layout.vllm_version
-    if version is not None and version < POOL_TOKENS_LINE_FROM:
+    if prints_pool_blocks(version):
         raise UsageError("vLLM before 0.8.0 prints '# GPU blocks: N', not a token count")
-    if _at_least(version, POOL_TOKENS_FROM_CONCURRENCY):
+    if pool_tokens_from_concurrency(version):
         if max_model_len is None:
             raise UsageError("vLLM >= 0.21 derives the pool tokens from max_model_len")
         conc = max_concurrency(
@@ -737,7 +721,7 @@ def num_blocks_from_pool_line(
     block size, version or model).
     """
     version = parse_version(vllm_version) if vllm_version is not None else layout.vllm_version
-    if version is not None and version < POOL_TOKENS_LINE_FROM:
+    if prints_pool_blocks(version):
         raise UsageError("vLLM before 0.8.0 prints '# GPU blocks: N' itself")
 
     def per_request_blocks(max_len: int) -> int:
@@ -748,7 +732,7 @@ def num_blocks_from_pool_line(
             mamba_blocks_per_request=mamba_blocks_per_request,
         )
 
-    if _at_least(version, POOL_TOKENS_FROM_CONCURRENCY):
+    if pool_tokens_from_concurrency(version):
         if max_model_len is None:
             raise UsageError("decoding the 0.21+ pool line needs max_model_len")
         per_request = per_request_blocks(max_model_len)

@@ -174,9 +174,7 @@ def pool_from_report(
     basis = report.basis
     layout = resolved.layout if resolved is not None else None if basis is None else basis.layout
     groups: tuple[GroupRule, ...] = ()
-    has_null = (
-        resolved.has_null_block if resolved is not None else report.engine_generation != "V0"
-    )
+    has_null = resolved.has_null_block if resolved is not None else report.engine_generation != "V0"
     if layout is not None:
         groups = tuple(
             GroupRule(kind=g.kind, block_size=g.block_size, window_tokens=g.window_tokens)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..boots import DEFAULT_MAX_NUM_BATCHED_TOKENS
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
+from ..rules import DEFAULT_MAX_NUM_BATCHED_TOKENS
 from ..versions import cdiv
 
 

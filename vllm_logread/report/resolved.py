@@ -27,9 +27,20 @@ from typing import Any, Generic, Literal, TypeVar
 from ..boots import Boot
 from ..kv.groups import KVCacheLayout
 from ..read.facts import Fact
-from ..versions import version_or_none
+from ..rules import (
+    A100_MAX_GIB,
+    BIG_GPU_GIB,
+    CPU_MAX_NUM_SEQS,
+    DEFAULT_MAX_NUM_BATCHED_TOKENS,
+    DEFAULT_MAX_NUM_SEQS_BIG_GPU,
+    GPU_MAX_NUM_SEQS_CANDIDATES,
+    SMALL_GPU_MAX_NUM_BATCHED_TOKENS,
+    cpu_batch_defaults_apply,
+    cpu_mla_max_num_batched_tokens,
+    default_max_num_seqs,
+)
 from .gpus import Gpu, find_gpu
-from .whatif import _batched_tokens_proven, default_max_num_seqs
+from .whatif import _batched_tokens_proven
 
 T = TypeVar("T")
 
@@ -58,27 +69,11 @@ class Sourced(Generic[T]):
     source: str
 
 
-# ---- vLLM's scheduler defaults on CPU (issue 25). They move to rules.py once
-# that module lands; until then they live here. vLLM's EngineArgs batch
-# defaults for `vllm serve` on a CPU platform: max_num_seqs 128 x world size,
-# max_num_batched_tokens 2,048 x world size (world = TP x PP). Read in the
-# 0.20.2 and 0.33 wheels' arg_utils.py (source only); 0.9.1's has no CPU
-# branch (its GPU rule), versions between are not checked, so a CPU log
-# before 0.20 keeps the GPU rule's figure, said as assumed. The real vLLM
-# 0.32 CPU boots (tests/real_vllm/NOTES.md) ran with 128. ----
-CPU_BATCH_DEFAULTS_FROM = (0, 20, 0)
-CPU_MAX_NUM_SEQS_PER_RANK = 128
-CPU_MAX_NUM_BATCHED_TOKENS_PER_RANK = 2048
-# vLLM's GPU tiers (EngineArgs.get_batch_defaults, `vllm serve`): 8,192 batched
-# tokens with max_num_seqs 1,024 on 70 GiB or more but A100s, else 2,048 / 256.
-GPU_BIG_MAX_NUM_BATCHED_TOKENS = 8192
-GPU_MAX_NUM_BATCHED_TOKENS = 2048
-# The two GPU max_num_seqs defaults, and the largest A100 (80 GB = 79.x GiB
-# as CUDA reports it; H100-80GB reports 79.19): a card whose memory is known
-# only to exceed this is no A100, so 1,024 is settled.
-GPU_MAX_NUM_SEQS_CANDIDATES = (256, 1024)
-A100_MAX_GIB = 80.0
-# ---- end of the rules ----
+# vLLM's defaults used here are rules.py's: the CPU backend's 128 sequences and
+# 2,048 batched tokens per rank (from 0.20: rules.cpu_batch_defaults_apply), a
+# GPU's 256 / 2,048 or, on 70 GiB or more but A100s, 1,024 / 8,192.
+CPU_MAX_NUM_SEQS_PER_RANK = CPU_MAX_NUM_SEQS
+CPU_MAX_NUM_BATCHED_TOKENS_PER_RANK = SMALL_GPU_MAX_NUM_BATCHED_TOKENS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,11 +120,10 @@ def scheduler_limits(
     """
     version = boot.value("vllm_version")
     version_s = str(version) if version else None
-    vt = version_or_none(version_s)
     pp_v = boot.value("pipeline_parallel_size")
     world = max(tensor_parallel_size, 1) * (int(pp_v) if isinstance(pp_v, int) and pp_v > 0 else 1)
     is_cpu = (device or "").upper() == "CPU"
-    cpu_rule = is_cpu and generation != "V0" and vt is not None and vt >= CPU_BATCH_DEFAULTS_FROM
+    cpu_rule = is_cpu and cpu_batch_defaults_apply(version_s, generation)
     seqs_f = boot.last("max_num_seqs")
     mnbt_f = boot.last("max_num_batched_tokens")
     big: bool | None = None
@@ -148,7 +142,7 @@ def scheduler_limits(
         value, source, settled = _gpu_max_num_seqs(
             boot, generation, gpu, available_kv, layout, num_blocks, max_model_len, version_s
         )
-        big = value == 1024 and generation != "V0"
+        big = value == DEFAULT_MAX_NUM_SEQS_BIG_GPU and generation != "V0"
         if not settled:
             candidates = GPU_MAX_NUM_SEQS_CANDIDATES
             if value != min(candidates):
@@ -180,10 +174,10 @@ def scheduler_limits(
                     max_model_len,
                     version_s,
                 )[0]
-                == 1024
+                == DEFAULT_MAX_NUM_SEQS_BIG_GPU
                 and generation != "V0"
             )
-        value = GPU_BIG_MAX_NUM_BATCHED_TOKENS if big else GPU_MAX_NUM_BATCHED_TOKENS
+        value = DEFAULT_MAX_NUM_BATCHED_TOKENS if big else SMALL_GPU_MAX_NUM_BATCHED_TOKENS
         mnbt = Sourced(
             value=value,
             kind="default",
@@ -194,7 +188,7 @@ def scheduler_limits(
         # vLLM 0.32 platforms/cpu.py turns chunked prefill off for MLA models;
         # then a whole prompt must fit one step: max(max_model_len, the default).
         mnbt = Sourced(
-            value=max(max_model_len, mnbt.value),
+            value=max(cpu_mla_max_num_batched_tokens(max_model_len), mnbt.value),
             kind="derived",
             source=f"max(max_model_len {max_model_len:,}, {mnbt.value:,}): vLLM on CPU turns "
             "chunked prefill off for MLA models",
@@ -256,7 +250,7 @@ def _gpu_max_num_seqs(
     if generation == "V0" or proven in (2048, 16384):
         settled = True
     elif total is not None:
-        settled = total < 70.0 or total > A100_MAX_GIB or name is not None
+        settled = total < BIG_GPU_GIB or total > A100_MAX_GIB or name is not None
     else:
         settled = low is not None and low > A100_MAX_GIB
     return value, source, settled
