@@ -351,28 +351,6 @@ def build_vllm_report(
                 f"every request of {tokens:,} tokens is over max_model_len "
                 f"{st.max_model_len:,}: vLLM rejects it, so no user of this workload is served"
             )
-    basis = None
-    if first_cap is not None and block_size and not unknowns and not serves_nobody:
-        basis = basis_for_report(
-            boot,
-            first_cap,
-            block_size=block_size,
-            spec=spec,
-            layout=layout,
-            workload=workload,
-            available_kv=st.avail_f,
-            kv_cache_dtype=st.kv_cache_dtype,
-            tensor_parallel_size=st.tensor_parallel_size,
-            max_model_len=st.max_model_len,
-            generation=st.gen,
-            num_engines=len(engines),
-            options=opts,
-            spec_resolver=spec_resolver,
-            engine_num_blocks=[e.num_blocks for e in engines],
-            max_num_seqs=limits.max_num_seqs.value,
-            max_num_seqs_source=limits.max_num_seqs.source,
-        )
-    what_if, target = for_report(basis, opts)
     resolved = ResolvedBoot(
         source=source,
         vllm_version=str(st.version) if st.version else None,
@@ -389,6 +367,19 @@ def build_vllm_report(
         scheduler=limits,
         tensor_parallel_size=st.tensor_parallel_size,
     )
+    basis = None
+    if first_cap is not None and block_size and not unknowns and not serves_nobody:
+        basis = basis_for_report(
+            boot,
+            first_cap,
+            resolved=resolved,
+            workload=workload,
+            available_kv=st.avail_f,
+            kv_cache_dtype=st.kv_cache_dtype,
+            options=opts,
+            spec_resolver=spec_resolver,
+        )
+    what_if, target = for_report(basis, opts)
     return Report(
         source=source,
         boot=boot,

@@ -4,7 +4,8 @@ A boot's values (block size, pool, layout, the scheduler's limits, the max model
 length) are decided here once, each with where it came from (stated on a line
 of the log, given as an option, a default of vLLM's rule, or derived), and
 every command reads them from the :class:`ResolvedBoot`: ``read`` and its
-what-ifs, a sweep, the ``--min-users`` gate, ``simulate`` and ``diff``.
+what-ifs (report/whatif.basis_for_report), a sweep, the ``--min-users`` gate,
+``simulate`` (its pool and scheduler limits) and ``diff`` (the reports' answers).
 
 :func:`answer` is the users at a workload: the pool's users on each
 data-parallel engine capped by the requests its scheduler admits at once
@@ -14,8 +15,8 @@ beside it. The L4 gpt-oss-20b sample: 13,708 blocks hold 279 users of 512 +
 ``max_num_seqs``, pool 279.
 
 The stage order holds: this module imports the lower stages (boots, capacity,
-kv, read) and report/whatif.py's vLLM defaults, never report/build.py or
-report/model.py.
+kv, read, rules) and report/gpus.py, never report/build.py, report/model.py or
+report/whatif.py (which read it).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from ..boots import Boot
+from ..capacity import max_concurrency
+from ..errors import LogReadError
 from ..kv.groups import KVCacheLayout
 from ..read.facts import Fact
 from ..rules import (
@@ -40,7 +43,6 @@ from ..rules import (
     default_max_num_seqs,
 )
 from .gpus import Gpu, find_gpu
-from .whatif import _batched_tokens_proven
 
 T = TypeVar("T")
 
@@ -254,6 +256,44 @@ def _gpu_max_num_seqs(
     else:
         settled = low is not None and low > A100_MAX_GIB
     return value, source, settled
+
+
+def _batched_tokens_proven(
+    boot: Boot,
+    layout: KVCacheLayout | None,
+    num_blocks: int,
+    max_model_len: int | None,
+    version: str | None,
+) -> int | None:
+    """The one vLLM default max_num_batched_tokens (2,048, 8,192 or 16,384)
+    that gives the log's printed max concurrency, when the log does not state
+    it and the figure depends on it (sliding-window or chunked groups); None
+    when none or several do."""
+    conc = boot.first("max_concurrency")
+    if (
+        conc is None
+        or layout is None
+        or not max_model_len
+        or boot.last("max_num_batched_tokens") is not None
+        or not any(g.kind in ("sliding", "chunked") for g in layout.groups)
+    ):
+        return None
+    printed = float(conc.value)
+    matching = []
+    for mnbt in (8192, 2048, 16384):
+        try:
+            ours = max_concurrency(
+                layout,
+                num_blocks=num_blocks,
+                max_model_len=max_model_len,
+                vllm_version=version,
+                max_num_batched_tokens=mnbt,
+            )
+        except LogReadError:
+            return None
+        if abs(round(ours, 2) - printed) <= 0.0051:
+            matching.append(mnbt)
+    return matching[0] if len(matching) == 1 else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

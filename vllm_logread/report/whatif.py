@@ -46,6 +46,7 @@ from ..rules import concurrency_counts_tokens, default_max_num_seqs, default_uti
 from ..versions import cdiv
 from .gpus import Gpu, find_gpu
 from .mix import users_arithmetic
+from .resolved import ResolvedBoot
 
 GIB = 1 << 30
 
@@ -378,40 +379,6 @@ class Basis:
         )
 
 
-def _batched_tokens_proven(
-    boot: Any, layout: Any, num_blocks: int, max_model_len: int | None, version: str | None
-) -> int | None:
-    """The one vLLM default max_num_batched_tokens (2,048, 8,192 or 16,384)
-    that gives the log's printed max concurrency, when the log does not state
-    it and the figure depends on it (sliding-window or chunked groups); None
-    when none or several do."""
-    conc = boot.first("max_concurrency")
-    if (
-        conc is None
-        or layout is None
-        or not max_model_len
-        or boot.last("max_num_batched_tokens") is not None
-        or not any(g.kind in ("sliding", "chunked") for g in layout.groups)
-    ):
-        return None
-    printed = float(conc.value)
-    matching = []
-    for mnbt in (8192, 2048, 16384):
-        try:
-            ours = max_concurrency(
-                layout,
-                num_blocks=num_blocks,
-                max_model_len=max_model_len,
-                vllm_version=version,
-                max_num_batched_tokens=mnbt,
-            )
-        except LogReadError:
-            return None
-        if abs(round(ours, 2) - printed) <= 0.0051:
-            matching.append(mnbt)
-    return matching[0] if len(matching) == 1 else None
-
-
 def _quantized(boot: Any, model: str | None) -> str | None:
     q = boot.value("quantization")
     if q and str(q).lower() not in ("none", "null"):
@@ -427,26 +394,25 @@ def basis_for_report(
     boot: Any,
     capacity: Capacity,
     *,
-    block_size: int,
-    spec: Any,
-    layout: Any,
+    resolved: ResolvedBoot,
     workload: Workload,
     available_kv: Fact | None,
     kv_cache_dtype: str | None,
-    tensor_parallel_size: int,
-    max_model_len: int | None,
-    generation: str | None,
-    num_engines: int,
     options: Any,
     spec_resolver: Callable[..., Any] | None,
-    engine_num_blocks: Sequence[int | None] = (),
-    max_num_seqs: int | None = None,
-    max_num_seqs_source: str = "",
 ) -> Basis:
-    """The Basis of a report's first engine (report.build_report calls this).
-
-    ``max_num_seqs``: the boot's, as report/resolved.scheduler_limits resolved it.
-    """
+    """The Basis of a report's first engine (report.build_report calls this):
+    the block size, spec, layout, TP, max model length, engines and
+    max_num_seqs as the ResolvedBoot decided them (report/resolved.py)."""
+    block_size = resolved.block_size.value or capacity.block_size
+    spec, layout = resolved.spec, resolved.layout
+    tensor_parallel_size = resolved.tensor_parallel_size
+    max_model_len = resolved.max_model_len.value
+    generation = resolved.generation
+    engine_num_blocks = resolved.engine_num_blocks
+    num_engines = len(engine_num_blocks)
+    max_num_seqs = resolved.scheduler.max_num_seqs.value
+    max_num_seqs_source = resolved.scheduler.max_num_seqs.source
     model = boot.value("model")
     model_s = str(model) if model else None
     version = boot.value("vllm_version")
