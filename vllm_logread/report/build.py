@@ -329,8 +329,13 @@ def build_vllm_report(
     )
     engines = _capped(engines, limits)
     if users_range is not None:
-        m = min(limits.max_num_seqs_candidates) * max(len(engines), 1)
-        users_range = (min(users_range[0], m), min(users_range[1], m))
+        # Each end capped by what the scheduler admits: the least max_num_seqs
+        # vLLM's rule allows for the low end, the most for the high end.
+        n = max(len(engines), 1)
+        users_range = (
+            min(users_range[0], min(limits.max_num_seqs_candidates) * n),
+            min(users_range[1], max(limits.max_num_seqs_candidates) * n),
+        )
     if serves_nobody:
         users_range = None
         if failure is None and st.max_model_len is not None and workload.is_mix:
