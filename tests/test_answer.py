@@ -151,3 +151,33 @@ def test_answer_caps_each_engine_on_its_own() -> None:
     a = answer([(100, 120), (200, 220)], m)
     assert (a.users, a.limit) == (300, "pool")
     assert answer([(None, None)], m).users is None
+
+
+def test_diff_says_when_max_num_seqs_caps_the_users() -> None:
+    # OLD: the L4's 279 in the pool, 256 by its proven max_num_seqs; NEW: 3,012 in the
+    # pool (147,594 blocks // 49), 256 or 1,024 by the card: at least 256.
+    r = run("diff", str(L4_GPT_OSS), str(S / "hybrid_gpt_oss_20b_v0_11.log"))
+    line = next(x for x in r.stdout.splitlines() if x.startswith("  users "))
+    assert "256 (capped; pool 279)" in line and "at least 256 (pool 3,012)" in line
+
+
+def test_a_sweep_is_computed_once_in_the_report_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    # --prompt 512,1024: the report itself is 512+128; the sweep builds 1024+128 once,
+    # and the CSV, the gate and the exit code read that row (no second build).
+    import vllm_logread.report as report_pkg
+
+    built: list[tuple[int, int]] = []
+    real = report_pkg.build_report
+
+    def counting(boot: Any, opts: Any, **kw: Any) -> Any:
+        built.append((opts.workload.prompt_tokens, opts.workload.output_tokens))
+        return real(boot, opts, **kw)
+
+    monkeypatch.setattr(report_pkg, "build_report", counting)
+    # 1,024 + 128: 1,151 tokens = 72 blocks of 16 -> 1,505 // 72 = 20 users on the L4 seed.
+    seed = S / "seed_qwen3-8b_l4.log"
+    r = run(str(seed), "--prompt", "512,1024", "--format", "csv", "--min-users", "21")
+    assert built == [(1024, 128)]
+    assert r.exit_code == 1 and "only 20 users" in r.stderr
+    users = [line.split(",")[4] for line in r.stdout.splitlines()[1:]]
+    assert users == ["37", "20"]
