@@ -51,6 +51,9 @@ def kv_report(
     return {
         "model": spec.model,
         "source": spec.source,
+        "architecture": spec.architecture,
+        "architecture_status": spec.architecture_status,
+        "architecture_note": spec.architecture_note,
         "source_kind": spec.source_kind,
         "model_type": spec.model_type,
         "tensor_parallel_size": spec.tensor_parallel_size,
