@@ -397,3 +397,28 @@ def test_a_lead_that_explains_only_part_says_how_much() -> None:
     sentence = obj["explanation"]["sentence"]
     assert "weights fell from 51.66 to 8.12 GiB" in sentence
     assert "43.54 of the 84.53 GiB; 40.99 GiB is in no line both logs state" in sentence
+
+
+def test_two_boots_of_the_same_settings_say_the_variance(tmp_path: Path) -> None:
+    """The L4 seed booted again with every setting the same: the profile gave the KV
+    cache 3.24 GiB instead of 3.31 (an edited copy: 23,584 tokens = 1,474 blocks of 16 x
+    147,456 B = 3.24 GiB; 2.88x = 23,584 / 8,192). The pool moved (1,474 - 1,506) / 1,506
+    = -2.1%: the boot-to-boot variance, and a gate wants --margin 3% (2.1 rounded up)."""
+    seed = (S / "seed_qwen3-8b_l4.log").read_text()
+    again = (
+        seed.replace("Available KV cache memory: 3.31 GiB", "Available KV cache memory: 3.24 GiB")
+        .replace("GPU KV cache size: 24,096 tokens", "GPU KV cache size: 23,584 tokens")
+        .replace("per request: 2.94x", "per request: 2.88x")
+    )
+    path = tmp_path / "again.log"
+    path.write_text(again)
+    _, obj = diff_json(S / "seed_qwen3-8b_l4.log", path)
+    ex = obj["explanation"]
+    assert ex["boot_to_boot_pct"] == 2.1  # type: ignore[index]
+    assert (
+        "every setting the logs state is the same, so the 2.1% move is the memory profile's "
+        "boot-to-boot variance: a --min-users gate on this setup wants --margin 3% or more"
+    ) in ex["sentence"]  # type: ignore[index]
+    # A change of setting is not variance: fp8 KV doubles the pool for its own reason.
+    _, fp8 = diff_json(SEED, S / "real_vllm_0.32_qwen3-8b_fp8.log")
+    assert fp8["explanation"]["boot_to_boot_pct"] is None  # type: ignore[index]

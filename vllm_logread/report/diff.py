@@ -168,6 +168,9 @@ class Explanation:
     effects: tuple[Effect, ...] = ()
     unexplained_gib: float | None = None
     unstated: tuple[str, ...] = ()
+    # Two boots of the same settings whose pools differ: the move in percent (the
+    # memory profile's boot-to-boot variance); None otherwise.
+    boot_to_boot_pct: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -179,6 +182,9 @@ class Explanation:
             if self.unexplained_gib is None
             else round(self.unexplained_gib, 4),
             "unstated": list(self.unstated),
+            "boot_to_boot_pct": None
+            if self.boot_to_boot_pct is None
+            else round(self.boot_to_boot_pct, 2),
         }
 
 
@@ -761,6 +767,7 @@ def explain(old: Report, new: Report, by: dict[str, Row]) -> Explanation:
     """Which change explains the pool's change (see the module's docstring);
     the pool is one engine's, so a change of data-parallel engines is said too."""
     out = _explain_pool(old, new, by)
+    out = _boot_to_boot(out, by)
     dp = by["num_engines"]
     if dp.is_changed:
         out = replace(
@@ -769,6 +776,50 @@ def explain(old: Report, new: Report, by: dict[str, Row]) -> Explanation:
             f"{dp.old.value} (users are summed over them; the pool is one engine's)",
         )
     return out
+
+
+#: The rows that are a launch's settings: when none differs (and the model and version
+#: are stated on both sides), a pool that moved moved by itself.
+_SETTINGS = (
+    "vllm_version",
+    "model",
+    "dtype",
+    "kv_cache_dtype",
+    "tensor_parallel_size",
+    "num_engines",
+    "block_size",
+    "kv_cache_groups",
+    "total_gpu_gib",
+    "gpu_memory_utilization",
+    "kv_cache_memory_bytes",
+)
+
+
+def _boot_to_boot(out: Explanation, by: dict[str, Row]) -> Explanation:
+    """Two boots of the same settings whose pools differ: say how much, as the memory
+    profile's boot-to-boot variance, and the ``--margin`` a gate on this setup wants.
+
+    The profile measures the activation peak and the memory other processes hold at
+    each boot, so the same launch moves its pool by a few percent (real logs: a few
+    hundred blocks of tens of thousands). A gate at exactly one boot's users would
+    flap; ``--min-users N --margin P%`` with P at least this move does not.
+    """
+    if any(by[name].is_changed for name in _SETTINGS):
+        return out
+    if not (by["model"].old.is_known and by["vllm_version"].old.is_known):
+        return out
+    pool = by["num_blocks"] if by["num_blocks"].change_pct is not None else by["pool_tokens"]
+    pct = pool.change_pct
+    if pct is None or pct == 0:
+        return out
+    margin = math.ceil(abs(pct))
+    return replace(
+        out,
+        sentence=f"{out.sentence}; every setting the logs state is the same, so the "
+        f"{abs(pct):.1f}% move is the memory profile's boot-to-boot variance: a --min-users "
+        f"gate on this setup wants --margin {margin}% or more",
+        boot_to_boot_pct=abs(pct),
+    )
 
 
 def _explain_pool(old: Report, new: Report, by: dict[str, Row]) -> Explanation:
