@@ -44,7 +44,7 @@ from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
 from ..rules import concurrency_counts_tokens, default_max_num_seqs, default_utilization
 from ..versions import cdiv
-from .gpus import Gpu, find_gpu
+from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 from .mix import users_arithmetic
 from .resolved import ResolvedBoot
 
@@ -225,7 +225,7 @@ def parse_change(text: str) -> Change:
                 values[name] = find_gpu(raw)
             else:
                 g = float(raw)
-                if not 0 < g < 100_000:
+                if not 0 < g < MAX_GPU_GIB:
                     raise UsageError(f"--what-if {text!r}: GPU memory must be positive GiB")
                 values[name] = g
         except ValueError as err:
