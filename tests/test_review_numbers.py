@@ -50,3 +50,62 @@ def test_kv_weights_gib_of_a_big_model_still_answers() -> None:
     r = CliRunner().invoke(main, ["kv", "Qwen/Qwen3-8B", "--gpu", "L4", "--weights-gib", "70"])
     assert r.exit_code == 0, r.output
     assert "would fail" in r.output
+
+
+# --------------------------------------------------------------------------
+# The FP8 KV what-if is exact only when both ends of what the log allows agree
+# --------------------------------------------------------------------------
+
+REAL_SEED = str(SAMPLES / "real_vllm_0.32_qwen3-8b_seed.log")
+GEMMA = SAMPLES / "hybrid_gemma3_27b.log"
+
+
+def _what_if(args: list[str], change: str) -> dict[str, object]:
+    r = CliRunner().invoke(main, [*args, "--json"])
+    assert r.exit_code == 0, r.output
+    import json
+
+    found = [w for w in json.loads(r.stdout)["what_if"] if w["change"] == change]
+    assert len(found) == 1
+    return dict(found[0])
+
+
+def test_fp8_what_if_of_a_pool_known_to_a_block_is_not_exact() -> None:
+    # The real seed boot: 753 blocks of 32 (24,096 tokens / 32), 4,718,592 B
+    # a block (147,456 B x 32). vLLM took floor(A / 4,718,592) = 753, so the
+    # KV memory A is in [753, 754) blocks' bytes. At FP8 a block is 2,359,296
+    # B and floor(A / 2,359,296) is 1,506 or 1,507. A user of 8,000 + 33
+    # holds 8,032 tokens = 251 blocks of 32: (1,506 - 1 null) // 251 = 5, but
+    # (1,507 - 1) // 251 = 6 (6 x 251 = 1,506). Both are possible: 5 is not
+    # exact.
+    w = _what_if([REAL_SEED, "--prompt", "8000", "--output", "33"], "kv_cache_dtype=fp8")
+    assert w["users"] == 5
+    assert w["exact"] is False
+    assert "5 to 6 users" in str(w["note"])
+
+
+def test_fp8_what_if_stays_exact_when_both_ends_agree() -> None:
+    # The same boot at 512 + 128: 639 tokens = 20 blocks of 32; (1,506 - 1)
+    # // 20 = 75 and (1,507 - 1) // 20 = 75: exact.
+    w = _what_if([REAL_SEED], "kv_cache_dtype=fp8")
+    assert (w["users"], w["exact"]) == (75, True)
+
+
+def test_fp8_what_if_of_a_pool_decoded_as_a_range_is_not_exact(tmp_path: Path) -> None:
+    # Gemma 3 27B on vLLM 0.11 without the API server's num_gpu_blocks line:
+    # the pool line's 29,760 tokens decode to 13,020 to 13,026 blocks (7 KV
+    # cache groups). A user of 512 + 128 holds 639 tokens = 40 blocks in each
+    # of the 7 groups = 280 blocks. The headline: (13,020 - 1) // 280 = 46
+    # and (13,026 - 1) // 280 = 46, exact. FP8 doubles the blocks: (26,040 -
+    # 1) // 280 = 92 at the low end, (2 x 13,026 + 1 - 1) // 280 = 93 at the
+    # high end (93 x 280 = 26,040). The whole log's 13,025 blocks give 93:
+    # "92, exact" was a wrong exact number.
+    log = tmp_path / "gemma_no_blocks_line.log"
+    log.write_text(
+        "".join(ln for ln in GEMMA.read_text().splitlines(True) if "num_gpu_blocks" not in ln)
+    )
+    w = _what_if([str(log)], "kv_cache_dtype=fp8")
+    assert w["exact"] is False
+    assert "92 to 93 users" in str(w["note"])
+    full = _what_if([str(GEMMA)], "kv_cache_dtype=fp8")
+    assert (full["users"], full["exact"]) == (93, True)

@@ -405,6 +405,7 @@ def build_vllm_report(
             kv_cache_dtype=st.kv_cache_dtype,
             options=opts,
             spec_resolver=spec_resolver,
+            num_blocks_high=engines[0].num_blocks_high if engines else None,
         )
     what_if, target = for_report(basis, opts)
     return Report(

@@ -283,6 +283,9 @@ class Basis:
     block_size: int
     has_null_block: bool
     workload: Workload
+    # The top of the pool's range when the log leaves it (a hybrid pool decoded
+    # from its token line: Gemma 3 on 0.11, 13,020 to 13,026 blocks); None: exact.
+    num_blocks_high: int | None = None
     num_engines: int = 1
     # Each data-parallel engine's pool in blocks (empty: one engine, or all alike).
     engine_num_blocks: tuple[int, ...] = ()
@@ -400,6 +403,7 @@ def basis_for_report(
     kv_cache_dtype: str | None,
     options: Any,
     spec_resolver: Callable[..., Any] | None,
+    num_blocks_high: int | None = None,
 ) -> Basis:
     """The Basis of a report's first engine (report.build_report calls this):
     the block size, spec, layout, TP, max model length, engines and
@@ -460,6 +464,7 @@ def basis_for_report(
     pp = boot.value("pipeline_parallel_size")
     return Basis(
         num_blocks=num_blocks,
+        num_blocks_high=num_blocks_high,
         block_size=block_size,
         has_null_block=capacity.usable_blocks < capacity.num_blocks
         or (capacity.num_blocks == 0 and generation != "V0"),
@@ -701,7 +706,7 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
             arithmetic="; ".join(steps),
         )
     if delta == 0 and bpb_new * 2 == b.bytes_per_block:
-        blocks = 2 * b.num_blocks  # a page halves: exactly twice the blocks
+        blocks = 2 * b.num_blocks  # a page halves: twice the blocks, or one more
     elif delta == 0 and bpb_new == b.bytes_per_block:
         blocks = b.num_blocks
     else:
@@ -710,6 +715,10 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
     seqs = b.max_num_seqs_on(change)
     users = b.capped(c.users, seqs)
     mid = b.capped(c.users_mid_answer, seqs)
+    top = _users_at_top(b, bpb_new, delta, layout_new, seqs) if exact else None
+    if top is not None and top != users:
+        exact = False
+        notes.insert(0, f"{users:,} to {top:,} users: {_TOP_WHY}")
     null = f" - 1 null = {c.usable_blocks:,}" if c.usable_blocks < c.num_blocks else ""
     head = f"= {_gib(new_mem)} / " if len(steps) > 1 else "/ "
     if c.mix is not None or c.shared_prefix_blocks:
@@ -747,6 +756,34 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
         num_gpus=tp_new * b.pipeline_parallel_size * b.num_engines,
         arithmetic="; ".join(steps),
     )
+
+
+_TOP_WHY = (
+    "the log gives the pool's memory only to a block (vLLM rounded it down to whole "
+    "blocks), and the changed pool may hold one block more; the lower is used"
+)
+
+
+def _users_at_top(
+    b: Basis, bpb_new: int, delta: float, layout_new: Any, seqs: int | None
+) -> int | None:
+    """The users of a change at the top of what the log allows of the pool's memory.
+
+    vLLM's pool is floor(KV memory / bytes per block) blocks, so the memory is in
+    [N, N + 1) blocks' bytes (N the top of the pool's range when the log leaves one).
+    The changed pool is counted from its low end; at the top it may hold more: at half
+    the page (FP8) 2N + 1 blocks, not 2N. The real seed boot, 753 blocks of 32: 1,506
+    or 1,507 FP8 blocks, 5 or 6 users of 8,000 + 33 (251 blocks each). None: no
+    bytes per block to count with.
+    """
+    if b.bytes_per_block is None:
+        return None
+    high = b.num_blocks_high if b.num_blocks_high is not None else b.num_blocks
+    top_mem = (high + 1) * b.bytes_per_block - 1 + delta
+    if top_mem <= 0:
+        return None
+    blocks = int(top_mem // bpb_new)
+    return b.capped(b.fit(blocks, layout_new).users, seqs)
 
 
 def _cap_step(m: int | None, users_per_engine: int) -> str:
