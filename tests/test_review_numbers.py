@@ -109,3 +109,15 @@ def test_fp8_what_if_of_a_pool_decoded_as_a_range_is_not_exact(tmp_path: Path) -
     assert "92 to 93 users" in str(w["note"])
     full = _what_if([str(GEMMA)], "kv_cache_dtype=fp8")
     assert (full["users"], full["exact"]) == (93, True)
+
+
+def test_what_if_notes_count_the_tokens_a_user_holds() -> None:
+    # 513 + 128 on the real seed (blocks of 32): a user holds 513 + 128 - 1 =
+    # 640 tokens = 20 blocks at the end of its answer, as the report's "per
+    # user" line says; the what-ifs counted 20 blocks but wrote "641 tokens".
+    args = [REAL_SEED, "--prompt", "513", "--output", "128"]
+    w = _what_if(args, "kv_cache_dtype=fp8")
+    # (1,506 - 1) // 20 = 75 and (1,507 - 1) // 20 = 75.
+    assert w["users"] == 75 and "75 users at 640 tokens" in str(w["note"])
+    m = _what_if([*args, "--what-if", "max_model_len=4096"], "max_model_len=4096")
+    assert "users at 640 tokens stay" in str(m["note"]) and "641" not in str(m["note"])

@@ -738,7 +738,9 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
     if not c.is_exact:
         exact = False
     per = " on the first engine" if b.num_engines > 1 else ""
-    at = "of the mix" if b.workload.is_mix else f"at {b.workload.tokens_per_user:,} tokens"
+    # The tokens a user holds at the end of its answer (P + O - 1), as the report's
+    # "per user" line counts them: 513 + 128 holds 640 = 20 blocks of 32.
+    at = "of the mix" if b.workload.is_mix else f"at {b.workload.tokens_held_at_end:,} tokens"
     note = f"{blocks:,} blocks{per}, {users:,} users {at}{b.cap_note(c.users, seqs)}"
     if change.kv_cache_dtype is not None and delta == 0 and exact:
         note += " (rounding may move it by a block)"
@@ -866,7 +868,7 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
     w = b.workload
     parts = [
         f"the pool stays {b.num_blocks:,} blocks (memory sets it, not the length), so the "
-        f"users {'of the mix' if w.is_mix else f'at {w.tokens_per_user:,} tokens'} stay "
+        f"users {'of the mix' if w.is_mix else f'at {w.tokens_held_at_end:,} tokens'} stay "
         f"{users:,}; vLLM's max concurrency becomes "
         f"{formula} = {conc:.2f}x for {n:,}-token requests"
     ]
