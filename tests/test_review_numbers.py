@@ -121,3 +121,33 @@ def test_what_if_notes_count_the_tokens_a_user_holds() -> None:
     assert w["users"] == 75 and "75 users at 640 tokens" in str(w["note"])
     m = _what_if([*args, "--what-if", "max_model_len=4096"], "max_model_len=4096")
     assert "users at 640 tokens stay" in str(m["note"]) and "641" not in str(m["note"])
+
+
+# --------------------------------------------------------------------------
+# --compare-metrics: a figure the log does not state is not the log's
+# --------------------------------------------------------------------------
+
+L4_SEED = SEED
+METRICS_32 = str(SAMPLES / "real_vllm_0.32_qwen3-8b.metrics.txt")
+
+
+def test_compare_metrics_does_not_give_an_assumed_block_size_as_the_logs() -> None:
+    # The L4 seed states 24,096 tokens but no block size: the report assumes
+    # vLLM's GPU default 16 (24,096 / 16 = 1,506 blocks). The real CPU scrape
+    # states block_size 32 and 753 blocks, 24,096 tokens: the same pool at 32
+    # (753 x 32 = 24,096). Main said "log 16", "log 1506 (line 16)" and blamed
+    # "different boots (a restart between them?)" and "a hybrid model": the
+    # tool's assumption is what the scrape contradicts, not the log.
+    import json
+
+    r = CliRunner().invoke(main, [L4_SEED, "--compare-metrics", METRICS_32, "--json"])
+    assert r.exit_code == 0, r.output
+    rows = {a["name"]: a for a in json.loads(r.stdout)["metrics_crosscheck"]}
+    bs, blocks = rows["block_size"], rows["num_gpu_blocks"]
+    assert (bs["log"], bs["metrics"], bs["status"]) == (None, "32", "metrics only")
+    assert "assumed 16" in bs["why"] and "--block-size 32" in bs["why"]
+    assert (blocks["log"], blocks["metrics"], blocks["status"]) == (None, "753", "metrics only")
+    assert "24,096 tokens" in blocks["why"] and "different boots" not in blocks["why"]
+    assert rows["kv_cache_size_tokens"]["status"] == "same"
+    t = CliRunner().invoke(main, [L4_SEED, "--compare-metrics", METRICS_32])
+    assert "they agree" in t.stdout and "hybrid" not in t.stdout
