@@ -151,3 +151,25 @@ def test_compare_metrics_does_not_give_an_assumed_block_size_as_the_logs() -> No
     assert rows["kv_cache_size_tokens"]["status"] == "same"
     t = CliRunner().invoke(main, [L4_SEED, "--compare-metrics", METRICS_32])
     assert "they agree" in t.stdout and "hybrid" not in t.stdout
+
+
+@pytest.mark.parametrize(
+    ("log", "users_range"),
+    [
+        # vLLM on a Tenstorrent card: the pool is 33,104 tokens and the block
+        # size is not settled (the text says "51 to 256 users").
+        ("platform_tt.log", [51, 256]),
+        # A hybrid served from a path: its layout is unknown (no range).
+        ("never_wrong_unnamed_hybrid.log", None),
+    ],
+)
+def test_unknown_users_are_never_called_exact(log: str, users_range: list[int] | None) -> None:
+    # --json said "users": null beside "is_exact": true: a reader that trusts
+    # is_exact is told an unknown figure is exact.
+    import json
+
+    r = CliRunner().invoke(main, [str(SAMPLES / log), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["users"] is None and out.get("users_range") == users_range
+    assert out["is_exact"] is False

@@ -429,9 +429,11 @@ def build_vllm_report(
         kv_bytes_per_token_source=None if spec is None else spec_source(spec),
         kv_shape=None if spec is None else spec.describe(),
         # A users figure capped by a max_num_seqs the log does not settle is a
-        # lower bound, not exact.
+        # lower bound, not exact; unknown users (a range, a layout not known) are
+        # never exact.
         is_exact=(first_cap.is_exact if first_cap is not None else is_uniform)
-        and not the_answer.is_lower_bound,
+        and not the_answer.is_lower_bound
+        and (serves_nobody or all(e.users is not None for e in engines)),
         workload=workload,
         capacity=first_cap,
         engines=tuple(engines),
