@@ -173,3 +173,15 @@ def test_unknown_users_are_never_called_exact(log: str, users_range: list[int] |
     out = json.loads(r.stdout)
     assert out["users"] is None and out.get("users_range") == users_range
     assert out["is_exact"] is False
+
+
+def test_markdown_and_github_give_the_text_reports_range() -> None:
+    # platform_tt: the text report's headline is "51 to 256 users fit at 512
+    # prompt + 128 output tokens"; markdown and the GitHub annotation said
+    # "users unknown": the same input, two answers.
+    log = str(SAMPLES / "platform_tt.log")
+    for fmt in ("markdown", "github"):
+        r = CliRunner().invoke(main, [log, "--format", fmt])
+        assert r.exit_code == 0, r.output
+        assert "51 to 256 users" in r.stdout, (fmt, r.stdout)
+        assert "users unknown" not in r.stdout
