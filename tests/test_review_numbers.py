@@ -185,3 +185,19 @@ def test_markdown_and_github_give_the_text_reports_range() -> None:
         assert r.exit_code == 0, r.output
         assert "51 to 256 users" in r.stdout, (fmt, r.stdout)
         assert "users unknown" not in r.stdout
+
+
+def test_a_what_if_capped_by_an_unsettled_max_num_seqs_is_a_lower_bound() -> None:
+    # era_0_11_0_tp4: Llama-3.3-70B at TP 4 on vLLM 0.11, 26,977 blocks of 16;
+    # the log names no card: weights + KV take 32.89 + 32.93 = 65.82 GiB per
+    # GPU, so max_num_seqs is 256 (below 70 GiB or an A100) or 1,024 (an 80 GB
+    # H100): the headline says "256 users at least". FP8 KV: 2 x 26,977 =
+    # 53,954 blocks, (53,954 - 1) // 40 = 1,348 users in the pool, so 256 or
+    # 1,024 run at once by the card. "256, exact" was a wrong exact number.
+    log = str(SAMPLES / "era_0_11_0_tp4.log")
+    w = _what_if([log], "kv_cache_dtype=fp8")
+    assert w["users"] == 256 and w["exact"] is False
+    assert "256 or 1,024" in str(w["note"])
+    # With the card named the cap is settled: an H100 takes 1,024, exact.
+    h = _what_if([log, "--gpu", "H100"], "kv_cache_dtype=fp8")
+    assert (h["users"], h["exact"]) == (1024, True)

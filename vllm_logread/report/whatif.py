@@ -317,6 +317,9 @@ class Basis:
     is_utilization_logged: bool = False
     max_num_seqs: int | None = None
     max_num_seqs_source: str = ""
+    # The values vLLM's rule allows when the log does not settle max_num_seqs
+    # (256 or 1,024 by the card); one or none when settled.
+    max_num_seqs_candidates: tuple[int, ...] = ()
     spec_resolver: Callable[..., Any] | None = field(default=None, repr=False)
 
     @property
@@ -501,6 +504,7 @@ def basis_for_report(
         is_utilization_logged=util_logged,
         max_num_seqs=seqs,
         max_num_seqs_source=seqs_src,
+        max_num_seqs_candidates=tuple(resolved.scheduler.max_num_seqs_candidates),
         spec_resolver=spec_resolver,
     )
 
@@ -719,6 +723,16 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
     if top is not None and top != users:
         exact = False
         notes.insert(0, f"{users:,} to {top:,} users: {_TOP_WHY}")
+    cands = b.max_num_seqs_candidates
+    if seqs is not None and seqs == b.max_num_seqs and len(cands) > 1 and c.users > seqs:
+        # The cap binds but the log does not settle it (the headline's "at least"):
+        # era_0_11_0_tp4's FP8 pool holds 1,348, and 256 or 1,024 run by the card.
+        exact = False
+        notes.insert(
+            0,
+            f"at least {users:,}: max_num_seqs is {' or '.join(f'{m:,}' for m in cands)} by "
+            "the card, not in the log (--gpu NAME settles it)",
+        )
     null = f" - 1 null = {c.usable_blocks:,}" if c.usable_blocks < c.num_blocks else ""
     head = f"= {_gib(new_mem)} / " if len(steps) > 1 else "/ "
     if c.mix is not None or c.shared_prefix_blocks:
