@@ -201,3 +201,11 @@ def test_a_what_if_capped_by_an_unsettled_max_num_seqs_is_a_lower_bound() -> Non
     # With the card named the cap is settled: an H100 takes 1,024, exact.
     h = _what_if([log, "--gpu", "H100"], "kv_cache_dtype=fp8")
     assert (h["users"], h["exact"]) == (1024, True)
+
+
+def test_margin_help_shows_one_percent_sign() -> None:
+    # click prints option help as written (no % formatting): "5%%" showed as
+    # "5%%", an input --margin itself refuses.
+    r = CliRunner().invoke(main, ["read", "--help"])
+    text = " ".join(r.stdout.split())
+    assert "--margin 5% fails below 28.5" in text and "5%%" not in text
