@@ -333,7 +333,7 @@ Examples:
     metavar="PCT",
     default=None,
     help="With --min-users: boot-to-boot tolerance (the memory profile moves a pool a few "
-    "percent between boots). --min-users 30 --margin 5%% fails below 28.5: 29 passes with a "
+    "percent between boots). --min-users 30 --margin 5% fails below 28.5: 29 passes with a "
     "warning, 28 fails.",
 )
 @click.option(

@@ -100,6 +100,8 @@ def check_common(opts: CommonOptions, command: str, *, sweeps: bool = False) -> 
         OptionsError: --workload with --prompt/--output; a sweep to a command
             that compares one workload; --json with another --format; --gpu
             with --gpu-memory-gib; a format the command does not write.
+        UsageError: a --gpu the table does not know; a --gpu-memory-gib no
+            card has (report/gpus.gpu_of_memory).
     """
     if opts.workload_path is not None and opts.has_workload_tokens:
         raise OptionsError(
@@ -112,6 +114,7 @@ def check_common(opts: CommonOptions, command: str, *, sweeps: bool = False) -> 
         )
     if opts.gpu is not None and opts.gpu_memory_gib is not None:
         raise OptionsError("--gpu names a card of the table, --gpu-memory-gib any card: not both")
+    gpu_card(opts)  # a card the table does not know, a memory no card has: before any input
     output_format(opts, command)
 
 

@@ -84,13 +84,17 @@ def _pool_line(report: Any) -> int | None:
 def _headline(report: Any) -> str:
     r = report
     w = r.workload
-    if r.users is None:
-        return f"{r.model or 'model not named'}: users unknown"
     at = (
         f"of the mix (mean {w.prompt_tokens:,}+{w.output_tokens:,} tokens)"
         if w.is_mix
         else f"at {w.prompt_tokens:,}+{w.output_tokens:,} tokens"
     )
+    if r.users is None and r.users_range is not None:
+        # The text report's range (an assumption the log did not settle).
+        low, high = r.users_range
+        return f"{low:,} to {high:,} users fit {at} (not known exactly: see the text report)"
+    if r.users is None:
+        return f"{r.model or 'model not named'}: users unknown"
     text = (
         f"{r.users:,} users fit {at} "
         f"({'unknown' if r.users_mid_answer is None else f'{r.users_mid_answer:,}'} mid-answer)"

@@ -209,7 +209,7 @@ def _draw_capacity(ax: Axes, reports: Sequence[Report]) -> None:
                 color=color,
                 linestyle="--",
                 alpha=0.6,
-                label=f"with --kv-cache-dtype fp8 ({fp8.users} users at {w.tokens_per_user:,})",
+                label=f"with --kv-cache-dtype fp8 ({fp8.users} users at {w.tokens_held_at_end:,})",
             )
     _label_every_decade(ax)
     ax.set_xlabel("tokens each user holds (prompt + answer so far)")

@@ -405,6 +405,7 @@ def build_vllm_report(
             kv_cache_dtype=st.kv_cache_dtype,
             options=opts,
             spec_resolver=spec_resolver,
+            num_blocks_high=engines[0].num_blocks_high if engines else None,
         )
     what_if, target = for_report(basis, opts)
     return Report(
@@ -428,9 +429,11 @@ def build_vllm_report(
         kv_bytes_per_token_source=None if spec is None else spec_source(spec),
         kv_shape=None if spec is None else spec.describe(),
         # A users figure capped by a max_num_seqs the log does not settle is a
-        # lower bound, not exact.
+        # lower bound, not exact; unknown users (a range, a layout not known) are
+        # never exact.
         is_exact=(first_cap.is_exact if first_cap is not None else is_uniform)
-        and not the_answer.is_lower_bound,
+        and not the_answer.is_lower_bound
+        and (serves_nobody or all(e.users is not None for e in engines)),
         workload=workload,
         capacity=first_cap,
         engines=tuple(engines),

@@ -89,15 +89,19 @@ def crosscheck(report: Report, server: Server) -> tuple[Agreement, ...]:
 
     blocks = _int(labels.get("num_gpu_blocks"))
     num_engines = len(server.loads) or 1
-    out.append(
-        _compare(
-            "num_gpu_blocks",
-            report.num_blocks,
-            fact_line("gpu_blocks", "cache_config_info", "pool_tokens"),
-            blocks,
-            why=_blocks_why(report, blocks, num_engines),
+    assumed = _assumed_block_size(report)
+    if assumed is not None and fact_line("gpu_blocks", "cache_config_info") is None:
+        out.append(_blocks_of_assumed_size(report, blocks, assumed))
+    else:
+        out.append(
+            _compare(
+                "num_gpu_blocks",
+                report.num_blocks,
+                fact_line("gpu_blocks", "cache_config_info", "pool_tokens"),
+                blocks,
+                why=_blocks_why(report, blocks, num_engines),
+            )
         )
-    )
     out.append(
         _compare(
             "kv_cache_size_tokens",
@@ -177,13 +181,59 @@ def _blocks_why(report: Report, metrics_blocks: int | None, num_engines: int) ->
     return "the log and the scrape are of different boots (a restart between them?)"
 
 
+def _assumed_block_size(report: Report) -> int | None:
+    """The report's block size when the log does not state it (vLLM's default for
+    the platform, assumed); None when the log states it or the user gave it."""
+    resolved = report.resolved
+    if resolved is None or resolved.block_size.kind not in ("default", "unknown"):
+        return None
+    return report.block_size
+
+
+def _blocks_of_assumed_size(report: Report, blocks: int | None, assumed: int) -> Agreement:
+    """The log states its pool in tokens and no block size: its block count is the
+    report's, of an assumed block size, not the log's (the L4 seed: 24,096 tokens,
+    1,506 blocks of an assumed 16; the scrape's 753 blocks of 32 are the same pool)."""
+    tokens = report.pool_tokens
+    said = f"{tokens:,} tokens" if tokens is not None else "its pool"
+    why = (
+        f"the log states {said}, not blocks; {report.num_blocks or 0:,} blocks is the "
+        f"report's count at an assumed block size of {assumed}"
+    )
+    return Agreement(
+        name="num_gpu_blocks",
+        log_value=None,
+        log_line=None,
+        metrics_value=None if blocks is None else str(blocks),
+        status="metrics only" if blocks is not None else "log only",
+        why=why,
+    )
+
+
 def _block_size(report: Report, labels: dict[str, str], line: int | None) -> Agreement:
     """The block size: /metrics' ``block_size`` is the one asked for (or the platform's
     default); the attention groups of a hybrid model run a raised one, which 0.32+
-    publishes as ``effective_attention_block_size``."""
+    publishes as ``effective_attention_block_size``. A block size the log does not
+    state is the report's assumption, never the log's figure."""
     asked = _int(labels.get("block_size"))
     effective = _int(labels.get("effective_attention_block_size"))
     log_bs = report.block_size
+    assumed = _assumed_block_size(report)
+    if assumed is not None and asked is not None:
+        settle = (
+            f"; /metrics says {asked}: --block-size {asked} reads the log at it"
+            if asked != assumed
+            else f"; /metrics says {asked} too"
+        )
+        return Agreement(
+            name="block_size",
+            log_value=None,
+            log_line=None,
+            metrics_value=str(asked),
+            status="metrics only",
+            why=f"the log does not state it; the report assumed {assumed} "
+            f"({report.block_size_source.replace(' (not stated in the log)', '')}){settle}",
+        )
     if log_bs is not None and asked is not None and log_bs != asked:
         if effective == log_bs:
             why = (

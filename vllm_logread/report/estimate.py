@@ -58,7 +58,7 @@ from ..rules import (
     prints_pool_blocks,
 )
 from ..versions import parse_version
-from .gpus import Gpu, find_gpu
+from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 
 GIB = 1 << 30
 
@@ -541,7 +541,8 @@ def estimate_boot(
     ``spec`` is the model's KV spec per GPU (its tensor parallel size applied).
 
     Raises:
-        UsageError: an unknown GPU, a utilization outside (0, 1].
+        UsageError: an unknown GPU, a utilization outside (0, 1], weights
+            beyond any card.
     """
     card = gpu if isinstance(gpu, Gpu) else find_gpu(gpu)  # Gpu: --gpu-memory-gib
     version = vllm_version or ESTIMATE_VERSION
@@ -558,6 +559,12 @@ def estimate_boot(
                 f"--gpu-memory-utilization must be in (0, 1], got {gpu_memory_utilization}"
             )
         util, util_src = gpu_memory_utilization, "--gpu-memory-utilization"
+    if weights_gib is not None and not 0 <= weights_gib < MAX_GPU_GIB:  # nan too
+        # 1e300 GiB is inf bytes: no pool arithmetic survives it.
+        raise UsageError(
+            f"--weights-gib {weights_gib:g}: give the weights per GPU in GiB, from 0 to below "
+            f"{MAX_GPU_GIB:,.0f}"
+        )
     requested = card.total_gib * util
     notes: list[str] = []
     found = config_for_argument(model)

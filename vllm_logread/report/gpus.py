@@ -119,12 +119,27 @@ def find_gpu(name: str) -> Gpu:
     return Gpu(name=key, total_gib=float(row["total_gib"]), source=str(row["source"]))
 
 
+#: The most memory a card given by its size may have (``--gpu-memory-gib``,
+#: ``--what-if gpu_memory_gib=N``): far above any GPU (the table's largest has
+#: a few hundred GiB), low enough that its bytes stay a finite float (1e308 GiB
+#: x 2**30 B is inf, which no pool arithmetic survives).
+MAX_GPU_GIB = 100_000.0
+
+
 def gpu_of_memory(total_gib: float) -> Gpu:
     """A card the table need not know, by the memory given (``--gpu-memory-gib``).
 
     >>> gpu_of_memory(94).name
     'a 94 GiB GPU'
+
+    Raises:
+        UsageError: not a number of GiB above 0 and below MAX_GPU_GIB (nan, inf).
     """
+    if not 0 < total_gib < MAX_GPU_GIB:  # False for nan too
+        raise UsageError(
+            f"--gpu-memory-gib {total_gib:g}: give the card's memory in GiB, above 0 and "
+            f"below {MAX_GPU_GIB:,.0f}"
+        )
     return Gpu(
         name=f"a {total_gib:g} GiB GPU", total_gib=float(total_gib), source="--gpu-memory-gib"
     )

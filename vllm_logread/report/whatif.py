@@ -44,7 +44,7 @@ from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
 from ..rules import concurrency_counts_tokens, default_max_num_seqs, default_utilization
 from ..versions import cdiv
-from .gpus import Gpu, find_gpu
+from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 from .mix import users_arithmetic
 from .resolved import ResolvedBoot
 
@@ -225,7 +225,7 @@ def parse_change(text: str) -> Change:
                 values[name] = find_gpu(raw)
             else:
                 g = float(raw)
-                if not 0 < g < 100_000:
+                if not 0 < g < MAX_GPU_GIB:
                     raise UsageError(f"--what-if {text!r}: GPU memory must be positive GiB")
                 values[name] = g
         except ValueError as err:
@@ -283,6 +283,9 @@ class Basis:
     block_size: int
     has_null_block: bool
     workload: Workload
+    # The top of the pool's range when the log leaves it (a hybrid pool decoded
+    # from its token line: Gemma 3 on 0.11, 13,020 to 13,026 blocks); None: exact.
+    num_blocks_high: int | None = None
     num_engines: int = 1
     # Each data-parallel engine's pool in blocks (empty: one engine, or all alike).
     engine_num_blocks: tuple[int, ...] = ()
@@ -314,6 +317,9 @@ class Basis:
     is_utilization_logged: bool = False
     max_num_seqs: int | None = None
     max_num_seqs_source: str = ""
+    # The values vLLM's rule allows when the log does not settle max_num_seqs
+    # (256 or 1,024 by the card); one or none when settled.
+    max_num_seqs_candidates: tuple[int, ...] = ()
     spec_resolver: Callable[..., Any] | None = field(default=None, repr=False)
 
     @property
@@ -400,6 +406,7 @@ def basis_for_report(
     kv_cache_dtype: str | None,
     options: Any,
     spec_resolver: Callable[..., Any] | None,
+    num_blocks_high: int | None = None,
 ) -> Basis:
     """The Basis of a report's first engine (report.build_report calls this):
     the block size, spec, layout, TP, max model length, engines and
@@ -460,6 +467,7 @@ def basis_for_report(
     pp = boot.value("pipeline_parallel_size")
     return Basis(
         num_blocks=num_blocks,
+        num_blocks_high=num_blocks_high,
         block_size=block_size,
         has_null_block=capacity.usable_blocks < capacity.num_blocks
         or (capacity.num_blocks == 0 and generation != "V0"),
@@ -496,6 +504,7 @@ def basis_for_report(
         is_utilization_logged=util_logged,
         max_num_seqs=seqs,
         max_num_seqs_source=seqs_src,
+        max_num_seqs_candidates=tuple(resolved.scheduler.max_num_seqs_candidates),
         spec_resolver=spec_resolver,
     )
 
@@ -701,7 +710,7 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
             arithmetic="; ".join(steps),
         )
     if delta == 0 and bpb_new * 2 == b.bytes_per_block:
-        blocks = 2 * b.num_blocks  # a page halves: exactly twice the blocks
+        blocks = 2 * b.num_blocks  # a page halves: twice the blocks, or one more
     elif delta == 0 and bpb_new == b.bytes_per_block:
         blocks = b.num_blocks
     else:
@@ -710,6 +719,20 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
     seqs = b.max_num_seqs_on(change)
     users = b.capped(c.users, seqs)
     mid = b.capped(c.users_mid_answer, seqs)
+    top = _users_at_top(b, bpb_new, delta, layout_new, seqs) if exact else None
+    if top is not None and top != users:
+        exact = False
+        notes.insert(0, f"{users:,} to {top:,} users: {_TOP_WHY}")
+    cands = b.max_num_seqs_candidates
+    if seqs is not None and seqs == b.max_num_seqs and len(cands) > 1 and c.users > seqs:
+        # The cap binds but the log does not settle it (the headline's "at least"):
+        # era_0_11_0_tp4's FP8 pool holds 1,348, and 256 or 1,024 run by the card.
+        exact = False
+        notes.insert(
+            0,
+            f"at least {users:,}: max_num_seqs is {' or '.join(f'{m:,}' for m in cands)} by "
+            "the card, not in the log (--gpu NAME settles it)",
+        )
     null = f" - 1 null = {c.usable_blocks:,}" if c.usable_blocks < c.num_blocks else ""
     head = f"= {_gib(new_mem)} / " if len(steps) > 1 else "/ "
     if c.mix is not None or c.shared_prefix_blocks:
@@ -729,7 +752,9 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
     if not c.is_exact:
         exact = False
     per = " on the first engine" if b.num_engines > 1 else ""
-    at = "of the mix" if b.workload.is_mix else f"at {b.workload.tokens_per_user:,} tokens"
+    # The tokens a user holds at the end of its answer (P + O - 1), as the report's
+    # "per user" line counts them: 513 + 128 holds 640 = 20 blocks of 32.
+    at = "of the mix" if b.workload.is_mix else f"at {b.workload.tokens_held_at_end:,} tokens"
     note = f"{blocks:,} blocks{per}, {users:,} users {at}{b.cap_note(c.users, seqs)}"
     if change.kv_cache_dtype is not None and delta == 0 and exact:
         note += " (rounding may move it by a block)"
@@ -747,6 +772,34 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
         num_gpus=tp_new * b.pipeline_parallel_size * b.num_engines,
         arithmetic="; ".join(steps),
     )
+
+
+_TOP_WHY = (
+    "the log gives the pool's memory only to a block (vLLM rounded it down to whole "
+    "blocks), and the changed pool may hold one block more; the lower is used"
+)
+
+
+def _users_at_top(
+    b: Basis, bpb_new: int, delta: float, layout_new: Any, seqs: int | None
+) -> int | None:
+    """The users of a change at the top of what the log allows of the pool's memory.
+
+    vLLM's pool is floor(KV memory / bytes per block) blocks, so the memory is in
+    [N, N + 1) blocks' bytes (N the top of the pool's range when the log leaves one).
+    The changed pool is counted from its low end; at the top it may hold more: at half
+    the page (FP8) 2N + 1 blocks, not 2N. The real seed boot, 753 blocks of 32: 1,506
+    or 1,507 FP8 blocks, 5 or 6 users of 8,000 + 33 (251 blocks each). None: no
+    bytes per block to count with.
+    """
+    if b.bytes_per_block is None:
+        return None
+    high = b.num_blocks_high if b.num_blocks_high is not None else b.num_blocks
+    top_mem = (high + 1) * b.bytes_per_block - 1 + delta
+    if top_mem <= 0:
+        return None
+    blocks = int(top_mem // bpb_new)
+    return b.capped(b.fit(blocks, layout_new).users, seqs)
 
 
 def _cap_step(m: int | None, users_per_engine: int) -> str:
@@ -829,7 +882,7 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
     w = b.workload
     parts = [
         f"the pool stays {b.num_blocks:,} blocks (memory sets it, not the length), so the "
-        f"users {'of the mix' if w.is_mix else f'at {w.tokens_per_user:,} tokens'} stay "
+        f"users {'of the mix' if w.is_mix else f'at {w.tokens_held_at_end:,} tokens'} stay "
         f"{users:,}; vLLM's max concurrency becomes "
         f"{formula} = {conc:.2f}x for {n:,}-token requests"
     ]
