@@ -387,9 +387,70 @@ CASES = [
         "proc(s): {'EngineCore': 1}",
         [("engine_failed", True)],
     ),
+    # -- start-up's end (report/failure.py): a step that failed, a process that died,
+    #    a traceback's exception line, the engine ready, a stop the operator asked for
+    ("WorkerProc hit an exception.", [("boot_error", "WorkerProc hit an exception")]),
+    ("WorkerProc failed to start.", [("boot_error", "WorkerProc failed to start")]),
+    (
+        "Error executing method 'initialize_cache'. This might cause deadlock in distributed "
+        "execution.",
+        [("boot_error", "Error executing method 'initialize_cache'")],
+    ),
+    (
+        "Exception in worker VllmWorkerProcess while processing method initialize_cache.",
+        [
+            (
+                "boot_error",
+                "Exception in worker VllmWorkerProcess while processing method initialize_cache",
+            )
+        ],
+    ),
+    (
+        "Worker proc VllmWorker-0 died unexpectedly (exit code: None), shutting down executor.",
+        [("boot_error", "Worker proc VllmWorker-0 died unexpectedly")],
+    ),
+    (
+        "Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.",
+        [("boot_error", "Engine core proc EngineCore_DP0 died unexpectedly")],
+    ),
+    (
+        "Engine process failed to start. See stack trace for the root cause.",
+        [("boot_error", "Engine process failed to start")],
+    ),
+    (
+        "ValueError: No common block size for 16 (CPU_ATTN: [MultipleOf(32)]).",
+        [("boot_error", "ValueError: No common block size for 16 (CPU_ATTN: [MultipleOf(32)]).")],
+    ),
+    (
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+        [("boot_error", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")],
+    ),
+    ("RuntimeError: cancelled", [("boot_error", "RuntimeError: cancelled")]),
+    ("Error: a word, not an exception's name", []),
+    (
+        "init engine (profile, create kv cache, warmup model) took 32.41 seconds",
+        [("engine_ready", True)],
+    ),
+    ("Starting vLLM server on http://0.0.0.0:8000", [("engine_ready", True)]),
+    ("Starting vLLM API server 0 on http://0.0.0.0:8000", [("engine_ready", True)]),
+    ("Application startup complete.", [("engine_ready", True)]),
+    ("Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)", [("engine_ready", True)]),
+    (
+        "[shutdown] EngineCore: trigger received signal=SIGTERM",
+        [("stop_requested", "received signal=SIGTERM")],
+    ),
+    (
+        "[shutdown] API server: shutdown triggered",
+        [("stop_requested", "[shutdown] API server")],
+    ),
+    ("KeyboardInterrupt", [("stop_requested", "KeyboardInterrupt")]),
+    (
+        "Received KeyboardInterrupt, shutting down API servers...",
+        [("stop_requested", "Received KeyboardInterrupt")],
+    ),
+    ("Shutting down", [("stop_requested", "Shutting down")]),
     # -- lines that state nothing
     ("Loading weights took 4.91 seconds", []),
-    ("init engine (profile, create kv cache, warmup model) took 32.41 seconds", []),
     # -- SGLang boot logs (sglang.py; SGLang's own format strings)
     (
         "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', tokenizer_path='Qwen/Qwen3-8B', "

@@ -129,6 +129,9 @@ class Boot:
     engines: dict[str, Engine] = field(default_factory=dict)
     # (kind, process) pairs stated so far, to see a restart.
     _said: set[tuple[str, str | None]] = field(default_factory=set)
+    # Stats lines were read for this boot (outside --json they are not among its
+    # facts): it served, so an error after its pool was not the end of its start-up.
+    has_load: bool = False
 
     @property
     def has_pool(self) -> bool:

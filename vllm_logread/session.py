@@ -64,6 +64,7 @@ from .read.scanner import Scanner
 from .read.serving import ServingReader, StatsSink, hand_back
 from .read.stats import StatsBatch, StatsFacts
 from .report import build_report
+from .report.failure import may_end_start_up, start_up_end, stopped_warning
 from .report.model import Options, Report
 from .watch import Alert, Estimate, LoadSummary, LoadWatch
 
@@ -341,24 +342,14 @@ class BootRouter:
             out.append(self._report(boot, line[0].line))
         elif boot.index in self.reported and any(f.kind in _POOL_LINE_KINDS for f in line):
             out += self._report_again(boot, line[0].line)
-        elif (
-            first == "engine_failed"
-            and boot.index in self.reported
-            and len(boot.all("engine_failed")) == 1
-        ):
-            out.append(
-                Output(
-                    kind="warning",
-                    text=f"warning: {self.source}:{line[0].line}: the engine failed to start after "
-                    "the report above: that pool never served",
-                    line=line[0].line,
-                )
-            )
+        elif boot.index in self.reported and may_end_start_up(boot, line):
+            out += self._start_up_ended(boot, line[0].line)
         if is_v0_warning and engine_generation(boot) == "V1":
             # Not V1's (see ServingReader.v0_warnings): a pasted line, counted by neither
             # reading mode; --json still lists its fact.
             is_load = False
         if is_load:
+            boot.has_load = True
             for a in self.watch_of(boot).add_facts(line):
                 out.append(Output(kind="alert", text=str(a), line=a.line))
             if self.on_stats is not None and first != "preemptions":
@@ -412,6 +403,27 @@ class BootRouter:
             line=line,
         )
         return [warning, self._report(boot, line, report)]
+
+    def _start_up_ended(self, boot: Boot, line: int) -> list[Output]:
+        """The first error or stop after a boot's report: a boot that failed before it
+        served is reported again (0 users); one the operator stopped keeps its answer,
+        said once."""
+        report = self.report_for(boot)
+        if report.failure is not None and _figures(report) != self._printed.get(boot.index):
+            warning = Output(
+                kind="warning",
+                text=f"warning: {self.source}:{line}: the engine failed to start after the "
+                "report above: that pool never served; reported again",
+                line=line,
+            )
+            return [warning, self._report(boot, line, report)]
+        end = start_up_end(boot)
+        stopped = stopped_warning(end)
+        if report.failure is None and stopped is not None and end.stop is not None:
+            if end.stop.line == line:  # said once, on the line that stopped it
+                text = f"warning: {self.source}:{line}: {stopped}"
+                return [Output(kind="warning", text=text, line=line)]
+        return []
 
     def _summary(self, boot: Boot, line: int | None) -> list[Output]:
         """The load summary of a boot that ran under load, once; then the workload its
@@ -593,6 +605,7 @@ class Session(BootRouter):
     def fold_stats(self, batch: StatsBatch) -> list[tuple[int, Callable[[int], Output]]]:
         """Stats lines serving mode read, into the current boot's load watch;
         each alert with the index of its line and how to say it, numbered."""
+        self.tracker.current.has_load = True
         alerts = self.watch_of(self.tracker.current).add_stats(batch)
         return [(a.line, functools.partial(_alert_output, a)) for a in alerts]
 

@@ -102,6 +102,13 @@ KIND_TYPES: dict[str, type] = {
     "kv_lcm_block_size": int,  # "kv lcm block sizes 128"
     "platform": str,  # "Automatically detected platform cpu." (cuda, rocm, cpu, tpu, xpu, hpu, ...)
     "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
+    # Start-up's end (boots.py, report/failure.py): a fatal error's text ("ValueError: No
+    # common block size for 16 ...", "WorkerProc hit an exception."), the engine saying it
+    # is ready ("init engine (profile, create kv cache, warmup model) took 7.91 s"), and a
+    # stop the operator asked for ("[shutdown] EngineCore: trigger received signal=SIGTERM").
+    "boot_error": str,
+    "engine_ready": bool,
+    "stop_requested": str,
     "num_speculative_tokens": int,
     # Memory figures of the profile and platform lines that no FACTS.md kind means
     # (PLATFORM_LINES.md); GiB as everywhere:

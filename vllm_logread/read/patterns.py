@@ -50,6 +50,10 @@ class Row:
     # False: the marker is common outside this line kind, so a line with the
     # marker that fails the regex is not a near miss worth a warning.
     warn_on_miss: bool = True
+    # True: read only when no other row read the message (a traceback's exception line
+    # that another row already reads, e.g. "ValueError: To serve at least one request
+    # ...", is that row's line kind).
+    is_fallback: bool = False
 
 
 def _groups(m: re.Match[str]) -> Built:
@@ -1180,6 +1184,103 @@ ROWS: tuple[Row, ...] = (
         lambda m: [("engine_failed", True, None)],
         warn_on_miss=False,
     ),
+    # -- a start-up step that failed (report/failure.py: after the pool and before the
+    #    engine said it was ready, the pool never served). V1 multiproc_executor.py
+    #    (0.8-0.33): "WorkerProc hit an exception." / "WorkerProc failed to start." /
+    #    "WorkerProc initialization failed due to an exception in a background
+    #    process."; V0 worker_base.py: "Error executing method 'initialize_cache'. This
+    #    might cause deadlock in distributed execution." (0.4-0.10; before 0.6 without
+    #    the quotes); V0 multiproc_worker_utils.py: "Exception in worker
+    #    VllmWorkerProcess while processing method initialize_cache.".
+    Row(
+        "worker_failed",
+        (
+            "WorkerProc hit an exception",
+            "WorkerProc failed to start",
+            "WorkerProc initialization failed",
+            "Error executing method",
+            "Exception in worker",
+        ),
+        _c(
+            r"""(?P<boot_error>WorkerProc\ (?:hit\ an\ exception|failed\ to\ start
+                                             |initialization\ failed)
+                |Error\ executing\ method\ '?\w{1,80}'?
+                |Exception\ in\ worker\ \S{1,80}\ while\ processing\ method\ \w{1,80})"""
+        ),
+        warn_on_miss=False,
+    ),
+    # -- a process of the server that died: "Worker proc VllmWorker-0 died unexpectedly
+    #    (exit code: None), shutting down executor." (0.32), "Engine core proc
+    #    EngineCore_DP0 died unexpectedly, shutting down client." (V1 core_client.py),
+    #    "RayWorkerProc rank=0 died unexpectedly, ..." (0.33), "Engine core process
+    #    EngineCore died unexpectedly." / "Process EngineCore (PID: 7) died with exit code
+    #    1" (0.33 v1/utils.py), V0 "Engine process failed to start. See stack trace for
+    #    the root cause." (api_server.py, 0.6-0.10).
+    Row(
+        "process_died",
+        ("died unexpectedly", "died with exit code", "Engine process failed to start"),
+        _c(
+            r"""(?P<boot_error>(?:Worker\ proc|Engine\ core\ proc(?:ess)?|RayWorkerProc|Process)
+                  \ .{1,120}?\ died\ (?:unexpectedly|with\ exit\ code\ -?\d{1,5})
+                |Engine\ process\ failed\ to\ start)"""
+        ),
+        warn_on_miss=False,
+    ),
+    # -- the last line of a Python traceback, the exception that ended it ("ValueError: No
+    #    common block size for 16 (CPU_ATTN: [MultipleOf(32)]).", "torch.OutOfMemoryError:
+    #    CUDA out of memory. Tried to allocate ...", V0's "ValueError: No available memory
+    #    for the cache blocks. ..."): the message starts with the exception's name (an
+    #    "[rank0]: " prefix allowed, as torchrun prints it). Only one that comes after the
+    #    pool and before the engine is ready stops a boot (report/failure.py).
+    Row(
+        "exception_line",
+        ("Error: ", "Exception: ", "Error:\t"),
+        _c(
+            r"""^(?:\[rank\d{1,5}\]:\s?)?
+                (?P<boot_error>(?:[A-Za-z_]\w{0,60}\.){0,5}[A-Z]\w{0,60}(?:Error|Exception)
+                :\s.{0,300}?)\s*$"""
+        ),
+        warn_on_miss=False,
+        is_fallback=True,
+    ),
+    # -- the engine is ready (start-up is over; an error after this is a serving error):
+    #    "init engine (profile, create kv cache, warmup model) took 7.91 s" (V0 0.6+, V1),
+    #    "Starting vLLM API server on http://..." (0.4-0.31; "Starting vLLM API server 0
+    #    on" from 0.9), "Starting vLLM server on http://..." (0.32+), uvicorn's
+    #    "Application startup complete." and "Uvicorn running on ...".
+    Row(
+        "engine_ready",
+        (
+            "init engine (profile",
+            "Starting vLLM API server",
+            "Starting vLLM server on",
+            "Application startup complete",
+            "Uvicorn running on",
+        ),
+        _c(
+            r"""init\ engine\ \(profile,\ create\ kv\ cache,\ warmup\ model\)\ took
+                |Starting\ vLLM\ (?:API\ )?server\ |Application\ startup\ complete
+                |Uvicorn\ running\ on"""
+        ),
+        lambda m: [("engine_ready", True, None)],
+        warn_on_miss=False,
+    ),
+    # -- a stop the operator asked for: "[shutdown] EngineCore: trigger received
+    #    signal=SIGTERM" and the "[shutdown] ..." lines after it (0.32+), "Received
+    #    KeyboardInterrupt, shutting down API servers..." (0.33), a traceback's bare
+    #    "KeyboardInterrupt", "Shutting down FastAPI HTTP server." / "Shutting down."
+    #    (launcher.py, cli/serve.py) and uvicorn's "Shutting down".
+    Row(
+        "stop_requested",
+        ("received signal", "KeyboardInterrupt", "[shutdown]", "Shutting down"),
+        _c(
+            r"""(?:^\[shutdown\]\ [^:]{1,60}:\ trigger\ )?(?P<sig>received\ signal=?\s?SIG[A-Z]{2,8})
+                |(?P<other>^KeyboardInterrupt\b|Received\ KeyboardInterrupt
+                           |^\[shutdown\]\ [^:]{1,60}|^Shutting\ down\b)"""
+        ),
+        lambda m: [("stop_requested", m.group("sig") or m.group("other"), None)],
+        warn_on_miss=False,
+    ),
     # -- SGLang boot logs (sglang.py): "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ...)".
     Row(
         "sglang_server_args",
@@ -1301,6 +1402,11 @@ REQUEST_PROMPT_IDS_FAST = stdlib_re.compile(_RECEIVED + _IDS + b"|" + _RECEIVED)
 REQUEST_DETAILS_IDS_FAST = stdlib_re.compile(_DETAILS + _IDS + b"|" + _DETAILS)
 
 
+# Rows read only when no other row read a message (Row.is_fallback), after the others.
+_MAIN_ROWS: tuple[Row, ...] = tuple(row for row in ROWS if not row.is_fallback)
+_FALLBACK_ROWS: tuple[Row, ...] = tuple(row for row in ROWS if row.is_fallback)
+
+
 # Every literal marker, for the byte-level pre-filter (see stream.py).
 MARKERS: tuple[str, ...] = tuple(sorted({m for row in ROWS for m in row.markers}))
 
@@ -1314,7 +1420,10 @@ def facts_from_message(
     regex did not match or whose value could not be read (never silently
     dropped; the caller turns it into a warning).
     """
-    for row in ROWS:
+    has_read = False
+    for row in (*_MAIN_ROWS, *_FALLBACK_ROWS):
+        if row.is_fallback and has_read:
+            break
         if not any(mk in message for mk in row.markers):
             continue
         m = row.regex.search(message)
@@ -1330,6 +1439,7 @@ def facts_from_message(
         except NearMiss as miss:
             yield miss
             continue
+        has_read = has_read or bool(built)
         for kind, value, decimals in built:
             if isinstance(value, str) and not value.isprintable():
                 # "meta-llama/Llama\x1b]8;;http://" (a cut colour or link code)

@@ -24,7 +24,7 @@ from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
 from ..versions import HYBRID_MANAGER_FROM, cdiv, version_or_none, version_past_checked
 from .checks import _checks, _hybrid_checks
-from .failure import boot_failure
+from .failure import boot_failure, start_up_end, stopped_warning
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
 from .plan import TargetPlan, plan_for_target
@@ -213,12 +213,10 @@ def build_vllm_report(
             spec, boot, st.gen, st.version, hint, block_size, block_src, warnings
         )
         is_uniform = layout is None or layout.is_single_full_group
-    failed = boot.first("engine_failed")
-    if failed is not None:
-        warnings.append(
-            f"the engine failed to start (line {failed.line}): the pool below was computed but "
-            "never served"
-        )
+    end = start_up_end(boot)
+    stopped = stopped_warning(end)
+    if stopped is not None and boot.has_pool:
+        warnings.append(stopped)
     served = boot_workload(
         opts.workload,
         shared_prefix_tokens=opts.shared_prefix_tokens,
@@ -286,6 +284,12 @@ def build_vllm_report(
         max_model_len=st.max_model_len,
         num_blocks=engines[0].num_blocks if engines else None,
         workload=workload,
+        users_once_booted=(
+            None
+            if unknowns or len(engines) != 1 or any(c.status == "fail" for c in checks)
+            else engines[0].users
+        ),
+        end=end,
     )
     too_long = st.max_model_len is not None and (
         served.rejected_requests == workload.num_requests
