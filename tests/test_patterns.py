@@ -496,6 +496,51 @@ CASES = [
         "KV Cache is allocated. #tokens: 524288, KV size: 17.16 GB",
         [("engine_kind", "sglang"), ("kv_alloc_tokens", 524288), ("kv_size_gib", 17.16)],
     ),
+    (
+        "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1669816, K size: 57.33 GB, "
+        "V size: 57.33 GB",
+        [
+            ("engine_kind", "sglang"),
+            ("kv_alloc_dtype", "torch.bfloat16"),
+            ("kv_alloc_tokens", 1669816),
+            ("kv_k_gib", 57.33),
+            ("kv_v_gib", 57.33),
+        ],
+    ),
+    (
+        "KV Cache VA upper bound. dtype: torch.float8_e4m3fn, #tokens: 800000, KV size: 20.61 GB",
+        [
+            ("engine_kind", "sglang"),
+            ("kv_alloc_dtype", "torch.float8_e4m3fn"),
+            ("kv_alloc_tokens", 800000),
+            ("kv_size_gib", 20.61),
+        ],
+    ),
+    (
+        "Use sliding window memory pool. full_layer_tokens=1710, swa_layer_tokens=1368",
+        [("engine_kind", "sglang"), ("sglang_full_tokens", 1710), ("sglang_swa_tokens", 1368)],
+    ),
+    (
+        "Use Sliding window memory pool. full_layer_tokens=400000, swa_layer_tokens=320000",
+        [("engine_kind", "sglang"), ("sglang_full_tokens", 400000), ("sglang_swa_tokens", 320000)],
+    ),
+    (
+        "Use sliding window memory pool (all SWA). swa_layer_tokens=5000",
+        [("engine_kind", "sglang"), ("sglang_swa_tokens", 5000)],
+    ),
+    (
+        "SWAKVPool mem usage: 12.34 GB, swa size: 320000, full size: 400000",
+        [("engine_kind", "sglang"), ("sglang_full_tokens", 400000), ("sglang_swa_tokens", 320000)],
+    ),
+    (
+        "Scheduler hit an exception: Traceback (most recent call last):",
+        [("boot_error", "Scheduler hit an exception")],
+    ),
+    (
+        "Received sigquit from a child process. It usually means the child failed.",
+        [("boot_error", "Received sigquit from a child process")],
+    ),
+    ("The server is fired up and ready to roll!", [("engine_ready", True)]),
     ("Memory pool end. avail mem=2.44 GB", [("avail_after_pool_gib", 2.44)]),
     (
         "max_total_num_tokens=298447, chunked_prefill_size=2048, max_prefill_tokens=16384, "

@@ -132,6 +132,12 @@ KIND_TYPES: dict[str, type] = {
     "kv_k_gib": float,  # "K size: X GB" (SGLang's GB is 2**30 bytes)
     "kv_v_gib": float,  # "V size: X GB"
     "kv_size_gib": float,  # "KV size: X GB" (MLA models: one latent buffer)
+    "kv_alloc_dtype": str,  # "dtype: torch.bfloat16" of the same line (the KV cache's torch dtype)
+    # SGLang hybrids with sliding-window layers: two token pools, "Use sliding window memory
+    # pool. full_layer_tokens=N, swa_layer_tokens=M" / "SWAKVPool mem usage: X GB, swa size:
+    # M, full size: N"; a model whose every layer slides has the SWA pool alone.
+    "sglang_full_tokens": int,
+    "sglang_swa_tokens": int,
     "avail_after_weights_gib": float,  # "Load weight end. ... avail mem=X GB"
     "avail_after_pool_gib": float,  # "Memory pool end. avail mem=X GB"
     "mem_fraction_static": float,  # server_args mem_fraction_static

@@ -1191,18 +1191,20 @@ ROWS: tuple[Row, ...] = (
     #    process."; V0 worker_base.py: "Error executing method 'initialize_cache'. This
     #    might cause deadlock in distributed execution." (0.4-0.10; before 0.6 without
     #    the quotes); V0 multiproc_worker_utils.py: "Exception in worker
-    #    VllmWorkerProcess while processing method initialize_cache.".
+    #    VllmWorkerProcess while processing method initialize_cache."; SGLang
+    #    (managers/scheduler.py, 0.4-0.5): "Scheduler hit an exception: Traceback ...".
     Row(
         "worker_failed",
         (
-            "WorkerProc hit an exception",
+            "hit an exception",
             "WorkerProc failed to start",
             "WorkerProc initialization failed",
             "Error executing method",
             "Exception in worker",
         ),
         _c(
-            r"""(?P<boot_error>WorkerProc\ (?:hit\ an\ exception|failed\ to\ start
+            r"""(?P<boot_error>(?:Scheduler|DataParallelController)\ hit\ an\ exception
+                |WorkerProc\ (?:hit\ an\ exception|failed\ to\ start
                                              |initialization\ failed)
                 |Error\ executing\ method\ '?\w{1,80}'?
                 |Exception\ in\ worker\ \S{1,80}\ while\ processing\ method\ \w{1,80})"""
@@ -1215,14 +1217,21 @@ ROWS: tuple[Row, ...] = (
     #    "RayWorkerProc rank=0 died unexpectedly, ..." (0.33), "Engine core process
     #    EngineCore died unexpectedly." / "Process EngineCore (PID: 7) died with exit code
     #    1" (0.33 v1/utils.py), V0 "Engine process failed to start. See stack trace for
-    #    the root cause." (api_server.py, 0.6-0.10).
+    #    the root cause." (api_server.py, 0.6-0.10); SGLang's "Received sigquit from a
+    #    child process. It usually means the child failed." (entrypoints/engine.py).
     Row(
         "process_died",
-        ("died unexpectedly", "died with exit code", "Engine process failed to start"),
+        (
+            "died unexpectedly",
+            "died with exit code",
+            "Engine process failed to start",
+            "Received sigquit from a child",
+        ),
         _c(
             r"""(?P<boot_error>(?:Worker\ proc|Engine\ core\ proc(?:ess)?|RayWorkerProc|Process)
                   \ .{1,120}?\ died\ (?:unexpectedly|with\ exit\ code\ -?\d{1,5})
-                |Engine\ process\ failed\ to\ start)"""
+                |Engine\ process\ failed\ to\ start
+                |Received\ sigquit\ from\ a\ child\ process)"""
         ),
         warn_on_miss=False,
     ),
@@ -1247,7 +1256,8 @@ ROWS: tuple[Row, ...] = (
     #    "init engine (profile, create kv cache, warmup model) took 7.91 s" (V0 0.6+, V1),
     #    "Starting vLLM API server on http://..." (0.4-0.31; "Starting vLLM API server 0
     #    on" from 0.9), "Starting vLLM server on http://..." (0.32+), uvicorn's
-    #    "Application startup complete." and "Uvicorn running on ...".
+    #    "Application startup complete." and "Uvicorn running on ..."; SGLang's "The server
+    #    is fired up and ready to roll!" (entrypoints/http_server.py).
     Row(
         "engine_ready",
         (
@@ -1256,11 +1266,12 @@ ROWS: tuple[Row, ...] = (
             "Starting vLLM server on",
             "Application startup complete",
             "Uvicorn running on",
+            "fired up and ready to roll",
         ),
         _c(
             r"""init\ engine\ \(profile,\ create\ kv\ cache,\ warmup\ model\)\ took
                 |Starting\ vLLM\ (?:API\ )?server\ |Application\ startup\ complete
-                |Uvicorn\ running\ on"""
+                |Uvicorn\ running\ on|The\ server\ is\ fired\ up\ and\ ready\ to\ roll"""
         ),
         lambda m: [("engine_ready", True, None)],
         warn_on_miss=False,
@@ -1299,17 +1310,45 @@ ROWS: tuple[Row, ...] = (
         _sglang_weights,
     ),
     # "KV Cache is allocated. #tokens: 250000, K size: 17.17 GB, V size: 17.17 GB"
-    # (MHA), "... #tokens: N, KV size: X GB" (MLA); some builds add "dtype: X, ".
+    # (MHA), "... #tokens: N, KV size: X GB" (MLA); from 2025 "KV Cache is allocated.
+    # dtype: torch.bfloat16, #tokens: N, K size: ..." (mem_cache/memory_pool.py
+    # _finalize_allocation_log, SGLang 0.5.23), "KV Cache VA upper bound. dtype: ..." with
+    # post-capture sizing. The pool SGLang sizes to exactly #tokens (report/sglang.py).
     Row(
         "sglang_kv_allocated",
-        ("KV Cache is allocated.",),
+        ("KV Cache is allocated.", "KV Cache VA upper bound."),
         _c(
-            rf"""KV\ Cache\ is\ allocated\.(?:\ dtype:\ [\w.]{{1,40}},)?
+            rf"""KV\ Cache\ (?:is\ allocated|VA\ upper\ bound)\.
+                 (?:\ dtype:\ (?P<kv_alloc_dtype>[\w.]{{1,40}}),)?
                  \ \#tokens:\ (?P<kv_alloc_tokens>{INT}),
                  \ (?:K\ size:\ (?P<kv_k_gib>{NUM})\ GB,\ V\ size:\ (?P<kv_v_gib>{NUM})\ GB
                     |KV\ size:\ (?P<kv_size_gib>{NUM})\ GB)"""
         ),
         lambda m: [("engine_kind", "sglang", None), *_groups(m)],
+    ),
+    # SGLang's two token pools of a model with sliding-window layers (model_runner /
+    # pool_configurator.py): "Use sliding window memory pool. full_layer_tokens=N,
+    # swa_layer_tokens=M" ("Use Sliding window ..." before mid-2025), "Use sliding window
+    # memory pool (all SWA). swa_layer_tokens=M", and mem_cache/swa_memory_pool.py's
+    # "SWAKVPool mem usage: 12.34 GB, swa size: M, full size: N".
+    Row(
+        "sglang_swa_pool",
+        ("window memory pool", "SWAKVPool "),
+        _c(
+            rf"""Use\ [Ss]liding\ window\ memory\ pool(?:\ \(all\ SWA\))?\.
+                 (?:\ full_layer_tokens=(?P<full>{INT}),)?\ swa_layer_tokens=(?P<swa>{INT})
+                |SWAKVPool\ (?:mem\ usage|VA\ upper\ bound):\ {NUM}\ GB,
+                 \ swa\ size:\ (?P<swa2>{INT}),\ full\ size:\ (?P<full2>{INT})"""
+        ),
+        lambda m: [
+            ("engine_kind", "sglang", None),
+            *(
+                [("sglang_full_tokens", int(full), None)]
+                if (full := m.group("full") or m.group("full2")) is not None
+                else []
+            ),
+            ("sglang_swa_tokens", int(m.group("swa") or m.group("swa2")), None),
+        ],
     ),
     Row(
         "sglang_pool_end",

@@ -320,7 +320,8 @@ def rests_on_stated_or_given(check: Check, basis: CheckBasis) -> bool:
       8,192)), so a pool of 8,000 tokens beside 2.94x at 8,192 is two stated figures apart.
     * The plain concurrency check at a stated block size where vLLM has one group for any
       model (V0; V1 before 0.9.1), or for a plain model whose config the user gave.
-    * The plain memory check with the user's config.
+    * The plain memory check (SGLang: the KV Cache line's bytes per token) with the
+      user's config.
 
     Every check of the KV cache groups, and every check that rests on the tool's reading of
     a model it found itself (the shipped table, the HF cache), is the tool's model.
@@ -335,7 +336,7 @@ def rests_on_stated_or_given(check: Check, basis: CheckBasis) -> bool:
         return basis.is_block_size_stated and (
             basis.is_one_group_rule or basis.is_plain_config_given
         )
-    if check.name == "pool_vs_memory":
+    if check.name in ("pool_vs_memory", "kv_bytes_per_token"):  # (the second: SGLang's)
         return basis.is_plain_config_given
     return False
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..boots import POOL_KINDS, STATS_KINDS, Boot
+from ..boots import POOL_KINDS, SGLANG_POOL_KINDS, STATS_KINDS, Boot
 from ..capacity import Workload, users_that_fit
 from ..read.facts import Fact
 from .model import Failure
@@ -73,7 +73,7 @@ def start_up_end(boot: Boot) -> StartUpEnd:
     stop: Fact | None = None
     seen_pool = False
     for f in boot.facts:
-        if f.kind in POOL_KINDS:
+        if f.kind in POOL_KINDS or f.kind in SGLANG_POOL_KINDS:
             seen_pool = True
             continue
         if not seen_pool:
@@ -97,7 +97,13 @@ def start_up_end(boot: Boot) -> StartUpEnd:
 
 # Errors always followed by their traceback, whose exception line says more: a report
 # given again waits for that line.
-_TRACEBACK_HEADS = ("WorkerProc hit an exception", "Error executing method", "Exception in worker")
+_TRACEBACK_HEADS = (
+    "WorkerProc hit an exception",
+    "Scheduler hit an exception",
+    "DataParallelController hit an exception",
+    "Error executing method",
+    "Exception in worker",
+)
 
 
 def may_end_start_up(boot: Boot, line_facts: list[Fact]) -> bool:
