@@ -34,6 +34,8 @@ class MissingPoolError(LogReadError):
 
 
 class ContradictionError(LogReadError):
-    """The log contradicts the model config beyond printed precision (exit 4)."""
+    """The log contradicts itself, or the model config the user gave, beyond printed
+    precision (exit 4). Never for the tool's own model of the KV layout: that makes the
+    users unknown (report/checks.tool_model_failures)."""
 
     exit_code = 4
