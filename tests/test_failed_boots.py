@@ -76,15 +76,41 @@ def test_a_worker_that_dies_in_graph_capture_after_the_pool_serves_nobody(
     ]
 
 
-def test_the_text_report_is_given_again_with_0_users(tmp_path: Path) -> None:
+def test_the_text_report_says_0_users_and_the_cause(tmp_path: Path) -> None:
     r = _run(tmp_path, UP_TO_POOL + WORKER_OOM, "--no-echo")
     assert r.exit_code == 3
-    # The report at the pool line said 37; the failure gives it again, and its answer is 0.
-    assert r.stdout.count("37 users fit at 512 prompt + 128 output tokens") == 1
-    last = r.stdout.split("== vllm-logread: ")[-1]
-    assert last.startswith("0 users at 512 prompt + 128 output tokens: the boot serves nobody")
-    assert r.stderr.count("the engine failed to start after the report above") == 1
+    # A file is reported after its last line: one report, its answer 0.
+    heads = [x for x in r.stdout.splitlines() if x.startswith("== vllm-logread")]
+    assert heads == [
+        "== vllm-logread: 0 users at 512 prompt + 128 output tokens: the boot serves nobody"
+    ]
     assert "boot.log:20: the boot serves nobody" in r.stderr
+
+
+def test_read_live_the_report_is_given_again_at_the_cause(tmp_path: Path) -> None:
+    data = ("\n".join(UP_TO_POOL + WORKER_OOM) + "\n").encode()
+    r = CliRunner().invoke(main, ["--no-echo"], input=data, catch_exceptions=False)
+    assert r.exit_code == 3
+    heads = [x for x in r.stdout.splitlines() if x.startswith("== vllm-logread")]
+    # 37 at the pool line; the update at the worker's exception (line 20), not at its
+    # "WorkerProc hit an exception" (line 17), whose traceback says the cause.
+    assert heads[0].startswith("== vllm-logread: 37 users fit")
+    assert heads[1].startswith("== vllm-logread (update, line 20): 0 users")
+    assert len(heads) == 2
+
+
+def test_read_live_a_stopped_boot_says_so_once(tmp_path: Path) -> None:
+    stopped = [
+        N + "[shutdown] EngineCore: trigger received signal=SIGTERM",
+        E + "EngineCore failed to start.",
+        E + "RuntimeError: cancelled",
+    ]
+    data = ("\n".join(UP_TO_POOL + stopped) + "\n").encode()
+    r = CliRunner().invoke(main, ["--no-echo"], input=data, catch_exceptions=False)
+    assert r.exit_code == 0
+    heads = [x for x in r.stdout.splitlines() if x.startswith("== vllm-logread")]
+    assert len(heads) == 1 and heads[0].startswith("== vllm-logread: 37 users fit")
+    assert r.stderr.count("stopped before it served (line 17: received signal=SIGTERM)") == 1
 
 
 def test_a_worker_process_that_died_alone_is_a_failed_boot(tmp_path: Path) -> None:

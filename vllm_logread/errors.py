@@ -31,11 +31,3 @@ class MissingPoolError(LogReadError):
     """The log lacks what was asked, e.g. no KV pool line (exit 3)."""
 
     exit_code = 3
-
-
-class ContradictionError(LogReadError):
-    """The log contradicts itself, or the model config the user gave, beyond printed
-    precision (exit 4). Never for the tool's own model of the KV layout: that makes the
-    users unknown (report/checks.tool_model_failures)."""
-
-    exit_code = 4

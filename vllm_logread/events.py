@@ -10,15 +10,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .errors import UsageError
 from .read.facts import Fact, ParseWarning
 from .read.metrics import Server
+from .report.crosscheck import Agreement
 from .report.model import Options, Report
 from .watch import LoadSummary
 
 #: ``report``, ``alert``, ``summary``, ``warning`` (stderr), ``echo`` (input
 #: bytes passed through, in ``data``) or ``workload`` (the workload a log's
-#: request lines showed: ``report.observed``, at the end of its boot).
-OutputKind = Literal["report", "alert", "summary", "warning", "echo", "workload"]
+#: request lines showed: ``report.observed``, at the end of its boot); a ``note``
+#: goes to stderr like a warning but is no fault of the input (``--strict`` ignores it).
+OutputKind = Literal["report", "alert", "summary", "warning", "note", "echo", "workload"]
 
 
 @dataclass(slots=True)
@@ -30,6 +33,8 @@ class Output:
         line: the input line after which it belongs (None: now).
         summary: a load summary (``summary``), with its ``title`` or the
             /metrics ``server`` it came from; the renderer words it.
+        title: a report's label when an input holds several boots ("boot 2 of 3").
+        is_update: a live pipe's report again, its answer changed by a later line.
     """
 
     kind: OutputKind
@@ -40,6 +45,7 @@ class Output:
     summary: LoadSummary | None = None
     title: str = ""
     server: Server | None = None
+    is_update: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +55,73 @@ class BootResult:
     report: Report
     facts: list[Fact]
     load: LoadSummary | None
+
+
+def parse_margin_pct(text: str | None) -> float:
+    """``--margin``'s value: a percentage ("5%" or "5"), 0 to below 100.
+
+    >>> parse_margin_pct("5%"), parse_margin_pct("2.5"), parse_margin_pct(None)
+    (5.0, 2.5, 0.0)
+    """
+    if text is None:
+        return 0.0
+    body = text.strip().removesuffix("%").strip()
+    try:
+        value = float(body)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 100 or value != value:
+        raise UsageError(f"--margin {text!r}: give a percentage from 0 to below 100, e.g. 5%")
+    return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateResult:
+    """What ``--min-users`` judged of one input: the lowest users over its workloads
+    (None: unknown, which fails), against the threshold less ``--margin``.
+
+    The margin is boot-to-boot tolerance: the memory profile moves a pool by a few
+    percent between boots of the same settings, so a gate at exactly the users one boot
+    gave would flap. ``--min-users 30 --margin 5%`` fails below 30 x 0.95 = 28.5, so 29
+    passes (said as within the margin) and 28 fails.
+
+    >>> g = GateResult(min_users=30, users=29, margin_pct=5.0)
+    >>> g.floor_users, g.passed, g.is_within_margin
+    (29, True, True)
+    >>> GateResult(min_users=30, users=28, margin_pct=5.0).passed
+    False
+    """
+
+    min_users: int
+    users: int | None
+    margin_pct: float = 0.0
+
+    @property
+    def floor_users(self) -> int:
+        """The fewest users that pass: min_users less the margin, rounded up (exact)."""
+        from fractions import Fraction
+
+        floor = Fraction(self.min_users) * (1 - Fraction(str(self.margin_pct)) / 100)
+        return max(0, -(-floor.numerator // floor.denominator))
+
+    @property
+    def passed(self) -> bool:
+        return self.users is not None and self.users >= self.floor_users
+
+    @property
+    def is_within_margin(self) -> bool:
+        """Passed only thanks to the margin (below min_users itself)."""
+        return self.passed and self.users is not None and self.users < self.min_users
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "min_users": self.min_users,
+            "margin_pct": self.margin_pct,
+            "floor_users": self.floor_users,
+            "users": self.users,
+            "passed": self.passed,
+            "is_within_margin": self.is_within_margin,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +148,12 @@ class InputResult:
     # and JSON totals count only the inputs with error_code 0.
     error_code: int = 0
     error: str = ""
+    # The input's whole exit code (what is wrong with it, --strict, the gate) and
+    # what the gate judged; set once the command's options are applied (outcome.judged).
+    exit_code: int = 0
+    gate: GateResult | None = None
+    # --compare-metrics: the log's figures against the server's /metrics, side by side.
+    crosscheck: tuple[Agreement, ...] = ()
 
     @property
     def is_good(self) -> bool:

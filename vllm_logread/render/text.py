@@ -14,6 +14,7 @@ from ..events import InputResult, Output
 from ..kv.config import repo_of_snapshot
 from ..kv.specs import KVSpec
 from ..read.metrics import Server
+from ..report.crosscheck import Agreement
 from ..report.model import Report
 from ..report.plan import TargetPlan
 from ..report.whatif import WhatIf
@@ -196,6 +197,7 @@ def output_text(item: Output, *, echo: bool, explain: bool = False, source: bool
         text = _wrapped("\n".join(observed_text(item.report, explain=explain)), explain)
     elif item.report is not None:
         text = report_text(item.report, explain=explain, source=source).rstrip("\n")
+        text = _labelled(text, _report_label(item))
         text = _wrapped(text, explain)  # (an alert stays one line: one event, one grep)
     elif item.summary is not None and item.server is not None:
         text = _wrapped(load_text(item.server, item.summary), explain)
@@ -206,6 +208,27 @@ def output_text(item: Output, *, echo: bool, explain: bool = False, source: bool
     if echo and item.kind in ("report", "summary", "workload"):
         return f"{_BLOCK_OPEN}\n{text}\n{_BLOCK_CLOSE}"
     return text
+
+
+def _report_label(item: Output) -> str:
+    """Which report this is, when that needs saying: one of several boots, or a
+    live pipe's update of the report above it (its answer changed)."""
+    parts = [item.title] if item.title else []
+    if item.is_update:
+        parts.append("update" if item.line is None else f"update, line {item.line:,}")
+    return "; ".join(parts)
+
+
+def _labelled(text: str, label: str) -> str:
+    """The report's headline with its label: ``== vllm-logread (boot 2 of 3): ...``.
+
+    >>> _labelled("== vllm-logread: 37 users fit", "boot 2 of 2")
+    '== vllm-logread (boot 2 of 2): 37 users fit'
+    """
+    head = "== vllm-logread"
+    if not label or not text.startswith(head):
+        return text
+    return f"{head} ({label}){text[len(head) :]}"
 
 
 def _wrapped(text: str, explain: bool) -> str:
@@ -259,10 +282,6 @@ def wrap_line(line: str, width: int = WIDTH) -> str:
             break_on_hyphens=False,
         )
     ).replace("\u00a0", " ")
-
-
-def report_block(report: Report) -> str:
-    return report_text(report).rstrip("\n")
 
 
 def _n(v: int | float | None) -> str:
@@ -951,3 +970,21 @@ def mix_lines(r: Report, c: Any) -> list[str]:
         )
     )
     return lines
+
+
+def crosscheck_text(agreements: Sequence[Agreement], *, metrics: str) -> str:
+    """--compare-metrics: each figure the log and /metrics state, a line each, and why
+    one differs (the rule that explains it)."""
+    differ = [a for a in agreements if a.status == "differs"]
+    head = "== vllm-logread log vs /metrics: " + (
+        f"{len(differ)} of {len(agreements)} figures differ" if differ else "they agree"
+    )
+    lines = [head, f"  /metrics:  {metrics}"]
+    for a in agreements:
+        where = f" (line {a.log_line:,})" if a.log_line is not None else ""
+        log = "-" if a.log_value is None else a.log_value
+        met = "-" if a.metrics_value is None else a.metrics_value
+        lines.append(f"  {a.name:<26} log {log}{where}, /metrics {met}: {a.status}")
+        if a.why:
+            lines.append(f"    why: {a.why}")
+    return "\n".join(wrap_line(line) for line in lines)

@@ -9,9 +9,13 @@ from ..boots import Boot, _mnbt_tried
 from ..capacity import max_concurrency, num_blocks_for_memory
 from ..errors import LogReadError
 from ..read.facts import Fact
-from ..versions import HYBRID_MANAGER_FROM, POOL_TOKENS_FROM_CONCURRENCY, cdiv
+from ..rules import (
+    concurrency_counts_tokens,
+    max_num_batched_tokens_source,
+    stated_pool_tokens_from_concurrency,
+)
+from ..versions import cdiv
 from .model import Check, Unknown
-from .whatif import max_num_batched_tokens_source
 
 GIB = 1 << 30
 
@@ -114,7 +118,7 @@ def _concurrency_check(
             line=conc_f.line,
         )
     per_req = cdiv(max_model_len, block_size)
-    old = vt is not None and vt < (0, 9, 1) or gen == "V0"
+    old = concurrency_counts_tokens(vt, is_v0=gen == "V0")
     # V0 and V1 before 0.9.1: blocks x block_size / max_model_len;
     # 0.9.1+: blocks / cdiv(max_model_len, block_size).
     ours = num_blocks * block_size / max_model_len if old else num_blocks / per_req
@@ -300,12 +304,11 @@ def check_basis(
         is_plain_config_given=is_plain_config_given,
         is_block_size_stated=is_block_size_stated,
         is_pool_from_concurrency=(
-            vt is not None
-            and vt >= POOL_TOKENS_FROM_CONCURRENCY
+            stated_pool_tokens_from_concurrency(vt)
             and boot.first("pool_tokens") is not None
             and boot.first("gpu_blocks") is None
         ),
-        is_one_group_rule=gen == "V0" or (vt is not None and vt < HYBRID_MANAGER_FROM),
+        is_one_group_rule=concurrency_counts_tokens(vt, is_v0=gen == "V0"),
         vllm_version=None if version is None else str(version),
     )
 

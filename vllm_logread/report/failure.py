@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..boots import POOL_KINDS, SGLANG_POOL_KINDS, STATS_KINDS, Boot
 from ..capacity import Workload, users_that_fit
 from ..read.facts import Fact
+from ..rules import has_null_block
 from .model import Failure
 
 # A start-up step that failed (read/patterns.py rows engine_failed, worker_failed,
@@ -26,6 +27,18 @@ _ERROR_KINDS = frozenset({"boot_error", "engine_failed"})
 # warm-up prints "trigger received signal=SIGTERM", then "EngineCore failed to start"
 # ending in "RuntimeError: cancelled"; Ctrl-C ends a traceback in "KeyboardInterrupt".
 _STOP_WORDS = ("cancelled", "CancelledError", "KeyboardInterrupt", "SystemExit")
+
+
+# Errors always followed by their traceback, whose exception line says what failed: they
+# do not end a start-up on their own (the exception line, or the engine's "failed to
+# start", comes within the same second), so a report given again cites the cause.
+_TRACEBACK_HEADS = (
+    "WorkerProc hit an exception",
+    "Scheduler hit an exception",
+    "DataParallelController hit an exception",
+    "Error executing method",
+    "Exception in worker",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,7 +77,7 @@ def start_up_end(boot: Boot) -> StartUpEnd:
     ...     b.add(Fact(kind=k, value=v, line=n + 1))
     >>> end = start_up_end(b)
     >>> end.error.line, end.cause.value, end.stop
-    (2, 'ValueError: No common block size for 16', None)
+    (3, 'ValueError: No common block size for 16', None)
     """
     if boot.has_load:
         return StartUpEnd()
@@ -82,7 +95,7 @@ def start_up_end(boot: Boot) -> StartUpEnd:
             break
         if f.kind == "stop_requested" and error is None and stop is None:
             stop = f
-        elif f.kind in _ERROR_KINDS:
+        elif f.kind in _ERROR_KINDS and not str(f.value).startswith(_TRACEBACK_HEADS):
             if error is None:
                 error = f
             if cause is None and _is_exception(f):
@@ -93,31 +106,6 @@ def start_up_end(boot: Boot) -> StartUpEnd:
     if stop is not None or any(w in str(cause.value) for w in _STOP_WORDS):
         return StartUpEnd(stop=stop or cause)
     return StartUpEnd(error=error, cause=cause)
-
-
-# Errors always followed by their traceback, whose exception line says more: a report
-# given again waits for that line.
-_TRACEBACK_HEADS = (
-    "WorkerProc hit an exception",
-    "Scheduler hit an exception",
-    "DataParallelController hit an exception",
-    "Error executing method",
-    "Exception in worker",
-)
-
-
-def may_end_start_up(boot: Boot, line_facts: list[Fact]) -> bool:
-    """Whether this line's facts are the first of their kind that can end a boot's
-    start-up (a stop, a failed engine, a process that died, an exception line): then a
-    boot already reported is looked at again (session.py)."""
-    for f in line_facts:
-        if f.kind == "boot_error" and str(f.value).startswith(_TRACEBACK_HEADS):
-            continue
-        if f.kind in ("stop_requested", "engine_failed", "boot_error"):
-            same = [g for g in boot.all(f.kind) if not str(g.value).startswith(_TRACEBACK_HEADS)]
-            if same and same[0] is f:
-                return True
-    return False
 
 
 def stopped_warning(end: StartUpEnd) -> str | None:
@@ -140,7 +128,7 @@ def _users_once_booted(
         num_blocks=tokens // block_size,
         block_size=block_size,
         workload=workload,
-        has_null_block=gen != "V0",
+        has_null_block=has_null_block(gen),
     )
     return (
         f"then about {c.users:,} users of {workload.prompt_tokens:,} + "
