@@ -155,6 +155,18 @@ def build_sglang_report(
     pool_tokens = engines[0].pool_tokens if engines else None
 
     kv = _kv_from_log(boot, page, spec, pool_tokens, model)
+    if spec is None and boot.last("sglang_swa_tokens") is not None and kv.bytes_per_token:
+        # Two pools, each with its own KV Cache line: the first holds some layers only.
+        kv = replace(
+            kv,
+            source=f"{kv.source}; of one of its two pools (full and sliding-window layers "
+            "apart), not every layer's",
+        )
+        warnings.append(
+            "the KV bytes per token are one pool's (SGLang keeps the full-attention and the "
+            "sliding-window layers in two pools): the what-ifs that divide memory by them are "
+            "rough; pass --config PATH for the model's own"
+        )
     checks, not_understood = tool_model_failures(
         list(kv.checks),
         CheckBasis(
