@@ -1034,7 +1034,7 @@ ROWS: tuple[Row, ...] = (
     Row(
         "version",
         # The regex's own literal heads (warn_on_miss=False, so nothing else
-        # changes): with "LLM" in them stream.py finds them through a rare
+        # changes): with "LLM" in them scanner.py finds them through a rare
         # byte; "API version" alone has none and cost a regex pass (1.1 s on
         # a 1.6 GB serving log).
         ("vLLM API server version", "vLLM server version", "vLLM batch processing API version"),
@@ -1322,7 +1322,7 @@ ROWS: tuple[Row, ...] = (
         lambda m: [("stop_requested", m.group("sig") or m.group("other"), None)],
         warn_on_miss=False,
     ),
-    # -- SGLang boot logs (sglang.py): "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ...)".
+    # -- SGLang boot logs (report/sglang.py): "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ...)".
     Row(
         "sglang_server_args",
         ("server_args=ServerArgs(",),
@@ -1476,7 +1476,7 @@ _MAIN_ROWS: tuple[Row, ...] = tuple(row for row in ROWS if not row.is_fallback)
 _FALLBACK_ROWS: tuple[Row, ...] = tuple(row for row in ROWS if row.is_fallback)
 
 
-# Every literal marker, for the byte-level pre-filter (see stream.py).
+# Every literal marker, for the byte-level pre-filter (see scanner.py).
 MARKERS: tuple[str, ...] = tuple(sorted({m for row in ROWS for m in row.markers}))
 
 
