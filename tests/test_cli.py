@@ -243,13 +243,15 @@ def test_a_boot_that_died_after_its_pool_line_exits_3() -> None:
 def test_a_boot_that_died_after_its_pool_line_read_live_is_updated_to_0() -> None:
     # The same log through a pipe: the report at the pool line (37: a live pipe cannot
     # wait), then, when the engine dies, a warning and the report again marked as an
-    # update of the one above, with 0 users; the exit code is the failure's.
+    # update of the one above, with 0 users; the exit code is the failure's. The update
+    # comes at the worker's exception (line 69, "ValueError: No common block size for
+    # 16 ..."), the first line that says the start-up failed and why (issue 27).
     log = ROOT / "sample_logs" / "real_vllm_0.32_qwen3-8b_bs16_fails.log"
     r = run("--no-echo", stdin=log.read_bytes())
     assert r.exit_code == 3
     heads = [line for line in r.stdout.splitlines() if line.startswith("== vllm-logread")]
     assert heads[0].startswith("== vllm-logread: 37 users fit")
-    assert heads[1].startswith("== vllm-logread (update, line 94): 0 users at 512 prompt")
+    assert heads[1].startswith("== vllm-logread (update, line 69): 0 users at 512 prompt")
     assert len(heads) == 2
     assert r.stderr.count("the engine failed to start after the report above") == 1
 

@@ -387,9 +387,70 @@ CASES = [
         "proc(s): {'EngineCore': 1}",
         [("engine_failed", True)],
     ),
+    # -- start-up's end (report/failure.py): a step that failed, a process that died,
+    #    a traceback's exception line, the engine ready, a stop the operator asked for
+    ("WorkerProc hit an exception.", [("boot_error", "WorkerProc hit an exception")]),
+    ("WorkerProc failed to start.", [("boot_error", "WorkerProc failed to start")]),
+    (
+        "Error executing method 'initialize_cache'. This might cause deadlock in distributed "
+        "execution.",
+        [("boot_error", "Error executing method 'initialize_cache'")],
+    ),
+    (
+        "Exception in worker VllmWorkerProcess while processing method initialize_cache.",
+        [
+            (
+                "boot_error",
+                "Exception in worker VllmWorkerProcess while processing method initialize_cache",
+            )
+        ],
+    ),
+    (
+        "Worker proc VllmWorker-0 died unexpectedly (exit code: None), shutting down executor.",
+        [("boot_error", "Worker proc VllmWorker-0 died unexpectedly")],
+    ),
+    (
+        "Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.",
+        [("boot_error", "Engine core proc EngineCore_DP0 died unexpectedly")],
+    ),
+    (
+        "Engine process failed to start. See stack trace for the root cause.",
+        [("boot_error", "Engine process failed to start")],
+    ),
+    (
+        "ValueError: No common block size for 16 (CPU_ATTN: [MultipleOf(32)]).",
+        [("boot_error", "ValueError: No common block size for 16 (CPU_ATTN: [MultipleOf(32)]).")],
+    ),
+    (
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+        [("boot_error", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")],
+    ),
+    ("RuntimeError: cancelled", [("boot_error", "RuntimeError: cancelled")]),
+    ("Error: a word, not an exception's name", []),
+    (
+        "init engine (profile, create kv cache, warmup model) took 32.41 seconds",
+        [("engine_ready", True)],
+    ),
+    ("Starting vLLM server on http://0.0.0.0:8000", [("engine_ready", True)]),
+    ("Starting vLLM API server 0 on http://0.0.0.0:8000", [("engine_ready", True)]),
+    ("Application startup complete.", [("engine_ready", True)]),
+    ("Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)", [("engine_ready", True)]),
+    (
+        "[shutdown] EngineCore: trigger received signal=SIGTERM",
+        [("stop_requested", "received signal=SIGTERM")],
+    ),
+    (
+        "[shutdown] API server: shutdown triggered",
+        [("stop_requested", "[shutdown] API server")],
+    ),
+    ("KeyboardInterrupt", [("stop_requested", "KeyboardInterrupt")]),
+    (
+        "Received KeyboardInterrupt, shutting down API servers...",
+        [("stop_requested", "Received KeyboardInterrupt")],
+    ),
+    ("Shutting down", [("stop_requested", "Shutting down")]),
     # -- lines that state nothing
     ("Loading weights took 4.91 seconds", []),
-    ("init engine (profile, create kv cache, warmup model) took 32.41 seconds", []),
     # -- SGLang boot logs (sglang.py; SGLang's own format strings)
     (
         "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', tokenizer_path='Qwen/Qwen3-8B', "
@@ -435,6 +496,51 @@ CASES = [
         "KV Cache is allocated. #tokens: 524288, KV size: 17.16 GB",
         [("engine_kind", "sglang"), ("kv_alloc_tokens", 524288), ("kv_size_gib", 17.16)],
     ),
+    (
+        "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1669816, K size: 57.33 GB, "
+        "V size: 57.33 GB",
+        [
+            ("engine_kind", "sglang"),
+            ("kv_alloc_dtype", "torch.bfloat16"),
+            ("kv_alloc_tokens", 1669816),
+            ("kv_k_gib", 57.33),
+            ("kv_v_gib", 57.33),
+        ],
+    ),
+    (
+        "KV Cache VA upper bound. dtype: torch.float8_e4m3fn, #tokens: 800000, KV size: 20.61 GB",
+        [
+            ("engine_kind", "sglang"),
+            ("kv_alloc_dtype", "torch.float8_e4m3fn"),
+            ("kv_alloc_tokens", 800000),
+            ("kv_size_gib", 20.61),
+        ],
+    ),
+    (
+        "Use sliding window memory pool. full_layer_tokens=1710, swa_layer_tokens=1368",
+        [("engine_kind", "sglang"), ("sglang_full_tokens", 1710), ("sglang_swa_tokens", 1368)],
+    ),
+    (
+        "Use Sliding window memory pool. full_layer_tokens=400000, swa_layer_tokens=320000",
+        [("engine_kind", "sglang"), ("sglang_full_tokens", 400000), ("sglang_swa_tokens", 320000)],
+    ),
+    (
+        "Use sliding window memory pool (all SWA). swa_layer_tokens=5000",
+        [("engine_kind", "sglang"), ("sglang_swa_tokens", 5000)],
+    ),
+    (
+        "SWAKVPool mem usage: 12.34 GB, swa size: 320000, full size: 400000",
+        [("engine_kind", "sglang"), ("sglang_full_tokens", 400000), ("sglang_swa_tokens", 320000)],
+    ),
+    (
+        "Scheduler hit an exception: Traceback (most recent call last):",
+        [("boot_error", "Scheduler hit an exception")],
+    ),
+    (
+        "Received sigquit from a child process. It usually means the child failed.",
+        [("boot_error", "Received sigquit from a child process")],
+    ),
+    ("The server is fired up and ready to roll!", [("engine_ready", True)]),
     ("Memory pool end. avail mem=2.44 GB", [("avail_after_pool_gib", 2.44)]),
     (
         "max_total_num_tokens=298447, chunked_prefill_size=2048, max_prefill_tokens=16384, "

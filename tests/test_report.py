@@ -67,12 +67,23 @@ def test_seed_gives_37_and_41_with_passing_checks() -> None:
     assert fp8.users == 75  # 3,012 blocks - 1 = 3,011 // 40
 
 
-def test_a_wrong_model_shape_is_a_contradiction() -> None:
+def test_a_wrong_model_shape_from_the_users_config_is_a_contradiction() -> None:
     # Llama-3.1-8B's 131,072 bytes per token cannot give 1,506 blocks from 3.31 GiB:
-    # 3.31 GiB / (131,072 x 16) = 1,694 blocks.
-    r = report_of(SEED, spec=FakeSpec(kv_bytes_per_token=131072))
+    # 3.31 GiB / (131,072 x 16) = 1,694 blocks. The user gave that config (--config).
+    r = report_of(SEED, spec=FakeSpec(kv_bytes_per_token=131072), config="config.json")
     assert r.contradicts
     assert next(c for c in r.checks if c.name == "pool_vs_memory").status == "fail"
+
+
+def test_a_wrong_model_shape_the_tool_found_itself_is_not_a_contradiction() -> None:
+    # The same shape from the tool's own resolution (its table, the HF cache): its reading
+    # of the model is what broke, not the log (issue 27): users unknown, with the sentence.
+    r = report_of(SEED, spec=FakeSpec(kv_bytes_per_token=131072))
+    assert not r.contradicts and r.users is None
+    check = next(c for c in r.checks if c.name == "pool_vs_memory")
+    assert check.status == "unknown"
+    assert "the tool does not understand this model's KV layout for vLLM" in check.detail
+    assert [u.name for u in r.unknowns] == ["kv_layout"]
 
 
 def test_unknown_model_leaves_the_check_unknown_but_users_known() -> None:

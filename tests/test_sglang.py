@@ -104,7 +104,9 @@ def test_the_kv_line_covers_tokens_plus_one_page() -> None:
     assert (round(low), round(high)) == (73_700, 73_749)
 
 
-def test_a_kv_line_that_does_not_fit_the_model_is_a_contradiction(tmp_path: Path) -> None:
+def test_a_kv_line_that_does_not_fit_the_users_config_is_a_contradiction(
+    tmp_path: Path,
+) -> None:
     log = tmp_path / "fp8.log"
     # the pool of the H100 sample, but K and V of one byte per value (an FP8 cache the
     # server_args do not state): 13.45 GiB each is half of Qwen3-8B's bf16 bytes
@@ -113,9 +115,32 @@ def test_a_kv_line_that_does_not_fit_the_model_is_a_contradiction(tmp_path: Path
             "K size: 26.90 GB, V size: 26.90 GB", "K size: 13.45 GB, V size: 13.45 GB"
         )
     )
-    r = run(str(log), "--explain")
+    cfg = tmp_path / "config.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "model_type": "qwen3",
+                "num_hidden_layers": 36,
+                "num_attention_heads": 32,
+                "num_key_value_heads": 8,
+                "head_dim": 128,
+                "hidden_size": 4096,
+                "torch_dtype": "bfloat16",
+            }
+        )
+    )
+    r = run(str(log), "--explain", "--config", str(cfg))
     assert r.exit_code == 4
     assert "fail    kv_bytes_per_token" in r.stdout
+    # The same shape read from the tool's own table is the tool's reading of the model,
+    # not the log against itself (issue 27): users unknown, exit 0, and why.
+    r = run(str(log), "--json")
+    assert r.exit_code == 0
+    out = json.loads(r.stdout)
+    assert out["users"] is None
+    check = next(c for c in out["checks"] if c["name"] == "kv_bytes_per_token")
+    assert check["status"] == "unknown"
+    assert "the tool does not understand this model's KV layout for SGLang" in check["detail"]
 
 
 def test_unknown_model_takes_its_bytes_from_the_kv_line(tmp_path: Path) -> None:
@@ -157,8 +182,10 @@ def test_max_running_requests_below_the_users_is_said() -> None:
         "max_prefill_tokens=16384, max_running_requests=48, context_len=40960\n"
     )
     rep = report_of(text)
-    assert rep.users == 100
+    # 64,000 // 640 = 100 fit in the pool, but SGLang runs 48 at once: the cap binds.
+    assert (rep.users, rep.users_mid_answer) == (48, 48)
     assert any("at most 48 requests at once" in w for w in rep.warnings)
+    assert any("max_running_requests 48 (line 2) binds" in a for a in rep.arithmetic)
 
 
 def test_a_page_size_the_backend_forces_is_the_block_size() -> None:
@@ -201,3 +228,113 @@ def test_through_a_pipe_the_decode_lines_after_the_report_are_the_load(chunk: in
     alerts = [o.text for o in outs if o.kind == "alert" and "first preemption" in o.text]
     assert alerts and alerts[0].endswith("(SGLang retracts and recomputes them)")
     assert "  preemptions:   0 printed by SGLang;" in summary_text(summary)
+
+
+# -- the pool from "KV Cache is allocated" alone, the two pools of a sliding-window model,
+#    and a start-up that failed after the pool (issue 27)
+
+H100_LINES = H100.read_text().splitlines()
+UP_TO_KV = H100_LINES[:10]  # to "KV Cache is allocated. #tokens: 391815, ..." (line 10)
+assert "KV Cache is allocated" in UP_TO_KV[-1]
+
+
+def test_the_kv_line_alone_is_the_pool(tmp_path: Path) -> None:
+    # No scheduler line (a log cut after the pool, or a wording not read): SGLang sizes
+    # its pool to exactly #tokens, 391,815 // 640 = 612 users, 391,815 // 576 = 680.
+    log = tmp_path / "kv_only.log"
+    log.write_text("\n".join(H100_LINES[:13]) + "\n")
+    r = run(str(log), "--json", "--prompt", "512", "--output", "128")
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert (out["pool_tokens"], out["users"], out["users_mid_answer"]) == (391_815, 612, 680)
+    assert "KV Cache is allocated, #tokens, line 10" in out["arithmetic"][0]
+
+
+def test_the_2026_kv_line_states_its_dtype_and_is_the_pool() -> None:
+    # SGLang 0.5.23 (mem_cache/memory_pool.py): "dtype: torch.bfloat16, " before #tokens.
+    # 1,669,816 // 640 = 2,609 users (2,609 x 640 = 1,669,760); // 576 = 2,898.
+    text = ARGS.format(page=1, dp=1).replace("Qwen/Qwen3-8B", "acme/unpublished") + (
+        "[2026-04-27 02:36:06] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1669816, "
+        "K size: 57.33 GB, V size: 57.33 GB\n"
+    )
+    rep = report_of(text)
+    assert (rep.pool_tokens, rep.users, rep.users_mid_answer) == (1_669_816, 2_609, 2_898)
+    assert rep.boot.value("kv_alloc_dtype") == "torch.bfloat16"
+
+
+SWA = (
+    "[2026-04-27 02:36:06] Use sliding window memory pool. full_layer_tokens={full}, "
+    "swa_layer_tokens={swa}\n"
+    "[2026-04-27 02:36:06] KV Cache is allocated. dtype: torch.bfloat16, #tokens: {full}, "
+    "K size: 1.00 GB, V size: 1.00 GB\n"
+    "[2026-04-27 02:36:06] KV Cache is allocated. dtype: torch.bfloat16, #tokens: {swa}, "
+    "K size: 1.00 GB, V size: 1.00 GB\n"
+)
+
+# A model the tool does not know (its bytes per token come from the KV lines).
+SWA_ARGS = ARGS.format(page=1, dp=1).replace("Qwen/Qwen3-8B", "acme/unpublished-swa")
+
+
+def test_a_sliding_window_pool_that_cannot_bind_leaves_the_full_pool_exact() -> None:
+    # Full pool 320,000 // 640 = 500 users; even if each kept all 640 tokens in the SWA
+    # pool, 400,000 // 640 = 625 >= 500: the full pool binds, exactly.
+    rep = report_of(SWA_ARGS + SWA.format(full=320_000, swa=400_000))
+    assert (rep.pool_tokens, rep.users) == (320_000, 500)
+    assert not rep.unknowns
+
+
+def test_a_sliding_window_pool_that_may_bind_makes_the_users_a_range() -> None:
+    # Full 400,000 // 640 = 625; SWA 320,000 // 640 = 500 if each kept all its tokens
+    # there: between 500 and 625, settled by how much of its window SGLang keeps.
+    rep = report_of(SWA_ARGS + SWA.format(full=400_000, swa=320_000))
+    assert rep.pool_tokens == 400_000
+    assert rep.users is None and rep.users_range == (500, 625)
+    assert [u.name for u in rep.unknowns] == ["swa_pool"]
+
+
+def test_two_kv_pools_without_a_line_saying_which_is_which_are_not_divided() -> None:
+    text = SWA_ARGS + "".join(SWA.format(full=400_000, swa=320_000).splitlines(True)[1:])
+    rep = report_of(text)
+    assert rep.users is None
+    assert any("several token pools (400,000, 320,000)" in w for w in rep.warnings)
+
+
+def test_a_scheduler_that_died_after_the_pool_serves_nobody(tmp_path: Path) -> None:
+    crash = [
+        "[2026-04-27 02:36:07] Scheduler hit an exception: Traceback (most recent call last):",
+        '  File "/sglang/srt/model_executor/cuda_graph_runner.py", line 400, in capture',
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB.",
+        "[2026-04-27 02:36:07] Received sigquit from a child process. It usually means the "
+        "child failed.",
+    ]
+    log = tmp_path / "died.log"
+    log.write_text("\n".join(H100_LINES[:12] + crash) + "\n")
+    r = run(str(log), "--json", "--prompt", "512", "--output", "128")
+    assert r.exit_code == 3
+    out = json.loads(r.stdout)
+    assert out["users"] == 0
+    assert out["failure"]["line"] == 15  # the exception line
+    assert "CUDA out of memory" in out["failure"]["cause"]
+    assert out["failure"]["fix"] == [
+        "fix the error printed above this line and start again; then this pool holds 612 users"
+    ]
+
+
+def test_an_fp8_cache_the_kv_line_states_is_read_as_fp8(tmp_path: Path) -> None:
+    # The H100 sample with an FP8 cache that server_args leave at 'auto': the KV line's
+    # dtype says it. Qwen3-8B in FP8: 36 x 8 x 128 x 1 B = 36,864 B of K per token, x
+    # 391,816 slots = 14,443,806,720 B = 13.45 GiB each of K and V: the shape fits.
+    log = tmp_path / "fp8.log"
+    log.write_text(
+        H100.read_text().replace(
+            "KV Cache is allocated. #tokens: 391815, K size: 26.90 GB, V size: 26.90 GB",
+            "KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 391815, "
+            "K size: 13.45 GB, V size: 13.45 GB",
+        )
+    )
+    r = run(str(log), "--json")
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["kv_cache_dtype"] == "fp8_e4m3" and out["kv_bytes_per_token"] == 73_728
+    assert next(c for c in out["checks"] if c["name"] == "kv_bytes_per_token")["status"] == "pass"
+    assert out["users"] == 612

@@ -47,6 +47,9 @@ _BOOT_KINDS = frozenset(
 
 POOL_KINDS = frozenset({"pool_tokens", "gpu_blocks"})
 
+# SGLang's lines that state its pool besides the scheduler's max_total_num_tokens.
+SGLANG_POOL_KINDS = frozenset({"kv_alloc_tokens", "sglang_full_tokens", "sglang_swa_tokens"})
+
 
 STATS_KINDS = frozenset(
     {
@@ -90,10 +93,27 @@ class Engine:
     pool_facts: list[Fact] = field(default_factory=list)
     block_facts: list[Fact] = field(default_factory=list)
     concurrency_facts: list[Fact] = field(default_factory=list)
+    # SGLang's pool when its scheduler line is missing (report/sglang.py): the full
+    # token pool of a sliding-window hybrid ("full_layer_tokens=N"), the SWA pool of a
+    # model whose every layer slides, else "KV Cache is allocated. ... #tokens: N" (SGLang
+    # sizes the pool to exactly N).
+    sglang_pool_facts: list[Fact] = field(default_factory=list)
+
+    @property
+    def stated_pool_facts(self) -> list[Fact]:
+        """The facts the pool is read from: the pool line's, else SGLang's stand-ins,
+        the most specific first."""
+        if self.pool_facts:
+            return self.pool_facts
+        for kind in ("sglang_full_tokens", "sglang_swa_tokens", "kv_alloc_tokens"):
+            facts = [f for f in self.sglang_pool_facts if f.kind == kind]
+            if facts:
+                return facts
+        return []
 
     @property
     def pool_tokens(self) -> int | None:
-        vals = [int(f.value) for f in self.pool_facts]
+        vals = [int(f.value) for f in self.stated_pool_facts]
         return min(vals) if vals else None
 
     @property
@@ -109,18 +129,18 @@ class Engine:
 
     @property
     def has_pool(self) -> bool:
-        return bool(self.pool_facts or self.block_facts)
+        return bool(self.pool_facts or self.block_facts or self.sglang_pool_facts)
 
     @property
     def ranks_disagree(self) -> bool:
         return (
-            len({f.value for f in self.pool_facts}) > 1
+            len({f.value for f in self.stated_pool_facts}) > 1
             or len({f.value for f in self.block_facts}) > 1
         )
 
     @property
     def pool_line(self) -> int | None:
-        facts = self.pool_facts or self.block_facts
+        facts = self.stated_pool_facts or self.block_facts
         return facts[0].line if facts else None
 
 
@@ -133,6 +153,9 @@ class Boot:
     engines: dict[str, Engine] = field(default_factory=dict)
     # (kind, process) pairs stated so far, to see a restart.
     _said: set[tuple[str, str | None]] = field(default_factory=set)
+    # Stats lines were read for this boot (outside --json they are not among its
+    # facts): it served, so an error after its pool was not the end of its start-up.
+    has_load: bool = False
 
     @property
     def has_pool(self) -> bool:
@@ -161,13 +184,17 @@ class Boot:
     def add(self, fact: Fact) -> None:
         self.facts.append(fact)
         self._said.add((fact.kind, fact.process))
-        if fact.kind in ("pool_tokens", "gpu_blocks", "max_concurrency"):
+        if fact.kind in ("pool_tokens", "gpu_blocks", "max_concurrency") or (
+            fact.kind in SGLANG_POOL_KINDS
+        ):
             key = engine_key(fact.process)
             eng = self.engines.setdefault(key, Engine(key=key))
             if fact.kind == "pool_tokens":
                 eng.pool_facts.append(fact)
             elif fact.kind == "gpu_blocks":
                 eng.block_facts.append(fact)
+            elif fact.kind in SGLANG_POOL_KINDS:
+                eng.sglang_pool_facts.append(fact)
             else:
                 eng.concurrency_facts.append(fact)
 
@@ -252,6 +279,7 @@ _POOL_LINE_KINDS = frozenset(
         # when they change its figures.
         "num_kv_cache_groups",
         "kv_lcm_block_size",
+        *SGLANG_POOL_KINDS,
     }
 )
 
@@ -276,6 +304,10 @@ def _boot_complete(boot: Boot, line: list[Fact]) -> bool:
     silence does (``Session.quiet``).
     """
     if not boot.has_pool:
+        return False
+    if boot.value("engine_kind") == "sglang" and not any(e.pool_facts for e in boot.pool_engines):
+        # SGLang states its pool again, with max_running_requests, in the scheduler's
+        # line after its CUDA graphs: wait for it (or for silence, or the end of input).
         return False
     kinds = {f.kind for f in line}
     all_spoke = _all_engines_spoke(boot)

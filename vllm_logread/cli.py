@@ -2,7 +2,7 @@
 
 Exit codes (README): 0 ok; 1 a CI gate failed (--min-users); 2 usage error;
 3 the log lacks what was asked (no KV pool line; a near miss under --strict);
-4 the log contradicts the model config beyond the printed precision.
+4 the log contradicts itself, or the config given, beyond the printed precision.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ Exit codes:
   1  a CI gate failed (--min-users: fewer users, at any workload of a sweep)
   2  usage error; a file that cannot be read; an extra not installed
   3  the log lacks the KV pool (or --strict: a near miss)
-  4  the log contradicts the model config
+  4  the log contradicts itself or the --config given
   130/143  interrupted (Ctrl-C / SIGTERM), after the load summary
   --prometheus: 2 also Prometheus unreachable or a query rejected; 3 no
      vLLM server in the window, or none answers now (all down or stale)

@@ -183,10 +183,13 @@ def reading_status(res: InputResult) -> ExitStatus:
     if not reports:
         return worst(parts)
     if any(r.contradicts for r in reports):
+        # A check fails only when stated figures contradict each other, or the config the
+        # user gave (report/checks.tool_model_failures): where the tool's own model of the
+        # layout fails, the users are unknown instead (exit 0).
         bad = [c.detail for r in reports for c in r.checks if c.status == "fail"]
-        parts.append(
-            ExitStatus(4, f"{res.source}: the log contradicts the model config: " + "; ".join(bad))
-        )
+        given = res.options is not None and res.options.config is not None
+        what = "the model config" if given else "itself"
+        parts.append(ExitStatus(4, f"{res.source}: the log contradicts {what}: " + "; ".join(bad)))
     return worst(parts)
 
 

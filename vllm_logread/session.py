@@ -64,6 +64,7 @@ from .read.scanner import Scanner
 from .read.serving import ServingReader, StatsSink, hand_back
 from .read.stats import StatsBatch, StatsFacts
 from .report import build_report
+from .report.failure import start_up_end, stopped_warning
 from .report.model import Options, Report
 from .watch import Alert, Estimate, LoadSummary, LoadWatch
 
@@ -383,11 +384,13 @@ class BootRouter:
             out += self._report(boot, line[0].line)
         elif boot.index in self.reported and not is_load:
             out += self._report_again(boot, line)
+            out += self._stopped(boot, line)
         if is_v0_warning and engine_generation(boot) == "V1":
             # Not V1's (see ServingReader.v0_warnings): a pasted line, counted by neither
             # reading mode; the reference reading (keep_all_facts) still lists its fact.
             is_load = False
         if is_load:
+            boot.has_load = True
             alerts = [
                 Output(kind="alert", text=str(a), line=a.line)
                 for a in self.watch_of(boot).add_facts(line)
@@ -506,7 +509,7 @@ class BootRouter:
                     line=at,
                 )
             )
-        elif "engine_failed" in said:
+        elif said & {"engine_failed", "boot_error"} and report.failure is not None:
             out.append(
                 Output(
                     kind="warning",
@@ -516,6 +519,19 @@ class BootRouter:
                 )
             )
         return out + self._report(boot, at, report, is_update=True)
+
+    def _stopped(self, boot: Boot, line: list[Fact]) -> list[Output]:
+        """On a live pipe, the line that stopped a reported boot before it served (a
+        signal, a shutdown the operator asked for): said once beside the report, whose
+        answer stands (a file's report carries it among its warnings)."""
+        if not self.is_live or not any(f.kind == "stop_requested" for f in line):
+            return []
+        end = start_up_end(boot)
+        stopped = stopped_warning(end)
+        if stopped is None or end.stop is None or end.stop.line != line[0].line:
+            return []
+        at = line[0].line
+        return [Output(kind="warning", text=f"warning: {self.source}:{at}: {stopped}", line=at)]
 
     def _end_of_boot(self, boot: Boot, line: int | None) -> list[Output]:
         """A boot ended (another began, or the input did): a live pipe's report if
@@ -779,6 +795,7 @@ class Session(BootRouter):
     def fold_stats(self, batch: StatsBatch) -> list[tuple[int, Callable[[int], Output]]]:
         """Stats lines serving mode read, into the current boot's load watch;
         each alert with the index of its line and how to say it, numbered."""
+        self.tracker.current.has_load = True
         alerts = self.watch_of(self.tracker.current).add_stats(batch)
         return [(a.line, functools.partial(_alert_output, a)) for a in alerts]
 

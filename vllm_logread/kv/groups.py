@@ -145,6 +145,32 @@ class KVCacheLayout:
         return self.num_groups == 1 and self.groups[0].kind == "full"
 
 
+def stated_group_block_sizes(text: str) -> tuple[int, ...]:
+    """The block sizes of vLLM's "kv cache group sizes (16, 16, 32)" (the fact's "16,16,32").
+
+    >>> stated_group_block_sizes("16,16,16,16,16,32")
+    (16, 16, 16, 16, 16, 32)
+    """
+    return tuple(int(p) for p in text.split(",") if p.strip().isdigit())
+
+
+def base_block_size(group_block_sizes: Sequence[int]) -> int | None:
+    """The block size the log's KV cache groups were formed at: the smallest group's.
+
+    vLLM 0.31+ (unify_kv_cache_spec_page_size) keeps the layers of the largest page at
+    the base block size and scales a smaller page's block size up by the ratio, so every
+    group's block size is the base or a multiple of it. "kv cache group sizes (16, 16,
+    16, 16, 16, 32)": base 16 (five sliding groups at 16, the full group of half the page
+    at 32); the "kv lcm block sizes 32" is the scheduler's alignment, not every group's
+    block size. (vLLM 0.33 source, v1/core/kv_cache_utils.py resolve_kv_cache_block_sizes.)
+
+    >>> base_block_size((16, 16, 16, 16, 16, 32)), base_block_size(())
+    (16, None)
+    """
+    sizes = [s for s in group_block_sizes if s > 0]
+    return min(sizes) if sizes else None
+
+
 def mamba_attention_block_size(
     spec: KVSpec, *, kernel_block_alignment: int = 16, block_size: int = 16
 ) -> int:

@@ -102,6 +102,13 @@ KIND_TYPES: dict[str, type] = {
     "kv_lcm_block_size": int,  # "kv lcm block sizes 128"
     "platform": str,  # "Automatically detected platform cpu." (cuda, rocm, cpu, tpu, xpu, hpu, ...)
     "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
+    # Start-up's end (boots.py, report/failure.py): a fatal error's text ("ValueError: No
+    # common block size for 16 ...", "WorkerProc hit an exception."), the engine saying it
+    # is ready ("init engine (profile, create kv cache, warmup model) took 7.91 s"), and a
+    # stop the operator asked for ("[shutdown] EngineCore: trigger received signal=SIGTERM").
+    "boot_error": str,
+    "engine_ready": bool,
+    "stop_requested": str,
     "num_speculative_tokens": int,
     "speculative_method": str,  # speculative_config's method: eagle, eagle3, mtp, dflash, ngram...
     "draft_model": str,  # speculative_config's draft model (EAGLE heads, draft models)
@@ -127,6 +134,12 @@ KIND_TYPES: dict[str, type] = {
     "kv_k_gib": float,  # "K size: X GB" (SGLang's GB is 2**30 bytes)
     "kv_v_gib": float,  # "V size: X GB"
     "kv_size_gib": float,  # "KV size: X GB" (MLA models: one latent buffer)
+    "kv_alloc_dtype": str,  # "dtype: torch.bfloat16" of the same line (the KV cache's torch dtype)
+    # SGLang hybrids with sliding-window layers: two token pools, "Use sliding window memory
+    # pool. full_layer_tokens=N, swa_layer_tokens=M" / "SWAKVPool mem usage: X GB, swa size:
+    # M, full size: N"; a model whose every layer slides has the SWA pool alone.
+    "sglang_full_tokens": int,
+    "sglang_swa_tokens": int,
     "avail_after_weights_gib": float,  # "Load weight end. ... avail mem=X GB"
     "avail_after_pool_gib": float,  # "Memory pool end. avail mem=X GB"
     "mem_fraction_static": float,  # server_args mem_fraction_static

@@ -50,6 +50,10 @@ class Row:
     # False: the marker is common outside this line kind, so a line with the
     # marker that fails the regex is not a near miss worth a warning.
     warn_on_miss: bool = True
+    # True: read only when no other row read the message (a traceback's exception line
+    # that another row already reads, e.g. "ValueError: To serve at least one request
+    # ...", is that row's line kind).
+    is_fallback: bool = False
 
 
 def _groups(m: re.Match[str]) -> Built:
@@ -1210,6 +1214,114 @@ ROWS: tuple[Row, ...] = (
         lambda m: [("engine_failed", True, None)],
         warn_on_miss=False,
     ),
+    # -- a start-up step that failed (report/failure.py: after the pool and before the
+    #    engine said it was ready, the pool never served). V1 multiproc_executor.py
+    #    (0.8-0.33): "WorkerProc hit an exception." / "WorkerProc failed to start." /
+    #    "WorkerProc initialization failed due to an exception in a background
+    #    process."; V0 worker_base.py: "Error executing method 'initialize_cache'. This
+    #    might cause deadlock in distributed execution." (0.4-0.10; before 0.6 without
+    #    the quotes); V0 multiproc_worker_utils.py: "Exception in worker
+    #    VllmWorkerProcess while processing method initialize_cache."; SGLang
+    #    (managers/scheduler.py, 0.4-0.5): "Scheduler hit an exception: Traceback ...".
+    Row(
+        "worker_failed",
+        (
+            "hit an exception",
+            "WorkerProc failed to start",
+            "WorkerProc initialization failed",
+            "Error executing method",
+            "Exception in worker",
+        ),
+        _c(
+            r"""(?P<boot_error>(?:Scheduler|DataParallelController)\ hit\ an\ exception
+                |WorkerProc\ (?:hit\ an\ exception|failed\ to\ start
+                                             |initialization\ failed)
+                |Error\ executing\ method\ '?\w{1,80}'?
+                |Exception\ in\ worker\ \S{1,80}\ while\ processing\ method\ \w{1,80})"""
+        ),
+        warn_on_miss=False,
+    ),
+    # -- a process of the server that died: "Worker proc VllmWorker-0 died unexpectedly
+    #    (exit code: None), shutting down executor." (0.32), "Engine core proc
+    #    EngineCore_DP0 died unexpectedly, shutting down client." (V1 core_client.py),
+    #    "RayWorkerProc rank=0 died unexpectedly, ..." (0.33), "Engine core process
+    #    EngineCore died unexpectedly." / "Process EngineCore (PID: 7) died with exit code
+    #    1" (0.33 v1/utils.py), V0 "Engine process failed to start. See stack trace for
+    #    the root cause." (api_server.py, 0.6-0.10); SGLang's "Received sigquit from a
+    #    child process. It usually means the child failed." (entrypoints/engine.py).
+    Row(
+        "process_died",
+        (
+            "died unexpectedly",
+            "died with exit code",
+            "Engine process failed to start",
+            "Received sigquit from a child",
+        ),
+        _c(
+            r"""(?P<boot_error>(?:Worker\ proc|Engine\ core\ proc(?:ess)?|RayWorkerProc|Process)
+                  \ .{1,120}?\ died\ (?:unexpectedly|with\ exit\ code\ -?\d{1,5})
+                |Engine\ process\ failed\ to\ start
+                |Received\ sigquit\ from\ a\ child\ process)"""
+        ),
+        warn_on_miss=False,
+    ),
+    # -- the last line of a Python traceback, the exception that ended it ("ValueError: No
+    #    common block size for 16 (CPU_ATTN: [MultipleOf(32)]).", "torch.OutOfMemoryError:
+    #    CUDA out of memory. Tried to allocate ...", V0's "ValueError: No available memory
+    #    for the cache blocks. ..."): the message starts with the exception's name (an
+    #    "[rank0]: " prefix allowed, as torchrun prints it). Only one that comes after the
+    #    pool and before the engine is ready stops a boot (report/failure.py).
+    Row(
+        "exception_line",
+        ("Error: ", "Exception: ", "Error:\t"),
+        _c(
+            r"""^(?:\[rank\d{1,5}\]:\s?)?
+                (?P<boot_error>(?:[A-Za-z_]\w{0,60}\.){0,5}[A-Z]\w{0,60}(?:Error|Exception)
+                :\s.{0,300}?)\s*$"""
+        ),
+        warn_on_miss=False,
+        is_fallback=True,
+    ),
+    # -- the engine is ready (start-up is over; an error after this is a serving error):
+    #    "init engine (profile, create kv cache, warmup model) took 7.91 s" (V0 0.6+, V1),
+    #    "Starting vLLM API server on http://..." (0.4-0.31; "Starting vLLM API server 0
+    #    on" from 0.9), "Starting vLLM server on http://..." (0.32+), uvicorn's
+    #    "Application startup complete." and "Uvicorn running on ..."; SGLang's "The server
+    #    is fired up and ready to roll!" (entrypoints/http_server.py).
+    Row(
+        "engine_ready",
+        (
+            "init engine (profile",
+            "Starting vLLM API server",
+            "Starting vLLM server on",
+            "Application startup complete",
+            "Uvicorn running on",
+            "fired up and ready to roll",
+        ),
+        _c(
+            r"""init\ engine\ \(profile,\ create\ kv\ cache,\ warmup\ model\)\ took
+                |Starting\ vLLM\ (?:API\ )?server\ |Application\ startup\ complete
+                |Uvicorn\ running\ on|The\ server\ is\ fired\ up\ and\ ready\ to\ roll"""
+        ),
+        lambda m: [("engine_ready", True, None)],
+        warn_on_miss=False,
+    ),
+    # -- a stop the operator asked for: "[shutdown] EngineCore: trigger received
+    #    signal=SIGTERM" and the "[shutdown] ..." lines after it (0.32+), "Received
+    #    KeyboardInterrupt, shutting down API servers..." (0.33), a traceback's bare
+    #    "KeyboardInterrupt", "Shutting down FastAPI HTTP server." / "Shutting down."
+    #    (launcher.py, cli/serve.py) and uvicorn's "Shutting down".
+    Row(
+        "stop_requested",
+        ("received signal", "KeyboardInterrupt", "[shutdown]", "Shutting down"),
+        _c(
+            r"""(?:^\[shutdown\]\ [^:]{1,60}:\ trigger\ )?(?P<sig>received\ signal=?\s?SIG[A-Z]{2,8})
+                |(?P<other>^KeyboardInterrupt\b|Received\ KeyboardInterrupt
+                           |^\[shutdown\]\ [^:]{1,60}|^Shutting\ down\b)"""
+        ),
+        lambda m: [("stop_requested", m.group("sig") or m.group("other"), None)],
+        warn_on_miss=False,
+    ),
     # -- SGLang boot logs (report/sglang.py): "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ...)".
     Row(
         "sglang_server_args",
@@ -1228,17 +1340,45 @@ ROWS: tuple[Row, ...] = (
         _sglang_weights,
     ),
     # "KV Cache is allocated. #tokens: 250000, K size: 17.17 GB, V size: 17.17 GB"
-    # (MHA), "... #tokens: N, KV size: X GB" (MLA); some builds add "dtype: X, ".
+    # (MHA), "... #tokens: N, KV size: X GB" (MLA); from 2025 "KV Cache is allocated.
+    # dtype: torch.bfloat16, #tokens: N, K size: ..." (mem_cache/memory_pool.py
+    # _finalize_allocation_log, SGLang 0.5.23), "KV Cache VA upper bound. dtype: ..." with
+    # post-capture sizing. The pool SGLang sizes to exactly #tokens (report/sglang.py).
     Row(
         "sglang_kv_allocated",
-        ("KV Cache is allocated.",),
+        ("KV Cache is allocated.", "KV Cache VA upper bound."),
         _c(
-            rf"""KV\ Cache\ is\ allocated\.(?:\ dtype:\ [\w.]{{1,40}},)?
+            rf"""KV\ Cache\ (?:is\ allocated|VA\ upper\ bound)\.
+                 (?:\ dtype:\ (?P<kv_alloc_dtype>[\w.]{{1,40}}),)?
                  \ \#tokens:\ (?P<kv_alloc_tokens>{INT}),
                  \ (?:K\ size:\ (?P<kv_k_gib>{NUM})\ GB,\ V\ size:\ (?P<kv_v_gib>{NUM})\ GB
                     |KV\ size:\ (?P<kv_size_gib>{NUM})\ GB)"""
         ),
         lambda m: [("engine_kind", "sglang", None), *_groups(m)],
+    ),
+    # SGLang's two token pools of a model with sliding-window layers (model_runner /
+    # pool_configurator.py): "Use sliding window memory pool. full_layer_tokens=N,
+    # swa_layer_tokens=M" ("Use Sliding window ..." before mid-2025), "Use sliding window
+    # memory pool (all SWA). swa_layer_tokens=M", and mem_cache/swa_memory_pool.py's
+    # "SWAKVPool mem usage: 12.34 GB, swa size: M, full size: N".
+    Row(
+        "sglang_swa_pool",
+        ("window memory pool", "SWAKVPool "),
+        _c(
+            rf"""Use\ [Ss]liding\ window\ memory\ pool(?:\ \(all\ SWA\))?\.
+                 (?:\ full_layer_tokens=(?P<full>{INT}),)?\ swa_layer_tokens=(?P<swa>{INT})
+                |SWAKVPool\ (?:mem\ usage|VA\ upper\ bound):\ {NUM}\ GB,
+                 \ swa\ size:\ (?P<swa2>{INT}),\ full\ size:\ (?P<full2>{INT})"""
+        ),
+        lambda m: [
+            ("engine_kind", "sglang", None),
+            *(
+                [("sglang_full_tokens", int(full), None)]
+                if (full := m.group("full") or m.group("full2")) is not None
+                else []
+            ),
+            ("sglang_swa_tokens", int(m.group("swa") or m.group("swa2")), None),
+        ],
     ),
     Row(
         "sglang_pool_end",
@@ -1331,6 +1471,11 @@ REQUEST_PROMPT_IDS_FAST = stdlib_re.compile(_RECEIVED + _IDS + b"|" + _RECEIVED)
 REQUEST_DETAILS_IDS_FAST = stdlib_re.compile(_DETAILS + _IDS + b"|" + _DETAILS)
 
 
+# Rows read only when no other row read a message (Row.is_fallback), after the others.
+_MAIN_ROWS: tuple[Row, ...] = tuple(row for row in ROWS if not row.is_fallback)
+_FALLBACK_ROWS: tuple[Row, ...] = tuple(row for row in ROWS if row.is_fallback)
+
+
 # Every literal marker, for the byte-level pre-filter (see scanner.py).
 MARKERS: tuple[str, ...] = tuple(sorted({m for row in ROWS for m in row.markers}))
 
@@ -1344,7 +1489,10 @@ def facts_from_message(
     regex did not match or whose value could not be read (never silently
     dropped; the caller turns it into a warning).
     """
-    for row in ROWS:
+    has_read = False
+    for row in (*_MAIN_ROWS, *_FALLBACK_ROWS):
+        if row.is_fallback and has_read:
+            break
         if not any(mk in message for mk in row.markers):
             continue
         m = row.regex.search(message)
@@ -1360,6 +1508,7 @@ def facts_from_message(
         except NearMiss as miss:
             yield miss
             continue
+        has_read = has_read or bool(built)
         for kind, value, decimals in built:
             if isinstance(value, str) and not value.isprintable():
                 # "meta-llama/Llama\x1b]8;;http://" (a cut colour or link code)

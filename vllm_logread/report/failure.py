@@ -11,10 +11,111 @@ and, where the log's figures allow, which settings would boot.
 
 from __future__ import annotations
 
-from ..boots import Boot
+from dataclasses import dataclass
+
+from ..boots import POOL_KINDS, SGLANG_POOL_KINDS, STATS_KINDS, Boot
 from ..capacity import Workload, users_that_fit
+from ..read.facts import Fact
 from ..rules import has_null_block
 from .model import Failure
+
+# A start-up step that failed (read/patterns.py rows engine_failed, worker_failed,
+# process_died, exception_line).
+_ERROR_KINDS = frozenset({"boot_error", "engine_failed"})
+
+# An error whose text is the stop itself: vLLM 0.32 stopped with SIGTERM during its
+# warm-up prints "trigger received signal=SIGTERM", then "EngineCore failed to start"
+# ending in "RuntimeError: cancelled"; Ctrl-C ends a traceback in "KeyboardInterrupt".
+_STOP_WORDS = ("cancelled", "CancelledError", "KeyboardInterrupt", "SystemExit")
+
+
+# Errors always followed by their traceback, whose exception line says what failed: they
+# do not end a start-up on their own (the exception line, or the engine's "failed to
+# start", comes within the same second), so a report given again cites the cause.
+_TRACEBACK_HEADS = (
+    "WorkerProc hit an exception",
+    "Scheduler hit an exception",
+    "DataParallelController hit an exception",
+    "Error executing method",
+    "Exception in worker",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StartUpEnd:
+    """How a boot's start-up ended after its pool line.
+
+    Attributes:
+        error: the first fatal error after the pool and before the engine said it was
+            ready (None: none, or the engine was ready first).
+        cause: the error that says why: the first exception line of that failure
+            ("ValueError: No common block size for 16 ..."), else ``error`` itself.
+        stop: the operator's stop (a signal, Ctrl-C, a shutdown) that came before any
+            such error: the boot was stopped before it served, it did not fail.
+    """
+
+    error: Fact | None = None
+    cause: Fact | None = None
+    stop: Fact | None = None
+
+
+def _is_exception(f: Fact) -> bool:
+    return f.kind == "boot_error" and ("Error: " in str(f.value) or "Exception: " in str(f.value))
+
+
+def start_up_end(boot: Boot) -> StartUpEnd:
+    """The fatal error, or the stop, that ended this boot's start-up after its pool.
+
+    Only what comes after the first pool line and before the engine said it was
+    ready ("init engine ... took", "Starting vLLM server on", a stats line) counts:
+    an error after that is a serving error (``Boot.has_load``: its stats lines were
+    read, which outside ``--json`` are not among its facts).
+
+    >>> b = Boot(index=0)
+    >>> for n, (k, v) in enumerate([("pool_tokens", 24096), ("boot_error", "WorkerProc hit "
+    ...         "an exception"), ("boot_error", "ValueError: No common block size for 16")]):
+    ...     b.add(Fact(kind=k, value=v, line=n + 1))
+    >>> end = start_up_end(b)
+    >>> end.error.line, end.cause.value, end.stop
+    (3, 'ValueError: No common block size for 16', None)
+    """
+    if boot.has_load:
+        return StartUpEnd()
+    error: Fact | None = None
+    cause: Fact | None = None
+    stop: Fact | None = None
+    seen_pool = False
+    for f in boot.facts:
+        if f.kind in POOL_KINDS or f.kind in SGLANG_POOL_KINDS:
+            seen_pool = True
+            continue
+        if not seen_pool:
+            continue
+        if f.kind == "engine_ready" or f.kind in STATS_KINDS or f.kind == "preemptions":
+            break
+        if f.kind == "stop_requested" and error is None and stop is None:
+            stop = f
+        elif f.kind in _ERROR_KINDS and not str(f.value).startswith(_TRACEBACK_HEADS):
+            if error is None:
+                error = f
+            if cause is None and _is_exception(f):
+                cause = f
+    if error is None:
+        return StartUpEnd(stop=stop)
+    cause = cause or error
+    if stop is not None or any(w in str(cause.value) for w in _STOP_WORDS):
+        return StartUpEnd(stop=stop or cause)
+    return StartUpEnd(error=error, cause=cause)
+
+
+def stopped_warning(end: StartUpEnd) -> str | None:
+    """The words beside a boot the operator stopped before it served, or None."""
+    if end.stop is None:
+        return None
+    return (
+        f"stopped before it served (line {end.stop.line}: {end.stop.value}): the boot was "
+        "stopped on purpose, not failed; the answer is what this pool holds once it serves"
+    )
 
 
 def _users_once_booted(
@@ -36,6 +137,19 @@ def _users_once_booted(
     )
 
 
+def _pool_would_hold(
+    users: int | None, num_blocks: int | None, block_size: int | None, workload: Workload
+) -> str:
+    """What the pool holds once the boot gets past its error (the users the log's pool
+    gives, worked out as for a boot that serves)."""
+    if users is None or num_blocks is None or not block_size or workload.is_mix:
+        return ""
+    return (
+        f"; then this pool ({num_blocks:,} blocks of {block_size}) holds {users:,} users of "
+        f"{workload.prompt_tokens:,} + {workload.output_tokens:,} tokens"
+    )
+
+
 def boot_failure(
     boot: Boot,
     *,
@@ -44,8 +158,14 @@ def boot_failure(
     max_model_len: int | None,
     num_blocks: int | None,
     workload: Workload,
+    users_once_booted: int | None = None,
+    end: StartUpEnd | None = None,
 ) -> Failure | None:
-    """Why this boot serves nobody, or None when nothing in the log says so."""
+    """Why this boot serves nobody, or None when nothing in the log says so.
+
+    ``users_once_booted``: the users the pool holds when the boot serves (said beside
+    a failure after the pool); ``end``: ``start_up_end(boot)`` when the caller has it.
+    """
     too_small = boot.first("kv_too_small")
     if too_small is not None:
         fits = int(too_small.value)
@@ -65,12 +185,17 @@ def boot_failure(
             fix=tuple(f.rstrip("; ") for f in fix),
             serve_args=("--max-model-len", str(fits)),
         )
-    failed = boot.first("engine_failed")
-    if failed is not None and (num_blocks is not None or boot.has_pool):
+    end = end if end is not None else start_up_end(boot)
+    if end.error is not None and end.cause is not None and boot.has_pool:
+        said = "" if end.cause.kind == "engine_failed" else f" ({end.cause.value})"
         return Failure(
-            cause="the engine failed to start after stating its pool, so that pool never served",
-            line=failed.line,
-            fix=("fix the error printed above this line and boot again",),
+            cause=f"the engine failed to start after stating its pool{said}, so that pool "
+            "never served",
+            line=end.cause.line,
+            fix=(
+                "fix the error printed above this line and boot again"
+                + _pool_would_hold(users_once_booted, num_blocks, block_size, workload),
+            ),
         )
     avail = boot.first("available_kv_gib")
     if avail is not None and float(avail.value) < 0 and not boot.has_pool:

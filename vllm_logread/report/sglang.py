@@ -35,9 +35,10 @@ from ..boots import Boot, Engine
 from ..capacity import Capacity, Workload, users_that_fit
 from ..errors import LogReadError
 from ..read.facts import Fact
-from .checks import range_check
+from .checks import CheckBasis, range_check, tool_model_failures
+from .failure import start_up_end, stopped_warning
 from .mix import BootWorkload, boot_workload, users_arithmetic
-from .model import Check, EngineReport, Options, Report
+from .model import Check, EngineReport, Failure, Options, Report, Unknown
 from .whatif import WhatIf
 
 GIB = 1 << 30
@@ -107,14 +108,15 @@ def build_sglang_report(
     page, page_src = _page_size(boot, opts)
     tp = _int_fact(boot, "tensor_parallel_size") or opts.tensor_parallel_size or 1
     kv_dtype_f = boot.last("kv_cache_dtype")
-    kv_cache_dtype = str(kv_dtype_f.value) if kv_dtype_f else None
+    kv_cache_dtype = _kv_cache_dtype(boot, str(kv_dtype_f.value) if kv_dtype_f else None)
     max_len_f = boot.last("max_model_len")
     max_model_len = None if max_len_f is None else int(max_len_f.value)
     served = _served(boot, opts, max_model_len)
     workload = served.workload
     spec = _spec(boot, opts, spec_resolver, tp, kv_cache_dtype, warnings)
     is_uniform = spec is None or bool(getattr(spec, "is_uniform", True))
-    if not is_uniform:
+    swa = _swa_pool(boot, spec, page, workload)
+    if not is_uniform and swa is None:
         warnings.append(
             "this model mixes attention kinds; SGLang gives such models separate pools "
             "(full and sliding-window tokens), which are not modelled here: the users figure "
@@ -123,26 +125,79 @@ def build_sglang_report(
 
     engines: list[EngineReport] = []
     first_cap: Capacity | None = None
+    unknowns: list[Unknown] = []
+    users_range: tuple[int, int] | None = None
     for eng in boot.pool_engines:
-        er, c = _engine_users(eng, page, workload, arithmetic)
-        engines.append(er)
-        first_cap = first_cap or c
         if eng.ranks_disagree:
             warnings.append(f"engine {eng.key}: ranks state different pools; the smallest is used")
-    if first_cap is not None and not is_uniform:
+        if not eng.pool_facts and len({f.value for f in eng.stated_pool_facts}) > 1:
+            # Two "KV Cache is allocated" sizes and no line saying which pool is which
+            # (a draft model's, or a sliding-window model's two pools): no pool to divide.
+            said = ", ".join(f"{int(f.value):,}" for f in eng.stated_pool_facts)
+            warnings.append(
+                f"engine {eng.key}: the KV Cache lines state several token pools ({said}) and "
+                "no line says which serves the model (SGLang's scheduler line "
+                "max_total_num_tokens would): users unknown"
+            )
+            engines.append(EngineReport.of(eng, pool_tokens=None, num_blocks=None, c=None))
+            continue
+        er, c = _engine_users(eng, page, workload, arithmetic)
+        if c is not None and swa is not None:
+            er, c, unknown, rng = _with_swa_pool(er, c, swa, arithmetic)
+            if unknown is not None:
+                unknowns.append(unknown)
+                users_range = rng
+        er = _capped(er, boot, arithmetic, warnings)
+        engines.append(er)
+        first_cap = first_cap or c
+    if first_cap is not None and not is_uniform and swa is None:
         first_cap = replace(first_cap, is_exact=False)
     pool_tokens = engines[0].pool_tokens if engines else None
 
-    running_cap = _int_fact(boot, "max_num_seqs")
-    if running_cap is not None and first_cap is not None and running_cap < first_cap.users:
-        f = boot.last("max_num_seqs")
-        warnings.append(
-            f"SGLang runs at most {running_cap:,} requests at once (max_running_requests, "
-            f"line {f.line if f else '?'}): of the {first_cap.users:,} users that fit per "
-            "engine, the rest wait in its queue"
-        )
-
     kv = _kv_from_log(boot, page, spec, pool_tokens, model)
+    if spec is None and boot.last("sglang_swa_tokens") is not None and kv.bytes_per_token:
+        # Two pools, each with its own KV Cache line: the first holds some layers only.
+        kv = replace(
+            kv,
+            source=f"{kv.source}; of one of its two pools (full and sliding-window layers "
+            "apart), not every layer's",
+        )
+        warnings.append(
+            "the KV bytes per token are one pool's (SGLang keeps the full-attention and the "
+            "sliding-window layers in two pools): the what-ifs that divide memory by them are "
+            "rough; pass --config PATH for the model's own"
+        )
+    checks, not_understood = tool_model_failures(
+        list(kv.checks),
+        CheckBasis(
+            is_hybrid=not is_uniform,
+            is_plain_config_given=opts.config is not None and spec is not None and is_uniform,
+            is_block_size_stated=True,
+            is_pool_from_concurrency=False,
+            is_one_group_rule=False,
+            vllm_version=None,
+        ),
+    )
+    if not_understood is not None:
+        # (SGLang's shape, not vLLM's: the sentence names the engine.)
+        not_understood = replace(
+            not_understood, why=not_understood.why.replace("vLLM (version not stated)", "SGLang")
+        )
+        checks = [
+            replace(c, detail=c.detail.replace("vLLM (version not stated)", "SGLang"))
+            for c in checks
+        ]
+        unknowns.append(not_understood)
+        users_range = None
+        warnings.append(f"{not_understood.why}; users unknown")
+    if unknowns or any(c.status == "fail" for c in checks):
+        engines = [replace(e, users=None, users_mid_answer=None) for e in engines]
+    failure, stopped = _start_up_failure(boot, engines)
+    if stopped is not None:
+        warnings.append(stopped)
+    if failure is not None:
+        engines = [replace(e, users=0, users_mid_answer=0) for e in engines]
+        users_range = None
     what_if = _what_ifs(boot, first_cap, page, kv.bytes_per_token, kv_cache_dtype, workload)
     return Report(
         source=source,
@@ -168,12 +223,52 @@ def build_sglang_report(
         workload=workload,
         capacity=first_cap,
         engines=tuple(engines),
-        checks=kv.checks,
+        checks=tuple(checks),
         what_if=tuple(what_if),
         warnings=tuple(warnings),
         arithmetic=tuple(arithmetic),
+        users_range=users_range,
+        unknowns=tuple(unknowns),
+        failure=failure,
         served=served,
     )
+
+
+def _start_up_failure(boot: Boot, engines: list[EngineReport]) -> tuple[Failure | None, str | None]:
+    """An error after SGLang stated its pool and before it was ready ("The server is fired
+    up and ready to roll!" comes after uvicorn's "Application startup complete."): that
+    pool serves nobody (report/failure.py); a stop the operator asked for is said beside."""
+    if not boot.has_pool:
+        return None, None
+    end = start_up_end(boot)
+    if end.error is None or end.cause is None:
+        return None, stopped_warning(end)
+    users = engines[0].users if len(engines) == 1 else None
+    once = "" if users is None else f"; then this pool holds {users:,} users"
+    return (
+        Failure(
+            cause=f"the server failed to start after stating its pool ({end.cause.value}), so "
+            "that pool never served",
+            line=end.cause.line,
+            fix=("fix the error printed above this line and start again" + once,),
+        ),
+        None,
+    )
+
+
+# The KV Cache line's torch dtype -> SGLang's --kv-cache-dtype name, for a cache in FP8
+# that server_args leave at 'auto' (an FP8 checkpoint's KV scales, or a platform default).
+_FP8_TORCH_DTYPES = {"torch.float8_e4m3fn": "fp8_e4m3", "torch.float8_e5m2": "fp8_e5m2"}
+
+
+def _kv_cache_dtype(boot: Boot, stated: str | None) -> str | None:
+    """server_args' kv_cache_dtype, unless it says 'auto' (or nothing) and the KV Cache
+    line (SGLang 2025+: "KV Cache is allocated. dtype: torch.float8_e4m3fn, ...") says
+    the cache is FP8."""
+    alloc = boot.first("kv_alloc_dtype")
+    if alloc is None or stated not in (None, "auto"):
+        return stated
+    return _FP8_TORCH_DTYPES.get(str(alloc.value), stated)
 
 
 def _served(boot: Boot, opts: Options, max_model_len: int | None) -> BootWorkload:
@@ -339,10 +434,121 @@ def _engine_users(
             f"{c.tokens_held_mid:,} tokens = {per_mid} -> {c.users_mid_answer:,}"
         )
         arithmetic.append(
-            f"SGLang {eng.key}: pool {pool:,} tokens (max_total_num_tokens, line {eng.pool_line}) "
-            f"= {pages:,} {unit}, all usable (its padding slot 0 is allocated beside them); {how}"
+            f"SGLang {eng.key}: pool {pool:,} tokens ({_POOL_LINE_NAMES[eng.stated_pool_facts[0].kind]}, "
+            f"line {eng.pool_line}) = {pages:,} {unit}, all usable (its padding slot 0 is "
+            f"allocated beside them); {how}"
         )
     return EngineReport.of(eng, pool_tokens=pool, num_blocks=pages, c=c), c
+
+
+# Which line the pool was read from (boots.Engine.stated_pool_facts).
+_POOL_LINE_NAMES = {
+    "pool_tokens": "max_total_num_tokens",
+    "sglang_full_tokens": "the full-attention pool, full_layer_tokens",
+    "sglang_swa_tokens": "the sliding-window pool, swa_layer_tokens, every layer sliding",
+    "kv_alloc_tokens": "KV Cache is allocated, #tokens",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _SWAPool:
+    """A sliding-window hybrid's second pool (SGLang keeps the full-attention layers' and
+    the sliding layers' tokens in two pools; a request holds its tokens in the first, at
+    most those of its window in the second).
+
+    Attributes:
+        tokens: the SWA pool's tokens ("swa_layer_tokens=M").
+        line: its line.
+        window_tokens: the model's sliding window (its config), or None: not known.
+        users_if_all_held: users if each held all its tokens in the SWA pool (the least
+            the SWA pool allows: a request never holds more there than in the full pool).
+        users_if_window_held: users if each held only its window (None: window unknown, or
+            the workload's tokens fit in it).
+    """
+
+    tokens: int
+    line: int
+    window_tokens: int | None
+    users_if_all_held: int
+    users_if_window_held: int | None
+
+
+def _swa_pool(boot: Boot, spec: Any, page: int, workload: Workload) -> _SWAPool | None:
+    """The SWA pool of a hybrid whose full pool is stated too, or None."""
+    swa_f = boot.last("sglang_swa_tokens")
+    if swa_f is None or boot.last("sglang_full_tokens") is None or workload.is_mix:
+        return None
+    tokens = int(swa_f.value)
+    window = None if spec is None else getattr(spec, "sliding_window_tokens", None)
+    held = users_that_fit(
+        num_blocks=tokens // page, block_size=page, workload=workload, has_null_block=False
+    )
+    in_window = None
+    if window and workload.tokens_per_user > window:
+        # Tokens out of the window are freed from the SWA pool: about W (+ a page) each.
+        per = -(-(window + page) // page)
+        in_window = (tokens // page) // per
+    return _SWAPool(
+        tokens=tokens,
+        line=swa_f.line,
+        window_tokens=window,
+        users_if_all_held=held.users,
+        users_if_window_held=in_window,
+    )
+
+
+def _with_swa_pool(
+    er: EngineReport, c: Capacity, swa: _SWAPool, arithmetic: list[str]
+) -> tuple[EngineReport, Capacity, Unknown | None, tuple[int, int] | None]:
+    """The users the full pool gives, held against the SWA pool: exact when the SWA pool
+    cannot bind (each user holds at most its tokens there), else a range and why."""
+    if swa.users_if_all_held >= c.users:
+        arithmetic.append(
+            f"the sliding-window pool ({swa.tokens:,} tokens, line {swa.line}) holds "
+            f"{swa.users_if_all_held:,} users even if each kept all its tokens there: the full "
+            f"pool binds, {c.users:,} users"
+        )
+        return er, c, None, None
+    low = swa.users_if_all_held
+    high = c.users if swa.users_if_window_held is None else min(c.users, swa.users_if_window_held)
+    why = (
+        f"the sliding-window pool ({swa.tokens:,} tokens, line {swa.line}) holds "
+        f"{low:,} users if each keeps all its tokens there and more if SGLang frees those "
+        "out of the window"
+        + ("" if swa.window_tokens is None else f" ({swa.window_tokens:,} tokens)")
+        + f"; the full pool holds {c.users:,}"
+    )
+    arithmetic.append(why)
+    unknown = Unknown(
+        name="swa_pool",
+        candidates=(f"{low:,} users", f"{high:,} users"),
+        why=why,
+        settle="the users at full load in SGLang's 'Decode batch' lines (#running-req), or "
+        "a shorter workload",
+    )
+    return er, c, unknown, (low, high)
+
+
+def _capped(
+    er: EngineReport, boot: Boot, arithmetic: list[str], warnings: list[str]
+) -> EngineReport:
+    """SGLang runs at most max_running_requests requests at once (the scheduler's and the
+    server_args' figure): users beyond it wait in its queue, so the cap binds."""
+    f = boot.last("max_num_seqs")
+    if f is None or er.users is None or int(f.value) <= 0 or int(f.value) >= er.users:
+        return er
+    cap = int(f.value)
+    warnings.append(
+        f"SGLang runs at most {cap:,} requests at once (max_running_requests, line {f.line}): "
+        f"of the {er.users:,} users that fit in engine {er.engine}'s pool, {cap:,} run and the "
+        "rest wait in its queue; the users are capped at it"
+    )
+    arithmetic.append(
+        f"SGLang {er.engine}: max_running_requests {cap:,} (line {f.line}) binds: of the "
+        f"{er.users:,} users the pool holds, {cap:,} run at once and the rest wait in its queue"
+    )
+    mid = er.users_mid_answer
+    return replace(er, users=cap, users_mid_answer=None if mid is None else min(mid, cap))
 
 
 def _what_ifs(
