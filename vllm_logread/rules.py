@@ -422,6 +422,38 @@ NULL_BLOCKS_V1 = 1
 NULL_BLOCKS_V0 = 0
 
 
+#: Platforms vLLM names in "Automatically detected platform X." (or
+#: ``device_config=X``) whose pool is not a GPU's (cuda and rocm keep the pool
+#: line's own word).
+NON_GPU_PLATFORMS = frozenset({"CPU", "TPU", "XPU", "HPU", "NPU", "NEURON"})
+
+
+def pool_device(pool_word: str | None, platforms: Sequence[str]) -> str | None:
+    """The pool's device from all the evidence a log holds, not its pool line's word alone.
+
+    From 0.8 to 0.29 every platform's pool line says "GPU KV cache size"; the
+    platform shows in other lines: "Automatically detected platform cpu."
+    (0.6.4 to 0.11), ``device_config=cpu`` in the engine config line (0.9 V0,
+    0.31+), and the CPU worker's "Explicitly set (3.0/18.96) GiB for KV cache
+    on node 0." (0.10+; the only one in 0.20.2: proven on a real boot,
+    sample_logs/real_vllm_0.20.2_qwen3-8b_load.log, where the word GPU had
+    the tool take 16-token blocks for vLLM's 128). Any non-GPU platform among
+    ``platforms`` (lower or upper case) wins over "GPU" or no word.
+
+    >>> pool_device("GPU", ["cpu"]), pool_device("GPU", ["cuda"]), pool_device(None, [])
+    ('CPU', 'GPU', None)
+    >>> pool_device("CPU", []), pool_device("GPU", ["cuda", "cpu"])
+    ('CPU', 'CPU')
+    """
+    device = None if pool_word is None else pool_word.split(" ")[0].upper()
+    if device not in (None, "GPU"):
+        return device
+    for platform in platforms:
+        if platform.upper() in NON_GPU_PLATFORMS:
+            return platform.upper()
+    return device
+
+
 def default_prefix_caching(generation: str | None) -> bool | None:
     """Prefix caching by default: on in V1, off in V0, unknown when the engine is.
     Source only.
@@ -503,6 +535,16 @@ DEFAULT_MAX_NUM_SEQS_BIG_GPU = 1024
 #: `vllm serve`'s max_num_seqs on the CPU backend (arg_utils, 0.32). Source
 #: only (the simulation's default; tests/real_vllm/NOTES.md).
 CPU_MAX_NUM_SEQS = 128
+
+#: `vllm serve`'s defaults on the CPU backend, times the world size (TP x PP):
+#: max_num_seqs 128 and max_num_batched_tokens 2,048 (EngineArgs' "cpu specific
+#: default values"; read in the 0.10.1.1, 0.11.0, 0.20.2, 0.26.0 and 0.30.0
+#: wheels, absent from 0.9.1's, which keeps the GPU table; 0.9.2 and 0.10.0 not
+#: read). The real boots of the version matrix (sample_logs/real_vllm_0.11.0_*,
+#: real_vllm_0.20.2_*, real_vllm_0.26.0_*) never reached 128, so the cap itself
+#: is source only there; the 2,048 batch is proven by the simulation matching
+#: their admission ramps (4 prompts of 512 per step).
+CPU_SERVE_DEFAULTS_FROM = Version((0, 10, 1))
 
 #: The GPU memory (total, GiB) from which EngineArgs takes the big-GPU
 #: defaults (A100s excepted). Source only.
@@ -673,8 +715,16 @@ def default_max_num_seqs(
     min_gpu_gib: float | None = None,
     total_source: str = "",
     batched_tokens_proven: int | None = None,
+    device: str | None = None,
+    version: object = None,
+    world_size: int = 1,
 ) -> tuple[int, str]:
     """vLLM's default ``max_num_seqs`` for ``vllm serve``, and what it was taken from.
+
+    On the CPU backend from 0.10.1 (:data:`CPU_SERVE_DEFAULTS_FROM`): 128 x TP x PP.
+
+    >>> default_max_num_seqs("V1", None, None, device="CPU", version="0.20.2")[0]
+    128
 
     vLLM (EngineArgs' per-device defaults, V1) takes 1024 on a GPU whose total
     memory is 70 GiB or more and whose name does not say A100, else 256. What
@@ -693,6 +743,11 @@ def default_max_num_seqs(
     """
     if generation == "V0":
         return DEFAULT_MAX_NUM_SEQS, "vLLM's V0 default; not in the log"
+    if device == "CPU" and at_least(version, CPU_SERVE_DEFAULTS_FROM):
+        return (
+            CPU_MAX_NUM_SEQS * world_size,
+            "vLLM serve's CPU default (128 x TP x PP, 0.10.1+); not in the log",
+        )
     if total_gpu_gib is not None:
         src = f"{total_gpu_gib:.2f} GiB" + (f" from {total_source}" if total_source else "")
         if total_gpu_gib >= BIG_GPU_GIB:

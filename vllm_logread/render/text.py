@@ -419,6 +419,8 @@ def _source_short(source: str) -> str:
         return f"stated ({source})"
     if "V0 default" in source:
         return "vLLM's V0 default"
+    if "CPU default" in source:
+        return "vLLM serve's CPU default (not in the log)"
     if "printed concurrency needs max_num_batched_tokens" in source:
         import re
 

@@ -26,6 +26,7 @@ from ..rules import (
     BlockSizeCandidate,
     can_be_hybrid,
     default_block_sizes,
+    pool_device,
     stated_pool_tokens_from_concurrency,
     version_past_checked,
 )
@@ -339,6 +340,7 @@ def build_vllm_report(
             options=opts,
             spec_resolver=spec_resolver,
             engine_num_blocks=[e.num_blocks for e in engines],
+            device=_device_of(boot),
         )
     what_if, target = for_report(basis, opts)
     return Report(
@@ -414,21 +416,10 @@ def _pool_warnings(boot: Boot, first_cap: Capacity | None) -> list[str]:
 
 
 def _device_of(boot: Boot) -> str | None:
-    """The pool's device: the pool line's word, or the platform line's before 0.30."""
+    """The pool's device from every platform line the log holds (rules.pool_device)."""
     device_f = boot.first("device")
-    device = None if device_f is None else str(device_f.value).split(" ")[0].upper()
-    platform_f = boot.first("platform")
-    if platform_f is not None and device in (None, "GPU"):
-        # Before 0.30 every platform's pool line says "GPU": the platform line
-        # says which it was (its default block size differs).
-        platform = str(platform_f.value).upper()
-        device = platform if platform in _NON_GPU_PLATFORMS else device
-    return device
-
-
-#: Platforms vLLM names in "Automatically detected platform X." whose pool is
-#: not a GPU's (cuda and rocm keep the pool line's own word).
-_NON_GPU_PLATFORMS = frozenset({"CPU", "TPU", "XPU", "HPU", "NPU", "NEURON"})
+    platforms = [str(f.value) for f in boot.all("platform")]
+    return pool_device(None if device_f is None else str(device_f.value), platforms)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -405,6 +405,7 @@ def basis_for_report(
     options: Any,
     spec_resolver: Callable[..., Any] | None,
     engine_num_blocks: Sequence[int | None] = (),
+    device: str | None = None,
 ) -> Basis:
     """The Basis of a report's first engine (report.build_report calls this)."""
     model = boot.value("model")
@@ -463,6 +464,10 @@ def basis_for_report(
             batched_tokens_proven=_batched_tokens_proven(
                 boot, layout, capacity.num_blocks, max_model_len, version_s
             ),
+            device=device,
+            version=version_s,
+            world_size=max(tensor_parallel_size, 1)
+            * max(int(boot.value("pipeline_parallel_size") or 1), 1),
         )
     weights_f = boot.first("weights_gib")
     dtype_f = boot.first("dtype")
