@@ -23,12 +23,12 @@ from ..errors import LogReadError
 from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
 from ..rules import (
+    V0_DECODE_FREE_BLOCKS,
     BlockSizeCandidate,
     can_be_hybrid,
     default_block_sizes,
     pool_device,
     stated_pool_tokens_from_concurrency,
-    V0_DECODE_FREE_BLOCKS,
     v0_users,
     version_past_checked,
     watermark_blocks,
