@@ -76,20 +76,30 @@ def test_the_tool_gives_vllms_figures(golden: Path, with_config: bool) -> None:
 @pytest.mark.parametrize("golden", GOLDEN, ids=IDS)
 def test_the_golden_is_what_vllm_recorded(golden: Path) -> None:
     """The hand-written figures against vLLM's own: the /metrics scrape's cache_config_info
-    (block size, blocks) and the stats lines (the settled count is a running count printed
-    on at least three consecutive stats lines, and the most printed)."""
+    (block size, blocks), the stats lines (the settled count is printed on one), and the
+    /metrics samples (the settled count is the longest run of one running count, at least
+    three samples while requests wait; the preemptions are the last num_preemptions_total)."""
     spec = _spec(golden)
-    expect = spec["expect"]
+    expect, matrix = spec["expect"], spec["matrix"]
     metrics = golden.with_name(golden.name.replace(".golden.json", ".metrics.txt")).read_text()
     info = re.search(r"^vllm:cache_config_info\{(.*)\}", metrics, re.M)
     assert info is not None
     labels = dict(re.findall(r'(\w+)="([^"]*)"', info.group(1)))
     assert int(labels["block_size"]) == expect["block_size"]
     assert int(labels["num_gpu_blocks"]) == expect["num_blocks"]
-    running = [int(n) for n in re.findall(r"Running: (\d+) reqs", _log(golden).read_text())]
-    runs = [(n, len(list(group))) for n, group in itertools.groupby(running)]
+    printed = [int(n) for n in re.findall(r"Running: (\d+) reqs", _log(golden).read_text())]
+    assert expect["users"] in printed
+    series = json.loads(
+        golden.with_name(golden.name.replace(".golden.json", ".series.json")).read_text()
+    )
+    running = [int(s["running"]) for s in series["series"]]
+    # While requests wait, the pool is the limit: the settled count is the longest run then.
+    limited = [int(s["running"]) if s["waiting"] > 0 else -1 for s in series["series"]]
+    runs = [(n, len(list(group))) for n, group in itertools.groupby(limited) if n > 0]
     longest = max(runs, key=lambda r: r[1])
-    assert longest[0] == expect["users"] and longest[1] >= 3, runs
+    assert longest[0] == expect["users"] == matrix["settled_running"] and longest[1] >= 3, runs
+    assert int(series["series"][-1]["preemptions"]) == matrix["preemptions"]
+    assert max(running) <= matrix["peak_running"]
 
 
 @pytest.mark.parametrize("golden", GOLDEN, ids=IDS)
