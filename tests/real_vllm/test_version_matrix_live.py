@@ -11,7 +11,7 @@ Each version: ``python tools/real_vllm.py matrix --vllm-version V`` (Qwen3-8B's 
 3 GiB of KV cache, 40 closed-loop users of 512+128, one request each) into a temporary
 folder; then the tool on that log must give vLLM's own figures: block size and blocks from
 the ``/metrics`` scrape's ``cache_config_info``, users = the running count vLLM printed on the
-most consecutive stats lines, and ``simulate`` the same settled count and peak (the most
+longest run of one running count in the /metrics samples while requests wait, and ``simulate`` the same settled count and at least the peak (the most
 ``num_requests_running`` in the ``/metrics`` samples).
 """
 
@@ -59,10 +59,12 @@ def test_a_version_boots_and_the_tool_gives_its_figures(version: str, tmp_path: 
     info = re.search(r"^vllm:cache_config_info\{(.*)\}", metrics, re.M)
     assert info is not None
     labels = dict(re.findall(r'(\w+)="([^"]*)"', info.group(1)))
-    running = [int(n) for n in re.findall(r"Running: (\d+) reqs", log.read_text())]
-    settled = max(((n, len(list(g))) for n, g in itertools.groupby(running)), key=lambda r: r[1])[0]
-    series = json.loads(log.with_suffix(".series.json").read_text())
-    peak = max(int(s["running"]) for s in series["series"])
+    series = json.loads(log.with_suffix(".series.json").read_text())["series"]
+    # While requests wait, the pool is the limit: the settled count is the longest run then.
+    limited = [int(s["running"]) if s["waiting"] > 0 else -1 for s in series]
+    runs = [(n, len(list(g))) for n, g in itertools.groupby(limited) if n > 0]
+    settled = max(runs, key=lambda r: r[1])[0]
+    peak = max(int(s["running"]) for s in series)
 
     got = _tool(str(log), "--prompt", "512", "--output", "128")
     assert got["block_size"] == int(labels["block_size"])
@@ -70,4 +72,6 @@ def test_a_version_boots_and_the_tool_gives_its_figures(version: str, tmp_path: 
     assert got["users"] == settled
 
     sim = _tool("simulate", str(log), "--users", "40", "--prompt", "512", "--output", "128")
-    assert (sim["peak_running"], sim["settled_running"]) == (peak, settled)
+    # A one-step peak can fall between two 1 s samples (sliding-window runs): at least.
+    assert sim["settled_running"] == settled
+    assert isinstance(sim["peak_running"], int) and sim["peak_running"] >= peak
