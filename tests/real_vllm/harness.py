@@ -544,7 +544,7 @@ def write_tiny_tokenizer(snapshot: Path, vocab_size: int = TINY_VOCAB) -> Path:
     model is a vocabulary and an unknown token.
     """
     vocab = {"<unk>": 0, **{f"t{i}": i for i in range(1, vocab_size)}}
-    tokenizer = {
+    tokenizer: dict[str, Any] = {
         "version": "1.0",
         "truncation": None,
         "padding": None,

@@ -10,9 +10,9 @@ recorded boots in ``sample_logs/real_vllm_<version>_*_load.log`` are checked on 
 Each version: ``python tools/real_vllm.py matrix --vllm-version V`` (Qwen3-8B's KV shape,
 3 GiB of KV cache, 40 closed-loop users of 512+128, one request each) into a temporary
 folder; then the tool on that log must give vLLM's own figures: block size and blocks from
-the ``/metrics`` scrape's ``cache_config_info``, users = the running count vLLM printed on the
-longest run of one running count in the /metrics samples while requests wait, and ``simulate`` the same settled count and at least the peak (the most
-``num_requests_running`` in the ``/metrics`` samples).
+the ``/metrics`` scrape's ``cache_config_info``, users = the running count of the longest run
+in the ``/metrics`` samples while requests wait, and ``simulate`` the same settled count and
+at least the peak (the most ``num_requests_running`` in the ``/metrics`` samples).
 """
 
 from __future__ import annotations
