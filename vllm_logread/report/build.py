@@ -225,10 +225,16 @@ def build_vllm_report(
         )
         is_uniform = layout is None or layout.is_single_full_group
     failed = boot.first("engine_failed")
+    died = boot.first("engine_died")
     if failed is not None:
         warnings.append(
             f"the engine failed to start (line {failed.line}): the pool below was computed but "
             "never served"
+        )
+    elif died is not None:
+        warnings.append(
+            f"a vLLM worker failed while serving (line {died.line}): the pool below is what "
+            "vLLM allocated, but the server stopped answering"
         )
     served = boot_workload(
         opts.workload,
