@@ -17,7 +17,7 @@ the CLI shows with click's usage line; every other error is one
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, Any, Protocol
 
@@ -26,10 +26,19 @@ from .errors import LogReadError, MissingPoolError, UsageError
 from .events import Output, parse_margin_pct
 from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
+from .options import (
+    CommonOptions,
+    OptionsError,
+    check_common,
+    one_workload,
+    report_options,
+    unused_options,
+)
 from .outcome import ExitStatus, gate_note, judged, results_of, worst
+from .read.facts import Fact
 from .read.metrics import fetch_metrics, read_metrics, read_metrics_file
 from .render.ci import Extras
-from .render.json import json_text
+from .render.json import StatsJsonl, json_text
 from .render.tables import StatsCsv
 from .render.text import crosscheck_text, output_text
 from .report.crosscheck import Agreement, crosscheck, pick_server
@@ -65,20 +74,14 @@ class Console(Protocol):
         ...
 
 
-class OptionsError(UsageError):
-    """Options or arguments that cannot work together; the CLI shows it as a
-    usage error (click's ``Usage:`` line, exit 2)."""
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReadOptions:
-    """The ``read`` command's options, named as its click parameters.
+class ReadOptions(CommonOptions):
+    """The ``read`` command's options, named as its click parameters; the
+    shared ones (workload, config, block size, GPU, format) are CommonOptions'.
 
     Attributes:
         files: the inputs; ``-`` or none is standard input.
         metrics_url: read a server's /metrics text instead of files.
-        prompt_tokens, output_tokens: one workload each, or several (a sweep).
-        as_json: one JSON object on stdout (also ``fmt="json"`` of one workload).
         echo: pass the input through to stdout; None: when reading stdin
             without JSON, a table or annotations on stdout.
         summary_path: ``$GITHUB_STEP_SUMMARY`` for ``--format github``.
@@ -93,11 +96,6 @@ class ReadOptions:
     prometheus: str | None = None
     since: str = "1h"
     by: tuple[str, ...] = ()
-    prompt_tokens: tuple[int, ...] = (512,)
-    output_tokens: tuple[int, ...] = (128,)
-    config: str | None = None
-    block_size: int | None = None
-    as_json: bool = False
     min_users: int | None = None
     # --margin: the gate's boot-to-boot tolerance, a percentage ("5%"); None: none.
     margin: str | None = None
@@ -105,16 +103,16 @@ class ReadOptions:
     all_boots: bool = False
     echo: bool | None = None
     stats_csv: str | None = None
+    stats_jsonl: str | None = None
     no_stats: bool = False
     what_if: tuple[str, ...] = ()
     target_users: int | None = None
-    gpu: str | None = None
-    fmt: str = "text"
     plot_path: str | None = None
     summary_path: str | None = None
     explain: bool = False
-    workload_path: str | None = None
     shared_prefix: int = 0
+    # --sort: the servers' rows in input order (default) or most users first.
+    sort: str = "input"
     simulate: bool = False
     simulate_users: int | None = None
 
@@ -129,12 +127,9 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         LogReadError: an option value or an input that cannot be used, or a
             read that failed; its ``exit_code`` is the one to exit with.
     """
+    check_common(opts, "read", sweeps=True)
     if opts.echo and opts.as_json:
         raise OptionsError("--echo would mix log lines into the JSON; use one or the other")
-    if opts.as_json and opts.fmt not in ("text", "json"):
-        raise OptionsError(
-            f"--json is --format json: give one or the other, not --format {opts.fmt}"
-        )
     if opts.prometheus is not None:
         from .fleet_app import run_fleet  # the fleet table (fleet_app.py)
 
@@ -158,17 +153,20 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         load_config(opts.config)  # an explicit --config that cannot be read: exit 2
     try:
         csv = StatsCsv(opts.stats_csv) if opts.stats_csv else None
+        jsonl = StatsJsonl(opts.stats_jsonl) if opts.stats_jsonl else None
     except LogReadError as err:
         raise OptionsError(str(err)) from err
     extras = Extras(
         fmt=opts.fmt,
-        prompts=opts.prompt_tokens,
-        outputs=opts.output_tokens,
+        prompts=opts.prompts,
+        outputs=opts.outputs,
         plot_path=opts.plot_path,
         what_ifs=opts.what_if,
-        gpu=opts.gpu,
+        sort=None if opts.sort == "input" else opts.sort,
     )
     is_json = opts.as_json or extras.is_json
+    for note in unused_options(opts, "json" if is_json else opts.fmt):
+        console.err(note)
     is_quiet = is_json or extras.is_quiet  # stdout is JSON, a table or annotations
     workload = _workload(opts)  # before any input is opened: a bad file exits 2 at once
     failures: Unread = []
@@ -184,14 +182,12 @@ def run_read(opts: ReadOptions, console: Console) -> int:
     job = _Job(
         opts=opts,
         console=console,
-        options=Options(
-            workload=workload,
+        options=report_options(
+            opts,
+            workload,
             shared_prefix_tokens=opts.shared_prefix,
-            config=opts.config,
-            block_size=opts.block_size,
             what_ifs=extras.changes,
             target_users=opts.target_users,
-            gpu=extras.gpu,
         ),
         is_json=is_json,
         is_quiet=is_quiet,
@@ -199,6 +195,7 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         on_stats=extras.on_stats(
             None if csv is None else csv.add, None if sim_rows is None else sim_rows.add
         ),
+        on_stats_facts=None if jsonl is None else jsonl.add,
         failures=failures,
         sim_rows=sim_rows,
     )
@@ -215,6 +212,8 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         for name, stream in inputs:
             if name != "-":
                 stream.close()
+        if jsonl is not None:
+            jsonl.close()
     if csv is not None:
         csv.close()
     return job.finish(extras)
@@ -223,25 +222,13 @@ def run_read(opts: ReadOptions, console: Console) -> int:
 def _workload(opts: ReadOptions) -> Workload:
     """--workload FILE's mix, or the --prompt/--output pair; a --shared-prefix
     longer than a prompt is a usage error (no prompt can start with it)."""
-    if opts.workload_path is not None:
-        from .workload import read_workload
-
-        if len(opts.prompt_tokens) > 1 or len(opts.output_tokens) > 1:
-            raise OptionsError(
-                "--workload FILE is the workload: it does not sweep --prompt/--output"
-            )
-        mix = read_workload(opts.workload_path)
-        workload = Workload.of_mix(mix.requests, source=mix.source)
-    else:
-        workload = Workload(
-            prompt_tokens=opts.prompt_tokens[0], output_tokens=opts.output_tokens[0]
-        )
+    workload = one_workload(opts)
     if opts.shared_prefix > 0:
         short = min(workload.rows, key=lambda r: r.prompt_tokens)
         if opts.shared_prefix > short.prompt_tokens:
             where = "the workload's shortest prompt" if workload.is_mix else "--prompt"
             raise OptionsError(
-                f"--shared-prefix {opts.shared_prefix:,} is longer than {where} "
+                f"--shared-prefix {opts.shared_prefix} is longer than {where} "
                 f"({short.prompt_tokens:,} tokens): the prefix is part of every prompt"
             )
     return workload
@@ -299,6 +286,7 @@ class _Job:
     is_quiet: bool  # no report text while reading (JSON, a table or annotations)
     is_echo: bool  # input bytes pass through to stdout
     on_stats: StatsSink | None
+    on_stats_facts: Callable[[list[Fact]], None] | None = None  # --stats-jsonl
     failures: Unread = field(default_factory=list)  # inputs that could not be opened
     sessions: list[Session] = field(default_factory=list)
     sim_rows: Any = None  # --simulate: a StatsRecorder of every stats line
@@ -310,7 +298,9 @@ class _Job:
                 name,
                 self.options,
                 spec_resolver=resolve_spec,
-                keep_all_facts=self.is_json,
+                keep_all_facts=False,
+                list_boot_facts=self.is_json,
+                on_stats_facts=self.on_stats_facts,
                 on_stats=self.on_stats,
                 read_stats=not self.opts.no_stats,
                 is_live=is_live_stream(stream, is_stdin=name == "-"),
@@ -407,8 +397,8 @@ class _Job:
             self.sessions[-1],
             item.summary,
             self.sim_rows.rows,
-            prompt_tokens=self.opts.prompt_tokens[0],
-            output_tokens=self.opts.output_tokens[0],
+            prompt_tokens=self.opts.prompts[0],
+            output_tokens=self.opts.outputs[0],
             users=self.opts.simulate_users,
         )
         if said is None:

@@ -104,6 +104,8 @@ KIND_TYPES: dict[str, type] = {
     "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
     "engine_died": bool,  # a worker failed while serving ("Worker failed with error")
     "num_speculative_tokens": int,
+    "speculative_method": str,  # speculative_config's method: eagle, eagle3, mtp, dflash, ngram...
+    "draft_model": str,  # speculative_config's draft model (EAGLE heads, draft models)
     # Memory figures of the profile and platform lines that no FACTS.md kind means
     # (PLATFORM_LINES.md); GiB as everywhere:
     "non_kv_cache_gib": float,  # V1 DEBUG profile "Total non KV cache memory: X GiB"

@@ -175,6 +175,9 @@ def _engine_config(m: re.Match[str]) -> Built:
     if m.group("vllm_version"):
         out.append(("vllm_version", m.group("vllm_version"), None))
     fields = read_config_repr(m.group("cfg")).values
+    spec = fields.get("speculative_config")
+    if isinstance(spec, str):
+        out.extend(_speculative_repr(spec))
     for key, kind, rx in _CONFIG_FIELDS:
         raw = fields.get(key)
         if not isinstance(raw, str):
@@ -241,6 +244,33 @@ def _arg_facts(args: dict[str, object]) -> Built:
     spec = args.get("speculative_config")
     if isinstance(spec, dict) and isinstance(spec.get("num_speculative_tokens"), int):
         out.append(("num_speculative_tokens", spec["num_speculative_tokens"], None))
+    if isinstance(spec, dict):
+        # 'speculative_config': {'method': 'mtp', 'num_speculative_tokens': 3} (a real
+        # 0.20 log); EAGLE heads and draft models name their 'model' too.
+        for key, kind in (("method", "speculative_method"), ("model", "draft_model")):
+            if isinstance(spec.get(key), str) and spec[key]:
+                out.append((kind, spec[key], None))
+    return out
+
+
+# The engine config line's ``speculative_config=SpeculativeConfig(method='eagle3',
+# model='org/head', num_spec_tokens=3)`` (SpeculativeConfig.__repr__, 0.9 to 0.33).
+_SPEC_REPR = stdlib_re.compile(
+    r"^SpeculativeConfig\(method='(?P<method>[\w-]{1,40})', model=(?:'(?P<model>[^']{1,500})'|None)"
+    r", num_spec_tokens=(?P<k>\d{1,6})\)"
+)
+
+
+def _speculative_repr(text: str) -> Built:
+    m = _SPEC_REPR.match(text.strip())
+    if m is None:
+        return []
+    out: Built = [
+        ("speculative_method", m.group("method"), None),
+        ("num_speculative_tokens", int(m.group("k")), None),
+    ]
+    if m.group("model"):
+        out.append(("draft_model", m.group("model"), None))
     return out
 
 

@@ -125,6 +125,42 @@ def diff_text(diff: Diff) -> str:
     return "\n".join(lines)
 
 
+def diff_table(diff: Diff, fmt: str) -> str:
+    """The side-by-side table, one row per figure (those neither log states
+    left out, as in the text): ``markdown`` words each value as the text report
+    does (``*``: assumed); ``csv`` gives the plain values, their unit and the
+    change, for a program (no thousands separators, no units in a cell)."""
+    from .tables import format_rows
+
+    users = diff.row("users")
+    shown = [
+        row for row in diff.rows if row.old.is_known or row.new.is_known or row.name == "users"
+    ]
+    if fmt == "csv":
+        rows = [
+            {
+                "figure": row.name,
+                "unit": row.unit,
+                "old": row.old.value,
+                "new": row.new.value,
+                "change": row.change,
+                "change_pct": None if row.change_pct is None else round(row.change_pct, 2),
+            }
+            for row in shown
+        ]
+        return format_rows(rows, ("figure", "unit", "old", "new", "change", "change_pct"), fmt)
+    rows = [
+        {
+            "figure": row.label,
+            "old": _value_text(row, row.old),
+            "new": _value_text(row, row.new),
+            "change": _change_text(row) if row.name != "users" or users.change is not None else "?",
+        }
+        for row in shown
+    ]
+    return format_rows(rows, ("figure", "old", "new", "change"), fmt)
+
+
 def _budget_line(diff: Diff) -> str:
     """Each stated budget line's effect on the KV memory, and what is not stated:
     ``  KV memory -1.87 GiB: CUDA graph memory -1.87, weights +0.00; not stated: ...``."""

@@ -116,8 +116,12 @@ def fleet_text(fleet: Fleet, fmt: str, *, gate: str | None = None) -> str:
     table = rows(fleet)
     if fmt == "json":
         w = fleet.options.workload
+        from .json import SCHEMA_VERSION
+
         return json.dumps(
             {
+                "schema_version": SCHEMA_VERSION,
+                "command": "read --prometheus",
                 "prometheus": fleet.read.url,
                 "since": fleet.read.since,
                 "window_s": fleet.read.window_s,

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import UsageError
 from ..events import InputResult
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
@@ -46,6 +47,9 @@ def kv_report(
     return {
         "model": spec.model,
         "source": spec.source,
+        "architecture": spec.architecture,
+        "architecture_status": spec.architecture_status,
+        "architecture_note": spec.architecture_note,
         "source_kind": spec.source_kind,
         "model_type": spec.model_type,
         "tensor_parallel_size": spec.tensor_parallel_size,
@@ -224,16 +228,35 @@ def json_text(
     if len(objs) == 1 and not unread:
         out = objs[0][1]
     else:
+        from .tables import model_totals
+
         good = [o for res, o in objs if res.is_good]
         known = [o["users"] for o in good if o["users"] is not None]
         mid = [o["users_mid_answer"] for o in good if o["users_mid_answer"] is not None]
+        # Users add up within a model, never across models (issue 29).
+        totals = model_totals(
+            [r for res in results if res.is_good for r in res.reports if r.has_pool]
+        )
+        one_model = len(totals) <= 1
         out = {
             "schema_version": SCHEMA_VERSION,
             "servers": [o for _, o in objs],
             "total": {
                 "num_servers": len(good),
-                "users": sum(known) if good and len(known) == len(good) else None,
-                "users_mid_answer": sum(mid) if good and len(mid) == len(good) else None,
+                "users": sum(known) if one_model and good and len(known) == len(good) else None,
+                "users_mid_answer": sum(mid)
+                if one_model and good and len(mid) == len(good)
+                else None,
+                "models": [
+                    {
+                        "model": t.model,
+                        "sources": list(t.sources),
+                        "num_servers": len(t.sources),
+                        "users": t.users,
+                        "users_mid_answer": t.users_mid_answer,
+                    }
+                    for t in totals
+                ],
                 "not_counted": [
                     {"source": o["source"], "exit_code": o["exit_code"], "error": o["error"]}
                     for res, o in objs
@@ -413,3 +436,56 @@ def mix_json(report: Any) -> dict[str, Any]:
             "shared_blocks": 0 if c is None else c.shared_prefix_blocks,
         }
     return out
+
+
+class StatsJsonl:
+    """``--stats-jsonl FILE``: every stats line's facts (and V0's preemption
+    warnings'), one JSON object a line, written as the lines are read, so that
+    the ``--json`` document can hold the load folded (``load``) and memory stays
+    flat however long the log.
+
+    Each object is a fact in FACTS.md's shape (``kind``, ``value``, ``line``,
+    ``process``) with the input it came from (``source``) and the line's header
+    time (``time``, ``MM-DD HH:MM:SS``; null: none printed). The file is created
+    (emptied) at once, so a bad path fails before any reading.
+    """
+
+    def __init__(self, path: str) -> None:
+        try:
+            self._out = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        except OSError as err:
+            raise UsageError(f"--stats-jsonl {path}: cannot write it ({err.strerror})") from None
+        self.path = path
+        self.num_facts = 0
+        # The JSON of the strings a log repeats (sources, processes, times, engines).
+        self._texts: dict[str | None, str] = {None: "null"}
+
+    def add(self, facts: list[Fact]) -> None:
+        """One line's facts."""
+        texts = self._texts
+        lines = []
+        for f in facts:
+            parts = []
+            for text in (f.source, f.time, f.process):
+                if text not in texts:
+                    if len(texts) > 4096:
+                        texts.clear()
+                        texts[None] = "null"
+                    texts[text] = json.dumps(text, ensure_ascii=False)
+                parts.append(texts[text])
+            value = f.value
+            if isinstance(value, str):
+                value_text = json.dumps(value, ensure_ascii=False)
+            elif isinstance(value, bool):
+                value_text = "true" if value else "false"
+            else:
+                value_text = json.dumps(value, allow_nan=False)
+            lines.append(
+                f'{{"source": {parts[0]}, "line": {f.line}, "time": {parts[1]}, '
+                f'"process": {parts[2]}, "kind": "{f.kind}", "value": {value_text}}}\n'
+            )
+        self._out.write("".join(lines))
+        self.num_facts += len(lines)
+
+    def close(self) -> None:
+        self._out.close()

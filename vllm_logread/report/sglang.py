@@ -194,7 +194,7 @@ def _served(boot: Boot, opts: Options, max_model_len: int | None) -> BootWorkloa
         served,
         notes=(
             *served.notes,
-            f"--shared-prefix {opts.shared_prefix_tokens:,} not counted: SGLang's radix "
+            f"--shared-prefix {opts.shared_prefix_tokens} not counted: SGLang's radix "
             "cache is not modelled; the users are as if nothing were shared",
         ),
         shared_prefix_tokens_asked=opts.shared_prefix_tokens,

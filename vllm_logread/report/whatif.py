@@ -611,8 +611,9 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
         if b.total_gpu_gib is None:
             return _unknown(
                 text,
-                "the log does not state the GPU's total memory (total_gpu_memory); pass "
-                "--gpu NAME for the card this log came from",
+                "the log does not state its GPU's total memory (no total_gpu_memory line), "
+                "which a change of card or utilization starts from (--gpu-memory-gib N gives "
+                "any card's); add --gpu NAME, the card it ran on",
             )
         cur_t, cur_u = b.total_gpu_gib, b.utilization
         t, u = (
