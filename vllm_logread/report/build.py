@@ -450,6 +450,8 @@ def _device_of(boot: Boot) -> str | None:
     """The pool's device from every platform line the log holds (rules.pool_device)."""
     device_f = boot.first("device")
     platforms = [str(f.value) for f in boot.all("platform")]
+    if boot.first("cpu_worker_kv") is not None:
+        platforms.append("cpu")  # only the CPU worker prints its KV cache per NUMA node
     return pool_device(None if device_f is None else str(device_f.value), platforms)
 
 
