@@ -120,7 +120,6 @@ THRESHOLDS = [
     ("CUDA_GRAPH_IN_BUDGET_FROM", (0, 21)),
     # 0.20.1: read in the 0.20.0 and 0.20.1 wheels (issue 26)
     ("POOL_TOKENS_FROM_CONCURRENCY", (0, 20, 1)),
-    ("CPU_SERVE_DEFAULTS_FROM", (0, 10, 1)),
     ("CONCURRENCY_SUM_OF_CDIV_FROM", (0, 27)),
     ("CPU_MLA_BLOCK_16_FROM", (0, 28)),
     ("CPU_BLOCK_128_FROM", (0, 11, 1)),
@@ -144,6 +143,8 @@ THRESHOLDS = [
     ("KV_DTYPES_ULTRAQUANT_FROM", (0, 32)),
     ("KV_DTYPES_OCTAVE_FROM", (0, 33)),
     ("GPU_160_GIB_TIER_FROM", (0, 33)),
+    # The CPU batch defaults (128 / 2,048 per rank): in the 0.20.2 wheel, not in 0.9.1's.
+    ("CPU_BATCH_DEFAULTS_FROM", (0, 10, 1)),  # read in the 0.10.1.1 wheel (issue 26)
     ("NEWEST_CHECKED", (0, 33)),
     ("FIRST_UNCHECKED", (0, 34)),
 ]

@@ -233,7 +233,7 @@ class _IntList(click.ParamType):  # type: ignore[type-arg]
 class _Terminal:
     """The library's Console (app.py) over this process's stdin, stdout, stderr.
 
-    stdout goes through live.Sink, which goes quiet when its reader closes
+    stdout goes through terminal.Sink, which goes quiet when its reader closes
     (``| head -3``) so that a live pipe is read on to the end.
     """
 

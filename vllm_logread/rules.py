@@ -552,8 +552,8 @@ def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:
     written. 513 + 128 -> 640 tokens -> cdiv(640, 32) = 20 blocks of 32 (641
     would need 21). Proven on a real boot: real_vllm_0.32_qwen3-8b_seed.log
     (753 blocks of 32; 48 closed-loop users of 513 + 128 settle at 37 running,
-    each holding 20 blocks, 740 in use). The capacity arithmetic does not use
-    this yet (it charges P + O).
+    each holding 20 blocks, 740 in use). capacity.py charges it (an answer of
+    0 tokens, no request vLLM serves, is taken as 1: the prompt alone).
 
     >>> tokens_held_at_end(513, 128), tokens_held_at_end(1, 1)
     (640, 1)
@@ -592,16 +592,6 @@ DEFAULT_MAX_NUM_SEQS_BIG_GPU = 1024
 #: `vllm serve`'s max_num_seqs on the CPU backend (arg_utils, 0.32). Source
 #: only (the simulation's default; tests/real_vllm/NOTES.md).
 CPU_MAX_NUM_SEQS = 128
-
-#: `vllm serve`'s defaults on the CPU backend, times the world size (TP x PP):
-#: max_num_seqs 128 and max_num_batched_tokens 2,048 (EngineArgs' "cpu specific
-#: default values"; read in the 0.10.1.1, 0.11.0, 0.20.2, 0.26.0 and 0.30.0
-#: wheels, absent from 0.9.1's, which keeps the GPU table; 0.9.2 and 0.10.0 not
-#: read). The real boots of the version matrix (sample_logs/real_vllm_0.11.0_*,
-#: real_vllm_0.20.2_*, real_vllm_0.26.0_*) never reached 128, so the cap itself
-#: is source only there; the 2,048 batch is proven by the simulation matching
-#: their admission ramps (4 prompts of 512 per step).
-CPU_SERVE_DEFAULTS_FROM = Version((0, 10, 1))
 
 #: The GPU memory (total, GiB) from which EngineArgs takes the big-GPU
 #: defaults (A100s excepted). Source only.
@@ -749,6 +739,37 @@ def simulation_max_num_seqs(*, is_cpu: bool) -> int:
     return CPU_MAX_NUM_SEQS if is_cpu else DEFAULT_MAX_NUM_SEQS
 
 
+#: vLLM's CPU batch defaults (128 sequences, 2,048 batched tokens per rank for
+#: `vllm serve`): in the 0.10.1.1, 0.11.0, 0.20.2, 0.26.0, 0.30.0 and 0.33
+#: wheels' EngineArgs batch defaults ("cpu specific default values"); 0.9.1's
+#: has no CPU branch (its GPU rule); 0.9.2 and 0.10.0 unchecked (issue 26).
+#: The real vLLM 0.32 CPU boots ran 128 (tests/real_vllm/NOTES.md); the
+#: version matrix's boots (sample_logs/real_vllm_0.11.0_* to _0.30.0_*) stayed
+#: below 128, and their admission ramps (4 prompts of 512 a step) match the
+#: simulation at 2,048 batched tokens.
+CPU_BATCH_DEFAULTS_FROM = Version((0, 10, 1))
+
+#: The two max_num_seqs a GPU boot may have by vLLM's rule (the card decides).
+GPU_MAX_NUM_SEQS_CANDIDATES = (DEFAULT_MAX_NUM_SEQS, DEFAULT_MAX_NUM_SEQS_BIG_GPU)
+
+#: The largest A100 (80 GB, ~79.2 GiB as CUDA reports it, as an H100-80GB does):
+#: a card known to have more is no A100, so the big-GPU default is settled.
+A100_MAX_GIB = 80.0
+
+
+def cpu_batch_defaults_apply(version: object, generation: str | None) -> bool:
+    """The CPU backend's own batch defaults (128 / 2,048 per rank) hold: V1 from
+    0.10.1 (:data:`CPU_BATCH_DEFAULTS_FROM`); an unknown version is not assumed to
+    have them (a CPU log before 0.10.1 keeps the GPU rule's figure, said as assumed).
+
+    >>> cpu_batch_defaults_apply("0.32.0", "V1"), cpu_batch_defaults_apply("0.9.1", "V1")
+    (True, False)
+    >>> cpu_batch_defaults_apply(None, "V1"), cpu_batch_defaults_apply("0.32.0", "V0")
+    (False, False)
+    """
+    return generation != "V0" and stated_at_least(version, CPU_BATCH_DEFAULTS_FROM)
+
+
 def default_utilization(version: str | None) -> tuple[float, str]:
     """vLLM's default ``gpu_memory_utilization`` for a version, and why: 0.90 up
     to 0.19, 0.92 from 0.20; an unknown version 0.90. Source only.
@@ -772,16 +793,8 @@ def default_max_num_seqs(
     min_gpu_gib: float | None = None,
     total_source: str = "",
     batched_tokens_proven: int | None = None,
-    device: str | None = None,
-    version: object = None,
-    world_size: int = 1,
 ) -> tuple[int, str]:
     """vLLM's default ``max_num_seqs`` for ``vllm serve``, and what it was taken from.
-
-    On the CPU backend from 0.10.1 (:data:`CPU_SERVE_DEFAULTS_FROM`): 128 x TP x PP.
-
-    >>> default_max_num_seqs("V1", None, None, device="CPU", version="0.20.2")[0]
-    128
 
     vLLM (EngineArgs' per-device defaults, V1) takes 1024 on a GPU whose total
     memory is 70 GiB or more and whose name does not say A100, else 256. What
@@ -800,11 +813,6 @@ def default_max_num_seqs(
     """
     if generation == "V0":
         return DEFAULT_MAX_NUM_SEQS, "vLLM's V0 default; not in the log"
-    if device == "CPU" and at_least(version, CPU_SERVE_DEFAULTS_FROM):
-        return (
-            CPU_MAX_NUM_SEQS * world_size,
-            "vLLM serve's CPU default (128 x TP x PP, 0.10.1+); not in the log",
-        )
     if total_gpu_gib is not None:
         src = f"{total_gpu_gib:.2f} GiB" + (f" from {total_source}" if total_source else "")
         if total_gpu_gib >= BIG_GPU_GIB:

@@ -1037,7 +1037,7 @@ ROWS: tuple[Row, ...] = (
     Row(
         "version",
         # The regex's own literal heads (warn_on_miss=False, so nothing else
-        # changes): with "LLM" in them stream.py finds them through a rare
+        # changes): with "LLM" in them scanner.py finds them through a rare
         # byte; "API version" alone has none and cost a regex pass (1.1 s on
         # a 1.6 GB serving log).
         ("vLLM API server version", "vLLM server version", "vLLM batch processing API version"),
@@ -1237,7 +1237,7 @@ ROWS: tuple[Row, ...] = (
         lambda m: [("engine_died", True, None)],
         warn_on_miss=False,
     ),
-    # -- SGLang boot logs (sglang.py): "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ...)".
+    # -- SGLang boot logs (report/sglang.py): "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ...)".
     Row(
         "sglang_server_args",
         ("server_args=ServerArgs(",),
@@ -1358,7 +1358,7 @@ REQUEST_PROMPT_IDS_FAST = stdlib_re.compile(_RECEIVED + _IDS + b"|" + _RECEIVED)
 REQUEST_DETAILS_IDS_FAST = stdlib_re.compile(_DETAILS + _IDS + b"|" + _DETAILS)
 
 
-# Every literal marker, for the byte-level pre-filter (see stream.py).
+# Every literal marker, for the byte-level pre-filter (see scanner.py).
 MARKERS: tuple[str, ...] = tuple(sorted({m for row in ROWS for m in row.markers}))
 
 
