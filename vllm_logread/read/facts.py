@@ -109,6 +109,8 @@ KIND_TYPES: dict[str, type] = {
     "boot_error": str,
     "engine_ready": bool,
     "stop_requested": str,
+    "engine_died": bool,  # a worker failed while serving ("Worker failed with error")
+    "cpu_worker_kv": bool,  # the CPU worker's "... GiB for KV cache on node N": a CPU boot
     "num_speculative_tokens": int,
     "speculative_method": str,  # speculative_config's method: eagle, eagle3, mtp, dflash, ngram...
     "draft_model": str,  # speculative_config's draft model (EAGLE heads, draft models)

