@@ -8,18 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import regex
 from strategies import STATS_MESSAGES
 
 from vllm_logread.read.serving import ServingReader
-from vllm_logread.read.stats import (
-    STATS_CHUNK_BODY,
-    STATS_CHUNK_COLUMNS,
-    STATS_FAST,
-    STATS_FAST_COLUMNS,
-    STATS_MARKER,
-    header_seconds,
-)
+from vllm_logread.read.stats import header_seconds
 from vllm_logread.render.text import summary_text
 from vllm_logread.report.model import Options
 from vllm_logread.session import Session
@@ -370,47 +362,3 @@ def test_serving_mode_reads_every_stats_wording_as_the_patterns_table(message: s
     fast = read(data, keep_all_facts=False, chunk=len(BOOT) + 4096)
     slow = read(data, keep_all_facts=True, chunk=len(BOOT) + 4096)
     assert fast[:3] == slow[:3]
-
-
-def test_the_chunk_regex_groups_only_the_folded_values() -> None:
-    """STATS_CHUNK_BODY: STATS_FAST's values with the throughputs and V0's
-    "Swapped" read past, not kept (written by hand)."""
-    rx = regex.compile(STATS_MARKER + STATS_CHUNK_BODY)
-    v1 = (
-        b"Avg prompt throughput: 4406.2 tokens/s, Avg generation throughput: 1373.0 tokens/s, "
-        b"Running: 4 reqs, Waiting: 7 reqs, Preemptions: 2, GPU KV cache usage: 10.0%, "
-        b"Prefix cache hit rate: 58.1%"
-    )
-    v0 = (
-        b"Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 52.3 tokens/s, "
-        b"Running: 12 reqs, Swapped: 3 reqs, Pending: 9 reqs, GPU KV cache usage: 99.1%, "
-        b"CPU KV cache usage: 0.0%."
-    )
-    m1, m0 = rx.match(v1), rx.match(v0)
-    assert m1 is not None and m0 is not None
-    assert m1.groups() == (b"4", None, b"7", b"2", b"10.0")
-    assert m0.groups() == (b"12", b"9", None, None, b"99.1")
-    assert STATS_CHUNK_COLUMNS == {
-        "running_reqs": (0,),
-        "waiting_reqs": (1, 2),
-        "preemptions": (3,),
-        "kv_usage_pct": (4,),
-    }
-    # A line cut before its values: the marker alone, running b"" (findall) or None.
-    cut = rx.match(b"Avg prompt throughput: 4406.2 tokens/s, Avg gen")
-    assert cut is not None and cut.groups() == (None,) * 5
-
-
-@pytest.mark.parametrize("message", sorted(STATS_MESSAGES))
-def test_the_chunk_regex_reads_what_the_fast_regex_reads(message: str) -> None:
-    """On every wording: the values the chunk regex keeps are STATS_FAST's."""
-    raw = STATS_MESSAGES[message].encode()
-    p = raw.find(STATS_MARKER)
-    fast = STATS_FAST.match(raw, p)
-    chunk = regex.compile(STATS_MARKER + STATS_CHUNK_BODY).match(raw, p)
-    assert (fast is None) == (chunk is None)
-    if fast is None or chunk is None:
-        return
-    for kind, groups in STATS_CHUNK_COLUMNS.items():
-        want = [fast.group(1 + g) for g in STATS_FAST_COLUMNS[kind]]
-        assert [chunk.group(1 + g) for g in groups] == want

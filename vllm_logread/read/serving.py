@@ -36,8 +36,6 @@ from .patterns import (
 from .scanner import scan_bytes
 from .stats import (
     HAND_BACK_HEADS,
-    STATS_CHUNK_BODY,
-    STATS_CHUNK_COLUMNS,
     STATS_ENGINE_FAST,
     STATS_FAST,
     STATS_FAST_COLUMNS,
@@ -90,8 +88,7 @@ _MAX_CHUNK_MISSES = 8
 _MAX_CACHED_SECONDS = 4096
 
 
-# ServingReader._chunk_rx's groups: time, engine digits, then STATS_CHUNK_BODY's
-# (running is the first: a line's values matched where it is not b"").
+# ServingReader._chunk_rx's groups: time, engine digits, then STATS_FAST's.
 _C_TIME, _C_ENGINE, _C_VALUES = 0, 1, 2
 
 
@@ -102,25 +99,6 @@ _PROMPT, _GEN, _RUNNING, _KV = (
 )
 _WAITING = STATS_FAST_COLUMNS["waiting_reqs"]  # V0's "Pending", V1's "Waiting"
 (_PREEMPTIONS,) = STATS_FAST_COLUMNS["preemptions"]
-
-
-# The groups of the values folded: (running, waiting's, preemptions, KV usage),
-# in STATS_FAST (a line at a time) and in STATS_CHUNK_BODY (a chunk at once).
-_Columns = tuple[int, tuple[int, ...], int, int]
-
-
-_FAST_COLS: _Columns = (_RUNNING, _WAITING, _PREEMPTIONS, _KV)
-
-
-_CHUNK_COLS: _Columns = (
-    STATS_CHUNK_COLUMNS["running_reqs"][0],
-    STATS_CHUNK_COLUMNS["waiting_reqs"],
-    STATS_CHUNK_COLUMNS["preemptions"][0],
-    STATS_CHUNK_COLUMNS["kv_usage_pct"][0],
-)
-
-
-assert _CHUNK_COLS[0] == 0  # (_serve_chunk: a line's values matched where running is)
 
 
 # ``on_stats`` (--stats-csv): called for every stats line with ``time, engine,
@@ -233,10 +211,9 @@ class _Heads:
 
     def learn_chunk_rx(self, head: bytes) -> None:
         """``chunk_rx`` for stats lines whose head has the layout of ``head``
-        (a layout ``read_head`` learned): STATS_FAST's marker, a look-behind
+        (a layout ``read_head`` learned): STATS_FAST with a look-behind
         for the line's start, the bytes before the time, the time, and the
-        bytes after it, then STATS_CHUNK_BODY (STATS_FAST's values, only
-        the folded ones as groups), with an ``Engine 000`` label's digits read as digits
+        bytes after it, with an ``Engine 000`` label's digits read as digits
         of the same count (``STATS_ENGINE_FAST`` reads them so, and the
         header regex treats every digit alike).
         """
@@ -267,7 +244,7 @@ class _Heads:
                 + label
                 + marker
                 + rb")|)"
-                + STATS_CHUNK_BODY
+                + STATS_FAST.pattern[len(STATS_MARKER) :]
             )
         except re.error:  # STATS_FAST uses syntax of the regex module only
             self.chunk_misses = _MAX_CHUNK_MISSES
@@ -421,7 +398,6 @@ class ServingReader(Generic[T]):
                 times,
                 heads.seconds_of(times),
                 cols[_C_VALUES:],
-                _CHUNK_COLS,
                 absent=b"",
             )
             if alerts:  # a few per boot (watch.MAX_CROSSING_ALERTS, firsts)
@@ -502,20 +478,17 @@ class ServingReader(Generic[T]):
         times: Sequence[bytes | None],
         seconds: Sequence[int | None],
         values: Sequence[Sequence[bytes | None]],
-        columns: _Columns = _FAST_COLS,
         absent: bytes | None = None,
     ) -> Sequence[tuple[int, Callable[[int], T]]]:
         """Consecutive stats lines handed to the sink, their values as
-        STATS_FAST's groups, or STATS_CHUNK_BODY's (``columns``), a column
-        each (``absent``: none, as ``finditer`` or ``findall`` give it); the
-        alerts, each with the index of its line."""
+        STATS_FAST's groups (``absent``: none, as ``finditer`` or ``findall``
+        give it) a column each; the alerts, each with the index of its line."""
         # (a line's required values are there whenever its values matched)
-        at_running, at_waiting, at_pre, at_kv = columns
-        running = cast("Sequence[bytes]", values[at_running])
-        pre, kv = values[at_pre], cast("Sequence[bytes]", values[at_kv])
+        running = cast("Sequence[bytes]", values[_RUNNING])
+        pre, kv = values[_PREEMPTIONS], cast("Sequence[bytes]", values[_KV])
         n = len(running)
-        waiting = values[at_waiting[0]]
-        for other in at_waiting[1:]:  # one of them in each line
+        waiting = values[_WAITING[0]]
+        for other in _WAITING[1:]:  # one of them in each line
             if absent in waiting:
                 waiting = [w or q for w, q in zip(waiting, values[other], strict=True)]
         preemptions = [0] * n if pre.count(absent) == n else [int(x) if x else 0 for x in pre]

@@ -329,28 +329,20 @@ HAND_BACK_HEADS: tuple[tuple[bytes, int, _stdre.Pattern[bytes]], ...] = (
 STATS_MARKER = b"Avg prompt throughput: "
 
 
-def _bytes_regex(
-    parts: Sequence[Part | Either],
-    value: str,
-    *,
-    first: bool = True,
-    keep: frozenset[str] | None = None,
-) -> bytes:
+def _bytes_regex(parts: Sequence[Part | Either], value: str, *, first: bool = True) -> bytes:
     """The parts as one bytes regex, ", " between them, in vLLM's order;
-    ``value``: which of each Number's grammars ("line" or "fast"); ``keep``:
-    the facts whose values are groups (None: every fact's)."""
+    ``value``: which of each Number's grammars ("line" or "fast")."""
     out = b""
     for i, p in enumerate(parts):
         sep = b"" if first and i == 0 else b", "
         if isinstance(p, Either):
-            ways = [_bytes_regex(way, value, keep=keep) for way in p.ways]
+            ways = [_bytes_regex(way, value) for way in p.ways]
             out += b"(?:" + b"|".join(sep + w for w in ways) + b")"
             continue
         text = p.label.replace("{I}", COUNT.line.decode()).replace("{N}", RATE.line.decode())
         piece = sep + text.encode()
         if p.kind is not None:
-            group = b"(" if keep is None or p.kind in keep else b"(?:"
-            piece += group + getattr(p.number, value) + b")" + p.unit.encode()
+            piece += b"(" + getattr(p.number, value) + b")" + p.unit.encode()
         out += b"(?:" + piece + b")?" if p.is_optional else piece
     return out
 
@@ -370,14 +362,12 @@ def _columns(kinds: Sequence[str | None]) -> dict[str, tuple[int, ...]]:
     return out
 
 
-def _group_kinds(
-    parts: Sequence[Part | Either], *, fast: bool, keep: frozenset[str] | None = None
-) -> list[str | None]:
+def _group_kinds(parts: Sequence[Part | Either], *, fast: bool) -> list[str | None]:
     out: list[str | None] = []
     for p in parts:
         if isinstance(p, Either):
-            out += _group_kinds([q for way in p.ways for q in way], fast=fast, keep=keep)
-        elif p.kind is not None and (p.is_fast or not fast) and (keep is None or p.kind in keep):
+            out += _group_kinds([q for way in p.ways for q in way], fast=fast)
+        elif p.kind is not None and (p.is_fast or not fast):
             out.append(p.kind)
     return out
 
@@ -394,25 +384,6 @@ STATS_FAST = re.compile(STATS_MARKER + b"(?:" + _FAST_BODY[len(STATS_MARKER) :] 
 # STATS_FAST's groups of each fact (V0's "Pending" and V1's "Waiting" both
 # give waiting_reqs: at most one of them takes part in a match).
 STATS_FAST_COLUMNS = _columns(_group_kinds(_fast_parts(), fast=True))
-
-
-# The facts serving mode folds when it reads a chunk at once (the load watch
-# reads no throughput, and V0's "Swapped" is no fact it keeps): STATS_FAST's
-# values with only these as groups, ``STATS_CHUNK_BODY`` (after the marker),
-# and their groups. Each group is a bytes object per line that ``findall``
-# makes and serving mode zips into columns: the three left out cost 0.013 s
-# per 160 MB (60,260 stats lines; 0.142 s against 0.129 s of findall and zip).
-STATS_CHUNK_KINDS = frozenset(("running_reqs", "waiting_reqs", "preemptions", "kv_usage_pct"))
-
-
-STATS_CHUNK_BODY = (
-    b"(?:"
-    + _bytes_regex(_fast_parts(), "fast", keep=STATS_CHUNK_KINDS)[len(STATS_MARKER) :]
-    + b")?"
-)
-
-
-STATS_CHUNK_COLUMNS = _columns(_group_kinds(_fast_parts(), fast=True, keep=STATS_CHUNK_KINDS))
 
 
 # The engine prefix just before the first part: "Engine 000: " (V1's data
