@@ -3,7 +3,7 @@ console, an exit code out.
 
 cli.py parses the options into a ``ReadOptions`` and calls ``run_read``,
 which checks the options, opens the inputs, reads each through a
-``pipeline.Session`` and hands every output to the console the moment it
+``session.Session`` and hands every output to the console the moment it
 arises (on ``vllm serve ... | vllm-logread`` the report comes when the boot
 states its pool, not at the end of input), then returns the documented exit
 code. The library never prints and never exits: stdout and stderr are the
@@ -34,7 +34,7 @@ from .options import (
     report_options,
     unused_options,
 )
-from .outcome import ExitStatus, gate_note, judged, results_of, worst
+from .outcome import ExitStatus, gate_note, judged, results_of, with_sweep, worst
 from .read.facts import Fact
 from .read.metrics import fetch_metrics, read_metrics, read_metrics_file
 from .render.ci import Extras
@@ -137,6 +137,22 @@ def run_read(opts: ReadOptions, console: Console) -> int:
             return run_fleet(opts, console)
         except UsageError as err:
             raise OptionsError(str(err)) from err
+    _check_read_options(opts)
+    files = _stats_files(opts)
+    extras = Extras(
+        fmt=opts.fmt,
+        prompts=opts.prompts,
+        outputs=opts.outputs,
+        plot_path=opts.plot_path,
+        what_ifs=opts.what_if,
+        sort=None if opts.sort == "input" else opts.sort,
+    )
+    job, inputs = _start_job(opts, console, extras, files)
+    return _read_and_finish(job, inputs, extras, files)
+
+
+def _check_read_options(opts: ReadOptions) -> None:
+    """The log read's options that cannot work, refused before any input is opened."""
     if opts.compare_metrics is not None and (opts.metrics_url or len(opts.files) > 1):
         raise OptionsError(
             "--compare-metrics holds one log against its server's /metrics: give one log file "
@@ -151,19 +167,31 @@ def run_read(opts: ReadOptions, console: Console) -> int:
             raise OptionsError(str(err)) from err
     if opts.config is not None:
         load_config(opts.config)  # an explicit --config that cannot be read: exit 2
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _StatsFiles:
+    """--stats-csv and --stats-jsonl: opened before reading, closed after it."""
+
+    csv: StatsCsv | None
+    jsonl: StatsJsonl | None
+
+
+def _stats_files(opts: ReadOptions) -> _StatsFiles:
+    """The stats files, opened before reading: a file that cannot be written is exit 2."""
     try:
         csv = StatsCsv(opts.stats_csv) if opts.stats_csv else None
         jsonl = StatsJsonl(opts.stats_jsonl) if opts.stats_jsonl else None
     except LogReadError as err:
         raise OptionsError(str(err)) from err
-    extras = Extras(
-        fmt=opts.fmt,
-        prompts=opts.prompts,
-        outputs=opts.outputs,
-        plot_path=opts.plot_path,
-        what_ifs=opts.what_if,
-        sort=None if opts.sort == "input" else opts.sort,
-    )
+    return _StatsFiles(csv=csv, jsonl=jsonl)
+
+
+def _start_job(
+    opts: ReadOptions, console: Console, extras: Extras, files: _StatsFiles
+) -> tuple[_Job, Inputs]:
+    """The workload and report options, then the inputs opened, as one job to read."""
+    csv, jsonl = files.csv, files.jsonl
     is_json = opts.as_json or extras.is_json
     for note in unused_options(opts, "json" if is_json else opts.fmt):
         console.err(note)
@@ -199,6 +227,12 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         failures=failures,
         sim_rows=sim_rows,
     )
+    return job, inputs
+
+
+def _read_and_finish(job: _Job, inputs: Inputs, extras: Extras, files: _StatsFiles) -> int:
+    """Read every input under the signal handlers, close them, and say the exit code."""
+    csv, jsonl = files.csv, files.jsonl
     try:
         with signals_as_exceptions():
             job.read(inputs)
@@ -328,7 +362,7 @@ class _Job:
         workloads = extras.workloads if extras.is_sweep else ()
         crosscheck = self._crosscheck()
         results, statuses = [], []
-        for res in results_of(sessions, all_boots=opts.all_boots):
+        for res in with_sweep(results_of(sessions, all_boots=opts.all_boots), workloads):
             res, st = judged(
                 res,
                 min_users=opts.min_users,

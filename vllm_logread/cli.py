@@ -233,7 +233,7 @@ class _IntList(click.ParamType):  # type: ignore[type-arg]
 class _Terminal:
     """The library's Console (app.py) over this process's stdin, stdout, stderr.
 
-    stdout goes through live.Sink, which goes quiet when its reader closes
+    stdout goes through terminal.Sink, which goes quiet when its reader closes
     (``| head -3``) so that a live pipe is read on to the end.
     """
 
@@ -459,6 +459,12 @@ Examples:
     "--list-models",
     is_flag=True,
     help="List the shipped table's models (no MODEL); --format csv/markdown/json too.",
+)
+@click.option(
+    "--list-architectures",
+    is_flag=True,
+    help="List every architecture of vLLM 0.33's registry and whether this tool models it: "
+    "verified (a hand-worked test), modelled, or not verified (never exact on its own).",
 )
 @click.option(
     "--list-gpus",

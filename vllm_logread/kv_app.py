@@ -42,6 +42,7 @@ class KvOptions(CommonOptions):
     explain: bool = False
     list_models: bool = False
     list_gpus: bool = False
+    list_architectures: bool = False
 
     @property
     def version(self) -> str:
@@ -85,6 +86,11 @@ def run_kv(opts: KvOptions, console: Any) -> int:
     """
     check_common(opts, "kv")
     fmt = output_format(opts, "kv")
+    if opts.list_architectures:
+        if opts.model_or_config is not None:
+            raise UsageError("--list-architectures takes no MODEL")
+        console.out(_architectures(fmt))
+        return 0
     if opts.list_models or opts.list_gpus:
         if opts.model_or_config is not None:
             raise UsageError("--list-models and --list-gpus take no MODEL")
@@ -99,6 +105,25 @@ def run_kv(opts: KvOptions, console: Any) -> int:
         raise UsageError(f"kv --format {fmt} is for --list-models and --list-gpus")
     console.out(kv_output(opts, fmt))
     return 0
+
+
+def _architectures(fmt: str) -> str:
+    """--list-architectures: vLLM 0.33's registry and what this tool knows of each."""
+    from .kv.architectures import all_architectures, registry_version
+    from .render.architectures import architectures_json, architectures_text
+    from .render.json import SCHEMA_VERSION, dumps
+
+    archs, version = all_architectures(), registry_version()
+    if fmt == "json":
+        obj = {
+            "schema_version": SCHEMA_VERSION,
+            "command": "kv --list-architectures",
+            **architectures_json(archs, vllm_version=version),
+        }
+        return dumps(obj)
+    if fmt != "text":
+        raise UsageError(f"kv --list-architectures prints text or json, not {fmt}")
+    return architectures_text(archs, vllm_version=version)
 
 
 def kv_output(opts: KvOptions, fmt: str) -> str:
@@ -143,7 +168,8 @@ def kv_output(opts: KvOptions, fmt: str) -> str:
         spec,
         block_size=est.block_size,
         vllm_version=est.vllm_version,
-        num_tokens=workload.tokens_per_user,
+        # P + O - 1: the tokens a request holds at the end of its answer.
+        num_tokens=workload.tokens_held_at_end,
     )
     return dumps(
         {

@@ -5,11 +5,14 @@ definition ``diff``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..report.diff import Diff, Figure, Row
 from .json import SCHEMA_VERSION, report_json
 from .text import WIDTH, wrap_line
+
+if TYPE_CHECKING:
+    from ..outcome import ExitStatus
 
 _LABEL_W = 16
 _VALUE_W = 28
@@ -188,11 +191,11 @@ def _budget_line(diff: Diff) -> str:
 def diff_json(
     diff: Diff,
     *,
-    statuses: Sequence[Any],
+    statuses: Sequence[ExitStatus],
     max_drop: float | None,
-    gate: Any,
+    gate: ExitStatus,
     warnings: Sequence[Sequence[str]] = ((), ()),
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The ``diff --json`` object: both reports, the rows, the explanation, the gate."""
     sides = []
     for report, status, warns in zip((diff.old, diff.new), statuses, warnings, strict=True):
@@ -222,8 +225,8 @@ def diff_json(
     }
 
 
-def _row_json(row: Row) -> dict[str, Any]:
-    def fig(f: Figure) -> Any:
+def _row_json(row: Row) -> dict[str, object]:
+    def fig(f: Figure) -> float | int | str | None:
         return f.value
 
     return {
