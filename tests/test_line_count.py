@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from vllm_logread.cli import main
 from vllm_logread.errors import InputError
 from vllm_logread.inputs import file_recount
+from vllm_logread.read.framing import count_newlines
 from vllm_logread.read.scanner import MAX_LINE_BYTES
 from vllm_logread.render.text import output_text
 from vllm_logread.report.model import Options
@@ -210,3 +211,38 @@ def test_a_buffer_with_a_numbered_line_is_counted_through() -> None:
     eager = read(data, chunk=chunk, lazy=False)
     assert lazy[:2] == eager[:2]
     assert sum(b - a for a, b in lazy[2]) <= chunk
+
+
+# -- count_newlines: bytes.replace's memchr count, the edges by bytes.count -------
+
+
+def test_count_newlines_by_hand() -> None:
+    # 2,000 access lines of 83 bytes each: 166,000 bytes, 2,000 newlines (the memchr
+    # path: over 64 KiB, lines over 48 bytes); the first line's 83 bytes left out
+    # leave 1,999, and the last line's newline too leaves 1,998.
+    buf = ACCESS * 2000
+    assert len(ACCESS) == 83 and len(buf) == 166_000
+    assert count_newlines(buf) == 2000
+    assert count_newlines(buf, 83) == 1999
+    assert count_newlines(buf, 83, 166_000 - 1) == 1998
+    assert count_newlines(buf, 83, 10**9) == 1999  # (an end past the buffer: its end)
+    # 100,000 lines of 3 bytes (the bytes.count path: lines under 48 bytes): 100,000.
+    assert count_newlines(b"ab\n" * 100_000) == 100_000
+    assert count_newlines(b"") == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.integers(0, 300), min_size=0, max_size=3000),
+    cut=st.tuples(st.floats(0, 1), st.floats(0, 1)),
+)
+def test_count_newlines_is_bytes_count_on_every_range(
+    lines: list[int], cut: tuple[float, float]
+) -> None:
+    """Lines of any lengths (short ones take bytes.count, long ones bytes.replace),
+    any range of them, also mid-line: the same count as bytes.count."""
+    buf = b"".join(b"x" * n + b"\n" for n in lines) + b"tail"
+    a, b = sorted(int(f * len(buf)) for f in cut)
+    assert count_newlines(buf, a, b) == buf.count(b"\n", a, b)
+    assert count_newlines(buf, a) == buf.count(b"\n", a)
+    assert count_newlines(buf) == buf.count(b"\n")

@@ -9,6 +9,7 @@ from typing import Any
 
 from .errors import InputError
 from .events import Output
+from .read.framing import count_newlines
 from .session import Session
 
 READ_CHUNK_BYTES = 1 << 20
@@ -132,7 +133,7 @@ def file_recount(stream: Any, name: str = "the input") -> Callable[[int, int], i
                     f"{name}: the file shrank while it was read (truncated or rotated): "
                     "its line numbers cannot be counted"
                 )
-            n += chunk.count(b"\n")
+            n += count_newlines(chunk)
             pos += len(chunk)
         return n
 

@@ -20,6 +20,44 @@ from collections.abc import Callable, Iterator
 
 from .scanner import _BOM_UTF16, MAX_LINE_BYTES
 
+# count_newlines: ranges shorter than this are counted by ``bytes.count``
+# (the edges of a chunk, one line), and so are lines shorter than
+# _MEMCHR_MIN_LINE_BYTES on average (see count_newlines).
+_MEMCHR_MIN_RANGE_BYTES = 1 << 16
+
+
+_MEMCHR_MIN_LINE_BYTES = 48
+
+
+_SAMPLE_BYTES = 4096
+
+
+def count_newlines(buf: bytes, start: int = 0, end: int | None = None) -> int:
+    """``buf.count(b"\\n", start, end)``, faster on a log's chunk.
+
+    ``bytes.count`` of one byte compares every byte in a loop (about 2 GB/s
+    here: 0.08 s per 160 MB, which a pipe pays on every byte, as it cannot be
+    counted again later). ``bytes.replace`` deleting a byte finds it with
+    ``memchr`` (CPython 3.11), so the length it takes off is the
+    count, at 0.05 s per 160 MB on the benchmark's log (lines of 133 bytes)
+    with the 1 MiB copy it makes; on lines of 11 bytes it is slower (0.17 s
+    against 0.13 s), so a 4 KiB sample decides. The whole buffer is counted
+    this way and its edges outside ``[start, end)`` taken off by
+    ``bytes.count``, so the figure is the same count, never an estimate
+    (tests/test_line_count.py compares the two on every edge).
+    """
+    n = len(buf)
+    if end is None or end > n:
+        end = n
+    if end - start < max(_MEMCHR_MIN_RANGE_BYTES, n >> 1):
+        return buf.count(b"\n", start, end)
+    sample = buf.count(b"\n", start, start + _SAMPLE_BYTES)
+    if sample * _MEMCHR_MIN_LINE_BYTES > _SAMPLE_BYTES:
+        return buf.count(b"\n", start, end)
+    whole = n - len(buf.replace(b"\n", b""))
+    return whole - buf.count(b"\n", 0, start) - buf.count(b"\n", end, n)
+
+
 # Complete lines ``buf[start:end]`` (``end`` just past a newline), and the
 # input offset of ``buf[0]`` when ``buf`` is the input's own bytes (None: a
 # joined line, a cut head, the last line given its newline).
@@ -44,7 +82,7 @@ class LineCounter:
         self.used = True
         if self.settle is not None:
             self.lines, self.settle = self.settle(), None
-        self.lines += self.buf.count(b"\n", self.pos, ls)
+        self.lines += count_newlines(self.buf, self.pos, ls)
         self.pos = ls
         return self.lines + 1
 
@@ -94,7 +132,7 @@ class Framing:
     def pass_through(self, data: bytes) -> None:
         """Bytes read whole elsewhere (a /metrics text): counted, not framed."""
         self.fed += len(data)
-        self.lines += data.count(b"\n")
+        self.lines += count_newlines(data)
 
     def frames(self, data: bytes) -> Iterator[Frame]:
         """The complete lines of the next bytes of the input, in order.
