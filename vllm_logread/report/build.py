@@ -46,6 +46,7 @@ from .resolved import (
     scheduler_limits,
 )
 from .solve import other_block_sizes, stated_block_size
+from .knobs import rank_knobs
 from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
 
 
@@ -446,6 +447,7 @@ def build_vllm_report(
         served=served,
         resolved=resolved,
         answer=the_answer,
+        knobs=None if basis is None else rank_knobs(basis, what_if, the_answer.users),
     )
 
 
