@@ -388,13 +388,13 @@ def _changes(report: Report) -> tuple[list[WhatIf | Knob], list[str]]:
             k.knob.startswith("--max-num-seqs ") for k in knobs.ranked
         ):
             sentences.append(_max_num_seqs_sentence(wi, report))
-    quiet = [k for k in knobs.no_effect if k.knob != "--max-num-seqs"]
+    quiet = [k for k in knobs.no_effect if k.knob != "--max-num-seqs" or not sentences]
     if quiet:
         sentences.extend(
-            _sentence_lines("No effect here: " + "; ".join(f"{k.knob} ({k.short})" for k in quiet) + ".")
+            _sentence_lines("No effect here: " + "; ".join(f"{k.label} ({k.short})" for k in quiet) + ".")
         )
     for k in knobs.unknown:
-        sentences.append(_fit(f"Unknown: {k.knob}: {k.short}"))
+        sentences.append(_fit(f"Unknown: {k.label}: {k.short}"))
     return rows, [t for t in sentences if t]
 
 
@@ -651,7 +651,7 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     rows, sentences = _changes(r)
     if rows or sentences:
         lines.append("What to change:")
-        width = min(max((len(_row_label(wi)) for wi in rows), default=0), 26)
+        width = min(max((len(_row_label(wi)) for wi in rows), default=0), 22)
         for wi in rows:
             lines.append(_change_line(wi, r, width) if isinstance(wi, WhatIf) else _knob_line(wi, width))
         for t in sentences:
@@ -718,13 +718,13 @@ def _checks_short(r: Report) -> str:
 
 
 def _row_label(row: WhatIf | Knob) -> str:
-    return row.change if isinstance(row, WhatIf) else row.knob
+    return row.change if isinstance(row, WhatIf) else row.label
 
 
 def _knob_line(k: Knob, width: int) -> str:
     """``  --kv-cache-dtype fp8      75 users (+38), exact: measure quality ...``"""
     kind = "exact" if k.is_exact else "estimate"
-    head = f"  {k.knob:<{width}}  {_n(k.users):>7} users ({k.gain or 0:+,}), {kind}"
+    head = f"  {k.label:<{width}}  {_n(k.users):>7} users ({k.gain or 0:+,}), {kind}"
     line = f"{head}: {k.short}" if k.short else head
     return line if len(line) <= WIDTH else head
 

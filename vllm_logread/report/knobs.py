@@ -48,6 +48,7 @@ class Knob:
         is_exact: arithmetic on the log's figures only (False: an estimate).
         reason: why, with the figures (JSON and --explain).
         short: a few words for the text report.
+    The text report labels it as ``--what-if`` text (:attr:`label`).
     """
 
     knob: str
@@ -60,9 +61,30 @@ class Knob:
     pool_users: int | None = None
     limit: Literal["pool", "max_num_seqs"] | None = None
 
+    @property
+    def label(self) -> str:
+        """The knob as ``--what-if`` text.
+
+        >>> k = Knob(knob="--kv-cache-dtype fp8 --max-num-seqs 559", effect="adds", users=559,
+        ...          gain=303, is_exact=False, reason="", short="")
+        >>> k.label
+        'kv_cache_dtype=fp8 + max_num_seqs=559'
+        """
+        if not self.knob.startswith("--"):
+            return self.knob
+        parts = []
+        for flag in self.knob[2:].split(" --"):
+            name, _, value = flag.partition(" ")
+            name = name.replace("-", "_")
+            if name == "quantization" and value == "fp8":
+                name = "weights"
+            parts.append(f"{name}={value}" if value else name)
+        return " + ".join(parts)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "knob": self.knob,
+            "change": self.label,
             "effect": self.effect,
             "users": self.users,
             "gain": self.gain,
@@ -426,18 +448,11 @@ def _batched_tokens(b: Basis, users_now: int) -> Knob:
     return _capped_knob(b, f"{label} {new}", users_now, per_engine, False, why, "activations shrink")
 
 
-def _drafter(b: Basis) -> Knob:
+def _drafter(b: Basis) -> Knob | None:
+    """Only where the log has one (speculative tokens stated)."""
     n = b.num_speculative_tokens
     if not n:
-        return Knob(
-            knob="drafter",
-            effect="none",
-            users=None,
-            gain=0,
-            is_exact=True,
-            reason="no drafter in this log (no speculative tokens)",
-            short="no drafter in this log",
-        )
+        return None
     return _unknown_knob(
         "drafter",
         f"{n} speculative tokens: without the drafter its weights and KV layers (and, on "
