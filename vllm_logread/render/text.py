@@ -391,7 +391,9 @@ def _changes(report: Report) -> tuple[list[WhatIf | Knob], list[str]]:
     quiet = [k for k in knobs.no_effect if k.knob != "--max-num-seqs" or not sentences]
     if quiet:
         sentences.extend(
-            _sentence_lines("No effect here: " + "; ".join(f"{k.label} ({k.short})" for k in quiet) + ".")
+            _sentence_lines(
+                "No effect here: " + "; ".join(f"{k.label} ({k.short})" for k in quiet) + "."
+            )
         )
     for k in knobs.unknown:
         sentences.append(_fit(f"Unknown: {k.label}: {k.short}"))
@@ -653,7 +655,9 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
         lines.append("What to change:")
         width = min(max((len(_row_label(wi)) for wi in rows), default=0), 22)
         for wi in rows:
-            lines.append(_change_line(wi, r, width) if isinstance(wi, WhatIf) else _knob_line(wi, width))
+            lines.append(
+                _change_line(wi, r, width) if isinstance(wi, WhatIf) else _knob_line(wi, width)
+            )
         for t in sentences:
             lines.append(f"  {t}")
     if r.target is not None:

@@ -33,6 +33,7 @@ from ..versions import cdiv, version_or_none
 from .checks import _checks, _hybrid_checks
 from .exactness import drafter_checks, layout_unknown, spec_source, speculative_unknown
 from .failure import boot_failure
+from .knobs import rank_knobs
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
 from .plan import TargetPlan, plan_for_target
@@ -46,7 +47,6 @@ from .resolved import (
     scheduler_limits,
 )
 from .solve import other_block_sizes, stated_block_size
-from .knobs import rank_knobs
 from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
 
 

@@ -188,7 +188,13 @@ def _from_what_if(b: Basis, wi: WhatIf, users_now: int) -> Knob:
     if wi.users is None:
         why = wi.note.removeprefix("unknown: ")
         return Knob(
-            knob=knob, effect="unknown", users=None, gain=None, is_exact=False, reason=why, short=why
+            knob=knob,
+            effect="unknown",
+            users=None,
+            gain=None,
+            is_exact=False,
+            reason=why,
+            short=why,
         )
     why = wi.note
     short = ""
@@ -413,7 +419,9 @@ def _batched_tokens(b: Basis, users_now: int) -> Knob:
                 "and its boot check, not in the blocks a request holds at this workload"
             )
         else:
-            reserve = f"vLLM {b.vllm_version or '(version unknown)'} keeps no in-flight reserve (0.31+)"
+            reserve = (
+                f"vLLM {b.vllm_version or '(version unknown)'} keeps no in-flight reserve (0.31+)"
+            )
     act = b.activation_peak_gib
     if act is None or mnbt is None or b.bytes_per_block is None:
         why = (
@@ -445,7 +453,9 @@ def _batched_tokens(b: Basis, users_now: int) -> Knob:
     )
     if reserve:
         why = f"{reserve}; {why}"
-    return _capped_knob(b, f"{label} {new}", users_now, per_engine, False, why, "activations shrink")
+    return _capped_knob(
+        b, f"{label} {new}", users_now, per_engine, False, why, "activations shrink"
+    )
 
 
 def _drafter(b: Basis) -> Knob | None:
