@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Literal
 
 from ..rules import IN_FLIGHT_BUDGET_FROM, stated_at_least
@@ -312,7 +313,12 @@ def _seqs_after_logits(b: Basis, pool: int, m: int) -> tuple[int, str]:
 
 
 def _vocab_size(b: Basis) -> int | None:
-    found = _config_for(b.model, b.config)
+    return _vocab_of(b.model, b.config)
+
+
+@lru_cache(maxsize=64)
+def _vocab_of(model: str | None, config: str | None) -> int | None:
+    found = _config_for(model, config)
     if found is None:
         return None
     data = found[0]
@@ -575,18 +581,29 @@ def rank_knobs(b: Basis, what_if: Sequence[WhatIf], users_now: int | None = None
         if wi.change.startswith("max_num_seqs="):
             continue
         knobs.append(_from_what_if(b, wi, now))
-    for extra in (
-        _max_num_seqs(b, now),
-        _block_size(b, now),
-        _batched_tokens(b, now),
-        _tp_against_dp(b, now),
-        _drafter(b),
-        _max_model_len(b, now),
-        _prefix_on_hybrid(b),
-    ):
+    engines = b.engine_num_blocks
+    if len(set(engines)) > 1:
+        # Data-parallel engines of different pools: the what-ifs above are worked
+        # engine by engine (report/whatif.what_ifs); these are not.
+        why = f"the engines' pools differ ({', '.join(f'{n:,}' for n in engines)} blocks)"
+        pool_knobs: tuple[Knob | None, ...] = tuple(
+            _unknown_knob(name, f"{why}: not worked engine by engine")
+            for name in ("--max-num-seqs", "--block-size", "--max-num-batched-tokens")
+        )
+    else:
+        pool_knobs = (
+            _max_num_seqs(b, now),
+            _block_size(b, now),
+            _batched_tokens(b, now),
+            _tp_against_dp(b, now),
+        )
+    for extra in (*pool_knobs, _drafter(b), _max_model_len(b, now), _prefix_on_hybrid(b)):
         if extra is not None:
             knobs.append(extra)
-    knobs.extend(_with_max_num_seqs(b, k, now) for k in list(knobs) if k.limit == "max_num_seqs")
+    if len(set(engines)) < 2:  # the pool figures are the first engine's x engines
+        knobs.extend(
+            _with_max_num_seqs(b, k, now) for k in list(knobs) if k.limit == "max_num_seqs"
+        )
     ranked = sorted(
         (k for k in knobs if k.effect == "adds"),
         key=lambda k: (-(k.gain or 0), not k.is_exact, k.knob),
