@@ -824,13 +824,20 @@ def explain_lines(report: Report) -> list[str]:
             lines.append(f"  {wi.change}{users}{tag} - {wi.note}")
             if wi.arithmetic:
                 lines.append(f"      how: {wi.arithmetic}")
-    if r.knobs is not None:
-        lines.append("The knobs, ranked by the users they add (report/knobs.py, docs/knobs.md):")
-        for k in (*r.knobs.ranked, *r.knobs.no_effect, *r.knobs.unknown):
-            users = "users unknown" if k.users is None else f"{k.users:,} users"
-            gain = "" if k.gain is None else f" ({k.gain:+,})"
-            kind = "exact" if k.is_exact else "estimate"
-            lines.append(f"  {k.knob} [{k.effect}]: {users}{gain}, {kind} - {k.reason}")
+    lines.extend(_knob_lines(r))
+    return lines
+
+
+def _knob_lines(r: Report) -> list[str]:
+    """``--explain``: every knob with its reason in full, ranked first."""
+    if r.knobs is None:
+        return []
+    lines = ["The knobs, ranked by the users they add (docs/knobs.md):"]
+    for k in (*r.knobs.ranked, *r.knobs.no_effect, *r.knobs.unknown):
+        users = "users unknown" if k.users is None else f"{k.users:,} users"
+        gain = "" if k.gain is None else f" ({k.gain:+,})"
+        kind = "exact" if k.is_exact else "estimate"
+        lines.append(f"  {k.knob} [{k.effect}]: {users}{gain}, {kind} - {k.reason}")
     return lines
 
 
