@@ -46,11 +46,13 @@ vLLM's 2.94x is for users who each fill all 8,192 tokens; yours hold 639 each.
   max_num_seqs: 256, vLLM's default below 70 GiB, assumed (--gpu NAME settles it)
   checks:       pass max_concurrency, pool_vs_memory
 What to change:
-  kv_cache_dtype=fp8           75 users (+38), exact: measure quality on your own eval first
-  weights=fp8                 111 users (+74), estimate: embeddings and lm_head stay 16-bit
   tensor_parallel_size=2      249 users (+212), estimate: 2 GPUs; overheads per GPU as measured
-  A lower --max-model-len adds no users here: the pool is set by memory, not by the length.
+  weights=fp8                 111 users (+74), estimate: embeddings and lm_head stay 16-bit
+  kv_cache_dtype=fp8           75 users (+38), exact: measure quality on your own eval first
   --max-num-seqs 37 keeps every admitted answer in the pool (no preemption at full load).
+  No effect here: block_size (32/64 give at most 37 users); max_model_len (the pool is set by
+    memory, not by the length).
+  Unknown: max_num_batched_tokens: the log states no activation peak (--explain)
 (--explain: the arithmetic behind every figure, every check and what-if)
 """
 

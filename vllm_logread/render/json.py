@@ -182,6 +182,8 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
     )
     # Present only when they say something (FACTS.md: extend, never rename).
     out["workload"].update(mix_json(report))
+    if report.knobs is not None:
+        out["knobs"] = report.knobs.to_json()
     if report.users_range is not None:
         out["users_range"] = list(report.users_range)
     if report.unknowns:

@@ -15,6 +15,7 @@ from ..kv.config import repo_of_snapshot
 from ..kv.specs import KVSpec
 from ..read.metrics import Server
 from ..report.crosscheck import Agreement
+from ..report.knobs import Knob
 from ..report.model import Report
 from ..report.plan import TargetPlan
 from ..report.whatif import WhatIf
@@ -376,12 +377,59 @@ def _short_note(wi: WhatIf, report: Report) -> str:
     return ""
 
 
-def _changes(report: Report) -> tuple[list[WhatIf], list[str]]:
-    """The default mode's "What to change": every --what-if asked for, and of
-    the report's own suggestions at most three that add users; plus a
-    sentence each for the questions people ask that change nothing here."""
+def _changes(report: Report) -> tuple[list[WhatIf | Knob], list[str]]:
+    """The default mode's "What to change": every --what-if asked for, then
+    the knobs that add users, best first (report/knobs.py; at most four); the
+    max_num_seqs advice when the pool binds; the knobs that change nothing
+    here, once and briefly; the ones this log cannot settle."""
+    rows: list[WhatIf | Knob] = [wi for wi in report.what_if if wi.is_requested]
+    sentences: list[str] = []
+    knobs = report.knobs
+    if knobs is None:
+        return _changes_without_knobs(report)
+    rows.extend(knobs.ranked[:4])
+    for wi in report.what_if:
+        if wi.change.startswith("max_num_seqs=") and not any(
+            k.knob.startswith("--max-num-seqs ") for k in knobs.ranked
+        ):
+            sentences.append(_max_num_seqs_sentence(wi, report))
+    quiet = [k for k in knobs.no_effect if k.knob != "--max-num-seqs" or not sentences]
+    if quiet:
+        sentences.extend(
+            _sentence_lines(
+                "No effect here: " + "; ".join(f"{k.label} ({k.short})" for k in quiet) + "."
+            )
+        )
+    for k in knobs.unknown:
+        sentences.append(_fit(f"Unknown: {k.label}: {k.short}"))
+    return rows, [t for t in sentences if t]
+
+
+def _sentence_lines(text: str) -> list[str]:
+    """A sentence over several lines of at most WIDTH columns (two-space indent)."""
+    import textwrap
+
+    lines = textwrap.wrap(text, width=WIDTH - 2, subsequent_indent="  ", break_on_hyphens=False)
+    return lines
+
+
+def _fit(text: str) -> str:
+    """One line of at most WIDTH columns: cut at a clause, else at a word."""
+    if len(text) + 2 <= WIDTH:
+        return text
+    head = text[: WIDTH - 2]
+    for mark in ("; ", ": ", ", "):
+        cut = head.rfind(mark)
+        if cut > 30:
+            return head[:cut] + " (--explain)"
+    return head[: head.rfind(" ")] + " (--explain)"
+
+
+def _changes_without_knobs(report: Report) -> tuple[list[WhatIf | Knob], list[str]]:
+    """A report without a knob ranking (SGLang): every --what-if asked for,
+    and of the report's own suggestions at most three that add users."""
     base = report.users
-    rows: list[WhatIf] = []
+    rows: list[WhatIf | Knob] = []
     sentences: list[str] = []
     own = 0
     for wi in report.what_if:
@@ -610,9 +658,11 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     rows, sentences = _changes(r)
     if rows or sentences:
         lines.append("What to change:")
-        width = min(max((len(wi.change) for wi in rows), default=0), 22)
+        width = min(max((len(_row_label(wi)) for wi in rows), default=0), 22)
         for wi in rows:
-            lines.append(_change_line(wi, r, width))
+            lines.append(
+                _change_line(wi, r, width) if isinstance(wi, WhatIf) else _knob_line(wi, width)
+            )
         for t in sentences:
             lines.append(f"  {t}")
     if r.target is not None:
@@ -674,6 +724,18 @@ def _checks_short(r: Report) -> str:
         for status, names in by.items()
     ]
     return "; ".join(parts) + (" (--explain shows them)" if "fail" in by else "")
+
+
+def _row_label(row: WhatIf | Knob) -> str:
+    return row.change if isinstance(row, WhatIf) else row.label
+
+
+def _knob_line(k: Knob, width: int) -> str:
+    """``  --kv-cache-dtype fp8      75 users (+38), exact: measure quality ...``"""
+    kind = "exact" if k.is_exact else "estimate"
+    head = f"  {k.label:<{width}}  {_n(k.users):>7} users ({k.gain or 0:+,}), {kind}"
+    line = f"{head}: {k.short}" if k.short else head
+    return line if len(line) <= WIDTH else head
 
 
 def _change_line(wi: WhatIf, r: Report, width: int) -> str:
@@ -767,6 +829,20 @@ def explain_lines(report: Report) -> list[str]:
             lines.append(f"  {wi.change}{users}{tag} - {wi.note}")
             if wi.arithmetic:
                 lines.append(f"      how: {wi.arithmetic}")
+    lines.extend(_knob_lines(r))
+    return lines
+
+
+def _knob_lines(r: Report) -> list[str]:
+    """``--explain``: every knob with its reason in full, ranked first."""
+    if r.knobs is None:
+        return []
+    lines = ["The knobs, ranked by the users they add (docs/knobs.md):"]
+    for k in (*r.knobs.ranked, *r.knobs.no_effect, *r.knobs.unknown):
+        users = "users unknown" if k.users is None else f"{k.users:,} users"
+        gain = "" if k.gain is None else f" ({k.gain:+,})"
+        kind = "exact" if k.is_exact else "estimate"
+        lines.append(f"  {k.knob} [{k.effect}]: {users}{gain}, {kind} - {k.reason}")
     return lines
 
 

@@ -37,6 +37,7 @@ from ..versions import cdiv, version_or_none
 from .checks import _checks, _hybrid_checks, check_basis, tool_model_failures
 from .exactness import drafter_checks, layout_unknown, spec_source, speculative_unknown
 from .failure import boot_failure, start_up_end, stopped_warning
+from .knobs import rank_knobs
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
 from .plan import TargetPlan, plan_for_target
@@ -485,6 +486,7 @@ def build_vllm_report(
         served=served,
         resolved=resolved,
         answer=the_answer,
+        knobs=None if basis is None else rank_knobs(basis, what_if, the_answer.users),
     )
 
 

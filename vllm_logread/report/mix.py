@@ -113,6 +113,9 @@ def boot_workload(
                 "group still caches it (those groups free it once it leaves the window, then "
                 "evict it): not modelled; the users are as if nothing were shared (a lower bound)"
             )
+            hit = _can_it_hit(layout, shared_prefix_tokens, workload.prompt_tokens)
+            if hit:
+                notes.append(hit)
         else:
             applied = True
             workload = replace(workload, shared_prefix_tokens=shared_prefix_tokens)
@@ -125,6 +128,43 @@ def boot_workload(
         notes=tuple(notes),
         shared_prefix_tokens_asked=max(shared_prefix_tokens, 0),
     )
+
+
+def prefix_cannot_hit(tokens: int, block_size: int, *, what: str) -> str:
+    """Why a prefix cache on a hybrid cannot hit, and what would.
+
+    >>> prefix_cannot_hit(200, 272, what="the shared prefix is")[:60]
+    'the prefix cache cannot hit: a hit needs a whole block of 27'
+    """
+    return (
+        f"the prefix cache cannot hit: a hit needs a whole block of {block_size:,} tokens (the "
+        f"attention block vLLM raised to fit the state page) and {what} {tokens:,} tokens; "
+        f"a shared prefix of at least {block_size:,} tokens would, or a smaller state page "
+        "(--mamba-ssm-cache-dtype / --mamba-cache-dtype where the model allows), which lowers "
+        "the block: vLLM only raises --block-size to it, never lowers it (vLLM 0.33 source)"
+    )
+
+
+def _can_it_hit(layout: Any, shared_prefix_tokens: int, prompt_tokens: int) -> str:
+    """On a hybrid with state groups (Mamba, gated delta net) the attention
+    block is raised to fit a state page (Qwen3-Next at TP 4: 272 tokens), and a
+    prefix hit needs a whole block: a shorter shared prefix never hits.
+
+    >>> from types import SimpleNamespace as N
+    >>> lay = N(block_size=272, groups=(N(kind="full"), N(kind="mamba")))
+    >>> _can_it_hit(lay, 200, 512)[:44]
+    'the prefix cache cannot hit: a hit needs a w'
+    >>> _can_it_hit(lay, 300, 512)
+    ''
+    """
+    if not any(g.kind in ("mamba", "linear") for g in layout.groups):
+        return ""
+    bs = int(layout.block_size)
+    if shared_prefix_tokens < bs:
+        return prefix_cannot_hit(shared_prefix_tokens, bs, what="the shared prefix is")
+    if 0 < prompt_tokens < bs:
+        return prefix_cannot_hit(prompt_tokens, bs, what="the prompts are")
+    return ""
 
 
 def shared_prefix_text(shared_prefix_tokens: int, prompt_tokens: int, block_size: int) -> str:

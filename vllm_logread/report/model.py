@@ -8,6 +8,7 @@ from typing import Any
 from ..boots import Boot, Engine
 from ..capacity import Capacity, Workload
 from ..observed import ObservedWorkload
+from .knobs import KnobRanking
 from .mix import BootWorkload
 from .plan import TargetPlan
 from .resolved import Answer, ResolvedBoot
@@ -177,6 +178,8 @@ class Report:
     # the workload: the pool's users capped by max_num_seqs, the limit named.
     resolved: ResolvedBoot | None = None
     answer: Answer | None = None
+    # The knobs ranked by the users they add at the workload (report/knobs.py).
+    knobs: KnobRanking | None = None
 
     @property
     def users(self) -> int | None:

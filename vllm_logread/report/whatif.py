@@ -97,6 +97,9 @@ class WhatIf:
     # Asked for with --what-if (the text report lists every one asked for;
     # of its own suggestions, only those that add users). Not in the JSON.
     is_requested: bool = False
+    # The pool's users before max_num_seqs caps them (all engines; None: not
+    # worked). Not in the what_if JSON: report/knobs.py names the limit.
+    pool_users: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -321,6 +324,11 @@ class Basis:
     # (256 or 1,024 by the card); one or none when settled.
     max_num_seqs_candidates: tuple[int, ...] = ()
     spec_resolver: Callable[..., Any] | None = field(default=None, repr=False)
+    # For the knob ranking (report/knobs.py): the platform, the scheduler's
+    # token budget and the activation peak the profile measured (None: unknown).
+    device: str | None = None
+    max_num_batched_tokens: int | None = None
+    activation_peak_gib: float | None = None
 
     @property
     def kv_is_fp8(self) -> bool:
@@ -465,6 +473,7 @@ def basis_for_report(
     mode_f = boot.last("mamba_cache_mode")
     nspec_f = boot.last("num_speculative_tokens")
     pp = boot.value("pipeline_parallel_size")
+    act_f = boot.last("activation_peak_gib")
     return Basis(
         num_blocks=num_blocks,
         num_blocks_high=num_blocks_high,
@@ -506,6 +515,9 @@ def basis_for_report(
         max_num_seqs_source=seqs_src,
         max_num_seqs_candidates=tuple(resolved.scheduler.max_num_seqs_candidates),
         spec_resolver=spec_resolver,
+        device=resolved.device,
+        max_num_batched_tokens=resolved.scheduler.max_num_batched_tokens.value,
+        activation_peak_gib=None if act_f is None else float(act_f.value),
     )
 
 
@@ -771,6 +783,7 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
         kv_gib=new_mem / GIB,
         num_gpus=tp_new * b.pipeline_parallel_size * b.num_engines,
         arithmetic="; ".join(steps),
+        pool_users=c.users * b.num_engines,
     )
 
 
@@ -942,6 +955,7 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
         num_gpus=b.num_gpus,
         vllm_max_concurrency=conc,
         arithmetic=formula,
+        pool_users=c.users * b.num_engines,
     )
 
 
