@@ -52,6 +52,12 @@ def kv_text(
         f"source:  {spec.source}",
         f"KV:      {spec.describe()}",
     ]
+    if spec.architecture is not None or not spec.is_verified:
+        lines.insert(
+            2,
+            f"arch:    {spec.architecture or '-'} ({spec.architecture_status}"
+            + (f": {spec.architecture_note})" if spec.architecture_note else ")"),
+        )
     groups = ", ".join(
         f"{g['kind']}"
         + (f" {g['window_tokens']}" if g["window_tokens"] else "")
@@ -242,6 +248,20 @@ _BLOCK_OPEN = "=" * 30 + " vllm-logread " + "=" * 30
 _BLOCK_CLOSE = "=" * 74
 
 
+def serve_line(r: Report) -> str:
+    """The failure's first fix as one ``vllm serve`` line to paste ("" when it
+    is not a flag).
+
+    >>> from types import SimpleNamespace as R
+    >>> serve_line(R(model="Qwen/Qwen3-8B", failure=R(serve_args=("--max-model-len", "24096"))))
+    "as one line: vllm serve Qwen/Qwen3-8B --max-model-len 24096 (and the boot's other options)"
+    """
+    if r.failure is None or not r.failure.serve_args:
+        return ""
+    args = " ".join(r.failure.serve_args)
+    return f"as one line: vllm serve {r.model or 'MODEL'} {args} (and the boot's other options)"
+
+
 def _failure_lines(r: Report) -> list[str]:
     """A boot that serves nobody: its cause and what would boot, a line each."""
     if r.failure is None:
@@ -249,6 +269,8 @@ def _failure_lines(r: Report) -> list[str]:
     where = "" if r.failure.line is None else f" (line {r.failure.line})"
     out = [f"{r.failure.cause[:1].upper()}{r.failure.cause[1:]}{where}."]
     out += [f"  to boot: {fix}" for fix in r.failure.fix]
+    if r.failure.serve_args:
+        out.append(f"  {serve_line(r)}")
     return out
 
 
@@ -318,7 +340,7 @@ def parallel_text(report: Report) -> str:
 def _per_user(report: Report, c: Any, users: int | None) -> str:
     """How one engine's users come from its pool, in one short line."""
     w = report.workload
-    tokens = f"{w.tokens_per_user:,} tokens"
+    tokens = f"{c.tokens_held or w.tokens_held_at_end:,} tokens"
     if c.block_size == 1:  # SGLang's default page: one token a slot
         return f"{tokens}; {c.usable_blocks:,} slots // {c.blocks_per_user:,} = {_n(users)} users"
     groups = f" over {c.num_groups} KV cache groups" if c.num_groups > 1 else ""
@@ -418,6 +440,8 @@ def _source_short(source: str) -> str:
     """Where a max_num_seqs came from, in a few words."""
     if source.startswith("line "):
         return f"stated ({source})"
+    if source.startswith("256 on an A100"):
+        return "256 on an A100, 1,024 on other cards of 70 GiB or more (--gpu NAME settles it)"
     if "V0 default" in source:
         return "vLLM's V0 default"
     if "printed concurrency needs max_num_batched_tokens" in source:
@@ -433,6 +457,8 @@ def _source_short(source: str) -> str:
         return "vLLM's default on an A100"
     if " GiB from " in source:
         return "vLLM's default for " + source.split("(")[1].split(")")[0]
+    if "on CPU" in source:
+        return "vLLM's default on CPU (128 per rank)"
     return "vLLM's default below 70 GiB, assumed (--gpu NAME settles it)"
 
 
@@ -444,12 +470,33 @@ def _answer_lines(r: Report, workload: str) -> list[str]:
     if r.failure is not None:
         head = f"== vllm-logread: 0 users at {workload}: the boot serves nobody"
         return [head, *_failure_lines(r)]
-    if r.users is not None and c is not None:
+    a = r.answer
+    if r.users is not None and c is not None and a is not None and a.is_capped:
+        # max_num_seqs, not the pool, binds: the pool's own figure beside it.
         approx = "" if r.is_exact else " (approximate)"
-        head = (
-            f"== vllm-logread: {r.users:,} users fit at {workload}{approx} "
-            f"({_n(r.users_mid_answer)} mid-answer)"
-        )
+        m = a.max_num_seqs.value if a.max_num_seqs is not None else 0
+        per = " per engine" if len(r.engines) > 1 else ""
+        if a.is_lower_bound:
+            approx = ""
+            cands = " or ".join(f"{x:,}" for x in a.max_num_seqs_candidates)
+            head = (
+                f"== vllm-logread: {r.users:,} users at least run at once at {workload}: "
+                f"max_num_seqs caps them ({cands}{per} by the card, not in the log: --gpu NAME "
+                f"settles it; the pool holds {_n(a.pool_users)}, "
+                f"{_n(a.pool_users_mid_answer)} mid-answer)"
+            )
+        else:
+            head = (
+                f"== vllm-logread: {r.users:,} users at {workload} run at once{approx}: "
+                f"max_num_seqs {m:,}{per} caps them (the pool holds {_n(a.pool_users)}, "
+                f"{_n(a.pool_users_mid_answer)} mid-answer)"
+            )
+    elif r.users is not None and c is not None:
+        approx = "" if r.is_exact else " (approximate)"
+        mid = f"{_n(r.users_mid_answer)} mid-answer"
+        if a is not None and (a.pool_users_mid_answer or 0) > (a.users_mid_answer or 0):
+            mid += f", capped by max_num_seqs; the pool holds {_n(a.pool_users_mid_answer)}"
+        head = f"== vllm-logread: {r.users:,} users fit at {workload}{approx} ({mid})"
         if w.is_mix and len(head) > WIDTH:  # a long name or huge counts: the name alone
             head = (
                 f"== vllm-logread: {r.users:,} users fit at {workload.split(' (')[0]}{approx} "
@@ -461,21 +508,20 @@ def _answer_lines(r: Report, workload: str) -> list[str]:
     else:
         head = f"== vllm-logread: users unknown at {workload} (see the warnings)"
     length = r.concurrency_tokens or r.max_model_len
+    held = c.tokens_held if c is not None and c.tokens_held else w.tokens_held_at_end
+    held_mid = c.tokens_held_mid if c is not None and c.tokens_held else w.tokens_mid_answer
     if r.vllm_max_concurrency is not None and length and w.is_mix:
         why = (
             f"vLLM's {r.vllm_max_concurrency:.2f}x is for users who each fill all {length:,} "
-            f"tokens; yours hold {w.tokens_per_user:,} on average."
+            f"tokens; yours hold {held:,} on average."
         )
     elif r.vllm_max_concurrency is not None and length:
         why = (
             f"vLLM's {r.vllm_max_concurrency:.2f}x is for users who each fill all {length:,} "
-            f"tokens; yours hold {w.tokens_per_user:,} each."
+            f"tokens; yours hold {held:,} each."
         )
     else:
-        why = (
-            f"Each user holds {w.tokens_per_user:,} tokens at the end of its answer, "
-            f"{w.tokens_mid_answer:,} mid-answer."
-        )
+        why = f"Each user holds {held:,} tokens at the end of its answer, {held_mid:,} mid-answer."
     return [head, why]
 
 
@@ -536,7 +582,8 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
                 f"({_n(r.users_mid_answer)} mid-answer)"
             )
         elif c.mix is None:
-            lines.append(f"  per user:     {_per_user(r, c, r.users)}")
+            pool_users = r.answer.pool_users if r.answer is not None else r.users
+            lines.append(f"  per user:     {_per_user(r, c, pool_users)}")
         lines.extend(mix_lines(r, c))
     if r.served is not None and r.served.notes:
         lines.extend(_wrap_under("  workload:     ", "; ".join(r.served.notes)))
@@ -720,32 +767,46 @@ def explain_lines(report: Report) -> list[str]:
 
 
 def total_text(results: Sequence[InputResult], *, num_unread: int = 0) -> str:
-    """Several inputs in text mode: the deployment's total over the good ones
-    (the others are named once, on stderr, with their reasons)."""
+    """Several inputs in text mode: each model's total over its good inputs
+    (never a sum across models; the others are named once, on stderr, with
+    their reasons)."""
+    from .tables import model_totals
+
     good = [r for res in results if res.is_good for r in res.reports if r.has_pool]
     bad = sum(1 for res in results if not res.is_good) + num_unread
-    users = [r.users for r in good]
-    mids = [r.users_mid_answer for r in good]
     w = good[0].workload if good else None
+    totals = model_totals(good)
+    lines: list[str] = []
     if not good or w is None:
-        head = "no input stated a usable pool"
-    elif any(u is None for u in users):
-        head = f"{_plural(len(good), 'server')}, users unknown for some (see their reports)"
+        lines.append("no input stated a usable pool")
     else:
-        mid = "" if any(m is None for m in mids) else f" ({sum(m or 0 for m in mids):,} mid-answer)"
         at = (
             f"of {w.source.replace(chr(92), '/').rsplit('/', 1)[-1]}"
             if w.is_mix
             else f"at {w.prompt_tokens:,}+{w.output_tokens:,} tokens"
         )
-        head = f"{sum(u or 0 for u in users):,} users {at} over {_plural(len(good), 'server')}{mid}"
-    line = f"== vllm-logread total: {head}"
+        for t in totals:
+            if len(totals) > 1 and len(t.sources) < 2:
+                continue  # one server of its model: its report is its total
+            who = "" if len(totals) == 1 else f"{t.model}: "
+            servers = _plural(len(t.sources), "server")
+            if t.users is None:
+                lines.append(f"{who}{servers}, users unknown for some (see their reports)")
+                continue
+            mid = "" if t.users_mid_answer is None else f" ({t.users_mid_answer:,} mid-answer)"
+            lines.append(f"{who}{t.users:,} users {at} over {servers}{mid}")
+        if not lines:
+            lines.append(
+                f"{_plural(len(totals), 'model')}, one server each: no total (users of "
+                "different models do not add up)"
+            )
+    out = [wrap_line(f"== vllm-logread total: {line}") for line in lines]
     if not bad:
-        return wrap_line(line)
+        return "\n".join(out)
     tail = f"not counted: {_plural(bad, 'input')} (named on stderr)"
-    if len(line) + 2 + len(tail) <= WIDTH:
-        return f"{line}; {tail}"
-    return f"{wrap_line(line)};\n  {tail}"
+    if len(out) == 1 and len(out[0]) + 2 + len(tail) <= WIDTH:
+        return f"{out[0]}; {tail}"
+    return "\n".join(out) + f";\n  {tail}"
 
 
 def target_text(plan: TargetPlan, *, arithmetic: bool = True) -> list[str]:
@@ -764,10 +825,18 @@ def target_text(plan: TargetPlan, *, arithmetic: bool = True) -> list[str]:
             lines.append(f"      {o.arithmetic}")
     kvm = plan.kv_cache_memory
     if kvm is not None:
-        lines.append(
-            f"  --kv-cache-memory-bytes {kvm.kv_cache_memory_bytes} --max-num-seqs "
-            f"{kvm.users_per_engine}: holds {kvm.users_per_engine:,} users per engine, exact"
-        )
+        if kvm.exceeds_available:
+            lines.append(
+                f"  --kv-cache-memory-bytes {kvm.kv_cache_memory_bytes} --max-num-seqs "
+                f"{kvm.users_per_engine}: would hold {kvm.users_per_engine:,} users per engine, "
+                f"but needs {kvm.kv_cache_memory_bytes / (1 << 30):.2f} GiB of KV memory and this "
+                f"card has {kvm.available_kv_gib} GiB: not on this GPU"
+            )
+        else:
+            lines.append(
+                f"  --kv-cache-memory-bytes {kvm.kv_cache_memory_bytes} --max-num-seqs "
+                f"{kvm.users_per_engine}: holds {kvm.users_per_engine:,} users per engine, exact"
+            )
         if arithmetic:
             lines.append(f"      {kvm.arithmetic}")
     lines.append(f"  ({plan.note})")
@@ -816,7 +885,7 @@ def observed_text(report: Report, *, explain: bool = False) -> list[str]:
                     else "0.32 prints the prompt ids at --log-level DEBUG"
                 )
                 lines.append(
-                    f"  prompt:       not in the log ({why}): --prompt {w.prompt_tokens:,} used"
+                    f"  prompt:       not in the log ({why}): --prompt {w.prompt_tokens} used"
                 )
             continue
         lines.append(f"  {label:<13} {_summary_line(s)}")
@@ -954,8 +1023,7 @@ def request_cost_lines(r: Report) -> list[str]:
                 f"each request costs {cost.fixed_pool_tokens:,} pool tokens fixed{per} "
                 f"(blocks of {cost.block_size:,}; fixed: {fixed or 'none'}): "
                 f"{cost.blocks_per_request} blocks at {cost.tokens_held + 1:,} tokens; users by "
-                "length: "
-                + ", ".join(f"{n:,} -> {u:,}" for n, u in cost.users_by_length),
+                "length: " + ", ".join(f"{n:,} -> {u:,}" for n, u in cost.users_by_length),
             )
         )
     if longest is not None and longest.below_max_model_len and r.failure is None:

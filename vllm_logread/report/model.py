@@ -11,6 +11,7 @@ from ..observed import ObservedWorkload
 from .mix import BootWorkload
 from .plan import TargetPlan
 from .request_cost import LongestRequest, RequestCost
+from .resolved import Answer, ResolvedBoot
 from .whatif import Basis, WhatIf
 
 
@@ -26,7 +27,7 @@ class Options:
     # --gpu: the card the log came from when it does not state its memory.
     what_ifs: tuple[Any, ...] = ()
     target_users: int | None = None
-    gpu: str | None = None
+    gpu: Any = None  # a gpus.Gpu (options.gpu_card: --gpu or --gpu-memory-gib) or a name
     # --shared-prefix N: system-prompt tokens every request starts with (held
     # once when the log's prefix caching is on; report/mix.py).
     shared_prefix_tokens: int = 0
@@ -74,9 +75,17 @@ class Failure:
     cause: str
     line: int | None
     fix: tuple[str, ...] = ()
+    # The first fix as `vllm serve` arguments, when it is one (["--max-model-len",
+    # "24096"]): pasted after the model, beside the boot's other options.
+    serve_args: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"cause": self.cause, "line": self.line, "fix": list(self.fix)}
+        return {
+            "cause": self.cause,
+            "line": self.line,
+            "fix": list(self.fix),
+            "serve_args": list(self.serve_args),
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,6 +102,10 @@ class EngineReport:
     # The pool line allows up to this many blocks (decoded from its tokens,
     # when several block counts print the same line); None: num_blocks exactly.
     num_blocks_high: int | None = None
+    # What the pool alone holds; ``users`` above is that capped by the
+    # engine's max_num_seqs (report/resolved.answer). None: not capped yet.
+    pool_users: int | None = None
+    pool_users_mid_answer: int | None = None
 
     @classmethod
     def of(
@@ -165,6 +178,10 @@ class Report:
     # that can ever run (report/request_cost.py).
     request_cost: RequestCost | None = None
     longest_request: LongestRequest | None = None
+    # The boot's values decided once (report/resolved.py) and the answer at
+    # the workload: the pool's users capped by max_num_seqs, the limit named.
+    resolved: ResolvedBoot | None = None
+    answer: Answer | None = None
 
     @property
     def users(self) -> int | None:
