@@ -50,6 +50,10 @@ CAPTURES = [
     # 639 tokens: still inside one 1,152-token block: 3 + 1 = 4 -> 20; vLLM 20 running,
     # 8 waiting, KV 100 % for a whole wave.
     ("real_vllm_0.32_qwen3-next_load_512-128.log", 512, 128, 80, 3, 1, 1152, 20),
+    # Nemotron-H: 29 blocks of 4,224 (11,878 tokens = int(29 / 20 x 8,192); 20 = 2 attention
+    # + 6 x 3 align pages at 8,192) - 1 null = 28. 79 tokens: 6 Mamba2 groups x 1 state page
+    # + 1 attention block = 7 -> 28 // 7 = 4; vLLM held 4 running, 2 waiting, KV 100 %.
+    ("real_vllm_0.32_nemotron-h-56b_load_64-16.log", 64, 16, 28, 6, 1, 4224, 4),
 ]
 
 
@@ -129,13 +133,31 @@ def test_longest_on_a_served_boot_is_past_max_model_len_here() -> None:
     assert longest["safe_max_model_len"] is None
 
 
-def test_longest_on_the_seed_refused_for_a_small_kv_cache_is_vllms_estimate() -> None:
-    # vLLM 0.10.1.1 printed "the estimated maximum model length is 24096" (3.31 GiB: 1,506
-    # blocks of 16 x 147,456 B, no null block kept back before 0.27); the tool's range from
-    # the two-decimal GiB is 1,504 to 1,508 blocks = 24,064 to 24,128 tokens, which holds it.
-    out = _report("never_wrong_v1_kv_too_small.log", 512, 128)
-    assert out["longest_request"]["tokens"] == 24_096
-    assert out["longest_request"]["vllm_estimate_tokens"] == 24_096
+#: Every shipped boot refused because one max-length request does not fit the KV cache:
+#: (log, the length vLLM printed, re-derived by the tool).
+REFUSED = [
+    # vLLM 0.10.1.1, Qwen3-8B: "the estimated maximum model length is 24096" (3.31 GiB: the
+    # two decimals leave 1,504 to 1,508 blocks of 16 x 147,456 B, no null block kept back
+    # before 0.27: 24,064 to 24,128 tokens, which holds 1,506 x 16 = 24,096).
+    ("never_wrong_v1_kv_too_small.log", 24_096, True),
+    # V0: "... the maximum number of tokens that can be stored in KV cache (22672)".
+    ("never_wrong_v0_pool_below_max_len.log", 22_672, True),
+    # A pasted fragment without the model: vLLM's 122,080 stands, not re-derived.
+    ("paste_sentences.log", 122_080, None),
+]
+
+
+@pytest.mark.parametrize(("log", "printed", "checked"), REFUSED)
+def test_longest_on_a_refused_boot_is_vllms_estimate(
+    log: str, printed: int, checked: bool | None
+) -> None:
+    out = _report(log, 512, 128)
+    longest = out["longest_request"]
+    assert longest["tokens"] == printed
+    assert longest["vllm_estimate_tokens"] == printed
+    assert longest["is_checked"] is checked
+    assert longest["below_max_model_len"] is True
+    assert longest["safe_max_model_len"] == printed
 
 
 def test_longest_tokens_by_hand() -> None:

@@ -32,7 +32,7 @@ max model len is above it accepts requests that can never be admitted.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..boots import Boot
@@ -97,10 +97,14 @@ class LongestRequest:
 
     tokens: int | None
     blocks: int | None
-    usable_blocks: int
+    usable_blocks: int | None
     max_model_len: int | None
     vllm_estimate_tokens: int | None = None
     max_num_batched_tokens: int | None = None
+    #: vLLM's printed estimate re-derived from the memory and the model's groups:
+    #: True it was, False it was not (the tool's assumption is wrong, vLLM's figure
+    #: stands), None not derivable (the model's shape or the memory unknown).
+    is_checked: bool | None = True
 
     @property
     def below_max_model_len(self) -> bool:
@@ -121,6 +125,7 @@ class LongestRequest:
             "safe_max_model_len": self.tokens if self.below_max_model_len else None,
             "vllm_estimate_tokens": self.vllm_estimate_tokens,
             "max_num_batched_tokens": self.max_num_batched_tokens,
+            "is_checked": self.is_checked,
         }
 
 
@@ -409,17 +414,29 @@ def longest_on_failed_boot(
     """
     printed_f = boot.first("kv_too_small")
     printed = None if printed_f is None else int(printed_f.value)
+    unchecked = (
+        None
+        if printed is None
+        else LongestRequest(
+            tokens=printed,
+            blocks=None,
+            usable_blocks=None,
+            max_model_len=max_model_len,
+            vllm_estimate_tokens=printed,
+            is_checked=None,
+        )
+    )
     if not block_size or spec is None:
-        return None
+        return unchecked
     reserves = estimate_reserves_null_block(version)
     if reserves is None:
-        return None
+        return unchecked
     hybrid = layout is not None and not layout.is_single_full_group
     bytes_per_block = (
         int(layout.bytes_per_block) if hybrid else int(spec.kv_bytes_per_token) * block_size
     )
     if bytes_per_block <= 0:
-        return None
+        return unchecked
     exact = boot.last("kv_cache_memory_bytes")
     avail = boot.first("available_kv_gib")
     if exact is not None:
@@ -429,7 +446,7 @@ def longest_on_failed_boot(
         low_bytes = int((gib - 0.005) * _GIB)
         high_bytes = int((gib + 0.005) * _GIB)
     else:
-        return None
+        return unchecked
     cap = max_model_len or (1 << 31)
     mnbts: tuple[int | None, ...] = _mnbt_candidates(boot) if _is_windowed(layout) else (None,)
     for mnbt in mnbts:
@@ -444,7 +461,9 @@ def longest_on_failed_boot(
         if printed is None or low <= printed <= high:
             break
     else:
-        return None  # the log contradicts the arithmetic: no figure rather than a wrong one
+        # No reading reproduces vLLM's figure: the tool's assumption is wrong, the
+        # figure vLLM printed stands.
+        return None if unchecked is None else replace(unchecked, is_checked=False)
     tokens = printed if printed is not None else (low if low == high else None)
     if tokens is None:
         return None
@@ -452,7 +471,7 @@ def longest_on_failed_boot(
     return LongestRequest(
         tokens=tokens,
         blocks=budget(tokens),
-        usable_blocks=max(usable, 0),
+        usable_blocks=max(usable, 0) if low_bytes == high_bytes else None,
         max_model_len=max_model_len,
         vllm_estimate_tokens=printed,
         max_num_batched_tokens=mnbt,
