@@ -54,6 +54,13 @@ CAPTURES = [
     # + 6 x 3 align pages at 8,192) - 1 null = 28. 79 tokens: 6 Mamba2 groups x 1 state page
     # + 1 attention block = 7 -> 28 // 7 = 4; vLLM held 4 running, 2 waiting, KV 100 %.
     ("real_vllm_0.32_nemotron-h-56b_load_64-16.log", 64, 16, 28, 6, 1, 4224, 4),
+    # The same shape on 26 blocks (2026-12-01, its golden): 639 tokens, still inside one
+    # 4,224-token block: 6 + 1 = 7 -> 25 // 7 = 3; vLLM ran 3.
+    ("real_vllm_0.32_nemotron-h-56b_load.log", 512, 128, 25, 6, 1, 4224, 3),
+    # gpt-oss-20b (12 sliding-128 + 12 full, 2 groups), 254 blocks of 128 (2026-12-01): 639
+    # tokens: the sliding group at its cap cdiv(127, 128) + 1 = 2 (fixed), the full group
+    # cdiv(639, 128) = 5: 7 -> 253 // 7 = 36; vLLM settled at 36.
+    ("real_vllm_0.32_gpt-oss-20b_load.log", 512, 128, 253, 2, 1, 128, 36),
 ]
 
 
