@@ -61,6 +61,11 @@ CAPTURES = [
     # tokens: the sliding group at its cap cdiv(127, 128) + 1 = 2 (fixed), the full group
     # cdiv(639, 128) = 5: 7 -> 253 // 7 = 36; vLLM settled at 36.
     ("real_vllm_0.32_gpt-oss-20b_load.log", 512, 128, 253, 2, 1, 128, 36),
+    # gpt-oss-20b on 161 blocks of 128 (16,084 tokens = int(161 / 82 x 8,192); 82 = 64 full
+    # + cdiv(127 + 2,048, 128) + 1 = 18 sliding) - 1 null = 160. 79 tokens: below the
+    # 128-token window both groups grow, 1 block each: 0 fixed + 2 x 1 = 2 -> 160 // 2 = 80;
+    # vLLM held 80 running, 20 waiting, KV 100 %.
+    ("real_vllm_0.32_gpt-oss-20b_load_64-16.log", 64, 16, 160, 0, 2, 128, 80),
 ]
 
 
