@@ -187,6 +187,12 @@ class RequestCost:
         }
 
 
+def _num_layers(spec: Any) -> int:
+    """The layers keeping KV in a uniform model's one group (0: not known)."""
+    layers = getattr(spec, "layer_specs", None)
+    return 0 if layers is None else sum(1 for s in layers if s is not None)
+
+
 def _grows(group: Any) -> bool:
     return str(group.spec.kind) in FULL_ATTENTION_KINDS
 
@@ -326,7 +332,7 @@ def request_cost(
         groups: tuple[GroupCost, ...] = (
             GroupCost(
                 kind="full",
-                num_layers=0 if basis.spec is None else len(basis.spec.layer_specs),
+                num_layers=_num_layers(basis.spec),
                 blocks=blocks_for_tokens(held, bs),
                 cap_blocks=None,
                 grows=True,
