@@ -66,6 +66,9 @@ CAPTURES = [
     # 128-token window both groups grow, 1 block each: 0 fixed + 2 x 1 = 2 -> 160 // 2 = 80;
     # vLLM held 80 running, 20 waiting, KV 100 %.
     ("real_vllm_0.32_gpt-oss-20b_load_64-16.log", 64, 16, 160, 0, 2, 128, 80),
+    # 639 tokens: the sliding group at its cap (2, fixed) + cdiv(639, 128) = 5 full = 7 ->
+    # 160 // 7 = 22; vLLM held 22 running, 8 waiting at 96.2 % = 154 of 160 = 22 x 7.
+    ("real_vllm_0.32_gpt-oss-20b_load_512-128.log", 512, 128, 160, 2, 1, 128, 22),
 ]
 
 
