@@ -69,6 +69,9 @@ CAPTURES = [
     # 639 tokens: the sliding group at its cap (2, fixed) + cdiv(639, 128) = 5 full = 7 ->
     # 160 // 7 = 22; vLLM held 22 running, 8 waiting at 96.2 % = 154 of 160 = 22 x 7.
     ("real_vllm_0.32_gpt-oss-20b_load_512-128.log", 512, 128, 160, 2, 1, 128, 22),
+    # 2,199 tokens: 2 sliding (cap) + cdiv(2,199, 128) = 18 full = 20 -> 160 // 20 = 8; vLLM
+    # held 8 running, 4 waiting.
+    ("real_vllm_0.32_gpt-oss-20b_load_2000-200.log", 2000, 200, 160, 2, 1, 128, 8),
 ]
 
 
