@@ -347,7 +347,9 @@ def request_cost(
 
     growing = sum(1 for g in groups if g.grows)
     fixed = sum(g.blocks for g in groups if not g.grows)
-    per_request = fixed + growing * blocks_for_tokens(held, bs)
+    # = fixed + growing x cdiv(held, bs) when every group has the pool's block size
+    # (vLLM unifies them); the sum is what the pool gives out either way.
+    per_request = sum(g.blocks for g in groups)
     users = usable // per_request if per_request else 0
     by_length = tuple(
         (n, usable // max(charge(max(n - 1, 1)), 1))
