@@ -1001,6 +1001,19 @@ def _wrap_under(head: str, text: str) -> list[str]:
     ) or [head.rstrip()]
 
 
+def _wrap_flags(head: str, text: str) -> list[str]:
+    """:func:`_wrap_under` that never breaks a ``--flag`` at its hyphens."""
+    import textwrap
+
+    return textwrap.wrap(
+        text,
+        width=WIDTH,
+        initial_indent=head,
+        subsequent_indent=" " * len(head),
+        break_on_hyphens=False,
+    ) or [head.rstrip()]
+
+
 def request_cost_lines(r: Report) -> list[str]:
     """What one request costs (a hybrid's fixed part), and the longest request
     when it is below max model len (report/request_cost.py decides both)."""
@@ -1028,7 +1041,7 @@ def request_cost_lines(r: Report) -> list[str]:
         )
     if longest is not None and longest.below_max_model_len and r.failure is None:
         lines.extend(
-            _wrap_under(
+            _wrap_flags(
                 "  LONGEST:      ",
                 f"no request over {longest.tokens:,} tokens can ever run here "
                 f"({longest.blocks} blocks of the {longest.usable_blocks:,} usable), yet vLLM "
