@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 import threading
 import time
@@ -78,7 +79,7 @@ def capture(shape: str, workload: str) -> dict[str, object]:
     tiny = H.TinyShape(repo_id=repo_id, base_config=f"(none: {shape})", fallback=cfg)
     H.write_tiny_model(tiny)
     stem = f"real_vllm_0.32_{FILE_STEM[shape]}_load_{workload}"
-    out = REPO / "sample_logs"
+    out = Path(os.environ.get("VLR_COST_OUT") or REPO / "sample_logs")
     log = out / f"{stem}.log"
     log.unlink(missing_ok=True)
     workdir = Path(f"/tmp/vlr-cost-{shape}-{workload}")
