@@ -209,10 +209,11 @@ def test_longest_tokens_by_hand() -> None:
     "block boundary (tests/real_vllm/NOTES.md, 'What one request costs')",
 )
 def test_qwen3_next_2000_200_holds_five_blocks_a_request() -> None:
-    # vLLM (14 users of 2000+200, one request each): 12 running, 2 waiting at 75.0 % KV
-    # usage = 60 of 80 blocks = 5 a request: 2 full blocks (cdiv(2,199, 1,152)) + 3 x 1
-    # state page (MambaManager allocates at most 1 new state block a step, and 2,000 and
-    # 2,199 lie in the same 1,152-token block), no preemption. 80 // 5 = 16 would fit.
+    # vLLM (20 closed-loop users of 2000+200): 16 running, 4 waiting, KV usage 100 % = 80 of
+    # 80 blocks = 5 a request: 2 full blocks (cdiv(2,199, 1,152)) + 3 x 1 state page
+    # (MambaManager allocates at most 1 new state block a step, and 2,000 and 2,199 lie in
+    # the same 1,152-token block), no preemption. 80 // 5 = 16, where the tool charges 8 and
+    # says 10.
     cost = _report("real_vllm_0.32_qwen3-next_load_2000-200.log", 2000, 200)["request_cost"]
     assert cost["blocks_per_request"] == 2 + 3 == 5
     assert cost["users"] == 80 // 5 == 16
