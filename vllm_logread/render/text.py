@@ -640,6 +640,7 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
         lines.extend(mix_lines(r, c))
     if r.served is not None and r.served.notes:
         lines.extend(_wrap_under("  workload:     ", "; ".join(r.served.notes)))
+    lines.extend(request_cost_lines(r))
     if r.kv_bytes_per_token is None:
         lines.append("  KV per token: unknown (model shape not found; pass --config config.json)")
     else:
@@ -1079,6 +1080,57 @@ def _wrap_under(head: str, text: str) -> list[str]:
     return textwrap.wrap(
         text, width=WIDTH, initial_indent=head, subsequent_indent=" " * len(head)
     ) or [head.rstrip()]
+
+
+def _wrap_flags(head: str, text: str) -> list[str]:
+    """:func:`_wrap_under` that never breaks a ``--flag`` at its hyphens."""
+    import textwrap
+
+    return textwrap.wrap(
+        text,
+        width=WIDTH,
+        initial_indent=head,
+        subsequent_indent=" " * len(head),
+        break_on_hyphens=False,
+    ) or [head.rstrip()]
+
+
+def request_cost_lines(r: Report) -> list[str]:
+    """What one request costs (a hybrid's fixed part), and the longest request
+    when it is below max model len (report/request_cost.py decides both)."""
+    lines: list[str] = []
+    cost, longest = r.request_cost, r.longest_request
+    if cost is not None and r.failure is None and (cost.fixed_blocks or cost.growing_groups != 1):
+        kinds: dict[str, int] = {}
+        for g in cost.groups:
+            if not g.grows and g.blocks:
+                kinds[g.kind] = kinds.get(g.kind, 0) + g.blocks
+        fixed = " + ".join(f"{n} {kind}" for kind, n in kinds.items())
+        per = (
+            f" + {cost.pool_tokens_per_token} per token"
+            if cost.growing_groups
+            else " and nothing per token"
+        )
+        lines.extend(
+            _wrap_under(
+                "  per request:  ",
+                f"each request costs {cost.fixed_pool_tokens:,} pool tokens fixed{per} "
+                f"(blocks of {cost.block_size:,}; fixed: {fixed or 'none'}): "
+                f"{cost.blocks_per_request} blocks at {cost.tokens_held + 1:,} tokens; users by "
+                "length: " + ", ".join(f"{n:,} -> {u:,}" for n, u in cost.users_by_length),
+            )
+        )
+    if longest is not None and longest.below_max_model_len and r.failure is None:
+        lines.extend(
+            _wrap_flags(
+                "  LONGEST:      ",
+                f"no request over {longest.tokens:,} tokens can ever run here "
+                f"({longest.blocks} blocks of the {longest.usable_blocks:,} usable), yet vLLM "
+                f"accepts up to max model len {longest.max_model_len:,}: such a request waits "
+                f"forever; --max-model-len {longest.tokens:,} is safe",
+            )
+        )
+    return lines
 
 
 def mix_lines(r: Report, c: Any) -> list[str]:

@@ -41,6 +41,7 @@ from .knobs import rank_knobs
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
 from .plan import TargetPlan, plan_for_target
+from .request_cost import for_report as request_cost_for_report
 from .resolved import (
     ResolvedBoot,
     SchedulerLimits,
@@ -445,6 +446,15 @@ def build_vllm_report(
             num_blocks_high=engines[0].num_blocks_high if engines else None,
         )
     what_if, target = for_report(basis, opts)
+    cost, longest = request_cost_for_report(
+        boot,
+        basis,
+        spec=spec,
+        layout=layout,
+        block_size=block_size,
+        max_model_len=st.max_model_len,
+        version=str(st.version) if st.version else None,
+    )
     return Report(
         source=source,
         boot=boot,
@@ -484,6 +494,8 @@ def build_vllm_report(
         unknowns=unknowns,
         failure=failure,
         served=served,
+        request_cost=cost,
+        longest_request=longest,
         resolved=resolved,
         answer=the_answer,
         knobs=None if basis is None else rank_knobs(basis, what_if, the_answer.users),

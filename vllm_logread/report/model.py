@@ -11,6 +11,7 @@ from ..observed import ObservedWorkload
 from .knobs import KnobRanking
 from .mix import BootWorkload
 from .plan import TargetPlan
+from .request_cost import LongestRequest, RequestCost
 from .resolved import Answer, ResolvedBoot
 from .whatif import Basis, WhatIf
 
@@ -174,6 +175,10 @@ class Report:
     # The workload as this boot serves it (--workload's accepted requests,
     # --shared-prefix), with what the report says about it.
     served: BootWorkload | None = None
+    # What one request costs, split group by group, and the longest request
+    # that can ever run (report/request_cost.py).
+    request_cost: RequestCost | None = None
+    longest_request: LongestRequest | None = None
     # The boot's values decided once (report/resolved.py) and the answer at
     # the workload: the pool's users capped by max_num_seqs, the limit named.
     resolved: ResolvedBoot | None = None
