@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from .errors import UsageError
 
-# vLLM versions where the rules change (VLLM_LINES.md sections 4.5, 4.6, 5).
+# vLLM versions where the rules change (docs/vllm-numbers.md sections 4, 5, 7).
 V1_DEFAULT_FROM = (0, 8, 0)  # V1 engine by default; before it V0 (V1 opt-in)
 
 
@@ -32,8 +32,8 @@ GROUP_SIZE_MAX_HEURISTIC_FROM = (
 CHUNKED_HYBRID_OFF_FROM = (0, 10, 1)  # #21761: chunked local attention turns HMA off
 
 
-# From here on, facts audited in the 0.31, 0.32 and 0.33 wheels (VLLM_LINES.md
-# "Corrections"); "from 0.31" means "true in 0.31, not checked before".
+# From here on, facts audited in the 0.31, 0.32 and 0.33 wheels (docs/rules.md);
+# "from 0.31" means "true in 0.31, not checked before".
 CHUNKED_HYBRID_ON_AGAIN_FROM = (0, 31, 0)  # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1
 
 
@@ -88,8 +88,8 @@ def version_text(version: tuple[int, ...] | None) -> str:
     return "newest (0.33)" if version is None else ".".join(str(p) for p in version)
 
 
-# The newest vLLM release whose lines and rules this tool encodes (VLLM_LINES.md
-# was read against the 0.33.0 source). A log from a later release is read as
+# The newest vLLM release whose lines and rules this tool encodes (its lines and
+# rules were read against the 0.33.0 source). A log from a later release is read as
 # 0.33 would print it, and the report says so.
 NEWEST_CHECKED = (0, 33)
 

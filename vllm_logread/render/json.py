@@ -328,7 +328,7 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
             "warnings": list(warnings) + list(report.warnings),
         }
     )
-    # Present only when they say something (FACTS.md: extend, never rename).
+    # Present only when they say something (docs/facts.md: extend, never rename).
     out["workload"].update(mix_json(report))
     if report.users_range is not None:
         out["users_range"] = list(report.users_range)

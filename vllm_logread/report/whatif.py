@@ -53,7 +53,7 @@ GIB = 1 << 30
 TARGET_UTILIZATION = 0.95
 
 
-# vLLM's default gpu_memory_utilization (VLLM_LINES.md): 0.90 up to 0.19,
+# vLLM's default gpu_memory_utilization (docs/vllm-numbers.md, section 3): 0.90 up to 0.19,
 # 0.92 from 0.20.
 UTILIZATION_092_FROM = (0, 20)
 
