@@ -180,8 +180,29 @@ def test_a_boot_that_died_after_its_pool_line_exits_3() -> None:
     log = ROOT / "sample_logs" / "real_vllm_0.32_qwen3-8b_bs16_fails.log"
     r = run(str(log), "--no-echo")
     assert r.exit_code == 3
-    assert r.stderr.count("the engine failed to start after the report above") == 1
+    # A file is reported once, after its last line: the failure is in the one report,
+    # never "37 users fit" first (the pool's 37 is what it would give once it boots).
+    assert r.stdout.count("== vllm-logread") == 1
+    assert "== vllm-logread: 0 users at 512 prompt + 128 output tokens: the boot serves nobody" in (
+        r.stdout
+    )
+    assert "37 users fit" not in r.stdout
+    assert "after the report above" not in r.stderr
     assert "never served" in r.stderr
+
+
+def test_a_boot_that_died_after_its_pool_line_read_live_is_updated_to_0() -> None:
+    # The same log through a pipe: the report at the pool line (37: a live pipe cannot
+    # wait), then, when the engine dies, a warning and the report again marked as an
+    # update of the one above, with 0 users; the exit code is the failure's.
+    log = ROOT / "sample_logs" / "real_vllm_0.32_qwen3-8b_bs16_fails.log"
+    r = run("--no-echo", stdin=log.read_bytes())
+    assert r.exit_code == 3
+    heads = [line for line in r.stdout.splitlines() if line.startswith("== vllm-logread")]
+    assert heads[0].startswith("== vllm-logread: 37 users fit")
+    assert heads[1].startswith("== vllm-logread (update, line 94): 0 users at 512 prompt")
+    assert len(heads) == 2
+    assert r.stderr.count("the engine failed to start after the report above") == 1
 
 
 def test_a_vllm_newer_than_checked_gets_one_warning_and_a_json_field() -> None:

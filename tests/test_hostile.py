@@ -495,21 +495,28 @@ LATER_POOL = (
 
 
 def test_a_later_smaller_pool_line_is_reported_again(tmp_path: Path) -> None:
-    """The report is printed when the pool line is closed; a later pool line
-    of the same engine with other figures prints it again (with a warning),
-    so that the last report printed is the one the gate holds."""
+    """A file is reported once, after its last line: a later pool line of the same
+    engine with other figures is the boot's last word (with a warning), and the one
+    report is the one the gate holds. Through a pipe the report comes at the pool
+    line and again, marked as an update, when the later line changes it."""
     data = LATER_POOL + H + b"GPU KV cache size: 8,000 tokens\n"
     result = cli(write(tmp_path, "rep.log", data), "--min-users", "20")
     check(
         result,
         1,
-        "rep.log:3: the pool was stated again after the report above, with other figures",
+        "rep.log:3: the pool was stated again, with other figures",
         "--min-users 20: only 12 users fit",
     )
-    reports = result.stdout.split("== vllm-logread: ")[1:]
+    reports = result.stdout.split("== vllm-logread")[1:]
+    assert len(reports) == 1
+    assert reports[0].startswith(": 12 users fit")  # 8,000 / 16 = 500 blocks - 1, // 40
+    live = CliRunner().invoke(main, ["--no-echo", "--min-users", "20"], input=data)
+    assert live.exit_code == 1
+    reports = live.stdout.split("== vllm-logread")[1:]
     assert len(reports) == 2
-    assert reports[0].startswith("37 users fit")
-    assert reports[1].startswith("12 users fit")  # 8,000 / 16 = 500 blocks - 1, // 40
+    assert reports[0].startswith(": 37 users fit")
+    assert reports[1].startswith(" (update, line 3): 12 users fit")
+    assert "-:3: the pool was stated again after the report above" in live.stderr
     # A repeat with the same figures says nothing more.
     again = LATER_POOL + H + b"GPU KV cache size: 24,096 tokens\n"
     result = cli(write(tmp_path, "same.log", again))

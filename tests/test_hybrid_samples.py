@@ -258,26 +258,45 @@ def test_pool_line_range_that_moves_the_users_is_approximate() -> None:
     assert out["is_exact"] is False
 
 
-def test_the_live_report_holds_the_pool_as_a_range_until_the_blocks_are_stated() -> None:
-    """Gemma 3 on 0.11: the report comes at the pool line (29,760 tokens:
-    13,020 to 13,026 blocks over 7 groups); the API server states the exact
-    13,025 blocks 16 seconds later. The memory check takes the range (15.9 GiB
-    allows 13,021..13,029), so the report printed at once holds, and the
-    stated count, which changes no user, prints no second report."""
+def test_a_file_is_reported_with_the_blocks_the_api_server_states_later() -> None:
+    """Gemma 3 on 0.11: the pool line says 29,760 tokens (13,020 to 13,026 blocks over
+    7 groups); the API server states the exact 13,025 blocks 16 seconds later (line 16).
+    A file is reported once, after its last line: 13,025 blocks, and the fp8 what-if on
+    13,024 usable blocks: 2 x 13,024 = 26,048 // 280 = 93 users (the range's low end,
+    13,019 usable, gave 92: the text said 92 where --json said 93)."""
     r = CliRunner().invoke(
         main, [str(SAMPLES / "hybrid_gemma3_27b.log"), "--no-echo"], catch_exceptions=False
     )
     assert r.exit_code == 0, r.stderr
-    assert r.stdout.count("== vllm-logread: ") == 1
+    assert r.stdout.count("== vllm-logread") == 1
     assert "stated again" not in r.stderr
-    assert "KV pool:      29,760 tokens = 13,020 to 13,026 blocks of 16 tokens (line 12)" in (
-        r.stdout
+    assert "KV pool:      29,760 tokens = 13,025 blocks of 16 tokens" in r.stdout
+    assert "kv_cache_dtype=fp8           93 users (+47)" in r.stdout
+    out = json.loads(
+        CliRunner()
+        .invoke(main, [str(SAMPLES / "hybrid_gemma3_27b.log"), "--json"], catch_exceptions=False)
+        .stdout
     )
-    r = CliRunner().invoke(
-        main,
-        [str(SAMPLES / "hybrid_gemma3_27b.log"), "--no-echo", "--explain"],
-        catch_exceptions=False,
-    )
+    assert out["num_blocks"] == 13025
+    assert [w["users"] for w in out["what_if"] if w["change"] == "kv_cache_dtype=fp8"] == [93]
+
+
+def test_the_live_report_holds_the_pool_as_a_range_until_the_blocks_are_stated() -> None:
+    """The same log through a pipe: the report comes at the pool line with the range
+    (the memory check takes it: 15.9 GiB allows 13,021..13,029); the stated count
+    changes no user but the fp8 what-if (92 -> 93), so the report comes again, marked
+    as an update, without a warning (the pool is the same)."""
+    data = (SAMPLES / "hybrid_gemma3_27b.log").read_bytes()
+    r = CliRunner().invoke(main, ["--no-echo"], input=data, catch_exceptions=False)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.count("== vllm-logread") == 2
+    assert "stated again" not in r.stderr
+    first, update = r.stdout.split("== vllm-logread (update, line 16): ")
+    assert "KV pool:      29,760 tokens = 13,020 to 13,026 blocks of 16 tokens (line 12)" in first
+    assert "kv_cache_dtype=fp8           92 users (+46)" in first
+    assert update.startswith("46 users fit")
+    assert "kv_cache_dtype=fp8           93 users (+47)" in update
+    r = CliRunner().invoke(main, ["--no-echo", "--explain"], input=data, catch_exceptions=False)
     assert (
         "pass    pool_vs_memory: 15.9 GiB / 1,310,720 B per block = 13,021..13,029 blocks "
         "within the printed precision; the pool is 13,020..13,026" in r.stdout

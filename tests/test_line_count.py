@@ -141,11 +141,29 @@ def test_a_file_and_the_same_bytes_through_a_pipe_print_the_same(tmp_path: Path)
     path = tmp_path / "day.log"
     path.write_bytes(data)
     runner = CliRunner()
-    from_file = runner.invoke(main, [str(path), "--no-echo"], catch_exceptions=False)
+    # A file gives each boot (--all-boots) once, after its last line, labelled "boot k
+    # of 2"; a pipe reports each boot when it comes ("boot 2"): the lines each cites
+    # and every alert are the same, in the same order.
+    from_file = runner.invoke(main, [str(path), "--no-echo", "--all-boots"], catch_exceptions=False)
     from_pipe = runner.invoke(main, ["--no-echo"], input=data, catch_exceptions=False)
     assert from_file.exit_code == from_pipe.exit_code == 0
-    assert from_file.stdout.replace(str(path), "-") == from_pipe.stdout.replace("<stdin>", "-")
+
+    def cited(text: str) -> list[str]:
+        return [
+            line.replace(str(path), "-").replace("<stdin>", "-")
+            for line in text.splitlines()
+            if "line " in line and not line.startswith("== vllm-logread (boot")
+        ]
+
+    assert cited(from_file.stdout) == cited(from_pipe.stdout)
+    assert len(cited(from_file.stdout)) >= 10
     assert f"line {52 + 6001 + 40}]" in from_file.stdout  # the second boot's last alert
+    assert from_file.stdout.count("== vllm-logread (boot ") == 2
+    # Without --all-boots a file gives the boot that runs at the end, and says so.
+    last = runner.invoke(main, [str(path), "--no-echo"], catch_exceptions=False)
+    assert last.stdout.count("== vllm-logread (boot 2 of 2): 37 users fit") == 1
+    assert last.stdout.count("== vllm-logread") - last.stdout.count("== vllm-logread load") == 1
+    assert "holds 2 boots: the report is of boot 2" in last.stderr
 
 
 def test_a_file_whose_last_lines_were_never_counted_is_reported(tmp_path: Path) -> None:

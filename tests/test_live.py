@@ -364,5 +364,6 @@ def test_restart_in_the_stream_gives_a_second_report() -> None:
     proc.stdin.close()
     out = first + proc.stdout.read()
     assert proc.wait(timeout=20) == 0
-    assert out.count(b"== vllm-logread: 37 users fit") == 2
+    assert out.count(b"== vllm-logread: 37 users fit") == 1
+    assert out.count(b"== vllm-logread (boot 2): 37 users fit") == 1  # labelled
     assert out.count(b"load summary") == 2  # one per boot

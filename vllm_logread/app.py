@@ -24,9 +24,9 @@ from typing import IO, Any, Protocol
 from .capacity import Workload
 from .errors import LogReadError, MissingPoolError, UsageError
 from .events import Output
-from .inputs import open_input, run
+from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
-from .outcome import ExitStatus, exit_status, results_of, worst
+from .outcome import ExitStatus, judged, results_of, worst
 from .read.metrics import fetch_metrics
 from .render.ci import Extras
 from .render.json import json_text
@@ -296,6 +296,8 @@ class _Job:
                 keep_all_facts=self.is_json,
                 on_stats=self.on_stats,
                 read_stats=not self.opts.no_stats,
+                is_live=is_live_stream(stream, is_stdin=name == "-"),
+                all_boots=self.opts.all_boots,
             )
             self.sessions.append(session)
             for item in run(session, stream, echo=self.is_echo):
@@ -316,16 +318,15 @@ class _Job:
         """After the end of input: JSON, the format's output, the exit code
         and (stderr) its reason, each input judged on its own."""
         opts, sessions = self.opts, self.sessions
-        results = results_of(sessions, all_boots=opts.all_boots)
         workloads = extras.workloads if extras.is_sweep else ()
-        status = worst(
-            [
-                exit_status(
-                    results, min_users=opts.min_users, strict=opts.strict, workloads=workloads
-                ),
-                *(status for _, status in self.failures),
-            ]
-        )
+        results, statuses = [], []
+        for res in results_of(sessions, all_boots=opts.all_boots):
+            res, st = judged(res, min_users=opts.min_users, strict=opts.strict, workloads=workloads)
+            results.append(res)
+            statuses.append(st)
+        if not statuses:
+            statuses.append(ExitStatus(3, "no input was read"))
+        status = worst([*statuses, *(status for _, status in self.failures)])
         out = extras.finish(
             results,
             min_users=opts.min_users,
@@ -365,7 +366,9 @@ class _Job:
     def _show(self, item: Output, *, is_framed: bool, strict: bool) -> None:
         """One output of the reading loop: echoed bytes, a report, an alert, a
         summary or (to stderr) a warning."""
-        if item.kind == "warning":
+        if item.kind == "note":
+            self.console.err(item.text)
+        elif item.kind == "warning":
             self.console.err(item.text)
             if strict:
                 raise MissingPoolError(f"--strict: {item.text}")

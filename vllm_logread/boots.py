@@ -23,7 +23,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .read.facts import Fact, Value
-from .versions import version_or_none
+from .rules import (
+    DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED,
+    pool_lines_per_worker,
+    prints_max_concurrency,
+)
 
 # Kinds that describe how a server was started: restated after a pool, they
 # mean a new boot. Stats kinds never do.
@@ -252,11 +256,6 @@ _POOL_LINE_KINDS = frozenset(
 )
 
 
-def _version(boot: Boot) -> tuple[int, ...]:
-    """The boot's vLLM version as numbers; () when unknown."""
-    return version_or_none(boot.value("vllm_version")) or ()
-
-
 def _all_engines_spoke(boot: Boot) -> bool:
     """Whether every data-parallel engine the config announced stated a pool."""
     dp = boot.value("data_parallel_size")
@@ -284,14 +283,12 @@ def _boot_complete(boot: Boot, line: list[Fact]) -> bool:
         return all_spoke or bool(kinds & STATS_KINDS)
     if not all_spoke:
         return False
-    version = _version(boot)
+    version = boot.value("vllm_version")
     gen = engine_generation(boot)
-    if version:
-        prints_concurrency = version >= ((0, 6, 3) if gen == "V0" else (0, 7, 1))
-    else:
-        prints_concurrency = True  # unknown: wait for it, or for silence
+    # An unknown version: wait for the concurrency line, or for silence.
+    prints_concurrency = prints_max_concurrency(version, gen)
     repeats = 1
-    if gen != "V0" and version and version < (0, 11, 1):
+    if pool_lines_per_worker(version, gen):
         tp = boot.value("tensor_parallel_size")
         pp = boot.value("pipeline_parallel_size")
         repeats = (int(tp) if isinstance(tp, int) else 1) * (int(pp) if isinstance(pp, int) else 1)
@@ -320,21 +317,8 @@ def engine_generation(boot: Boot) -> str | None:
     return None
 
 
-# vLLM's default max_num_batched_tokens for `vllm serve` with chunked prefill
-# on a GPU; the log states it in `non-default args` when it was changed.
-DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
-
-
-# The default depends on the card (EngineArgs batch defaults): `vllm serve`
-# takes 8192 on GPUs of 70 GiB or more that are not A100s (H100, H200,
-# MI300X) and 2048 on the others (L4, A100, RTX); an offline LLM(...) script
-# 16384. Only sliding-window and chunked groups depend on it (gpt-oss-20b at
-# 131,072 tokens: 8,192 + 521 blocks per request with 8192, 8,192 + 137 with
-# 2048), and the log does not name the card, so each is tried in this order.
-DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED = (DEFAULT_MAX_NUM_BATCHED_TOKENS, 2048, 16384)
-
-
 def _mnbt_tried(boot: Boot) -> tuple[int, ...]:
-    """The stated max_num_batched_tokens, else vLLM's defaults to try."""
+    """The stated max_num_batched_tokens, else vLLM's defaults to try
+    (rules.DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED)."""
     f = boot.last("max_num_batched_tokens")
     return (int(f.value),) if f is not None else DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED

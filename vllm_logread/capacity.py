@@ -41,14 +41,8 @@ from functools import lru_cache
 from .errors import UsageError
 from .kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
 from .kv.specs import KVSpec, MambaSpec
-from .versions import (
-    HYBRID_MANAGER_FROM,
-    POOL_TOKENS_FROM_CONCURRENCY,
-    POOL_TOKENS_LINE_FROM,
-    _at_least,
-    cdiv,
-    parse_version,
-)
+from .rules import concurrency_counts_tokens, pool_tokens_from_concurrency, prints_pool_blocks
+from .versions import cdiv, parse_version
 from .workload import RequestTokens
 
 
@@ -568,7 +562,7 @@ def max_concurrency(
     if max_model_len <= 0:
         raise UsageError(f"max_model_len must be positive, got {max_model_len}")
     version = parse_version(vllm_version) if vllm_version is not None else layout.vllm_version
-    if not layout.has_null_block or not _at_least(version, HYBRID_MANAGER_FROM):
+    if concurrency_counts_tokens(version, is_v0=not layout.has_null_block):
         # V0 (no null block) and V1 before 0.9.1.
         return num_blocks * layout.block_size / max_model_len
     per_request = blocks_per_max_len_request(
@@ -596,9 +590,9 @@ def pool_tokens_printed(
     gpt-oss-120b, 2 groups: 39,192 blocks -> 39,192 // 2 x 16 = 313,536.
     """
     version = parse_version(vllm_version) if vllm_version is not None else layout.vllm_version
-    if version is not None and version < POOL_TOKENS_LINE_FROM:
+    if prints_pool_blocks(version):
         raise UsageError("vLLM before 0.8.0 prints '# GPU blocks: N', not a token count")
-    if _at_least(version, POOL_TOKENS_FROM_CONCURRENCY):
+    if pool_tokens_from_concurrency(version):
         if max_model_len is None:
             raise UsageError("vLLM >= 0.21 derives the pool tokens from max_model_len")
         conc = max_concurrency(
@@ -655,7 +649,7 @@ def num_blocks_from_pool_line(
     block size, version or model).
     """
     version = parse_version(vllm_version) if vllm_version is not None else layout.vllm_version
-    if version is not None and version < POOL_TOKENS_LINE_FROM:
+    if prints_pool_blocks(version):
         raise UsageError("vLLM before 0.8.0 prints '# GPU blocks: N' itself")
 
     def per_request_blocks(max_len: int) -> int:
@@ -666,7 +660,7 @@ def num_blocks_from_pool_line(
             mamba_blocks_per_request=mamba_blocks_per_request,
         )
 
-    if _at_least(version, POOL_TOKENS_FROM_CONCURRENCY):
+    if pool_tokens_from_concurrency(version):
         if max_model_len is None:
             raise UsageError("decoding the 0.21+ pool line needs max_model_len")
         per_request = per_request_blocks(max_model_len)

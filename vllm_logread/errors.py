@@ -31,9 +31,3 @@ class MissingPoolError(LogReadError):
     """The log lacks what was asked, e.g. no KV pool line (exit 3)."""
 
     exit_code = 3
-
-
-class ContradictionError(LogReadError):
-    """The log contradicts the model config beyond printed precision (exit 4)."""
-
-    exit_code = 4

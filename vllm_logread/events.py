@@ -17,8 +17,9 @@ from .watch import LoadSummary
 
 #: ``report``, ``alert``, ``summary``, ``warning`` (stderr), ``echo`` (input
 #: bytes passed through, in ``data``) or ``workload`` (the workload a log's
-#: request lines showed: ``report.observed``, at the end of its boot).
-OutputKind = Literal["report", "alert", "summary", "warning", "echo", "workload"]
+#: request lines showed: ``report.observed``, at the end of its boot); a ``note``
+#: goes to stderr like a warning but is no fault of the input (``--strict`` ignores it).
+OutputKind = Literal["report", "alert", "summary", "warning", "note", "echo", "workload"]
 
 
 @dataclass(slots=True)
@@ -30,6 +31,8 @@ class Output:
         line: the input line after which it belongs (None: now).
         summary: a load summary (``summary``), with its ``title`` or the
             /metrics ``server`` it came from; the renderer words it.
+        title: a report's label when an input holds several boots ("boot 2 of 3").
+        is_update: a live pipe's report again, its answer changed by a later line.
     """
 
     kind: OutputKind
@@ -40,6 +43,7 @@ class Output:
     summary: LoadSummary | None = None
     title: str = ""
     server: Server | None = None
+    is_update: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +53,19 @@ class BootResult:
     report: Report
     facts: list[Fact]
     load: LoadSummary | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateResult:
+    """What ``--min-users`` judged of one input: the lowest users over its workloads
+    (None: unknown, which fails) and whether that passed."""
+
+    min_users: int
+    users: int | None
+    passed: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"min_users": self.min_users, "users": self.users, "passed": self.passed}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +92,10 @@ class InputResult:
     # and JSON totals count only the inputs with error_code 0.
     error_code: int = 0
     error: str = ""
+    # The input's whole exit code (what is wrong with it, --strict, the gate) and
+    # what the gate judged; set once the command's options are applied (outcome.judged).
+    exit_code: int = 0
+    gate: GateResult | None = None
 
     @property
     def is_good(self) -> bool:

@@ -90,6 +90,20 @@ def read_chunks(stream: Any, session: Session | None = None) -> Iterator[bytes |
         yield chunk
 
 
+def is_live_stream(stream: Any, *, is_stdin: bool) -> bool:
+    """A pipe, a socket or a terminal (a server's output as it is written), not a
+    regular file, which is read to its end: a live input is reported the moment a
+    boot states its pool, a file once per boot at its end. Standard input without a
+    file descriptor (a test's bytes) stands in for a pipe; a named one for a file."""
+    fd = _fileno(stream)
+    if fd is None:
+        return is_stdin
+    try:
+        return not stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
 def file_recount(stream: Any, name: str = "the input") -> Callable[[int, int], int] | None:
     """``Session.recount`` for a regular file: its bytes read again with
     ``os.pread`` (offsets from where reading starts); None for anything
@@ -149,7 +163,7 @@ def run(session: Session, stream: Any, *, echo: bool = False) -> Iterator[Output
             continue
         pos = 0
         for o in outs:
-            if o.line is not None and o.line > lines_out and o.kind != "warning":
+            if o.line is not None and o.line > lines_out and o.kind not in ("warning", "note"):
                 stop = pos
                 while lines_out < o.line:
                     nl = chunk.find(b"\n", stop)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from .boots import Boot
 from .capacity import Workload
-from .events import BootResult, InputResult
+from .events import BootResult, GateResult, InputResult
 from .read.facts import Fact
 from .report import build_report
 from .report.model import Report
@@ -67,30 +67,6 @@ def _in_boot(f: Fact, boot: Boot) -> bool:
     return any(f is g for g in boot.facts)
 
 
-def exit_status(
-    results: Sequence[InputResult],
-    *,
-    min_users: int | None,
-    strict: bool,
-    workloads: Sequence[Workload] = (),
-) -> ExitStatus:
-    """The documented exit code for what was read: each input is judged on its
-    own (one bad input never changes what another says) and the code is the
-    highest of theirs (4 contradiction > 3 no pool > 2 unreadable > 1 gate > 0);
-    the message names every input that is not 0, once.
-
-    ``workloads``: every workload of a sweep, each held against ``--min-users``
-    (default: each report's own workload).
-    """
-    statuses = [
-        input_status(res, min_users=min_users, strict=strict, workloads=workloads)
-        for res in results
-    ]
-    if not statuses:
-        return ExitStatus(3, "no input was read")
-    return worst(statuses)
-
-
 def worst(statuses: Sequence[ExitStatus]) -> ExitStatus:
     """The highest code, with every non-zero status's message in input order.
 
@@ -120,26 +96,59 @@ def input_status(
                 "pattern",
             )
         )
-    reports = [r for r in res.reports if r.has_pool]
-    if min_users is not None and reports:
-        short = [
-            (w, users)
-            for r in reports
-            for w, users in users_by_workload(res, r, workloads)
-            if users is None or users < min_users
-        ]
-        if short:
-            said = "; ".join(
-                f"{'unknown' if u is None else f'only {u:,}'} users fit "
-                + (
-                    "of the mix"
-                    if w.is_mix
-                    else f"at {w.prompt_tokens:,}+{w.output_tokens:,} tokens"
-                )
-                for w, u in short
-            )
-            parts.append(ExitStatus(1, f"{res.source}: --min-users {min_users:,}: {said}"))
+    short = _short_of(res, min_users, workloads)
+    if min_users is not None and short:
+        said = "; ".join(
+            f"{'unknown' if u is None else f'only {u:,}'} users fit "
+            + ("of the mix" if w.is_mix else f"at {w.prompt_tokens:,}+{w.output_tokens:,} tokens")
+            for w, u in short
+        )
+        parts.append(ExitStatus(1, f"{res.source}: --min-users {min_users:,}: {said}"))
     return worst(parts)
+
+
+def judged(
+    res: InputResult,
+    *,
+    min_users: int | None,
+    strict: bool,
+    workloads: Sequence[Workload] = (),
+) -> tuple[InputResult, ExitStatus]:
+    """The input with its whole exit code and what the gate judged set, for every
+    output (``--json`` says what the exit code says), and its status."""
+    status = input_status(res, min_users=min_users, strict=strict, workloads=workloads)
+    gate = None
+    if min_users is not None and any(r.has_pool for r in res.reports):
+        figures = [u for _, u in _judged_users(res, workloads)]
+        known = [u for u in figures if u is not None]
+        lowest = min(known) if known and len(known) == len(figures) else None
+        gate = GateResult(
+            min_users=min_users,
+            users=lowest,
+            passed=lowest is not None and lowest >= min_users,
+        )
+    return replace(res, exit_code=status.code, gate=gate), status
+
+
+def _judged_users(
+    res: InputResult, workloads: Sequence[Workload]
+) -> list[tuple[Workload, int | None]]:
+    """(workload, users) the gate holds: every report with a pool, every workload."""
+    return [
+        (w, users)
+        for r in res.reports
+        if r.has_pool
+        for w, users in users_by_workload(res, r, workloads)
+    ]
+
+
+def _short_of(
+    res: InputResult, min_users: int | None, workloads: Sequence[Workload]
+) -> list[tuple[Workload, int | None]]:
+    """The (workload, users) below ``min_users`` (unknown users count as short)."""
+    if min_users is None:
+        return []
+    return [(w, u) for w, u in _judged_users(res, workloads) if u is None or u < min_users]
 
 
 def reading_status(res: InputResult) -> ExitStatus:
@@ -192,12 +201,6 @@ def failure_message(r: Report) -> str:
     where = f"{r.source}:{f.line}" if f.line is not None else r.source
     fixes = "".join(f"\n  fix: {x}" for x in f.fix)
     return f"{where}: the boot serves nobody: {f.cause}{fixes}"
-
-
-def missing_pool_message(results: Sequence[InputResult]) -> str:
-    """Exit 3's message: for each input without a pool (and only those), what
-    was seen and why the pool may be missing."""
-    return "\n".join(res.missing_pool for res in results if res.missing_pool)
 
 
 def _missing_pool(s: Session) -> str:

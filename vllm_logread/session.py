@@ -186,6 +186,15 @@ def observed_from_metrics(server: Server) -> ObservedWorkload | None:
     )
 
 
+# Boot mode reads this many lines past a boot's report (or up to its first
+# stats line, when it serves) before serving mode (stats lines only, at memchr
+# speed) may start: the lines that refine a boot come within a few hundred
+# lines of its pool, before it serves (Gemma 3 on 0.11: the API
+# server's exact "num_gpu_blocks is: 13025" 40 lines after the pool line; a
+# TP worker's traceback in CUDA-graph capture; a paste's config lines).
+SETTLE_LINES = 5_000
+
+
 # A boot whose pool is known but whose last pool line may still come (another
 # TP rank's repeat, a concurrency line) is reported after this much silence
 # on a live pipe; vLLM prints those lines within milliseconds of each other.
@@ -217,6 +226,13 @@ class BootRouter:
     keep_all_facts: bool = True
     on_stats: StatsSink | None = None
     read_stats: bool = True
+    # A live pipe (True) reports a boot the moment its pool is known, then again only
+    # when the answer changes, marked as an update. A file (False) reports each boot
+    # once, after its last line: every fact of the boot is in (a pool line's later
+    # refinement, config lines pasted after the pool, an engine that died in warm-up).
+    is_live: bool = True
+    # A file: every boot's report (True), or only the one that says what runs now.
+    all_boots: bool = False
     facts: list[Fact] = field(default_factory=list)
     warnings: list[ParseWarning] = field(default_factory=list)
     tracker: BootTracker = field(default_factory=BootTracker)
@@ -229,6 +245,11 @@ class BootRouter:
     observed: dict[int, ObservedWorkload] = field(default_factory=dict)
     tallies: dict[int, RequestTally] = field(default_factory=dict)
     workloads: set[int] = field(default_factory=set)  # boots whose workload was said
+    # A file: each boot's outputs held until the end of input (``_release``).
+    _held: dict[int, list[Output]] = field(default_factory=dict)
+    # Boot mode goes on this many lines past a report before serving mode may start
+    # (``settled``), so the lines that refine a boot just after its pool are read.
+    _settle_at: int = 0
 
     @property
     def last_boot(self) -> Boot:
@@ -333,34 +354,22 @@ class BootRouter:
             if forced:
                 self.tracker.boots.append(Boot(index=len(self.tracker.boots)))
             if self.tracker.add_line(line) or forced:
-                if prev.index not in self.reported and prev.has_pool:
-                    out.append(self._report(prev, line[0].line))
-                out += self._summary(prev, line[0].line)
+                out += self._end_of_boot(prev, line[0].line)
         boot = self.tracker.current
         if boot.index not in self.reported and _boot_complete(boot, line):
-            out.append(self._report(boot, line[0].line))
-        elif boot.index in self.reported and any(f.kind in _POOL_LINE_KINDS for f in line):
-            out += self._report_again(boot, line[0].line)
-        elif (
-            first == "engine_failed"
-            and boot.index in self.reported
-            and len(boot.all("engine_failed")) == 1
-        ):
-            out.append(
-                Output(
-                    kind="warning",
-                    text=f"warning: {self.source}:{line[0].line}: the engine failed to start after "
-                    "the report above: that pool never served",
-                    line=line[0].line,
-                )
-            )
+            out += self._report(boot, line[0].line)
+        elif boot.index in self.reported and not is_load:
+            out += self._report_again(boot, line)
         if is_v0_warning and engine_generation(boot) == "V1":
             # Not V1's (see ServingReader.v0_warnings): a pasted line, counted by neither
             # reading mode; --json still lists its fact.
             is_load = False
         if is_load:
-            for a in self.watch_of(boot).add_facts(line):
-                out.append(Output(kind="alert", text=str(a), line=a.line))
+            alerts = [
+                Output(kind="alert", text=str(a), line=a.line)
+                for a in self.watch_of(boot).add_facts(line)
+            ]
+            out += self._say(boot, alerts)
             if self.on_stats is not None and first != "preemptions":
                 self._stats_row(line)
         return out
@@ -386,34 +395,129 @@ class BootRouter:
             v.line,
         )
 
-    def _report(self, boot: Boot, line: int | None, report: Report | None = None) -> Output:
+    def _lines_taken(self) -> int:
+        """Lines read so far (a Session counts them; the router alone does not)."""
+        return 0
+
+    def _say(self, boot: Boot, items: list[Output]) -> list[Output]:
+        """What a boot has to say now: said at once on a live pipe; held until the end
+        of input for a file (``_release``), where each boot is reported once."""
+        if self.is_live or not items:
+            return items
+        self._held.setdefault(boot.index, []).extend(items)
+        return []
+
+    def _report(
+        self, boot: Boot, line: int | None, report: Report | None = None, *, is_update: bool = False
+    ) -> list[Output]:
+        """A boot has said what it will say about its pool: its report (a live pipe's,
+        now; a file's is made again after its last line), and its load held against it."""
         self.reported.add(boot.index)
+        self._settle_at = self._lines_taken() + SETTLE_LINES
         report = report or self.report_for(boot)
         self._printed[boot.index] = _figures(report)
         self.watch_of(boot).start_alerts(Estimate.from_report(report))
-        return Output(kind="report", report=report, line=line)
+        if not self.is_live:
+            return []
+        title = f"boot {boot.index + 1}" if boot.index > 0 else ""
+        return [Output(kind="report", report=report, line=line, is_update=is_update, title=title)]
 
-    def _report_again(self, boot: Boot, line: int) -> list[Output]:
-        """A pool line of a boot already reported (a late data-parallel
-        engine, a worker's repeat, a pool stated anew): the report again, with
-        a warning, when its figures changed; else nothing (a repeat)."""
+    def _report_again(self, boot: Boot, line: list[Fact]) -> list[Output]:
+        """A line with facts of a boot already reported (a late data-parallel engine, a
+        worker's repeat, a pool stated anew, the API server's exact block count, config
+        lines pasted after the pool, an engine that died in warm-up): on a live pipe the
+        report again, marked as an update, when its answer changed; else nothing."""
+        if not self.is_live and not any(f.kind in _POOL_LINE_KINDS for f in line):
+            return []  # a file is reported after its last line, with every fact
         report = self.report_for(boot)
         if _figures(report) == self._printed.get(boot.index):
             return []
-        said = {f.kind for f in boot.facts if f.line == line}
-        what = (
-            "the KV cache groups were stated after the report above and change its figures"
-            if said & {"num_kv_cache_groups", "kv_lcm_block_size"}
-            else "the pool was stated again after the report above, with other figures"
-        )
-        warning = Output(
-            kind="warning",
-            text=f"warning: {self.source}:{line}: {what}: reported again",
-            line=line,
-        )
-        return [warning, self._report(boot, line, report)]
+        at = line[0].line
+        out: list[Output] = []
+        said = {f.kind for f in line}
+        before = self._printed.get(boot.index)
+        pool_moved = before is None or _figures(report)[:2] != before[:2]
+        if not self.is_live:
+            self._printed[boot.index] = _figures(report)
+            self.watch_of(boot).start_alerts(Estimate.from_report(report))
+            if pool_moved and not said & {"num_kv_cache_groups", "kv_lcm_block_size"}:
+                out.append(
+                    Output(
+                        kind="warning",
+                        text=f"warning: {self.source}:{at}: the pool was stated again, with "
+                        "other figures: the report takes the boot's last word",
+                        line=at,
+                    )
+                )
+            return out
+        if said & set(_POOL_LINE_KINDS) and pool_moved:
+            what = (
+                "the KV cache groups were stated after the report above and change its figures"
+                if said & {"num_kv_cache_groups", "kv_lcm_block_size"}
+                else "the pool was stated again after the report above, with other figures"
+            )
+            out.append(
+                Output(
+                    kind="warning",
+                    text=f"warning: {self.source}:{at}: {what}: reported again",
+                    line=at,
+                )
+            )
+        elif "engine_failed" in said:
+            out.append(
+                Output(
+                    kind="warning",
+                    text=f"warning: {self.source}:{at}: the engine failed to start after the "
+                    "report above: that pool never served",
+                    line=at,
+                )
+            )
+        return out + self._report(boot, at, report, is_update=True)
 
-    def _summary(self, boot: Boot, line: int | None) -> list[Output]:
+    def _end_of_boot(self, boot: Boot, line: int | None) -> list[Output]:
+        """A boot ended (another began, or the input did): a live pipe's report if
+        still due, and its load summary; a file's are said after its last line."""
+        if not self.is_live:
+            if boot.index not in self.reported and boot.has_pool:
+                self._report(boot, line)
+            return []
+        out: list[Output] = []
+        if boot.index not in self.reported and boot.has_pool:
+            out += self._report(boot, line)
+        return out + self._summary(boot, line)
+
+    def _release(self) -> list[Output]:
+        """A file read to its end: each boot to give (the one that says what runs now, or
+        every boot with ``all_boots``), reported once with every fact in, then its
+        alerts, its load summary and the workload it saw; labelled when there are
+        several."""
+        with_facts = [b for b in self.tracker.boots if b.facts]
+        boots = with_facts if self.all_boots else [self.last_boot]
+        out: list[Output] = []
+        for boot in boots:
+            label = ""
+            if len(with_facts) > 1 and boot in with_facts:
+                k = with_facts.index(boot) + 1
+                label = f"boot {k} of {len(with_facts)}"
+                if not self.all_boots:
+                    out.append(
+                        Output(
+                            kind="note",
+                            text=f"note: {self.source} holds {len(with_facts)} boots: the report "
+                            f"is of boot {k}, the one that says what runs at the end; "
+                            "--all-boots reports each",
+                        )
+                    )
+            if boot.has_pool:
+                report = self.report_for(boot)
+                self._printed[boot.index] = _figures(report)
+                out.append(Output(kind="report", report=report, title=label))
+            out += self._held.pop(boot.index, [])
+            out += self._summary(boot, None, label=label)
+        self._held.clear()
+        return out
+
+    def _summary(self, boot: Boot, line: int | None, *, label: str = "") -> list[Output]:
         """The load summary of a boot that ran under load, once; then the workload its
         request lines showed, once."""
         summary = self.load_of(boot)
@@ -422,8 +526,9 @@ class BootRouter:
             self.summarized.add(boot.index)
             model = boot.value("model")
             title = str(model) if model else ""
-            if len(self.tracker.boots) > 1:
-                title = f"boot {boot.index + 1}" + (f", {title}" if title else "")
+            if label or len(self.tracker.boots) > 1:
+                label = label.split(";")[0] or f"boot {boot.index + 1}"
+                title = label + (f", {title}" if title else "")
             out.append(Output(kind="summary", summary=summary, title=title, line=line))
         return out + self._workload(boot, line)
 
@@ -507,10 +612,9 @@ class Session(BootRouter):
             out += self._take_lines(buf, start, end, at=at)
         if not self._is_serving:
             out += self._events(self._scanner.finish(), self._line_base)
-        boot = self.tracker.current
-        if boot.index not in self.reported and boot.has_pool:
-            out.append(self._report(boot, None))
-        out += self._summary(boot, None)
+        out += self._end_of_boot(self.tracker.current, None)
+        if not self.is_live:
+            out += self._release()
         return out
 
     def quiet(self) -> list[Output]:
@@ -518,7 +622,7 @@ class Session(BootRouter):
         boot = self.tracker.current
         if boot.index in self.reported or not boot.has_pool:
             return []
-        return [self._report(boot, None)]
+        return self._report(boot, None)
 
     def quiet_timeout(self) -> float | None:
         """How long silence must last before ``quiet`` (None: nothing pending)."""
@@ -529,6 +633,9 @@ class Session(BootRouter):
 
     def interrupted(self) -> list[Output]:
         """Ctrl-C or SIGTERM: the pending report and the load so far."""
+        if not self.is_live:
+            self._end_of_boot(self.tracker.current, None)
+            return self._release()
         out = self.quiet()
         out += self._summary(self.tracker.current, None)
         return out
@@ -550,7 +657,7 @@ class Session(BootRouter):
             cut = hand_back(buf, start, end)
             if self.read_stats:
                 # (counts the lines too, or leaves them uncounted)
-                out += self._serving_reader.serve(buf, start, cut)
+                out += self._say(self.tracker.current, self._serving_reader.serve(buf, start, cut))
             elif at is not None and lazy:
                 framing.leave(at + start)
             else:
@@ -580,6 +687,7 @@ class Session(BootRouter):
             # a hard-wrapped capture needs its records rejoined (stream.py)
             and not self._scanner.is_hard_wrapped
             and self.tracker.current.index in self.reported
+            and self._is_settled()
             and self._scanner.lines_read + self._line_base == self._framing.lines
             # SGLang's decode stats lines are read by the Scanner only.
             and self.tracker.current.value("engine_kind") != "sglang"
@@ -587,6 +695,16 @@ class Session(BootRouter):
             self._is_serving = True
             # V1 never prints V0's preemption warning (ServingReader.v0_warnings).
             self._serving_reader.v0_warnings = engine_generation(self.tracker.current) != "V1"
+
+    def _lines_taken(self) -> int:
+        return self._framing.lines
+
+    def _is_settled(self) -> bool:
+        """The current boot serves (a stats line was read) or ``SETTLE_LINES`` lines
+        went by since its report: the lines that refine a boot are behind us."""
+        watch = self.watches.get(self.tracker.current.index)
+        served = watch is not None and watch.num_stats_lines > 0
+        return served or self._framing.lines >= self._settle_at
 
     # -- what serving mode hands on (read.serving.ServingSink) ------------------------
 
@@ -609,8 +727,11 @@ _REQUEST_KINDS = frozenset({"request_max_tokens", "request_prompt_tokens"})
 _FAILURE_KINDS = ("kv_too_small", "engine_failed")
 
 
-# (pool tokens, vLLM's max concurrency, users, users mid-answer, contradicts, engines)
-_Figures = tuple[int | None, float | None, int | None, int | None, bool, int]
+# (pool tokens, vLLM's max concurrency, users, users mid-answer, contradicts, engines,
+# serves nobody, the what-ifs' users)
+_Figures = tuple[
+    int | None, float | None, int | None, int | None, bool, int, bool, tuple[int | None, ...]
+]
 
 
 def _figures(report: Report) -> _Figures:
@@ -618,7 +739,9 @@ def _figures(report: Report) -> _Figures:
     the log: a reprint is due when these change. Not when only a derived
     figure is refined (Gemma 3 on 0.11: the API server states the exact
     13,025 blocks after the report derived 13,020 from 29,760 tokens; 46
-    users either way) or a cited line moves."""
+    users either way) or a cited line moves; but when a what-if's users do
+    (the same refinement: fp8 doubles 13,024 usable blocks to 93 users, not
+    13,019 to 92)."""
     return (
         report.pool_tokens,
         report.vllm_max_concurrency,
@@ -626,6 +749,8 @@ def _figures(report: Report) -> _Figures:
         report.users_mid_answer,
         report.contradicts,
         len(report.engines),
+        report.failure is not None,
+        tuple(w.users for w in report.what_if),
     )
 
 

@@ -25,6 +25,11 @@ from .kv.config import resolve_spec
 from .render.json import dumps
 from .render.simulation import simulation_json, simulation_text, write_steps_csv
 from .report.model import Options
+from .rules import (
+    SMALL_GPU_MAX_NUM_BATCHED_TOKENS,
+    cpu_mla_max_num_batched_tokens,
+    simulation_max_num_seqs,
+)
 from .session import Session
 from .simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
 
@@ -199,19 +204,19 @@ def limits_for_report(report: Any, opts: SimulateOptions) -> SchedulerLimits:
     spec = None if report.basis is None else report.basis.spec
     is_mla = bool(getattr(spec, "is_mla", False))
     chunked = True
-    batched = 2048
+    batched = SMALL_GPU_MAX_NUM_BATCHED_TOKENS
     if is_cpu and is_mla:
         # vLLM 0.32 platforms/cpu.py: "MLA is enabled on a non-GPU platform;
         # forcing chunked prefill and prefix caching to be disabled."
         chunked = False
-        batched = max(report.max_model_len or 0, 2048)
+        batched = cpu_mla_max_num_batched_tokens(report.max_model_len)
     # The log's own max_num_seqs when it states one (its non-default args or config:
     # era_0_17_0.log's 128 held 200 users to 128 running, where 256 admitted all 200).
     stated = None
     if report.basis is not None and report.basis.max_num_seqs_source.startswith("line "):
         stated = report.basis.max_num_seqs
     return SchedulerLimits(
-        max_num_seqs=opts.max_num_seqs or stated or (128 if is_cpu else 256),
+        max_num_seqs=opts.max_num_seqs or stated or simulation_max_num_seqs(is_cpu=is_cpu),
         max_num_batched_tokens=opts.max_num_batched_tokens or batched,
         enable_chunked_prefill=chunked if opts.chunked_prefill is None else opts.chunked_prefill,
     )

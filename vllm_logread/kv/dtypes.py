@@ -28,12 +28,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from ..versions import (
+from ..rules import (
+    KV_DTYPES_FROM,
     KV_DTYPES_OCTAVE_FROM,
     KV_DTYPES_ULTRAQUANT_FROM,
-    _at_least,
-    cdiv,
+    kv_dtype_exists,
 )
+from ..versions import Version, cdiv
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,7 +51,7 @@ class KVDType:
 
     name: str
     element_bytes: int
-    first_version: tuple[int, ...] = (0, 31, 0)
+    first_version: Version = KV_DTYPES_FROM
     is_mla_only: bool = False
     is_modelled: bool = True
 
@@ -115,11 +116,11 @@ def kv_dtype(name: str, *, vllm_version: tuple[int, ...] | None = None) -> KVDTy
             f"unknown kv_cache_dtype {name!r}: not a vLLM 0.31-0.33 cache dtype ({known}); "
             "a platform plugin's dtype is not modelled"
         )
-    if vllm_version is not None and not _at_least(vllm_version, found.first_version):
+    if not kv_dtype_exists(vllm_version, found.first_version):
         raise ConfigError(
             f"kv_cache_dtype {found.name!r} exists from vLLM "
-            f"{'.'.join(map(str, found.first_version))}, not in "
-            f"{'.'.join(map(str, vllm_version))}"
+            f"{found.first_version}, not in "
+            f"{'.'.join(map(str, vllm_version or ()))}"
         )
     if not found.is_modelled:
         raise ConfigError(

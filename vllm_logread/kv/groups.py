@@ -5,7 +5,7 @@ Layers are bucketed by spec (vLLM: equal specs), buckets cut into groups of
 1.5x the smallest, 0.31+), and every group draws from one pool of block ids.
 A block id backs one page in each layer of its group, so bytes per block =
 page x layers per group. The rules that depend on the vLLM version are dated
-in :mod:`vllm_logread.versions`; a version of None keeps the rules of vLLM
+in :mod:`vllm_logread.rules`; a version of None keeps the rules of vLLM
 0.30 and before where they differ (the log's version is needed to apply the
 0.31+ ones), and says so.
 """
@@ -17,22 +17,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..errors import UsageError
-from ..versions import (
+from ..rules import (
     CHUNKED_HYBRID_OFF_FROM,
     CHUNKED_HYBRID_ON_AGAIN_FROM,
     GROUP_SIZE_MAX_HEURISTIC_FROM,
     HYBRID_BLOCK_CHECKPOINT_ALIGN_FROM,
     HYBRID_BLOCK_KERNEL_LCM_FROM,
     HYBRID_MANAGER_FROM,
-    IN_FLIGHT_BUDGET_FROM,
     MAMBA2_CHECKPOINT_BLOCK_FROM,
     MAMBA_ALIGN_MODE_FROM,
     MLA_BLOCK_RULES_FROM,
     V1_DEFAULT_FROM,
-    _at_least,
-    cdiv,
-    parse_version,
+    at_least,
+    default_mamba_cache_mode,
+    max_concurrent_batches,
+    stated_at_least,
 )
+from ..versions import cdiv, parse_version
 from .specs import (
     AttentionSpec,
     FullAttentionSpec,
@@ -144,11 +145,6 @@ class KVCacheLayout:
         return self.num_groups == 1 and self.groups[0].kind == "full"
 
 
-def _known_at_least(version: tuple[int, ...] | None, floor: tuple[int, ...]) -> bool:
-    """A rule audited from ``floor`` on applies only when the log's version says so."""
-    return version is not None and version >= floor
-
-
 def mamba_attention_block_size(
     spec: KVSpec, *, kernel_block_alignment: int = 16, block_size: int = 16
 ) -> int:
@@ -199,13 +195,13 @@ def hybrid_block_size_candidates(
     """
     base = mamba_attention_block_size(spec)
     plain = "A x cdiv(mamba page, A x attention bytes per token), A = 16 (0.31+)"
-    if _known_at_least(vllm_version, HYBRID_BLOCK_KERNEL_LCM_FROM):
+    if stated_at_least(vllm_version, HYBRID_BLOCK_KERNEL_LCM_FROM):
         plain += ", rounded to the backends' smallest kernel block, 16 (0.32+)"
     has_gdn = any(s.mamba_type == "gated_delta_net" for s in spec.state_specs(stage_only=False))
     if not (
         has_gdn
         and mamba_cache_mode == "align"
-        and _known_at_least(vllm_version, HYBRID_BLOCK_CHECKPOINT_ALIGN_FROM)
+        and stated_at_least(vllm_version, HYBRID_BLOCK_CHECKPOINT_ALIGN_FROM)
     ):
         return (BlockSizeCandidate(block_size=base, why=plain),)
     align = math.lcm(16, GDN_CHECKPOINT_ALIGNMENT)
@@ -242,10 +238,10 @@ def _hybrid_manager(
     """vLLM's hybrid KV cache manager on or off (VllmConfig.__post_init__)."""
     has_chunked = spec.attention_chunk_size is not None
     if forced is not None:
-        return _Manager(forced and v1 and _at_least(version, HYBRID_MANAGER_FROM), True, ())
-    if not v1 or not _at_least(version, HYBRID_MANAGER_FROM):
+        return _Manager(forced and v1 and at_least(version, HYBRID_MANAGER_FROM), True, ())
+    if not v1 or not at_least(version, HYBRID_MANAGER_FROM):
         return _Manager(False, True, ())
-    if has_chunked and _known_at_least(version, CHUNKED_HYBRID_ON_AGAIN_FROM):
+    if has_chunked and stated_at_least(version, CHUNKED_HYBRID_ON_AGAIN_FROM):
         return _Manager(
             True,
             True,
@@ -255,7 +251,7 @@ def _hybrid_manager(
                 "speculative decoding turns it off)",
             ),
         )
-    if has_chunked and _at_least(version, CHUNKED_HYBRID_OFF_FROM):
+    if has_chunked and at_least(version, CHUNKED_HYBRID_OFF_FROM):
         return _Manager(
             False,
             False,
@@ -281,10 +277,7 @@ def _hybrid_manager(
 
 def _max_concurrent_batches(spec: KVSpec, version: tuple[int, ...] | None) -> int:
     """vLLM 0.31+: 2 batches in flight with async scheduling (the default) at PP 1."""
-    if not _known_at_least(version, IN_FLIGHT_BUDGET_FROM):
-        return 1
-    pp = spec.pipeline_parallel_size
-    return 2 if pp == 1 else pp
+    return max_concurrent_batches(version, spec.pipeline_parallel_size)
 
 
 def _mamba_mode(
@@ -294,10 +287,8 @@ def _mamba_mode(
 ) -> str:
     if mamba_cache_mode is not None:
         return mamba_cache_mode
-    if not _known_at_least(version, MAMBA_ALIGN_MODE_FROM):
-        return "none"
-    # Hybrid generative models default prefix caching on -> "align".
-    return "none" if enable_prefix_caching is False else "align"
+    # Hybrid generative models default prefix caching on -> "align" (0.31+).
+    return default_mamba_cache_mode(version, enable_prefix_caching)
 
 
 def _state_for(
@@ -310,7 +301,7 @@ def _state_for(
 ) -> MambaSpec:
     checkpoint = 0
     if mode == "align":
-        if state.mamba_type == "mamba2" and _known_at_least(version, MAMBA2_CHECKPOINT_BLOCK_FROM):
+        if state.mamba_type == "mamba2" and stated_at_least(version, MAMBA2_CHECKPOINT_BLOCK_FROM):
             checkpoint = 1
         elif state.mamba_type == "gated_delta_net":
             checkpoint = gdn_checkpoint_blocks
@@ -360,7 +351,7 @@ def kv_cache_layout(
     layers, plus 1 full group: 7 groups.
     """
     version = parse_version(vllm_version)
-    v1 = is_v1 if is_v1 is not None else _at_least(version, V1_DEFAULT_FROM)
+    v1 = is_v1 if is_v1 is not None else at_least(version, V1_DEFAULT_FROM)
     manager = _hybrid_manager(spec, version, v1, hybrid_kv_cache_manager)
     notes = list(manager.notes)
     rules: list[str] = []
@@ -402,7 +393,7 @@ def _with_arch_state_dtype(
     Nemotron-H-56B at TP 1: SSM 256 x 64 x 256 x 4 B = 16,777,216 B instead of
     8,388,608 in bf16; with the conv state 122,880 B a layer holds 16,900,096 B.
     """
-    if not _known_at_least(version, MAMBA_ALIGN_MODE_FROM):
+    if not stated_at_least(version, MAMBA_ALIGN_MODE_FROM):
         return spec
     changed = False
     layers: list[KVCacheSpec | None] = []
@@ -435,7 +426,7 @@ def _with_speculative_state(
     81,920 B + SSM 1,048,576 = 1,130,496 B a layer, and 2 + 2 pages a request
     in align mode.
     """
-    if not nspec or not _known_at_least(version, MAMBA_ALIGN_MODE_FROM):
+    if not nspec or not stated_at_least(version, MAMBA_ALIGN_MODE_FROM):
         return spec
     layers: list[KVCacheSpec | None] = []
     for s in spec.layer_specs:
@@ -489,7 +480,7 @@ def _choose_block_size(
                 + "; the log's 'Setting attention block size' line settles it"
             )
         return candidates[0], candidates, len(candidates) == 1
-    if spec.is_mla and _known_at_least(version, MLA_BLOCK_RULES_FROM):
+    if spec.is_mla and stated_at_least(version, MLA_BLOCK_RULES_FROM):
         return _mla_block_size(spec, notes, rules), candidates, not _is_dense_mla(spec)
     rules.append("block size 16: CacheConfig's default (the backend may change it)")
     if spec.is_mla:
@@ -653,7 +644,7 @@ def _group_size(counts: list[int], version: tuple[int, ...] | None, rules: list[
     if len(counts) == 1:
         rules.append(f"group size {group_size}: one spec, every layer in one group")
         return group_size
-    if _at_least(version, GROUP_SIZE_MAX_HEURISTIC_FROM) and max(counts) < group_size * 1.5:
+    if at_least(version, GROUP_SIZE_MAX_HEURISTIC_FROM) and max(counts) < group_size * 1.5:
         rules.append(
             f"group size {max(counts)}: the largest bucket, under 1.5 x the smallest "
             f"({group_size}) (0.31+)"

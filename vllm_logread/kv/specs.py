@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import ClassVar, Literal
 
@@ -852,10 +851,3 @@ def _mib(num_bytes: int) -> str:
     """
     mib = num_bytes / (1 << 20)
     return f"{int(mib)} MiB" if mib == int(mib) else f"{mib:.1f} MiB"
-
-
-def iter_layer_kinds(spec: KVSpec) -> Iterable[tuple[int, str, int | None]]:
-    """(layer index, kind, window) for every layer of the whole model."""
-    return (
-        (i, k, w) for i, (k, w) in enumerate(zip(spec.layer_kinds, spec.layer_windows, strict=True))
-    )

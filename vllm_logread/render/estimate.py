@@ -10,7 +10,7 @@ import textwrap
 from typing import Any
 
 from ..report.estimate import BootEstimate, Figure, Outcome
-from ..report.whatif import max_num_batched_tokens_source
+from ..rules import max_num_batched_tokens_source
 
 WIDTH = 100
 

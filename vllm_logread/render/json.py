@@ -6,13 +6,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..boots import DEFAULT_MAX_NUM_BATCHED_TOKENS
 from ..events import InputResult
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..read.facts import Fact
 from ..report.model import Report
-from ..versions import NEWEST_CHECKED, cdiv, version_past_checked
+from ..rules import DEFAULT_MAX_NUM_BATCHED_TOKENS, NEWEST_CHECKED, version_past_checked
+from ..versions import cdiv
 
 
 def kv_report(
@@ -212,8 +212,11 @@ def json_text(
             obj["load"] = None if b.load is None else b.load.to_json()
             if b.report.observed is not None:
                 obj["observed_workload"] = b.report.observed.to_json()
-            obj["exit_code"] = res.error_code
+            # The input's whole exit code (the gate's and --strict's included), and what
+            # the gate judged (null: no --min-users).
+            obj["exit_code"] = res.exit_code
             obj["error"] = res.error or None
+            obj["gate"] = None if res.gate is None else res.gate.to_json()
             objs.append((res, obj))
     out: dict[str, Any]
     if len(objs) == 1 and not unread:
@@ -341,7 +344,7 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
         # newer than the newest release this tool was checked against.
         out["vllm_version_past_checked"] = {
             "vllm_version": report.vllm_version,
-            "newest_checked": ".".join(map(str, NEWEST_CHECKED)),
+            "newest_checked": str(NEWEST_CHECKED),
         }
     return out
 

@@ -196,6 +196,7 @@ def output_text(item: Output, *, echo: bool, explain: bool = False, source: bool
         text = _wrapped("\n".join(observed_text(item.report, explain=explain)), explain)
     elif item.report is not None:
         text = report_text(item.report, explain=explain, source=source).rstrip("\n")
+        text = _labelled(text, _report_label(item))
         text = _wrapped(text, explain)  # (an alert stays one line: one event, one grep)
     elif item.summary is not None and item.server is not None:
         text = _wrapped(load_text(item.server, item.summary), explain)
@@ -206,6 +207,27 @@ def output_text(item: Output, *, echo: bool, explain: bool = False, source: bool
     if echo and item.kind in ("report", "summary", "workload"):
         return f"{_BLOCK_OPEN}\n{text}\n{_BLOCK_CLOSE}"
     return text
+
+
+def _report_label(item: Output) -> str:
+    """Which report this is, when that needs saying: one of several boots, or a
+    live pipe's update of the report above it (its answer changed)."""
+    parts = [item.title] if item.title else []
+    if item.is_update:
+        parts.append("update" if item.line is None else f"update, line {item.line:,}")
+    return "; ".join(parts)
+
+
+def _labelled(text: str, label: str) -> str:
+    """The report's headline with its label: ``== vllm-logread (boot 2 of 3): ...``.
+
+    >>> _labelled("== vllm-logread: 37 users fit", "boot 2 of 2")
+    '== vllm-logread (boot 2 of 2): 37 users fit'
+    """
+    head = "== vllm-logread"
+    if not label or not text.startswith(head):
+        return text
+    return f"{head} ({label}){text[len(head) :]}"
 
 
 def _wrapped(text: str, explain: bool) -> str:
@@ -259,10 +281,6 @@ def wrap_line(line: str, width: int = WIDTH) -> str:
             break_on_hyphens=False,
         )
     ).replace("\u00a0", " ")
-
-
-def report_block(report: Report) -> str:
-    return report_text(report).rstrip("\n")
 
 
 def _n(v: int | float | None) -> str:

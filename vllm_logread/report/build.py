@@ -22,13 +22,20 @@ from ..capacity import (
 from ..errors import LogReadError
 from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
-from ..versions import HYBRID_MANAGER_FROM, cdiv, version_or_none, version_past_checked
+from ..rules import (
+    BlockSizeCandidate,
+    can_be_hybrid,
+    default_block_sizes,
+    stated_pool_tokens_from_concurrency,
+    version_past_checked,
+)
+from ..versions import cdiv, version_or_none
 from .checks import _checks, _hybrid_checks
 from .failure import boot_failure
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
 from .plan import TargetPlan, plan_for_target
-from .solve import BlockSizeCandidate, default_block_sizes, other_block_sizes, stated_block_size
+from .solve import other_block_sizes, stated_block_size
 from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
 
 
@@ -51,7 +58,7 @@ def _blocks_from_tokens(
         return None, "the pool is negative"
     if pool_tokens % block_size == 0:
         return pool_tokens // block_size, f"{pool_tokens:,} tokens / {block_size}"
-    if version and version >= (0, 21) and max_model_len:
+    if stated_pool_tokens_from_concurrency(version) and max_model_len:
         per_req = cdiv(max_model_len, block_size)
         n = cdiv(pool_tokens * per_req, max_model_len)
         if (n * max_model_len) // per_req == pool_tokens:
@@ -150,7 +157,7 @@ def _resolve_spec(
 
 
 def _block_size_candidates(st: _Stated, spec: Any) -> tuple[BlockSizeCandidate, ...]:
-    """The stated block size, or the platform's defaults for this log (report/solve.py)."""
+    """The stated block size, or the platform's defaults for this log (rules.default_block_sizes)."""
     if st.block_size is not None:
         return (st.block_size,)
     return default_block_sizes(
@@ -642,9 +649,7 @@ def _settle_block_size(
 
 def _can_be_hybrid(ctx: _Context) -> bool:
     """KV cache groups exist: V1 from 0.9.1 (an unversioned V1 log may be any)."""
-    if ctx.gen == "V0":
-        return False
-    return ctx.vt is None or ctx.vt >= HYBRID_MANAGER_FROM
+    return can_be_hybrid(ctx.vt, ctx.gen)
 
 
 def _n_users(n: int | None) -> str:

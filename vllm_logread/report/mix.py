@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..capacity import Capacity, Workload, shared_prefix_blocks
+from ..rules import default_prefix_caching
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,10 +54,9 @@ def prefix_caching_state(boot: Any, gen: str | None) -> tuple[bool | None, str]:
     fact = boot.last("enable_prefix_caching")
     if fact is not None:
         return bool(fact.value), f"enable_prefix_caching={bool(fact.value)} (line {fact.line})"
-    if gen == "V1":
-        return True, "V1's default (not stated in the log)"
-    if gen == "V0":
-        return False, "V0's default (not stated in the log)"
+    default = default_prefix_caching(gen)
+    if default is not None:
+        return default, f"{gen}'s default (not stated in the log)"
     return None, "not stated in the log, and the engine (V0 off, V1 on by default) is unknown"
 
 

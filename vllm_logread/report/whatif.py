@@ -42,7 +42,8 @@ from ..errors import LogReadError, UsageError
 from ..kv.config import TABLE_SOURCE, find_cached_config, load_config, table_entry
 from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
-from ..versions import HYBRID_MANAGER_FROM, cdiv, version_or_none
+from ..rules import concurrency_counts_tokens, default_max_num_seqs, default_utilization
+from ..versions import cdiv
 from .gpus import Gpu, find_gpu
 from .mix import users_arithmetic
 
@@ -51,23 +52,6 @@ GIB = 1 << 30
 
 # What --target-users tries: utilization up to this, these TP sizes.
 TARGET_UTILIZATION = 0.95
-
-
-# vLLM's default gpu_memory_utilization (docs/vllm-numbers.md, section 3): 0.90 up to 0.19,
-# 0.92 from 0.20.
-UTILIZATION_092_FROM = (0, 20)
-
-
-# vLLM's default max_num_seqs for `vllm serve` on a GPU: 256 (V0, and V1 on
-# GPUs under 70 GiB or named A100); 1024 on other GPUs of 70 GiB or more in
-# V1 since the per-device defaults (EngineArgs' default_max_num_seqs).
-DEFAULT_MAX_NUM_SEQS = 256
-
-
-DEFAULT_MAX_NUM_SEQS_BIG_GPU = 1024
-
-
-BIG_GPU_GIB = 70.0
 
 
 # Bytes per parameter of the embeddings and lm_head, which stay 16-bit.
@@ -357,110 +341,6 @@ class Basis:
             workload=self.workload,
             has_null_block=self.has_null_block,
         )
-
-
-def default_utilization(version: str | None) -> tuple[float, str]:
-    """vLLM's default ``gpu_memory_utilization`` for a version, and why.
-
-    >>> default_utilization("0.11.0")[0], default_utilization("0.32.0")[0]
-    (0.9, 0.92)
-    """
-    v = version_or_none(version)
-    if v is None:
-        return 0.9, "vLLM's default 0.90 assumed (0.92 from 0.20; the log states neither)"
-    if v >= UTILIZATION_092_FROM:
-        return 0.92, f"vLLM {version}'s default 0.92 (not stated in the log)"
-    return 0.9, f"vLLM {version}'s default 0.90 (not stated in the log)"
-
-
-def default_max_num_seqs(
-    generation: str | None,
-    total_gpu_gib: float | None,
-    gpu_name: str | None,
-    *,
-    min_gpu_gib: float | None = None,
-    total_source: str = "",
-    batched_tokens_proven: int | None = None,
-) -> tuple[int, str]:
-    """vLLM's default ``max_num_seqs`` for ``vllm serve``, and what it was taken from.
-
-    vLLM (EngineArgs' per-device defaults, V1) takes 1024 on a GPU whose total
-    memory is 70 GiB or more and whose name does not say A100, else 256. What
-    the log proves, best first: the GPU's total memory (the log, or
-    ``--gpu``); else ``min_gpu_gib``, the weights and the KV cache per GPU,
-    a lower bound on its memory (78 GiB of weights: at least an 80 GB card);
-    or ``batched_tokens_proven``, the max_num_batched_tokens default that
-    vLLM's printed concurrency proves (sliding-window models): vLLM picks
-    both by the same rule, 2,048 with 256 (``vllm serve`` below 70 GiB or on
-    an A100), 16,384 with 1024 (``LLM(...)`` on a bigger card).
-
-    >>> default_max_num_seqs("V1", 79.19, "H100-80GB")[0], default_max_num_seqs("V1", None, None)[0]
-    (1024, 256)
-    >>> default_max_num_seqs("V1", None, None, min_gpu_gib=78.4)
-    (1024, "vLLM's default on GPUs of 70 GiB or more: weights + KV cache take 78.40 GiB per GPU, so it has at least that (256 if it is an A100; --gpu NAME settles it); not in the log")
-    """
-    if generation == "V0":
-        return DEFAULT_MAX_NUM_SEQS, "vLLM's V0 default; not in the log"
-    if total_gpu_gib is not None:
-        src = f"{total_gpu_gib:.2f} GiB" + (f" from {total_source}" if total_source else "")
-        if total_gpu_gib >= BIG_GPU_GIB:
-            if gpu_name and "A100" in gpu_name.upper():
-                return (
-                    DEFAULT_MAX_NUM_SEQS,
-                    f"vLLM's default on an A100, whatever its memory ({src}); not in the log",
-                )
-            return (
-                DEFAULT_MAX_NUM_SEQS_BIG_GPU,
-                f"vLLM's default on GPUs of 70 GiB or more ({src}) in recent V1 versions, "
-                "256 before; not in the log",
-            )
-        return (
-            DEFAULT_MAX_NUM_SEQS,
-            f"vLLM's default below 70 GiB of GPU memory ({src}); not in the log",
-        )
-    if batched_tokens_proven in (2048, 16384):
-        big = batched_tokens_proven == 16384
-        return (
-            DEFAULT_MAX_NUM_SEQS_BIG_GPU if big else DEFAULT_MAX_NUM_SEQS,
-            f"vLLM's default {'on GPUs of 70 GiB or more' if big else 'below 70 GiB or on an A100'}"
-            f": vLLM's printed concurrency needs max_num_batched_tokens {batched_tokens_proven:,}, "
-            "the batch default of the same rule; not in the log",
-        )
-    if min_gpu_gib is not None and min_gpu_gib >= BIG_GPU_GIB:
-        return (
-            DEFAULT_MAX_NUM_SEQS_BIG_GPU,
-            f"vLLM's default on GPUs of 70 GiB or more: weights + KV cache take "
-            f"{min_gpu_gib:.2f} GiB per GPU, so it has at least that (256 if it is an A100; "
-            "--gpu NAME settles it); not in the log",
-        )
-    seen = (
-        ""
-        if min_gpu_gib is None
-        else f"; the log shows only that it has at least {min_gpu_gib:.2f} GiB (weights + KV cache)"
-    )
-    return (
-        DEFAULT_MAX_NUM_SEQS,
-        f"vLLM's default below 70 GiB of GPU memory, 1024 on bigger GPUs but A100s in recent "
-        f"versions{seen}; --gpu NAME settles it; not in the log",
-    )
-
-
-def max_num_batched_tokens_source(value: int, *, is_proven: bool) -> str:
-    """Where a max_num_batched_tokens not stated in the log came from: vLLM's
-    per-device default (EngineArgs: ``vllm serve`` takes 8192 on GPUs of 70
-    GiB or more but A100s, 2048 on the others; an offline ``LLM(...)`` 16384),
-    and whether vLLM's printed concurrency proves it.
-
-    >>> max_num_batched_tokens_source(2048, is_proven=True)
-    "vLLM serve's default below 70 GiB or on an A100; the value that gives vLLM's printed figure"
-    """
-    which = {
-        8192: "vLLM serve's default on GPUs of 70 GiB or more (not A100s)",
-        2048: "vLLM serve's default below 70 GiB or on an A100",
-        16384: "an offline LLM(...)'s default",
-    }.get(value, "a default tried")
-    proof = "the value that gives vLLM's printed figure" if is_proven else "assumed"
-    return f"{which}; {proof}"
 
 
 def _batched_tokens_proven(
@@ -933,8 +813,7 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
     text = f"max_model_len={n}"
     c = b.fit(b.num_blocks)
     per_req = cdiv(n, b.block_size)
-    v = version_or_none(b.vllm_version)
-    old_formula = b.is_v1 is False or (v is not None and v < HYBRID_MANAGER_FROM)
+    old_formula = concurrency_counts_tokens(b.vllm_version, is_v0=b.is_v1 is False)
     if b.layout is not None:
         try:
             conc = max_concurrency(

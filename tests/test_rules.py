@@ -1,0 +1,517 @@
+"""vLLM's rules (vllm_logread/rules.py): each rule against hand-written values,
+the unknown-version policy, and a scan that keeps version comparisons in rules.py."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from vllm_logread import rules
+from vllm_logread.rules import (
+    at_least,
+    before,
+    default_block_sizes,
+    default_max_num_seqs,
+    default_utilization,
+    stated_at_least,
+)
+from vllm_logread.versions import Version
+
+PACKAGE = Path(rules.__file__).parent
+
+# --------------------------------------------------------------------------
+# The version type
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [
+        ((0, 9), (0, 9, 1)),
+        ((0, 9, 2), (0, 10)),
+        ((0, 10, 1), (0, 10, 1, 1)),
+        ((0, 33), (0, 34, 0)),
+        ((0, 99), (1,)),
+    ],
+    ids=["patch", "minor-over-patch", "fourth-part", "minor", "major"],
+)
+def test_version_order(low: tuple[int, ...], high: tuple[int, ...]) -> None:
+    assert Version(low) < Version(high)
+    assert Version(high) > Version(low)
+    assert not Version(low) >= Version(high)
+
+
+def test_trailing_zeros_do_not_count() -> None:
+    # A tuple puts (0, 20) below (0, 20, 0); a version does not.
+    assert Version((0, 20)) == Version((0, 20, 0))
+    assert Version((0, 20)) >= Version((0, 20, 0))
+    assert Version((0, 20, 0)) <= Version((0, 20))
+    assert hash(Version((0, 20))) == hash(Version((0, 20, 0)))
+    assert str(Version((0, 20, 0))) == "0.20.0"
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("0.9.2rc1", (0, 9, 2)),
+        ("v0.11.0rc2.dev5+g1234", (0, 11, 0)),
+        ("0.10.1.1", (0, 10, 1, 1)),
+        ((0, 21), (0, 21)),
+        ("main", None),
+        ("", None),
+        (None, None),
+    ],
+    ids=["rc", "dev-local", "four-parts", "tuple", "not-a-version", "empty", "none"],
+)
+def test_version_of(text: object, parts: tuple[int, ...] | None) -> None:
+    got = rules.version_of(text)
+    assert (None if got is None else got.parts) == parts
+
+
+# --------------------------------------------------------------------------
+# The unknown-version policy
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("unknown", [None, "", "main"], ids=["none", "empty", "main"])
+def test_unknown_version_is_the_newest(unknown: object) -> None:
+    assert rules.UNKNOWN_IS_NEWEST is True
+    assert at_least(unknown, Version((0, 33)))
+    assert not before(unknown, Version((0, 8)))
+    # The named exception: rules audited only in 0.31+ need a stated version.
+    assert not stated_at_least(unknown, Version((0, 31)))
+    # The other named exception: utilization 0.90, not 0.92.
+    assert default_utilization(unknown if unknown is None else str(unknown))[0] == 0.9
+
+
+@pytest.mark.parametrize(
+    ("version", "floor", "expected"),
+    [
+        ("0.9.0", (0, 9, 1), False),
+        ("0.9.1", (0, 9, 1), True),
+        ("0.9.1rc1", (0, 9, 1), True),
+        ("0.20", (0, 20, 0), True),
+        ((0, 33, 1), (0, 31), True),
+    ],
+    ids=["below", "equal", "rc-is-the-release", "short-form", "tuple"],
+)
+def test_at_least(version: object, floor: tuple[int, ...], expected: bool) -> None:
+    assert at_least(version, Version(floor)) is expected
+    assert before(version, Version(floor)) is not expected
+    assert stated_at_least(version, Version(floor)) is expected
+
+
+# --------------------------------------------------------------------------
+# Thresholds: each "from version X", written out by hand
+# --------------------------------------------------------------------------
+
+THRESHOLDS = [
+    ("CONCURRENCY_LINE_V0_FROM", (0, 6, 3)),
+    ("CONCURRENCY_LINE_V1_FROM", (0, 7, 1)),
+    ("V1_DEFAULT_FROM", (0, 8, 0)),
+    ("POOL_TOKENS_LINE_FROM", (0, 8, 0)),
+    ("HYBRID_MANAGER_FROM", (0, 9, 1)),
+    ("CHUNKED_HYBRID_OFF_FROM", (0, 10, 1)),
+    ("POOL_LINE_ONCE_FROM", (0, 11, 1)),
+    ("UTILIZATION_092_FROM", (0, 20)),
+    ("GRAPH_SUBTRACTED_FROM", (0, 20)),
+    ("CUDA_GRAPH_IN_BUDGET_FROM", (0, 21)),
+    ("POOL_TOKENS_FROM_CONCURRENCY", (0, 21)),
+    ("CONCURRENCY_SUM_OF_CDIV_FROM", (0, 27)),
+    ("CPU_MLA_BLOCK_16_FROM", (0, 28)),
+    ("CPU_BLOCK_128_FROM", (0, 11, 1)),
+    ("CPU_IPEX_BLOCK_128_FROM", (0, 8, 4)),
+    ("XPU_BLOCK_64_FROM", (0, 9, 2)),
+    ("GRAPH_IN_PEAK_FROM", (0, 31)),
+    ("GROUP_SIZE_MAX_HEURISTIC_FROM", (0, 31)),
+    ("CHUNKED_HYBRID_ON_AGAIN_FROM", (0, 31)),
+    ("IN_FLIGHT_BUDGET_FROM", (0, 31)),
+    ("MAMBA_ALIGN_MODE_FROM", (0, 31)),
+    ("MAMBA_CACHE_MODE_ALL_UNTIL", (0, 32)),
+    ("MAMBA2_CHECKPOINT_BLOCK_FROM", (0, 32)),
+    ("HYBRID_BLOCK_KERNEL_LCM_FROM", (0, 32)),
+    ("HYBRID_BLOCK_CHECKPOINT_ALIGN_FROM", (0, 33)),
+    ("PAGE_SIZE_UNIFICATION_FROM", (0, 31)),
+    ("KV_SHARING_NO_ALLOCATION_FROM", (0, 31)),
+    ("HEAD_SIZE_V_FROM", (0, 31)),
+    ("MLA_BLOCK_RULES_FROM", (0, 31)),
+    ("MLA_MODEL_TYPES_FROM", (0, 31)),
+    ("KV_DTYPES_FROM", (0, 31)),
+    ("KV_DTYPES_ULTRAQUANT_FROM", (0, 32)),
+    ("KV_DTYPES_OCTAVE_FROM", (0, 33)),
+    ("GPU_160_GIB_TIER_FROM", (0, 33)),
+    ("NEWEST_CHECKED", (0, 33)),
+    ("FIRST_UNCHECKED", (0, 34)),
+]
+
+
+@pytest.mark.parametrize(("name", "parts"), THRESHOLDS, ids=[t[0] for t in THRESHOLDS])
+def test_threshold(name: str, parts: tuple[int, ...]) -> None:
+    assert getattr(rules, name) == Version(parts)
+
+
+def test_every_threshold_is_in_the_table() -> None:
+    named = {n for n, v in vars(rules).items() if isinstance(v, Version)}
+    assert named == {t[0] for t in THRESHOLDS}
+
+
+# --------------------------------------------------------------------------
+# Version-dependent behaviour
+# --------------------------------------------------------------------------
+
+RULE_CASES = [
+    ("default_generation", ("0.7.3",), "V0"),
+    ("default_generation", ("0.8.0",), "V1"),
+    ("default_generation", (None,), "V1"),
+    ("prints_pool_blocks", ("0.7.3",), True),
+    ("prints_pool_blocks", ("0.8.0",), False),
+    ("prints_pool_blocks", (None,), False),
+    ("pool_tokens_from_concurrency", ("0.20.2",), False),
+    ("pool_tokens_from_concurrency", ("0.21.0",), True),
+    ("pool_tokens_from_concurrency", (None,), True),
+    ("stated_pool_tokens_from_concurrency", (None,), False),
+    ("stated_pool_tokens_from_concurrency", ((0, 24, 0),), True),
+    ("can_be_hybrid", ("0.9.0", "V1"), False),
+    ("can_be_hybrid", ("0.9.1", "V1"), True),
+    ("can_be_hybrid", (None, None), True),
+    ("can_be_hybrid", ("0.32.0", "V0"), False),
+    ("prints_max_concurrency", ("0.6.2", "V0"), False),
+    ("prints_max_concurrency", ("0.6.3", "V0"), True),
+    ("prints_max_concurrency", ("0.7.0", "V1"), False),
+    ("prints_max_concurrency", ("0.7.1", "V1"), True),
+    ("prints_max_concurrency", (None, "V1"), True),
+    ("pool_lines_per_worker", ("0.11.0", "V1"), True),
+    ("pool_lines_per_worker", ("0.11.1", "V1"), False),
+    ("pool_lines_per_worker", ("0.9.2", "V0"), False),
+    ("pool_lines_per_worker", (None, None), False),
+    ("cuda_graph_rule", ("0.19.1", "V1"), "no"),
+    ("cuda_graph_rule", ("0.20.0", "V1"), "apart"),
+    ("cuda_graph_rule", ("0.30.0", "V1"), "apart"),
+    ("cuda_graph_rule", ("0.31.0", "V1"), "in_peak"),
+    ("cuda_graph_rule", ("0.32.0", "V0"), "no"),
+    ("cuda_graph_rule", (None, "V1"), "unknown"),
+    ("cuda_graph_in_kv_budget", ("0.20.2",), False),
+    ("cuda_graph_in_kv_budget", ("0.21.0",), True),
+    ("cuda_graph_in_kv_budget", (None,), True),
+    ("max_concurrent_batches", ("0.30.0", 1), 1),
+    ("max_concurrent_batches", ("0.31.0", 1), 2),
+    ("max_concurrent_batches", ("0.31.0", 4), 4),
+    ("max_concurrent_batches", (None, 1), 1),
+    ("default_mamba_cache_mode", ("0.31.0", None), "align"),
+    ("default_mamba_cache_mode", ("0.31.0", False), "none"),
+    ("default_mamba_cache_mode", ("0.30.0", True), "none"),
+    ("default_mamba_cache_mode", (None, True), "none"),
+    ("kv_dtype_exists", ((0, 31, 0), Version((0, 32))), False),
+    ("kv_dtype_exists", ((0, 32, 0), Version((0, 32))), True),
+    ("kv_dtype_exists", (None, Version((0, 33))), True),
+    ("default_prefix_caching", ("V1",), True),
+    ("default_prefix_caching", ("V0",), False),
+    ("default_prefix_caching", (None,), None),
+    ("has_null_block", ("V1",), True),
+    ("has_null_block", (None,), True),
+    ("has_null_block", ("V0",), False),
+    ("watermark_blocks", (1000, "V0"), 10),
+    ("watermark_blocks", (753, "V0"), 7),
+    ("watermark_blocks", (1000, "V1"), 0),
+    ("tokens_held_at_end", (513, 128), 640),
+    ("tokens_held_at_end", (512, 128), 639),
+    ("tokens_held_at_end", (512, 129), 640),
+    ("version_past_checked", ("0.33.9",), None),
+    ("version_past_checked", (None,), None),
+    ("version_past_checked", ("999.999.999",), None),
+    (
+        "version_past_checked",
+        ("0.34.0",),
+        "checked against vLLM up to 0.33; 0.34 may print or allocate differently",
+    ),
+    (
+        "version_past_checked",
+        ("1.0.0",),
+        "checked against vLLM up to 0.33; 1.0 may print or allocate differently",
+    ),
+    ("version_text", ((0, 31, 0),), "0.31.0"),
+    ("version_text", (None,), "newest (0.33)"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "expected"),
+    RULE_CASES,
+    ids=[f"{n}{a}" for n, a, _ in RULE_CASES],
+)
+def test_rule(name: str, args: tuple[object, ...], expected: object) -> None:
+    assert getattr(rules, name)(*args) == expected
+
+
+@pytest.mark.parametrize(
+    ("version", "is_v0", "expected"),
+    [("0.9.0", False, True), ("0.9.1", False, False), (None, False, False), ("0.32.0", True, True)],
+    ids=["v1-old", "v1-0.9.1", "unknown", "v0"],
+)
+def test_concurrency_counts_tokens(version: object, is_v0: bool, expected: bool) -> None:
+    assert rules.concurrency_counts_tokens(version, is_v0=is_v0) is expected
+
+
+def test_end_of_answer_blocks_worked_example() -> None:
+    # 513 + 128 at 32-token blocks: 640 tokens = 20 blocks exactly (P + O = 641
+    # would be 21). The seed boot's pool: 753 blocks, 752 usable, 752 // 20 = 37.
+    tokens = rules.tokens_held_at_end(513, 128)
+    assert tokens == 640
+    assert -(-tokens // 32) == 20
+    assert (753 - rules.NULL_BLOCKS_V1) // 20 == 37
+
+
+# --------------------------------------------------------------------------
+# Engine defaults
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [("0.19.1", 0.9), ("0.20.0", 0.92), ("0.32.0", 0.92), (None, 0.9)],
+    ids=["0.19", "0.20", "0.32", "unknown"],
+)
+def test_default_utilization(version: str | None, expected: float) -> None:
+    assert default_utilization(version)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "expected"),
+    [
+        (("V0", 79.19, "H100-80GB"), {}, 256),
+        (("V1", 79.19, "H100-80GB"), {}, 1024),
+        (("V1", 79.15, "A100-80GB"), {}, 256),
+        (("V1", 22.05, "L4"), {}, 256),
+        (("V1", None, None), {}, 256),
+        (("V1", None, None), {"min_gpu_gib": 78.4}, 1024),
+        (("V1", None, None), {"min_gpu_gib": 18.58}, 256),
+        (("V1", None, None), {"batched_tokens_proven": 16384}, 1024),
+        (("V1", None, None), {"batched_tokens_proven": 2048}, 256),
+    ],
+    ids=[
+        "v0",
+        "h100",
+        "a100",
+        "l4",
+        "unknown-gpu",
+        "weights-prove-big",
+        "weights-small",
+        "offline-batch",
+        "serve-small-batch",
+    ],
+)
+def test_default_max_num_seqs(
+    args: tuple[str | None, float | None, str | None], kwargs: dict[str, float], expected: int
+) -> None:
+    assert default_max_num_seqs(*args, **kwargs)[0] == expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("total_gib", "name", "big", "batched"),
+    [
+        (79.19, "H100-80GB", True, 8192),
+        (79.15, "A100-80GB", False, 2048),
+        (69.99, "X", False, 2048),
+        (70.0, "X", True, 8192),
+        (22.05, "L4", False, 2048),
+    ],
+    ids=["h100", "a100", "below-70", "at-70", "l4"],
+)
+def test_big_gpu_batch_default(total_gib: float, name: str, big: bool, batched: int) -> None:
+    assert rules.is_big_gpu(total_gib, name) is big
+    assert rules.default_max_num_batched_tokens(is_big_gpu=big) == batched
+
+
+def test_scheduler_defaults() -> None:
+    assert rules.DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED == (8192, 2048, 16384)
+    assert rules.simulation_max_num_seqs(is_cpu=True) == 128
+    assert rules.simulation_max_num_seqs(is_cpu=False) == 256
+    assert rules.cpu_mla_max_num_batched_tokens(8192) == 8192
+    assert rules.cpu_mla_max_num_batched_tokens(1024) == 2048
+    assert rules.cpu_mla_max_num_batched_tokens(None) == 2048
+    assert rules.V0_WATERMARK_FRACTION == 0.01
+    assert (rules.NULL_BLOCKS_V0, rules.NULL_BLOCKS_V1) == (0, 1)
+    assert rules.ESTIMATE_VERSION == "0.32.0"
+    assert rules.MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH == 2048
+    assert rules.GPU_BLOCK_SIZE == 16
+    assert rules.KERNEL_BLOCK_SIZES == (16, 32, 64, 128, 256)
+
+
+BATCH_CASES = [
+    # (platform, entry point, GiB, name, world size, chip, version) -> (batched tokens, seqs)
+    (("GPU", "api_server", 22.05, "L4", 1, None, None), (2048, 256)),
+    (("GPU", "llm_class", 22.05, "L4", 1, None, None), (8192, 256)),
+    (("GPU", "api_server", 79.15, "A100-80GB", 1, None, None), (2048, 256)),
+    (("GPU", "api_server", 79.19, "H100-80GB", 1, None, None), (8192, 1024)),
+    (("GPU", "llm_class", 79.19, "H100-80GB", 1, None, None), (16384, 1024)),
+    (("GPU", "api_server", 178.36, "B200", 1, None, "0.33.0"), (16384, 1024)),
+    (("GPU", "api_server", 178.36, "B200", 1, None, "0.20.2"), (8192, 1024)),
+    (("GPU", "api_server", None, None, 1, None, None), (2048, 256)),
+    (("CPU", "api_server", None, None, 1, None, None), (2048, 128)),
+    (("CPU", "api_server", None, None, 4, None, None), (8192, 512)),
+    (("CPU", "llm_class", None, None, 1, None, None), (4096, 256)),
+    (("TPU", "api_server", None, None, 1, "V6E", None), (1024, 256)),
+    (("TPU", "llm_class", None, None, 1, "V5P", None), (512, 256)),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    BATCH_CASES,
+    ids=["-".join(str(a) for a in args if a is not None) for args, _ in BATCH_CASES],
+)
+def test_engine_batch_defaults(args: tuple[object, ...], expected: tuple[int, int]) -> None:
+    platform, entry, gib, name, world, chip, version = args
+    got = rules.engine_batch_defaults(
+        platform=platform,  # type: ignore[arg-type]
+        entry_point=entry,  # type: ignore[arg-type]
+        total_gpu_gib=gib,  # type: ignore[arg-type]
+        gpu_name=name,  # type: ignore[arg-type]
+        world_size=world,  # type: ignore[arg-type]
+        tpu_chip=chip,  # type: ignore[arg-type]
+        version=version,
+    )
+    assert (got.max_num_batched_tokens, got.max_num_seqs) == expected
+    assert got.why
+
+
+BLOCK_SIZE_CASES = [
+    ({"device": "GPU"}, [16]),
+    ({"device": None}, [16]),
+    ({"device": "ROCM"}, [16]),
+    ({"device": "GPU", "is_mla": True}, [16, 64, 32, 128]),
+    ({"device": "CPU", "version": "0.32.0"}, [128]),
+    ({"device": "CPU", "version": "0.32.0", "is_mla": True}, [16]),
+    ({"device": "CPU", "version": None, "is_mla": True}, [16]),
+    ({"device": "CPU", "version": "0.27.0", "is_mla": True}, [128]),
+    ({"device": "CPU", "version": "0.8.3"}, [16]),
+    ({"device": "CPU", "version": "0.9.2", "gen": "V0"}, [16, 128]),
+    ({"device": "CPU", "version": "0.10.1", "gen": "V1"}, [128, 16]),
+    ({"device": "CPU", "version": None, "gen": "V1"}, [128, 16]),
+    ({"device": "XPU", "version": "0.9.1"}, [16]),
+    ({"device": "XPU", "version": "0.30.0"}, [64]),
+    ({"device": "XPU", "version": None}, [64]),
+    ({"device": "HPU"}, [128]),
+    ({"device": "NPU"}, [128]),
+    ({"device": "TPU", "max_model_len": 4096}, [256, 16]),
+    ({"device": "TPU", "max_model_len": 512}, [32, 16]),
+    ({"device": "TPU", "max_model_len": 32768}, [16]),
+    ({"device": "TPU", "max_model_len": None}, [16]),
+    ({"device": "Spyre"}, []),
+]
+
+
+@pytest.mark.parametrize(
+    ("kw", "expected"),
+    BLOCK_SIZE_CASES,
+    ids=[
+        "-".join(f"{k}={v}" for k, v in kw.items())
+        for kw, _ in BLOCK_SIZE_CASES  # type: ignore[attr-defined]
+    ],
+)
+def test_default_block_sizes(kw: dict[str, object], expected: list[int]) -> None:
+    args: dict[str, object] = {"device": None, "gen": None, "version": None, "max_model_len": None}
+    args.update(kw)
+    got = default_block_sizes(**args)  # type: ignore[arg-type]
+    assert [c.block_size for c in got] == expected
+    assert all(c.source for c in got)
+
+
+# --------------------------------------------------------------------------
+# rules.py is the only module that compares versions
+# --------------------------------------------------------------------------
+
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_VERSIONISH_CALLS = {"parse_version", "version_or_none", "Version", "version_of"}
+
+
+def _identifier(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript):
+        return _identifier(node.value)
+    if isinstance(node, ast.Call):
+        return _identifier(node.func)
+    return ""
+
+
+def _is_versionish(node: ast.expr) -> bool:
+    """An operand that is a version: a tuple of int literals, a name that says
+    version (``version``, ``vllm_version``, ``vt``, ``parsed``, ``*_FROM``,
+    ``*_UNTIL``, ``NEWEST_CHECKED``), or a parse of one."""
+    if isinstance(node, ast.Tuple):
+        return bool(node.elts) and all(
+            isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts
+        )
+    name = _identifier(node)
+    if isinstance(node, ast.Call) and name in _VERSIONISH_CALLS:
+        return True
+    low = name.lower()
+    return (
+        "version" in low
+        or low in ("vt", "parsed")
+        or name.endswith(("_FROM", "_UNTIL"))
+        or name == "NEWEST_CHECKED"
+    )
+
+
+def version_comparisons(source: str) -> list[int]:
+    """The lines of ``source`` that order-compare a version (or define a
+    comparator of their own: a function named like ``at_least``)."""
+    found: list[int] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare) and any(isinstance(op, _ORDERING) for op in node.ops):
+            if any(_is_versionish(x) for x in (node.left, *node.comparators)):
+                found.append(node.lineno)
+        elif isinstance(node, ast.FunctionDef) and "at_least" in node.name:
+            found.append(node.lineno)
+    return sorted(found)
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "if version >= (0, 21):\n    pass\n",
+        "old = vt is not None and vt < (0, 9, 1)\n",
+        "ok = parse_version(v) >= HYBRID_MANAGER_FROM\n",
+        "ok = x < (0, 8)\n",
+        "ok = layout.vllm_version <= NEWEST_CHECKED\n",
+        "def _known_at_least(v, floor):\n    return v is not None\n",
+    ],
+    ids=["tuple", "vt", "parsed-call", "bare-tuple", "attribute", "own-comparator"],
+)
+def test_scan_finds_a_planted_comparison(planted: str) -> None:
+    assert version_comparisons(planted) != []
+
+
+def test_scan_passes_plain_comparisons() -> None:
+    assert version_comparisons("ok = num_blocks >= 1 and (a, b) == (1, 2)\n") == []
+
+
+def test_only_rules_compares_versions() -> None:
+    offenders = {
+        str(path.relative_to(PACKAGE)): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name not in ("rules.py", "versions.py")
+        and (lines := version_comparisons(path.read_text(encoding="utf-8")))
+    }
+    assert offenders == {}
+
+
+def test_rules_has_one_comparator() -> None:
+    # In rules.py the one ordering comparison of versions is at_least's.
+    tree = ast.parse((PACKAGE / "rules.py").read_text(encoding="utf-8"))
+    owners = [
+        fn.name
+        for fn in ast.walk(tree)
+        if isinstance(fn, ast.FunctionDef)
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Compare)
+        and any(isinstance(op, _ORDERING) for op in node.ops)
+        and any(_identifier(x) in ("floor", "v") for x in (node.left, *node.comparators))
+    ]
+    assert owners == ["at_least"]
