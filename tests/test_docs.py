@@ -1,6 +1,6 @@
 """Every command example of the README and of docs/ is run, and its output compared.
 
-The convention (docs/index.md, "Examples in these pages"): a fenced block
+The convention (docs/development.md, "The examples in these pages are tests"): a fenced block
 
     ```sh
     $ vllm-logread sample_logs/seed_qwen3-8b_l4.log --prompt 512 --output 128
