@@ -10,7 +10,8 @@ immediately followed by a ```text block is an example: the command runs from the
 repository's root on the shipped sample logs and must print exactly that block
 (stdout, then stderr, as a terminal shows them). Nothing is normalised: the
 examples name files by their path from the root, so no output holds a path that
-varies. A command that exits non-zero says so the way a shell would: it ends in
+varies. Two things of the machine are set aside: a Hugging Face cache (the pages
+show the shipped model table's answers) and ``$GITHUB_STEP_SUMMARY``. A command that exits non-zero says so the way a shell would: it ends in
 ``; echo "exit $?"`` and the block's last line is ``exit N``. ``cat FILE |
 vllm-logread ...`` feeds FILE as standard input.
 
@@ -136,9 +137,15 @@ def test_there_are_examples_in_the_readme_and_on_the_command_pages() -> None:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.where for e in EXAMPLES])
 def test_the_example_prints_what_the_page_shows(
-    example: Example, monkeypatch: pytest.MonkeyPatch
+    example: Example, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.chdir(ROOT)
+    # The pages show the shipped model table's answers: a Hugging Face cache on this
+    # machine (which the tool reads first) must not change them, and the GitHub
+    # example must not write into a real job summary.
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-hub"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     want_exit = _EXIT.search(example.command)
     command = _EXIT.sub("", example.command)
     output, code = _run(command)
