@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -225,3 +227,19 @@ def test_the_readme_links_only_to_files_that_exist() -> None:
     assert targets, "the README links to its docs pages"
     missing = [t for t in targets if "://" not in t and not (ROOT / t).exists()]
     assert not missing, missing
+
+
+def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
+    # ./run test builds it too; here it is also built from the sdist (test_package.py),
+    # so the sdist's docs and mkdocs.yml are proved whole.
+    pytest.importorskip("mkdocs")
+    r = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "index.html").is_file()
