@@ -117,13 +117,20 @@ def test_the_gate_is_in_the_json_with_the_exit_code() -> None:
     assert code == 1
     obj = json.loads(out)
     assert obj["exit_code"] == 1
-    assert obj["gate"] == {"min_users": 38, "users": 37, "passed": False}
+    assert obj["gate"] == {
+        "min_users": 38,
+        "margin_pct": 0.0,
+        "floor_users": 38,
+        "users": 37,
+        "passed": False,
+        "is_within_margin": False,
+    }
     assert "--min-users 38: only 37 users fit" in err
     code, out, _ = _run(seed, "--min-users", "37", "--json")
     assert code == 0
     obj = json.loads(out)
     assert obj["exit_code"] == 0
-    assert obj["gate"] == {"min_users": 37, "users": 37, "passed": True}
+    assert (obj["gate"]["users"], obj["gate"]["passed"]) == (37, True)
     _, out, _ = _run(seed, "--json")
     assert json.loads(out)["gate"] is None
 
@@ -138,4 +145,43 @@ def test_each_input_carries_its_own_exit_code_in_the_json(tmp_path: Path) -> Non
     assert code == 3
     servers = json.loads(out)["servers"]
     assert [s["exit_code"] for s in servers] == [1, 3]
-    assert servers[0]["gate"] == {"min_users": 38, "users": 37, "passed": False}
+    assert (servers[0]["gate"]["users"], servers[0]["gate"]["passed"]) == (37, False)
+
+
+@pytest.mark.parametrize(
+    ("min_users", "margin", "code", "floor", "within"),
+    [
+        # 38 x 0.95 = 36.1 -> 37 passes (37 < 38: within the margin)
+        (38, "5%", 0, 37, True),
+        # 40 x 0.95 = 38 -> 37 fails
+        (40, "5%", 1, 38, False),
+        # 39 x 0.95 = 37.05 -> the floor is 38: 37 fails
+        (39, "5", 1, 38, False),
+        # 37 x 0.9 = 33.3 -> 34; 37 >= 37: passed without the margin's help
+        (37, "10%", 0, 34, False),
+    ],
+    ids=["38-5pct-within", "40-5pct-short", "39-5-short", "37-10pct-clear"],
+)
+def test_the_gate_margin_absorbs_boot_to_boot_variance(
+    min_users: int, margin: str, code: int, floor: int, within: bool
+) -> None:
+    """--margin: the gate fails only below min_users less the margin (the seed has 37)."""
+    seed = str(ROOT / "sample_logs" / "seed_qwen3-8b_l4.log")
+    got, out, err = _run(seed, "--min-users", str(min_users), "--margin", margin, "--json")
+    assert got == code
+    gate = json.loads(out)["gate"]
+    assert (gate["floor_users"], gate["passed"], gate["is_within_margin"]) == (
+        floor,
+        code == 0,
+        within,
+    )
+    assert ("within --margin" in err) is within
+
+
+@pytest.mark.parametrize("bad", ["x", "-1", "100", "nan%"])
+def test_a_bad_margin_or_one_without_a_gate_is_a_usage_error(bad: str) -> None:
+    seed = str(ROOT / "sample_logs" / "seed_qwen3-8b_l4.log")
+    code, _, err = _run(seed, "--min-users", "30", "--margin", bad)
+    assert code == 2 and "--margin" in err
+    code, _, err = _run(seed, "--margin", "5%")
+    assert code == 2 and "give --min-users too" in err

@@ -18,20 +18,21 @@ the CLI shows with click's usage line; every other error is one
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any, Protocol
 
 from .capacity import Workload
 from .errors import LogReadError, MissingPoolError, UsageError
-from .events import Output
+from .events import Output, parse_margin_pct
 from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
-from .outcome import ExitStatus, judged, results_of, worst
-from .read.metrics import fetch_metrics
+from .outcome import ExitStatus, gate_note, judged, results_of, worst
+from .read.metrics import fetch_metrics, read_metrics, read_metrics_file
 from .render.ci import Extras
 from .render.json import json_text
 from .render.tables import StatsCsv
-from .render.text import output_text
+from .render.text import crosscheck_text, output_text
+from .report.crosscheck import Agreement, crosscheck, pick_server
 from .report.model import Options
 from .session import Session, StatsSink
 from .terminal import Interrupted, signals_as_exceptions, signals_ignored
@@ -86,6 +87,8 @@ class ReadOptions:
 
     files: tuple[str, ...] = ()
     metrics_url: str | None = None
+    # --compare-metrics: the same server's /metrics (a file or a URL) beside the one log.
+    compare_metrics: str | None = None
     # --prometheus: the fleet Prometheus scrapes, over --since, one row per --by value.
     prometheus: str | None = None
     since: str = "1h"
@@ -96,6 +99,8 @@ class ReadOptions:
     block_size: int | None = None
     as_json: bool = False
     min_users: int | None = None
+    # --margin: the gate's boot-to-boot tolerance, a percentage ("5%"); None: none.
+    margin: str | None = None
     strict: bool = False
     all_boots: bool = False
     echo: bool | None = None
@@ -135,6 +140,18 @@ def run_read(opts: ReadOptions, console: Console) -> int:
 
         try:
             return run_fleet(opts, console)
+        except UsageError as err:
+            raise OptionsError(str(err)) from err
+    if opts.compare_metrics is not None and (opts.metrics_url or len(opts.files) > 1):
+        raise OptionsError(
+            "--compare-metrics holds one log against its server's /metrics: give one log file "
+            "(or a pipe), not --metrics-url or several files"
+        )
+    if opts.margin is not None:
+        if opts.min_users is None:
+            raise OptionsError("--margin is the --min-users gate's tolerance: give --min-users too")
+        try:
+            parse_margin_pct(opts.margin)
         except UsageError as err:
             raise OptionsError(str(err)) from err
     if opts.config is not None:
@@ -319,11 +336,23 @@ class _Job:
         and (stderr) its reason, each input judged on its own."""
         opts, sessions = self.opts, self.sessions
         workloads = extras.workloads if extras.is_sweep else ()
+        crosscheck = self._crosscheck()
         results, statuses = [], []
         for res in results_of(sessions, all_boots=opts.all_boots):
-            res, st = judged(res, min_users=opts.min_users, strict=opts.strict, workloads=workloads)
+            res, st = judged(
+                res,
+                min_users=opts.min_users,
+                strict=opts.strict,
+                workloads=workloads,
+                margin_pct=parse_margin_pct(opts.margin),
+            )
+            if crosscheck:
+                res = replace(res, crosscheck=crosscheck)
             results.append(res)
             statuses.append(st)
+            note = gate_note(res)
+            if note is not None:
+                self.console.err(note)
         if not statuses:
             statuses.append(ExitStatus(3, "no input was read"))
         status = worst([*statuses, *(status for _, status in self.failures)])
@@ -334,11 +363,37 @@ class _Job:
             is_json=self.is_json,
             unread=[(name, st.code, st.message) for name, st in self.failures],
         )
+        if crosscheck and not self.is_quiet:
+            self.console.out(crosscheck_text(crosscheck, metrics=opts.compare_metrics or ""))
         if out:
             self.console.out(out)
         if status.message:
             self.console.err(status.message)
         return status.code
+
+    def _crosscheck(self) -> tuple[Agreement, ...]:
+        """--compare-metrics: the log's last report against its server's /metrics."""
+        where = self.opts.compare_metrics
+        if where is None or not self.sessions:
+            return ()
+        session = self.sessions[-1]
+        report = session.report_for(session.last_boot)
+        if not report.has_pool:
+            return ()
+        if where.startswith(("http://", "https://")):
+            data = fetch_metrics(where)
+        else:
+            data = read_metrics_file(where)
+        scraped = read_metrics(data.decode("utf-8", "replace"), source=where)
+        server = pick_server(scraped.servers, report.model)
+        if server is None:
+            named = ", ".join(str(s.model) for s in scraped.servers) or "none"
+            self.console.err(
+                f"warning: {where}: no server of {report.model or 'the log'}'s model to compare "
+                f"(its servers: {named})"
+            )
+            return ()
+        return crosscheck(report, server)
 
     def _simulated(self, item: Output) -> Output:
         """The load summary with the simulation's word added to its verdict (--simulate)."""

@@ -153,6 +153,14 @@ class _Terminal:
     "the pool and the load now. A /metrics text piped in or named as FILE is recognised too.",
 )
 @click.option(
+    "--compare-metrics",
+    metavar="FILE|URL",
+    default=None,
+    help="The same server's /metrics (a saved text or http://host:8000/metrics): every figure "
+    "the log and its cache_config_info both state, side by side, each difference explained by "
+    "vLLM's rule. One log.",
+)
+@click.option(
     "--prometheus",
     metavar="URL",
     default=None,
@@ -220,6 +228,14 @@ class _Terminal:
     default=None,
     help="CI gate: exit 1 when fewer users fit at the workload (at any workload of a sweep; "
     "the message names each one short).",
+)
+@click.option(
+    "--margin",
+    metavar="PCT",
+    default=None,
+    help="With --min-users: boot-to-boot tolerance (the memory profile moves a pool a few "
+    "percent between boots). --min-users 30 --margin 5%% fails below 28.5: 29 passes with a "
+    "warning, 28 fails.",
 )
 @click.option(
     "--strict",

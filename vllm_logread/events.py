@@ -10,8 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .errors import UsageError
 from .read.facts import Fact, ParseWarning
 from .read.metrics import Server
+from .report.crosscheck import Agreement
 from .report.model import Options, Report
 from .watch import LoadSummary
 
@@ -55,17 +57,71 @@ class BootResult:
     load: LoadSummary | None
 
 
+def parse_margin_pct(text: str | None) -> float:
+    """``--margin``'s value: a percentage ("5%" or "5"), 0 to below 100.
+
+    >>> parse_margin_pct("5%"), parse_margin_pct("2.5"), parse_margin_pct(None)
+    (5.0, 2.5, 0.0)
+    """
+    if text is None:
+        return 0.0
+    body = text.strip().removesuffix("%").strip()
+    try:
+        value = float(body)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 100 or value != value:
+        raise UsageError(f"--margin {text!r}: give a percentage from 0 to below 100, e.g. 5%")
+    return value
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GateResult:
     """What ``--min-users`` judged of one input: the lowest users over its workloads
-    (None: unknown, which fails) and whether that passed."""
+    (None: unknown, which fails), against the threshold less ``--margin``.
+
+    The margin is boot-to-boot tolerance: the memory profile moves a pool by a few
+    percent between boots of the same settings, so a gate at exactly the users one boot
+    gave would flap. ``--min-users 30 --margin 5%`` fails below 30 x 0.95 = 28.5, so 29
+    passes (said as within the margin) and 28 fails.
+
+    >>> g = GateResult(min_users=30, users=29, margin_pct=5.0)
+    >>> g.floor_users, g.passed, g.is_within_margin
+    (29, True, True)
+    >>> GateResult(min_users=30, users=28, margin_pct=5.0).passed
+    False
+    """
 
     min_users: int
     users: int | None
-    passed: bool
+    margin_pct: float = 0.0
+
+    @property
+    def floor_users(self) -> int:
+        """The fewest users that pass: min_users less the margin, rounded up (exact)."""
+        from fractions import Fraction
+
+        floor = Fraction(self.min_users) * (1 - Fraction(str(self.margin_pct)) / 100)
+        return max(0, -(-floor.numerator // floor.denominator))
+
+    @property
+    def passed(self) -> bool:
+        return self.users is not None and self.users >= self.floor_users
+
+    @property
+    def is_within_margin(self) -> bool:
+        """Passed only thanks to the margin (below min_users itself)."""
+        return self.passed and self.users is not None and self.users < self.min_users
 
     def to_json(self) -> dict[str, Any]:
-        return {"min_users": self.min_users, "users": self.users, "passed": self.passed}
+        return {
+            "min_users": self.min_users,
+            "margin_pct": self.margin_pct,
+            "floor_users": self.floor_users,
+            "users": self.users,
+            "passed": self.passed,
+            "is_within_margin": self.is_within_margin,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,6 +152,8 @@ class InputResult:
     # what the gate judged; set once the command's options are applied (outcome.judged).
     exit_code: int = 0
     gate: GateResult | None = None
+    # --compare-metrics: the log's figures against the server's /metrics, side by side.
+    crosscheck: tuple[Agreement, ...] = ()
 
     @property
     def is_good(self) -> bool:

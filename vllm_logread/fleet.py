@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .boots import Boot
 from .errors import MissingPoolError
+from .events import GateResult
 from .read.metrics import read_samples
 from .read.prometheus import FleetRead, FleetServer, mean_of
 from .report import build_report
@@ -149,14 +150,15 @@ def _totals(rows: Sequence[FleetRow]) -> list[ModelTotal]:
     return out
 
 
-def gate_message(fleet: Fleet, min_users: int | None) -> str | None:
-    """``--min-users``: the models whose total is short (or unknown), or None."""
+def gate_message(fleet: Fleet, min_users: int | None, margin_pct: float = 0.0) -> str | None:
+    """``--min-users`` (less ``--margin``, as for a log: ``GateResult``): the models whose
+    total is short (or unknown), or None."""
     if min_users is None:
         return None
     w = fleet.options.workload
     short = []
     for t in fleet.totals:
-        if t.users is None or t.users < min_users:
+        if not GateResult(min_users=min_users, users=t.users, margin_pct=margin_pct).passed:
             got = "unknown" if t.users is None else f"only {t.users:,}"
             short.append(
                 f"{t.model or 'model not named'}: {got} users over {t.num_answering} of "
@@ -164,8 +166,9 @@ def gate_message(fleet: Fleet, min_users: int | None) -> str | None:
             )
     if not short:
         return None
+    margin = f" --margin {margin_pct:g}%" if margin_pct else ""
     return (
-        f"--min-users {min_users:,} at {w.prompt_tokens:,}+{w.output_tokens:,} tokens: "
+        f"--min-users {min_users:,}{margin} at {w.prompt_tokens:,}+{w.output_tokens:,} tokens: "
         + "; ".join(short)
     )
 

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from .capacity import Workload
 from .errors import UsageError
+from .events import parse_margin_pct
 from .fleet import fleet_of, gate_message, no_answer_error
 from .kv.config import load_config, resolve_spec
 from .read.prometheus import Prometheus, parse_by, parse_since, read_fleet
@@ -42,6 +43,8 @@ class ReadOptions(Protocol):
     def as_json(self) -> bool: ...
     @property
     def min_users(self) -> int | None: ...
+    @property
+    def margin(self) -> str | None: ...
     @property
     def gpu(self) -> str | None: ...
     @property
@@ -110,7 +113,7 @@ def run_fleet(opts: ReadOptions, console: _Console) -> int:
     )
     read = read_fleet(Prometheus(opts.prometheus), since=opts.since, by=by)
     fleet = fleet_of(read, options, spec_resolver=resolve_spec)
-    gate = gate_message(fleet, opts.min_users)
+    gate = gate_message(fleet, opts.min_users, parse_margin_pct(opts.margin))
     for row in fleet.rows:
         for w in row.warnings:
             console.err(f"warning: {w}")

@@ -84,6 +84,7 @@ def input_status(
     min_users: int | None,
     strict: bool,
     workloads: Sequence[Workload] = (),
+    margin_pct: float = 0.0,
 ) -> ExitStatus:
     """One input's exit code and its message: what is wrong with the log
     (``reading_status``), a near miss under ``--strict``, and the gate."""
@@ -96,14 +97,19 @@ def input_status(
                 "pattern",
             )
         )
-    short = _short_of(res, min_users, workloads)
-    if min_users is not None and short:
+    gate = _gate_of(res, min_users, workloads, margin_pct)
+    if gate is not None and not gate.passed:
+        floor = gate.floor_users
+        short = [(w, u) for w, u in _judged_users(res, workloads) if u is None or u < floor]
         said = "; ".join(
             f"{'unknown' if u is None else f'only {u:,}'} users fit "
             + ("of the mix" if w.is_mix else f"at {w.prompt_tokens:,}+{w.output_tokens:,} tokens")
             for w, u in short
         )
-        parts.append(ExitStatus(1, f"{res.source}: --min-users {min_users:,}: {said}"))
+        gate_text = f"--min-users {gate.min_users:,}"
+        if margin_pct:
+            gate_text += f" --margin {margin_pct:g}% (fails below {floor:,})"
+        parts.append(ExitStatus(1, f"{res.source}: {gate_text}: {said}"))
     return worst(parts)
 
 
@@ -113,21 +119,39 @@ def judged(
     min_users: int | None,
     strict: bool,
     workloads: Sequence[Workload] = (),
+    margin_pct: float = 0.0,
 ) -> tuple[InputResult, ExitStatus]:
     """The input with its whole exit code and what the gate judged set, for every
     output (``--json`` says what the exit code says), and its status."""
-    status = input_status(res, min_users=min_users, strict=strict, workloads=workloads)
-    gate = None
-    if min_users is not None and any(r.has_pool for r in res.reports):
-        figures = [u for _, u in _judged_users(res, workloads)]
-        known = [u for u in figures if u is not None]
-        lowest = min(known) if known and len(known) == len(figures) else None
-        gate = GateResult(
-            min_users=min_users,
-            users=lowest,
-            passed=lowest is not None and lowest >= min_users,
-        )
+    status = input_status(
+        res, min_users=min_users, strict=strict, workloads=workloads, margin_pct=margin_pct
+    )
+    gate = _gate_of(res, min_users, workloads, margin_pct)
     return replace(res, exit_code=status.code, gate=gate), status
+
+
+def gate_note(res: InputResult) -> str | None:
+    """A gate passed only thanks to ``--margin``: the warning that says so."""
+    g = res.gate
+    if g is None or not g.is_within_margin:
+        return None
+    return (
+        f"warning: {res.source}: {g.users:,} users, below --min-users {g.min_users:,} but "
+        f"within --margin {g.margin_pct:g}% (fails below {g.floor_users:,}): passed"
+    )
+
+
+def _gate_of(
+    res: InputResult, min_users: int | None, workloads: Sequence[Workload], margin_pct: float
+) -> GateResult | None:
+    """What the gate judges of an input with a pool: the lowest users over every report
+    and workload (unknown when any is), against ``min_users`` less the margin."""
+    if min_users is None or not any(r.has_pool for r in res.reports):
+        return None
+    figures = [u for _, u in _judged_users(res, workloads)]
+    known = [u for u in figures if u is not None]
+    lowest = min(known) if known and len(known) == len(figures) else None
+    return GateResult(min_users=min_users, users=lowest, margin_pct=margin_pct)
 
 
 def _judged_users(
@@ -140,15 +164,6 @@ def _judged_users(
         if r.has_pool
         for w, users in users_by_workload(res, r, workloads)
     ]
-
-
-def _short_of(
-    res: InputResult, min_users: int | None, workloads: Sequence[Workload]
-) -> list[tuple[Workload, int | None]]:
-    """The (workload, users) below ``min_users`` (unknown users count as short)."""
-    if min_users is None:
-        return []
-    return [(w, u) for w, u in _judged_users(res, workloads) if u is None or u < min_users]
 
 
 def reading_status(res: InputResult) -> ExitStatus:

@@ -257,6 +257,10 @@ class Server:
     identity: tuple[tuple[str, str], ...]
     config_facts: tuple[Fact, ...]
     loads: tuple[EngineLoad, ...]
+    # Every label of its first engine's cache_config_info, as published (the log vs
+    # /metrics comparison reads the ones no fact kind names: kv_cache_max_concurrency,
+    # effective_attention_block_size).
+    config_labels: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -358,6 +362,9 @@ def read_samples(samples: list[Sample], *, source: str = "-") -> MetricsRead:
     groups: dict[
         tuple[str | None, tuple[tuple[str, str], ...]], tuple[list[Fact], list[EngineLoad]]
     ] = {}
+    first_labels: dict[
+        tuple[str | None, tuple[tuple[str, str], ...]], tuple[tuple[str, str], ...]
+    ] = {}
     for config in configs:
         running = next(
             (s for s in by_name.get("vllm:num_requests_running", []) if _agrees(s, config)), None
@@ -375,6 +382,7 @@ def read_samples(samples: list[Sample], *, source: str = "-") -> MetricsRead:
             else tuple(sorted((k, v) for k, v in running.labels.items() if k not in _NOT_IDENTITY))
         )
         facts, loads = groups.setdefault((model, identity), ([], []))
+        first_labels.setdefault((model, identity), tuple(sorted(config.labels.items())))
         if model is not None:
             line = running.line if running is not None else config.line
             facts.append(Fact(kind="model", value=model, line=line, process=process, source=source))
@@ -394,6 +402,7 @@ def read_samples(samples: list[Sample], *, source: str = "-") -> MetricsRead:
             identity=identity,
             config_facts=tuple(sorted(facts, key=lambda f: f.line)),
             loads=tuple(loads),
+            config_labels=first_labels.get((model, identity), ()),
         )
         for (model, identity), (facts, loads) in groups.items()
     )
@@ -477,6 +486,24 @@ def _histogram(
     return Histogram(
         name=name, buckets=tuple(buckets), count=count.value, sum=total.value, line=line
     )
+
+
+def read_metrics_file(path: str) -> bytes:
+    """A saved /metrics text, at most ``MAX_METRICS_BYTES``.
+
+    Raises:
+        InputError: it cannot be read, is too big, or is not a Prometheus text.
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_METRICS_BYTES + 1)
+    except OSError as err:
+        raise InputError(f"{path}: cannot read it ({err.strerror or err})") from None
+    if len(data) > MAX_METRICS_BYTES:
+        raise InputError(f"{path}: over {MAX_METRICS_BYTES >> 20} MiB: not a /metrics text")
+    if not looks_like_metrics(data):
+        raise InputError(f"{path}: not a Prometheus /metrics text")
+    return data
 
 
 def fetch_metrics(url: str, *, timeout_s: float = METRICS_TIMEOUT_S) -> bytes:

@@ -105,6 +105,10 @@ def _headline(report: Any) -> str:
     return text
 
 
+def _first_with_pool(reports: Sequence[Report]) -> Report | None:
+    return next((r for r in reports if r.has_pool), None)
+
+
 def github_annotations(
     results: Sequence[InputResult], *, min_users: int | None = None
 ) -> list[str]:
@@ -150,12 +154,14 @@ def github_annotations(
                             title=f"vllm-logread {ch.name}",
                         )
                     )
-            if min_users is not None and (r.users is None or r.users < min_users):
-                got = "unknown" if r.users is None else f"only {r.users:,}"
+            gate = s.gate  # what the gate judged (outcome.judged): never judged again here
+            if gate is not None and not gate.passed and r is _first_with_pool(reports):
+                got = "unknown" if gate.users is None else f"only {gate.users:,}"
+                margin = f" --margin {gate.margin_pct:g}%" if gate.margin_pct else ""
                 out.append(
                     annotation(
                         "error",
-                        f"--min-users {min_users:,}: {got} users fit "
+                        f"--min-users {gate.min_users:,}{margin}: {got} users fit "
                         + (
                             "of the mix"
                             if r.workload.is_mix

@@ -217,6 +217,8 @@ def json_text(
             obj["exit_code"] = res.exit_code
             obj["error"] = res.error or None
             obj["gate"] = None if res.gate is None else res.gate.to_json()
+            if res.crosscheck:
+                obj["metrics_crosscheck"] = [a.to_json() for a in res.crosscheck]
             objs.append((res, obj))
     out: dict[str, Any]
     if len(objs) == 1 and not unread:

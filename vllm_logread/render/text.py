@@ -14,6 +14,7 @@ from ..events import InputResult, Output
 from ..kv.config import repo_of_snapshot
 from ..kv.specs import KVSpec
 from ..read.metrics import Server
+from ..report.crosscheck import Agreement
 from ..report.model import Report
 from ..report.plan import TargetPlan
 from ..report.whatif import WhatIf
@@ -969,3 +970,21 @@ def mix_lines(r: Report, c: Any) -> list[str]:
         )
     )
     return lines
+
+
+def crosscheck_text(agreements: Sequence[Agreement], *, metrics: str) -> str:
+    """--compare-metrics: each figure the log and /metrics state, a line each, and why
+    one differs (the rule that explains it)."""
+    differ = [a for a in agreements if a.status == "differs"]
+    head = "== vllm-logread log vs /metrics: " + (
+        f"{len(differ)} of {len(agreements)} figures differ" if differ else "they agree"
+    )
+    lines = [head, f"  /metrics:  {metrics}"]
+    for a in agreements:
+        where = f" (line {a.log_line:,})" if a.log_line is not None else ""
+        log = "-" if a.log_value is None else a.log_value
+        met = "-" if a.metrics_value is None else a.metrics_value
+        lines.append(f"  {a.name:<26} log {log}{where}, /metrics {met}: {a.status}")
+        if a.why:
+            lines.append(f"    why: {a.why}")
+    return "\n".join(wrap_line(line) for line in lines)
