@@ -243,3 +243,19 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "index.html").is_file()
+
+
+def test_every_option_of_every_command_is_in_the_docs() -> None:
+    # A new option is documented where its command is (docs/<command>.md or the page
+    # of its job), not only in --help.
+    assert isinstance(main, click.Group)
+    text = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
+    missing = [
+        f"{name} {opt}"
+        for name, command in main.commands.items()
+        for param in command.params
+        for opt in (*param.opts, *param.secondary_opts)
+        if opt.startswith("--")
+        and not re.search(r"(?<![\w-])" + re.escape(opt) + r"(?![\w-])", text)
+    ]
+    assert not missing, "options no page of docs/ names: " + ", ".join(missing)
