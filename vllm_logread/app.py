@@ -17,7 +17,7 @@ the CLI shows with click's usage line; every other error is one
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, Any, Protocol
 
@@ -27,9 +27,10 @@ from .events import Output, parse_margin_pct
 from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
 from .outcome import ExitStatus, gate_note, judged, results_of, worst
+from .read.facts import Fact
 from .read.metrics import fetch_metrics, read_metrics, read_metrics_file
 from .render.ci import Extras
-from .render.json import json_text
+from .render.json import StatsJsonl, json_text
 from .render.tables import StatsCsv
 from .render.text import crosscheck_text, output_text
 from .report.crosscheck import Agreement, crosscheck, pick_server
@@ -105,6 +106,7 @@ class ReadOptions:
     all_boots: bool = False
     echo: bool | None = None
     stats_csv: str | None = None
+    stats_jsonl: str | None = None
     no_stats: bool = False
     what_if: tuple[str, ...] = ()
     target_users: int | None = None
@@ -158,6 +160,7 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         load_config(opts.config)  # an explicit --config that cannot be read: exit 2
     try:
         csv = StatsCsv(opts.stats_csv) if opts.stats_csv else None
+        jsonl = StatsJsonl(opts.stats_jsonl) if opts.stats_jsonl else None
     except LogReadError as err:
         raise OptionsError(str(err)) from err
     extras = Extras(
@@ -199,6 +202,7 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         on_stats=extras.on_stats(
             None if csv is None else csv.add, None if sim_rows is None else sim_rows.add
         ),
+        on_stats_facts=None if jsonl is None else jsonl.add,
         failures=failures,
         sim_rows=sim_rows,
     )
@@ -215,6 +219,8 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         for name, stream in inputs:
             if name != "-":
                 stream.close()
+        if jsonl is not None:
+            jsonl.close()
     if csv is not None:
         csv.close()
     return job.finish(extras)
@@ -299,6 +305,7 @@ class _Job:
     is_quiet: bool  # no report text while reading (JSON, a table or annotations)
     is_echo: bool  # input bytes pass through to stdout
     on_stats: StatsSink | None
+    on_stats_facts: Callable[[list[Fact]], None] | None = None  # --stats-jsonl
     failures: Unread = field(default_factory=list)  # inputs that could not be opened
     sessions: list[Session] = field(default_factory=list)
     sim_rows: Any = None  # --simulate: a StatsRecorder of every stats line
@@ -310,7 +317,9 @@ class _Job:
                 name,
                 self.options,
                 spec_resolver=resolve_spec,
-                keep_all_facts=self.is_json,
+                keep_all_facts=False,
+                list_boot_facts=self.is_json,
+                on_stats_facts=self.on_stats_facts,
                 on_stats=self.on_stats,
                 read_stats=not self.opts.no_stats,
                 is_live=is_live_stream(stream, is_stdin=name == "-"),

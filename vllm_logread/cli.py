@@ -257,6 +257,13 @@ class _Terminal:
     "prompt_tps, generation_tps, preemptions) to FILE as CSV; needs pandas.",
 )
 @click.option(
+    "--stats-jsonl",
+    metavar="FILE",
+    default=None,
+    help="Write every stats line's facts to FILE as JSON Lines, as they are read "
+    "(--json holds the load folded).",
+)
+@click.option(
     "--no-stats",
     "no_stats",
     is_flag=True,

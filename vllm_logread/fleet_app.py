@@ -65,6 +65,7 @@ _NOT_WITH_PROMETHEUS = (
     ("metrics_url", "--metrics-url"),
     ("echo", "--echo"),
     ("stats_csv", "--stats-csv"),
+    ("stats_jsonl", "--stats-jsonl"),
     ("what_if", "--what-if"),
     ("target_users", "--target-users"),
     ("plot_path", "--plot"),

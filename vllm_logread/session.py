@@ -92,8 +92,9 @@ def feed_session(session: Session, data: bytes) -> list[Output]:
         load_facts = [f for load in server.loads for f in load.facts]
         for f in server.config_facts:
             boot.add(f)
-        if session.keep_all_facts:
-            # As for a log: the load's facts are listed, and kept in the boot.
+        if session.keep_all_facts or session.list_boot_facts:
+            # A /metrics text (5 MiB at most) lists its load's gauges too, one
+            # snapshot per engine, and keeps them in the boot.
             for f in load_facts:
                 boot.add(f)
             session.facts.extend(sorted([*server.config_facts, *load_facts], key=lambda f: f.line))
@@ -195,6 +196,14 @@ def observed_from_metrics(server: Server) -> ObservedWorkload | None:
 SETTLE_LINES = 5_000
 
 
+# --json lists each stats line's facts (and V0's preemption warnings') for the
+# first this many stats lines of an input, then folds the rest into the load
+# alone: a bug report's capture (a few dozen) is listed whole, and a day of a
+# busy server's log (600,736 stats lines in the 1.6 GB benchmark log) keeps its
+# memory flat (1,000 lines x 8 facts).
+MAX_LISTED_STATS_LINES = 1_000
+
+
 # A boot whose pool is known but whose last pool line may still come (another
 # TP rank's repeat, a concurrency line) is reported after this much silence
 # on a live pipe; vLLM prints those lines within milliseconds of each other.
@@ -218,6 +227,14 @@ class BootRouter:
     ``--stats-csv``). With ``read_stats=False`` stats lines and V0 preemption
     warnings are not looked for (``--no-stats``: the boot report alone, found
     through the boot lines' markers only).
+
+    ``keep_all_facts``: every line in boot mode, every fact listed in ``facts``
+    (the reference reading: tests, ``diff``). ``list_boot_facts`` (``--json``):
+    the boot lines' facts listed, up to the boot's serving (``SETTLE_LINES``,
+    ``Session._is_settled``); the stats lines' and request lines' are folded
+    into the load and the workload seen, never listed, so memory stays flat.
+    ``on_stats_facts`` (``--stats-jsonl``) is handed each stats line's facts (and
+    V0 preemption warnings') as they are read.
     """
 
     source: str
@@ -226,6 +243,9 @@ class BootRouter:
     keep_all_facts: bool = True
     on_stats: StatsSink | None = None
     read_stats: bool = True
+    list_boot_facts: bool = False
+    on_stats_facts: Callable[[list[Fact]], None] | None = None
+    _num_listed_stats: int = 0  # stats lines listed in --json's facts (list_boot_facts)
     # A live pipe (True) reports a boot the moment its pool is known, then again only
     # when the answer changes, marked as an update. A file (False) reports each boot
     # once, after its last line: every fact of the boot is in (a pool line's later
@@ -336,17 +356,20 @@ class BootRouter:
 
     def _add_line(self, line: list[Fact]) -> list[Output]:
         out: list[Output] = []
-        if self.keep_all_facts:
-            self.facts.extend(line)
         first = line[0].kind
-        if first in _REQUEST_KINDS:
-            # A request line (--enable-log-requests): the workload seen, folded per boot.
-            self.fold_requests([(f.kind, int(f.value)) for f in line], line[0].line)
-            return out
+        is_request = first in _REQUEST_KINDS
         # A stats line (printed by the API server) or V0's preemption warning
         # is the load of the current boot, never one of a boot's own facts.
         is_v0_warning = first == "preemptions" and len(line) == 1
         is_load = first in STATS_KINDS or is_v0_warning
+        if self.keep_all_facts or (self.list_boot_facts and not is_request and not is_load):
+            self.facts.extend(line)
+        if is_load:
+            self.stats_facts(line)
+        if is_request:
+            # A request line (--enable-log-requests): the workload seen, folded per boot.
+            self.fold_requests([(f.kind, int(f.value)) for f in line], line[0].line)
+            return out
         if not is_load or self.keep_all_facts:
             prev = self.tracker.current
             # A version line after the boot was reported is a restart.
@@ -362,7 +385,7 @@ class BootRouter:
             out += self._report_again(boot, line)
         if is_v0_warning and engine_generation(boot) == "V1":
             # Not V1's (see ServingReader.v0_warnings): a pasted line, counted by neither
-            # reading mode; --json still lists its fact.
+            # reading mode; the reference reading (keep_all_facts) still lists its fact.
             is_load = False
         if is_load:
             alerts = [
@@ -373,6 +396,26 @@ class BootRouter:
             if self.on_stats is not None and first != "preemptions":
                 self._stats_row(line)
         return out
+
+    def stats_facts(self, line: list[Fact]) -> None:
+        """A stats line's (or V0 preemption warning's) facts: to ``--stats-jsonl``, and
+        listed in ``--json``'s facts up to ``MAX_LISTED_STATS_LINES`` (a bug report's
+        log is listed whole; a day's log keeps the first ones and folds the rest)."""
+        if self.list_boot_facts and not self.keep_all_facts:
+            if self._num_listed_stats < MAX_LISTED_STATS_LINES:
+                self._num_listed_stats += 1
+                self.facts.extend(line)
+        if self.on_stats_facts is not None:
+            self.on_stats_facts(line)
+
+    def wants_stats_facts(self) -> bool:
+        """Whether serving mode must still make each stats line's facts (its fast path,
+        column by column, does not): ``--stats-jsonl``, or ``--json`` under its cap."""
+        return self.on_stats_facts is not None or (
+            self.list_boot_facts
+            and not self.keep_all_facts
+            and self._num_listed_stats < MAX_LISTED_STATS_LINES
+        )
 
     def fold_requests(self, values: list[tuple[str, int]], line: int | None = None) -> None:
         """Request lines' values (kind, tokens) into the current boot's tally."""
@@ -557,8 +600,20 @@ class Session(BootRouter):
     def __post_init__(self) -> None:
         self._scanner = Scanner(self.source, read_stats=self.read_stats)
         self._serving_reader = ServingReader(
-            self.source, self._framing, self, on_stats=self.on_stats
+            self.source,
+            self._framing,
+            self,
+            on_stats=self.on_stats,
+            on_facts=self._serving_stats_facts if self.wants_stats_facts() else None,
         )
+
+    def _serving_stats_facts(self, line: list[Fact]) -> None:
+        """Serving mode's stats facts: listed and streamed; once ``--json`` has listed
+        its ``MAX_LISTED_STATS_LINES`` and nothing streams, serving mode's fast path
+        (no facts made) takes over again."""
+        self.stats_facts(line)
+        if not self.wants_stats_facts():
+            self._serving_reader.on_facts = None
 
     @property
     def recount(self) -> Callable[[int, int], int] | None:
@@ -652,30 +707,43 @@ class Session(BootRouter):
         """
         out: list[Output] = []
         framing = self._framing
-        if self._is_serving:
-            lazy = framing.read_lazily(at)
-            cut = hand_back(buf, start, end)
-            if self.read_stats:
-                # (counts the lines too, or leaves them uncounted)
-                out += self._say(self.tracker.current, self._serving_reader.serve(buf, start, cut))
-            elif at is not None and lazy:
-                framing.leave(at + start)
-            else:
-                framing.lines += buf.count(b"\n", start, cut)
-            if cut == end:
+        while True:
+            if self._is_serving:
+                lazy = framing.read_lazily(at)
+                cut = hand_back(buf, start, end)
+                if self.read_stats:
+                    # (counts the lines too, or leaves them uncounted)
+                    out += self._say(
+                        self.tracker.current, self._serving_reader.serve(buf, start, cut)
+                    )
+                elif at is not None and lazy:
+                    framing.leave(at + start)
+                else:
+                    framing.lines += buf.count(b"\n", start, cut)
+                if cut == end:
+                    return out
+                if at is not None and lazy:
+                    framing.settle(at + cut)
+                # A new boot (or a pool line) may start here: boot mode from this line on.
+                self._is_serving = False
+                self._scanner = Scanner(self.source, read_stats=self.read_stats)
+                self._line_base = framing.lines
+                start = cut
+            # Boot mode a slice at a time, so that serving mode takes over within
+            # _BOOT_SLICE_BYTES of the report, not at the end of a megabyte chunk:
+            # the generated log's first megabyte holds 1,800 request lines, which
+            # cost the Scanner 0.1 s when it read them all.
+            stop = end
+            if not self.keep_all_facts and not framing.is_utf16 and end - start > _BOOT_SLICE_BYTES:
+                stop = buf.find(b"\n", start + _BOOT_SLICE_BYTES, end) + 1 or end
+            part = buf if start == 0 and stop == len(buf) else buf[start:stop]
+            sample = buf[start:end] if stop != end and self._scanner.is_first else None
+            out += self._events(self._scanner.feed(part, sample=sample), self._line_base)
+            framing.lines += part.count(b"\n")
+            self._enter_serving()
+            if stop == end:
                 return out
-            if at is not None and lazy:
-                framing.settle(at + cut)
-            # A new boot (or a pool line) may start here: boot mode from this line on.
-            self._is_serving = False
-            self._scanner = Scanner(self.source, read_stats=self.read_stats)
-            self._line_base = framing.lines
-            start = cut
-        part = buf if start == 0 and end == len(buf) else buf[start:end]
-        out += self._events(self._scanner.feed(part), self._line_base)
-        framing.lines += part.count(b"\n")
-        self._enter_serving()
-        return out
+            start = stop
 
     def _enter_serving(self) -> None:
         """Serving mode once the current boot is reported and the Scanner is
@@ -717,6 +785,10 @@ class Session(BootRouter):
     def read_events(self, events: list[Event], base: int) -> list[Output]:
         """A line serving mode left to the patterns table."""
         return self._events(events, base)
+
+
+#: Boot mode reads this much at a time (see Session._take_lines).
+_BOOT_SLICE_BYTES = 64 * 1024
 
 
 #: The facts of a request line (patterns.py rows request_received, request_details).

@@ -238,12 +238,26 @@ class Scanner:
         """Whether the input is a terminal capture hard-wrapped at a fixed width."""
         return self._wrap_width is not None
 
-    def feed(self, data: bytes) -> list[Event]:
-        """Take the next bytes of the input; return events for completed lines."""
+    @property
+    def is_first(self) -> bool:
+        """No bytes were fed yet."""
+        return self._first
+
+    def feed(self, data: bytes, *, sample: bytes | None = None) -> list[Event]:
+        """Take the next bytes of the input; return events for completed lines.
+
+        ``sample``: the first bytes the input has, when ``data`` is only their
+        head (the session feeds a chunk a slice at a time): a hard-wrapped
+        capture is recognised from them (``wrap_width``), as if fed whole.
+        """
         if self._first and data:
             self._first = False
             data = self._sniff(data)
-            self._wrap_width = wrap_width(data)
+            if sample is not None and self._utf16 is None:
+                data_sample = sample[3:] if sample[:3] == b"\xef\xbb\xbf" else sample
+            else:
+                data_sample = data
+            self._wrap_width = wrap_width(data_sample)
         elif self._utf16 is not None:
             data = self._recode(data)
         if self._skipping_long:
@@ -496,6 +510,8 @@ class Scanner:
 
 def _columns(line: bytes) -> int:
     """Terminal columns of a line (characters; ANSI colours take none)."""
+    if line.isascii() and b"\x1b" not in line:
+        return len(line)  # (the common line: no decoding; wrap_width asks 4,000 times)
     text = line.decode("utf-8", errors="replace")
     if "\x1b" in text:
         text = _re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)

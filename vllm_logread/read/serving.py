@@ -18,12 +18,13 @@ gives back.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import re
 from collections.abc import Callable, Sequence
 from typing import Final, Generic, Literal, Protocol, TypeAlias, TypeVar, cast
 
-from .facts import Event
+from .facts import Event, Fact
 from .framing import Framing, LineCounter
 from .lines import header_time_at
 from .patterns import (
@@ -38,12 +39,14 @@ from .stats import (
     STATS_ENGINE_FAST,
     STATS_FAST,
     STATS_FAST_COLUMNS,
+    STATS_LINE,
     STATS_MARKER,
     TIME_SHAPE_BYTES,
     StatsBatch,
     header_seconds,
     ints_of,
     kv_pcts_of,
+    stats_line_facts,
 )
 
 _HAND_BACK_DENSE = 256  # anchor hits in a chunk before searching the heads
@@ -298,11 +301,13 @@ class ServingReader(Generic[T]):
         framing: Framing,
         sink: ServingSink[T],
         on_stats: StatsSink | None = None,
+        on_facts: Callable[[list[Fact]], None] | None = None,
     ) -> None:
         self.source = source
         self.framing = framing
         self.sink = sink
         self.on_stats = on_stats
+        self.on_facts = on_facts  # each stats line's facts (--stats-jsonl)
         self.v0_warnings = True
         self._heads = _Heads()
 
@@ -325,7 +330,12 @@ class ServingReader(Generic[T]):
         """
         self._requests(buf, start, stop)
         p_pre = buf.find(_PREEMPT_MARKER, start, stop) if self.v0_warnings else -1
-        if p_pre < 0 and self._heads.chunk_rx is not None and self.on_stats is None:
+        if (
+            p_pre < 0
+            and self._heads.chunk_rx is not None
+            and self.on_stats is None
+            and self.on_facts is None
+        ):
             out = self._serve_chunk(buf, start, stop)
             if out is not None:
                 return out
@@ -501,17 +511,22 @@ class ServingReader(Generic[T]):
         values = tuple(zip(*groups, strict=True))
         alerts = self._fold_columns(engines, times, seconds, values)
         out: list[T] = []
-        on_stats = self.on_stats
-        if on_stats is None:
+        on_stats, on_facts = self.on_stats, self.on_facts
+        if on_stats is None and on_facts is None:
             for i, say in alerts:
                 out.append(say(lines.line_at(buf.rfind(b"\n", 0, offsets[i]) + 1)))
             return out
         k = 0
         for i, p in enumerate(offsets):
-            number = lines.line_at(buf.rfind(b"\n", 0, p) + 1)
+            ls = buf.rfind(b"\n", 0, p) + 1
+            number = lines.line_at(ls)
             while k < len(alerts) and alerts[k][0] == i:
                 out.append(alerts[k][1](number))
                 k += 1
+            if on_facts is not None:
+                on_facts(self._line_facts(buf[ls : buf.find(b"\n", p)], number))
+            if on_stats is None:
+                continue
             g, t = groups[i], times[i]
             on_stats(
                 None if t is None else t.decode(),
@@ -525,6 +540,17 @@ class ServingReader(Generic[T]):
                 number,
             )
         return out
+
+    def _line_facts(self, line: bytes, number: int) -> list[Fact]:
+        """A stats line's facts, as boot mode gives them (stats.STATS_LINE, else
+        the patterns table): for ``on_facts``."""
+        m = STATS_LINE.fullmatch(line)
+        if m is not None:
+            events = stats_line_facts(m, number, self.source)
+        else:
+            events = list(scan_bytes(line + b"\n", self.source))
+            events = [dataclasses.replace(e, line=number) for e in events]
+        return [e for e in events if isinstance(e, Fact)]
 
     def _slow_line_at(self, buf: bytes, p: int, lines: LineCounter) -> list[T]:
         """The line of ``buf`` holding offset ``p``, through the patterns table."""

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import UsageError
 from ..events import InputResult
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
@@ -413,3 +414,56 @@ def mix_json(report: Any) -> dict[str, Any]:
             "shared_blocks": 0 if c is None else c.shared_prefix_blocks,
         }
     return out
+
+
+class StatsJsonl:
+    """``--stats-jsonl FILE``: every stats line's facts (and V0's preemption
+    warnings'), one JSON object a line, written as the lines are read, so that
+    the ``--json`` document can hold the load folded (``load``) and memory stays
+    flat however long the log.
+
+    Each object is a fact in FACTS.md's shape (``kind``, ``value``, ``line``,
+    ``process``) with the input it came from (``source``) and the line's header
+    time (``time``, ``MM-DD HH:MM:SS``; null: none printed). The file is created
+    (emptied) at once, so a bad path fails before any reading.
+    """
+
+    def __init__(self, path: str) -> None:
+        try:
+            self._out = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        except OSError as err:
+            raise UsageError(f"--stats-jsonl {path}: cannot write it ({err.strerror})") from None
+        self.path = path
+        self.num_facts = 0
+        # The JSON of the strings a log repeats (sources, processes, times, engines).
+        self._texts: dict[str | None, str] = {None: "null"}
+
+    def add(self, facts: list[Fact]) -> None:
+        """One line's facts."""
+        texts = self._texts
+        lines = []
+        for f in facts:
+            parts = []
+            for text in (f.source, f.time, f.process):
+                if text not in texts:
+                    if len(texts) > 4096:
+                        texts.clear()
+                        texts[None] = "null"
+                    texts[text] = json.dumps(text, ensure_ascii=False)
+                parts.append(texts[text])
+            value = f.value
+            if isinstance(value, str):
+                value_text = json.dumps(value, ensure_ascii=False)
+            elif isinstance(value, bool):
+                value_text = "true" if value else "false"
+            else:
+                value_text = json.dumps(value, allow_nan=False)
+            lines.append(
+                f'{{"source": {parts[0]}, "line": {f.line}, "time": {parts[1]}, '
+                f'"process": {parts[2]}, "kind": "{f.kind}", "value": {value_text}}}\n'
+            )
+        self._out.write("".join(lines))
+        self.num_facts += len(lines)
+
+    def close(self) -> None:
+        self._out.close()
