@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -128,23 +129,71 @@ def test_kv_command() -> None:
     assert json.loads(r.stdout)["kv_bytes_per_token"] == 147456
 
 
-def test_every_command_has_an_example_in_its_help() -> None:
-    for name in ("read", "kv", "--help"):
-        r = run(name, "--help") if name != "--help" else run("--help")
-        assert r.exit_code == 0
-        examples = r.stdout.split("Examples:", 1)[1].split("\n\n", 1)[0].strip().splitlines()
-        assert 2 <= len(examples) <= 3, f"{name} --help: {examples}"
-        assert all("vllm-logread" in line for line in examples)
-        for code in (
-            "0  ok",
-            "1  a CI gate failed",
-            "2  usage error",
-            "3  the log lacks",
-            "4  the log contradicts",
-            "130/143",
-        ):
-            assert code in r.stdout, f"{name} --help lacks exit code {code!r}"
+#: Each command's exit codes, as its --help must list them (README, "Exit codes").
+HELP_EXIT_CODES = {
+    "--help": (
+        "0  ok",
+        "1  a CI gate failed",
+        "2  usage error",
+        "3  the log lacks",
+        "4  the log contradicts",
+        "130/143",
+    ),
+    "read": (
+        "0  ok",
+        "1  a CI gate failed",
+        "2  usage error",
+        "3  the log lacks",
+        "4  the log contradicts",
+        "130/143",
+    ),
+    "kv": ("0  ok", "2  usage error"),
+    "diff": (
+        "0  ok",
+        "1  a CI gate failed",
+        "2  usage error",
+        "3  an input lacks",
+        "4  an input contradicts",
+    ),
+    "simulate": ("0  ok", "2  usage error", "3  the log lacks"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HELP_EXIT_CODES))
+def test_every_command_help_ends_with_examples_and_exit_codes(name: str) -> None:
+    r = run(name, "--help") if name != "--help" else run("--help")
+    assert r.exit_code == 0
+    examples = r.stdout.split("Examples:", 1)[1].split("\n\n", 1)[0].strip().splitlines()
+    assert 2 <= len(examples) <= 3, f"{name} --help: {examples}"
+    assert all("vllm-logread" in line for line in examples)
+    # The help ends with them: the options first, then the examples, then the codes.
+    out = r.stdout
+    assert out.index("Options:") < out.index("Examples:") < out.index("Exit codes:")
+    tail = r.stdout.split("Exit codes:", 1)[1]
+    for code in HELP_EXIT_CODES[name]:
+        assert code in tail, f"{name} --help lacks exit code {code!r}"
+    if name in ("--help", "read"):
         assert "_VLLM_LOGREAD_COMPLETE" in r.stdout  # shell completion
+
+
+def test_every_option_of_every_command_has_help_text() -> None:
+    from vllm_logread.cli import main
+
+    assert set(main.commands) == {"read", "kv", "diff", "simulate"}
+    for name, command in main.commands.items():
+        for param in command.params:
+            if isinstance(param, click.Option):
+                assert param.help, f"{name} {param.opts[0]} has no help text"
+
+
+@pytest.mark.parametrize("command", ["read", "kv", "diff", "simulate"])
+def test_every_command_takes_format_json_and_json(command: str) -> None:
+    from vllm_logread.cli import main
+
+    names = {o for p in main.commands[command].params for o in getattr(p, "opts", ())}
+    assert {"--format", "--json"} <= names, command
+    fmt = next(p for p in main.commands[command].params if p.name == "fmt")
+    assert "json" in fmt.type.choices  # type: ignore[attr-defined]
 
 
 def test_help_does_not_import_pandas() -> None:

@@ -985,7 +985,9 @@ def test_paths_in_the_log_are_text(tmp_path: Path) -> None:
         check(result, 0)
         obj = json.loads(result.stdout)
         assert obj["model"] == model
-        assert obj["users"] == SEED_USERS
+        # A path that names no family is not exact (report/exactness.py): the pool line
+        # reads the same for a hybrid; the name that says Qwen3 is plain, 37 users.
+        assert obj["users"] == (SEED_USERS if model.endswith("Qwen3-8B") else None)
         # Nothing read from the path: no shape, or one from the shipped table by name.
         source = obj["kv_bytes_per_token_source"]
         assert source is None or "config.json at" not in source, (model, source)

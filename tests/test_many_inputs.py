@@ -38,19 +38,25 @@ def test_csv_of_every_sample_lists_the_good_and_names_the_bad_once() -> None:
     logs = sorted(str(p) for p in S.glob("*.log"))
     r = run(*logs, "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
-    sources = [row["source"] for row in rows]
     bad = [line.split(":")[0] for line in r.stderr.splitlines() if line.startswith(str(S))]
     assert len(set(bad)) == len(bad)  # each named once
     assert TQDM in bad
-    assert sources[-1] == "total"
-    assert sorted(sources[:-1] + bad) == logs  # every input either in the table or named
+    servers = [row for row in rows if row["source"] != "total"]
+    totals = [row for row in rows if row["source"] == "total"]
+    # Input order (the logs were given sorted), every input in the table or named.
+    assert [row["source"] for row in servers] == [x for x in logs if x not in bad]
+    assert rows[: len(servers)] == servers  # the totals come after every server
     seed = next(row for row in rows if row["source"] == SEED)
     assert seed["users"] == "37"
-    total, servers = rows[-1], rows[:-1]
-    if all(row["users"] for row in servers):
-        assert int(total["users"]) == sum(int(row["users"]) for row in servers)
-    else:  # a server whose users are unknown (a range): the total is unknown too, never low
-        assert total["users"] == ""
+    assert totals  # several samples share a model (Qwen/Qwen3-8B)
+    for total in totals:  # one per model with several servers, never across models
+        mine = [row for row in servers if row["model"] == total["model"]]
+        assert len(mine) >= 2, total["model"]
+        if all(row["users"] for row in mine):
+            assert int(total["users"]) == sum(int(row["users"]) for row in mine)
+        else:  # a server whose users are unknown (a range): the total is unknown, never low
+            assert total["users"] == ""
+    assert len({t["model"] for t in totals}) == len(totals)
     assert r.exit_code == 3  # the worst: no pool (wrap_tqdm), boots that serve nobody
 
 

@@ -104,17 +104,43 @@ def test_v0_pool_smaller_than_max_model_len_serves_nobody() -> None:
     # 1,478 x 16 = 23,648 tokens < 29,000: V0 raises after this line; 0 users.
     assert (r.num_blocks, r.users) == (1478, 0)
     assert r.failure is not None and "smaller than max model len 29,000" in r.failure.cause
-    assert "--max-model-len 23,648 or less" in r.failure.fix[0]
+    assert "--max-model-len 23648 or less" in r.failure.fix[0]  # paste-ready: no separator
 
 
 def test_block_size_from_the_log_wins_over_the_default() -> None:
     text = (
-        "(APIServer pid=1) INFO 11-29 10:00:01 [api_utils.py:265] non-default args: {'model': 'x',"
-        " 'block_size': 32}\n" + SEED
+        "(APIServer pid=1) INFO 11-29 10:00:01 [api_utils.py:265] non-default args: {'model': "
+        "'Qwen/Qwen3-8B', 'block_size': 32}\n" + SEED
     )
     r = report_of(text, spec=None)
     # 24,096 / 32 = 753 blocks; 752 usable; 640 tokens = 20 blocks -> 37; 576 = 18 blocks -> 41.
     assert (r.block_size, r.num_blocks, r.users, r.users_mid_answer) == (32, 753, 37, 41)
+
+
+def test_a_model_named_only_by_a_path_is_not_exact() -> None:
+    """The issue's gated-delta-net hybrid served from a folder: its pool line reads the same
+    as plain attention's, so without a config the users are not exact (exactness.py)."""
+    for model, why in (
+        ("/models/my-qwen3-next", "Qwen3-Next"),
+        ("my-served-model", "names no family the tool knows"),
+    ):
+        text = (
+            "(APIServer pid=1) INFO 11-29 10:00:01 [api_utils.py:265] non-default args: "
+            f"{{'model': '{model}'}}\n" + SEED
+        )
+        r = report_of(text, spec=None)
+        # The plain reading would be 1,505 usable blocks // 40 = 37 users: a candidate only.
+        assert r.num_blocks == 1506 and r.users is None
+        assert [u.name for u in r.unknowns] == ["attention_layout"]
+        assert why in r.unknowns[0].why and "37 users" in r.unknowns[0].candidates[0]
+        assert "--config" in r.unknowns[0].settle
+    # A stated single KV cache group settles it: plain, 37 users.
+    text = (
+        "(APIServer pid=1) INFO 11-29 10:00:01 [api_utils.py:265] non-default args: "
+        "{'model': '/models/my-qwen3-next'}\n" + SEED + "(EngineCore pid=2) INFO 11-29 "
+        "10:00:41 [kv_cache_utils.py:1200] kv cache group sizes (16), kv lcm block sizes 16\n"
+    )
+    assert report_of(text, spec=None).users == 37
 
 
 def test_cpu_backend_default_block_size_is_128() -> None:

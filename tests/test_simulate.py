@@ -479,7 +479,7 @@ def test_cli_output_dist_is_seeded(tmp_path: Path) -> None:
         (["--output-dist", "uniform:9:3"], "1 <= LO <= HI"),
         (["--output-dist", "uniform:a:3"], "whole numbers"),
         (["--output-dist", "uniform:1:3", "--output", "4"], "drop --output"),
-        (["--workload", "MIX", "--prompt", "4"], "drop --prompt"),
+        (["--workload", "MIX", "--prompt", "4"], "give it or --prompt/--output, not both"),
         (["--workload", "EMPTY"], "line 3: a request of 0 prompt tokens"),
         (["--workload", "MISSING"], "cannot read the workload"),
     ],

@@ -35,7 +35,9 @@ def single(prompt: int, output: int) -> tuple[int, int]:
 def test_a_3x2_sweep_matches_the_single_runs() -> None:
     r = run(str(SEED), "--prompt", "256,512,2048", "--output", "128,512")
     assert r.exit_code == 0, r.stderr
-    lines = r.stdout.strip().splitlines()
+    title, *lines = r.stdout.strip().splitlines()
+    # The title says once what the source column would repeat, and the model.
+    assert title == f"== vllm-logread users per workload: Qwen/Qwen3-8B, {SEED}"
     assert lines[0].split() == [
         "prompt_tokens",
         "output_tokens",
@@ -90,7 +92,9 @@ def test_csv_and_json_say_the_same() -> None:
 
 def test_markdown_sweep() -> None:
     r = run(str(SEED), "--prompt", "512", "--output", "128:512:384", "--format", "markdown")
-    assert r.stdout.splitlines()[:4] == [
+    title, blank, *table = r.stdout.splitlines()
+    assert (title, blank) == (f"**vllm-logread** users per workload: Qwen/Qwen3-8B, {SEED}", "")
+    assert table[:4] == [
         "| prompt_tokens | output_tokens | tokens_per_user | users | users_mid_answer | exact |",
         "|---:|---:|---:|---:|---:|---|",
         "| 512 | 128 | 640 | 37 | 41 | yes |",
@@ -142,18 +146,51 @@ def test_many_servers_as_csv() -> None:
     r = run(*map(str, logs), "--format", "csv")
     assert r.exit_code == 0, r.stderr
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
-    # One row per server, most users first, then the total.
-    assert [row["users"] for row in rows] == ["594", "84", "37", "715"]
-    dp = rows[0]
+    # One row per server, in input order; three models: no total (37 Qwen3-8B users
+    # and 594 Llama-3.1-8B users do not add up).
+    assert [row["users"] for row in rows] == ["37", "594", "84"]
+    dp = rows[1]
     assert (dp["model"], dp["dp"], dp["num_gpus"], dp["checks"]) == (
         "meta-llama/Llama-3.1-8B-Instruct",
         "2",
         "2",
         "pass",
     )
-    v0 = rows[1]
+    v0 = rows[2]
     assert (v0["gpu_gib"], v0["pool_tokens"], v0["num_blocks"]) == ("22.05", "54224", "3389")
-    assert rows[-1]["source"] == "total" and rows[-1]["num_gpus"] == "4"
+
+
+def test_several_inputs_total_per_model_in_every_table_format() -> None:
+    gemma = SAMPLES / "hybrid_gemma3_27b.log"
+    logs = [str(SEED), str(gemma), str(SEED)]
+    rows = list(csv.DictReader(io.StringIO(run(*logs, "--format", "csv").stdout)))
+    # Input order, then Qwen3-8B's total: 37 + 37 = 74; Gemma's one server has none.
+    assert [(row["source"], row["users"]) for row in rows[:3]] == [
+        (str(SEED), "37"),
+        (str(gemma), rows[1]["users"]),
+        (str(SEED), "37"),
+    ]
+    assert [(r["source"], r["model"], r["users"], r["num_gpus"]) for r in rows[3:]] == [
+        ("total", "Qwen/Qwen3-8B", "74", "2")
+    ]
+    md = run(*logs, "--format", "markdown").stdout
+    head = md.split("\n\n")[1].splitlines()  # the servers side by side, before each report
+    assert head[0].startswith("| source | model |")
+    assert [line.split(" | ")[0].removeprefix("| ") for line in head[2:]] == [
+        str(SEED),
+        str(gemma),
+        str(SEED),
+        "total",
+    ]
+    text = run(*logs).stdout
+    assert "== vllm-logread total: Qwen/Qwen3-8B: 74 users at 512+128 tokens over 2 servers" in text
+    total = json.loads(run(*logs, "--json").stdout)["total"]
+    assert total["users"] is None  # across two models: no one number
+    assert [(m["model"], m["num_servers"], m["users"]) for m in total["models"]][0] == (
+        "Qwen/Qwen3-8B",
+        2,
+        74,
+    )
 
 
 def test_one_server_csv_has_no_total() -> None:

@@ -3,7 +3,7 @@ console, an exit code out.
 
 cli.py parses the options into a ``ReadOptions`` and calls ``run_read``,
 which checks the options, opens the inputs, reads each through a
-``pipeline.Session`` and hands every output to the console the moment it
+``session.Session`` and hands every output to the console the moment it
 arises (on ``vllm serve ... | vllm-logread`` the report comes when the boot
 states its pool, not at the end of input), then returns the documented exit
 code. The library never prints and never exits: stdout and stderr are the
@@ -26,6 +26,14 @@ from .errors import LogReadError, MissingPoolError, UsageError
 from .events import Output, parse_margin_pct
 from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
+from .options import (
+    CommonOptions,
+    OptionsError,
+    check_common,
+    one_workload,
+    report_options,
+    unused_options,
+)
 from .outcome import ExitStatus, gate_note, judged, results_of, worst
 from .read.facts import Fact
 from .read.metrics import fetch_metrics, read_metrics, read_metrics_file
@@ -66,20 +74,14 @@ class Console(Protocol):
         ...
 
 
-class OptionsError(UsageError):
-    """Options or arguments that cannot work together; the CLI shows it as a
-    usage error (click's ``Usage:`` line, exit 2)."""
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReadOptions:
-    """The ``read`` command's options, named as its click parameters.
+class ReadOptions(CommonOptions):
+    """The ``read`` command's options, named as its click parameters; the
+    shared ones (workload, config, block size, GPU, format) are CommonOptions'.
 
     Attributes:
         files: the inputs; ``-`` or none is standard input.
         metrics_url: read a server's /metrics text instead of files.
-        prompt_tokens, output_tokens: one workload each, or several (a sweep).
-        as_json: one JSON object on stdout (also ``fmt="json"`` of one workload).
         echo: pass the input through to stdout; None: when reading stdin
             without JSON, a table or annotations on stdout.
         summary_path: ``$GITHUB_STEP_SUMMARY`` for ``--format github``.
@@ -94,11 +96,6 @@ class ReadOptions:
     prometheus: str | None = None
     since: str = "1h"
     by: tuple[str, ...] = ()
-    prompt_tokens: tuple[int, ...] = (512,)
-    output_tokens: tuple[int, ...] = (128,)
-    config: str | None = None
-    block_size: int | None = None
-    as_json: bool = False
     min_users: int | None = None
     # --margin: the gate's boot-to-boot tolerance, a percentage ("5%"); None: none.
     margin: str | None = None
@@ -110,13 +107,12 @@ class ReadOptions:
     no_stats: bool = False
     what_if: tuple[str, ...] = ()
     target_users: int | None = None
-    gpu: str | None = None
-    fmt: str = "text"
     plot_path: str | None = None
     summary_path: str | None = None
     explain: bool = False
-    workload_path: str | None = None
     shared_prefix: int = 0
+    # --sort: the servers' rows in input order (default) or most users first.
+    sort: str = "input"
     simulate: bool = False
     simulate_users: int | None = None
 
@@ -131,12 +127,9 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         LogReadError: an option value or an input that cannot be used, or a
             read that failed; its ``exit_code`` is the one to exit with.
     """
+    check_common(opts, "read", sweeps=True)
     if opts.echo and opts.as_json:
         raise OptionsError("--echo would mix log lines into the JSON; use one or the other")
-    if opts.as_json and opts.fmt not in ("text", "json"):
-        raise OptionsError(
-            f"--json is --format json: give one or the other, not --format {opts.fmt}"
-        )
     if opts.prometheus is not None:
         from .fleet_app import run_fleet  # the fleet table (fleet_app.py)
 
@@ -144,6 +137,22 @@ def run_read(opts: ReadOptions, console: Console) -> int:
             return run_fleet(opts, console)
         except UsageError as err:
             raise OptionsError(str(err)) from err
+    _check_read_options(opts)
+    files = _stats_files(opts)
+    extras = Extras(
+        fmt=opts.fmt,
+        prompts=opts.prompts,
+        outputs=opts.outputs,
+        plot_path=opts.plot_path,
+        what_ifs=opts.what_if,
+        sort=None if opts.sort == "input" else opts.sort,
+    )
+    job, inputs = _start_job(opts, console, extras, files)
+    return _read_and_finish(job, inputs, extras, files)
+
+
+def _check_read_options(opts: ReadOptions) -> None:
+    """The log read's options that cannot work, refused before any input is opened."""
     if opts.compare_metrics is not None and (opts.metrics_url or len(opts.files) > 1):
         raise OptionsError(
             "--compare-metrics holds one log against its server's /metrics: give one log file "
@@ -158,20 +167,34 @@ def run_read(opts: ReadOptions, console: Console) -> int:
             raise OptionsError(str(err)) from err
     if opts.config is not None:
         load_config(opts.config)  # an explicit --config that cannot be read: exit 2
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _StatsFiles:
+    """--stats-csv and --stats-jsonl: opened before reading, closed after it."""
+
+    csv: StatsCsv | None
+    jsonl: StatsJsonl | None
+
+
+def _stats_files(opts: ReadOptions) -> _StatsFiles:
+    """The stats files, opened before reading: a file that cannot be written is exit 2."""
     try:
         csv = StatsCsv(opts.stats_csv) if opts.stats_csv else None
         jsonl = StatsJsonl(opts.stats_jsonl) if opts.stats_jsonl else None
     except LogReadError as err:
         raise OptionsError(str(err)) from err
-    extras = Extras(
-        fmt=opts.fmt,
-        prompts=opts.prompt_tokens,
-        outputs=opts.output_tokens,
-        plot_path=opts.plot_path,
-        what_ifs=opts.what_if,
-        gpu=opts.gpu,
-    )
+    return _StatsFiles(csv=csv, jsonl=jsonl)
+
+
+def _start_job(
+    opts: ReadOptions, console: Console, extras: Extras, files: _StatsFiles
+) -> tuple[_Job, Inputs]:
+    """The workload and report options, then the inputs opened, as one job to read."""
+    csv, jsonl = files.csv, files.jsonl
     is_json = opts.as_json or extras.is_json
+    for note in unused_options(opts, "json" if is_json else opts.fmt):
+        console.err(note)
     is_quiet = is_json or extras.is_quiet  # stdout is JSON, a table or annotations
     workload = _workload(opts)  # before any input is opened: a bad file exits 2 at once
     failures: Unread = []
@@ -187,14 +210,12 @@ def run_read(opts: ReadOptions, console: Console) -> int:
     job = _Job(
         opts=opts,
         console=console,
-        options=Options(
-            workload=workload,
+        options=report_options(
+            opts,
+            workload,
             shared_prefix_tokens=opts.shared_prefix,
-            config=opts.config,
-            block_size=opts.block_size,
             what_ifs=extras.changes,
             target_users=opts.target_users,
-            gpu=extras.gpu,
         ),
         is_json=is_json,
         is_quiet=is_quiet,
@@ -206,6 +227,12 @@ def run_read(opts: ReadOptions, console: Console) -> int:
         failures=failures,
         sim_rows=sim_rows,
     )
+    return job, inputs
+
+
+def _read_and_finish(job: _Job, inputs: Inputs, extras: Extras, files: _StatsFiles) -> int:
+    """Read every input under the signal handlers, close them, and say the exit code."""
+    csv, jsonl = files.csv, files.jsonl
     try:
         with signals_as_exceptions():
             job.read(inputs)
@@ -229,25 +256,13 @@ def run_read(opts: ReadOptions, console: Console) -> int:
 def _workload(opts: ReadOptions) -> Workload:
     """--workload FILE's mix, or the --prompt/--output pair; a --shared-prefix
     longer than a prompt is a usage error (no prompt can start with it)."""
-    if opts.workload_path is not None:
-        from .workload import read_workload
-
-        if len(opts.prompt_tokens) > 1 or len(opts.output_tokens) > 1:
-            raise OptionsError(
-                "--workload FILE is the workload: it does not sweep --prompt/--output"
-            )
-        mix = read_workload(opts.workload_path)
-        workload = Workload.of_mix(mix.requests, source=mix.source)
-    else:
-        workload = Workload(
-            prompt_tokens=opts.prompt_tokens[0], output_tokens=opts.output_tokens[0]
-        )
+    workload = one_workload(opts)
     if opts.shared_prefix > 0:
         short = min(workload.rows, key=lambda r: r.prompt_tokens)
         if opts.shared_prefix > short.prompt_tokens:
             where = "the workload's shortest prompt" if workload.is_mix else "--prompt"
             raise OptionsError(
-                f"--shared-prefix {opts.shared_prefix:,} is longer than {where} "
+                f"--shared-prefix {opts.shared_prefix} is longer than {where} "
                 f"({short.prompt_tokens:,} tokens): the prefix is part of every prompt"
             )
     return workload
@@ -416,8 +431,8 @@ class _Job:
             self.sessions[-1],
             item.summary,
             self.sim_rows.rows,
-            prompt_tokens=self.opts.prompt_tokens[0],
-            output_tokens=self.opts.output_tokens[0],
+            prompt_tokens=self.opts.prompts[0],
+            output_tokens=self.opts.outputs[0],
             users=self.opts.simulate_users,
         )
         if said is None:

@@ -40,25 +40,135 @@ Shell completion: eval "$(_VLLM_LOGREAD_COMPLETE=bash_source vllm-logread)"
 """
 
 
-def _one_workload(when: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--prompt`` and ``--output`` as one user's tokens (kv, diff; ``read`` takes lists)."""
+def _options(*decorators: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Several click options as one decorator, in the order given."""
 
     def add(f: Callable[..., Any]) -> Callable[..., Any]:
-        for name, dest, default, what in (
-            ("--output", "output_tokens", 128, "output"),
-            ("--prompt", "prompt_tokens", 512, "prompt"),
-        ):
-            f = click.option(
-                name,
-                dest,
-                type=click.IntRange(0),
-                default=default,
-                show_default=True,
-                help=f"{when}{what.capitalize() if not when else what} tokens per user.",
-            )(f)
+        for d in reversed(decorators):
+            f = d(f)
         return f
 
     return add
+
+
+def _workload(*, sweeps: bool, with_file: bool = True) -> Callable[..., Any]:
+    """``--prompt``, ``--output`` (read's grammar in every command) and ``--workload``."""
+    what = (
+        "; a list (256,512,2048) or a range (256:2048:256) sweeps"
+        if sweeps
+        else " (one value: read sweeps lists and ranges)"
+    )
+    opts = [
+        click.option(
+            "--prompt",
+            "prompt_tokens",
+            type=_IntList(),
+            default=None,
+            help=f"Prompt tokens per user{what}.  [default: 512]",
+        ),
+        click.option(
+            "--output",
+            "output_tokens",
+            type=_IntList(),
+            default=None,
+            help=f"Output tokens per user{what}.  [default: 128]",
+        ),
+    ]
+    if with_file:
+        opts.append(
+            click.option(
+                "--workload",
+                "workload_path",
+                metavar="FILE",
+                default=None,
+                help="A mix of requests (CSV or JSONL: prompt and output tokens per request, an "
+                "optional count), instead of --prompt/--output (giving both is a usage error).",
+            )
+        )
+    return _options(*opts)
+
+
+def _config(what: str = "") -> Callable[..., Any]:
+    return click.option(
+        "--config",
+        "config",
+        metavar="PATH",
+        default=None,
+        help=f"The model's config.json (or its folder){what}; default: the offline Hugging Face "
+        "cache, then the shipped table.",
+    )
+
+
+def _block_size(what: str) -> Callable[..., Any]:
+    return click.option(
+        "--block-size",
+        type=click.IntRange(1, 1_000_000),
+        default=None,
+        help=f"KV block size {what}.",
+    )
+
+
+def _gpu(what: str) -> Callable[..., Any]:
+    """``--gpu NAME`` (the GPU table, nvidia-smi's and ROCm's names too) and
+    ``--gpu-memory-gib N`` (any card)."""
+    return _options(
+        click.option(
+            "--gpu",
+            metavar="NAME",
+            default=None,
+            help=f"{what} A name of the GPU table (vllm-logread kv --list-gpus), nvidia-smi's "
+            "or ROCm's ('NVIDIA H100 80GB HBM3', 'AMD Instinct MI300X') too.",
+        ),
+        click.option(
+            "--gpu-memory-gib",
+            type=click.FloatRange(0, min_open=True),
+            default=None,
+            metavar="N",
+            help="Instead of --gpu, any card: its total memory in GiB as the driver reports "
+            "it (vLLM's total_gpu_memory; a bit less than nvidia-smi's MiB / 1024).",
+        ),
+    )
+
+
+def _format(command: str, what: str) -> Callable[..., Any]:
+    """``--format`` (the command's formats, options.FORMATS) and ``--json``."""
+    from .options import FORMATS
+
+    return _options(
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(list(FORMATS[command])),
+            default="text",
+            show_default=True,
+            help=what,
+        ),
+        click.option(
+            "--json",
+            "as_json",
+            is_flag=True,
+            help="Print one JSON object (= --format json), with its schema_version.",
+        ),
+    )
+
+
+def _given(params: dict[str, Any]) -> dict[str, Any]:
+    """The options given (click's None for an option not given is the options
+    class's own default)."""
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def _run(job: Callable[[], int]) -> None:
+    """Run a command's library call; its errors as click's, its code as the exit."""
+    from .options import OptionsError
+
+    try:
+        code = job()
+    except OptionsError as err:
+        raise click.UsageError(str(err)) from err
+    except LogReadError as err:
+        raise _error(err) from err
+    sys.exit(code)
 
 
 class _DefaultGroup(click.Group):
@@ -72,22 +182,25 @@ class _DefaultGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
+MAIN_EXAMPLES = """\b
+Examples:
+  vllm-logread sample_logs/seed_qwen3-8b_l4.log --prompt 512 --output 128
+  vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
+  vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
+
+"""
+
+
 @click.group(
     cls=_DefaultGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
-    epilog=EXIT_CODES,
+    epilog=MAIN_EXAMPLES + EXIT_CODES,
 )
 @click.version_option(package_name="vllm-logread")
 def main() -> None:
     """Read a vLLM log and say how many users really fit in its KV cache.
 
     The default command is `read`; `vllm-logread FILE` is `vllm-logread read FILE`.
-
-    \b
-    Examples:
-      vllm-logread sample_logs/seed_qwen3-8b_l4.log --prompt 512 --output 128
-      vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
-      vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
     """
 
 
@@ -120,7 +233,7 @@ class _IntList(click.ParamType):  # type: ignore[type-arg]
 class _Terminal:
     """The library's Console (app.py) over this process's stdin, stdout, stderr.
 
-    stdout goes through live.Sink, which goes quiet when its reader closes
+    stdout goes through terminal.Sink, which goes quiet when its reader closes
     (``| head -3``) so that a live pipe is read on to the end.
     """
 
@@ -143,7 +256,16 @@ class _Terminal:
         click.echo(text, err=True)
 
 
-@main.command("read", epilog=EXIT_CODES)
+READ_EXAMPLES = """\b
+Examples:
+  vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
+  vllm-logread boot.log --prompt 256,512 --min-users 30 --json > capacity.json
+  vllm-logread logs/*.log --format csv
+
+"""
+
+
+@main.command("read", epilog=READ_EXAMPLES + EXIT_CODES)
 @click.argument("files", nargs=-1, metavar="[FILE]...")
 @click.option(
     "--metrics-url",
@@ -181,40 +303,17 @@ class _Terminal:
     help="With --prometheus: the labels that identify a server (default instance,model_name,"
     "engine; --by instance folds an instance's engines into one row).",
 )
-@click.option(
-    "--prompt",
-    "prompt_tokens",
-    type=_IntList(),
-    default=512,
-    show_default=True,
-    help="Prompt tokens per user; a list (256,512,2048) or a range (256:2048:256) sweeps.",
+@_workload(sweeps=True)
+@_config()
+@_block_size("when the log does not state it (default: vLLM's for the device)")
+@_format(
+    "read",
+    "text; markdown (for any CI); csv (one row per server, or the sweep); json; github "
+    "(Actions annotations, and a summary to $GITHUB_STEP_SUMMARY).",
 )
-@click.option(
-    "--output",
-    "output_tokens",
-    type=_IntList(),
-    default=128,
-    show_default=True,
-    help="Output tokens per user; a list or a range sweeps (a table of users per workload).",
-)
-@click.option(
-    "--config",
-    "config",
-    metavar="PATH",
-    help="The model's config.json (or its folder); default: the offline Hugging Face "
-    "cache, then the shipped table.",
-)
-@click.option(
-    "--block-size",
-    type=click.IntRange(1, 1_000_000),
-    default=None,
-    help="KV block size when the log does not state it (default: vLLM's for the device).",
-)
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print one JSON object, whatever else is asked (= --format json).",
+@_gpu(
+    "The GPU the log came from, when the log does not state its total memory; for the "
+    "utilization and GPU what-ifs."
 )
 @click.option(
     "--explain",
@@ -286,20 +385,11 @@ class _Terminal:
     "this many users, with their arithmetic.",
 )
 @click.option(
-    "--gpu",
-    metavar="NAME",
-    default=None,
-    help="The GPU the log came from (L4, A10G, H100-80GB, ...), when the log does not state "
-    "its total memory; for the utilization and GPU what-ifs.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "markdown", "csv", "json", "github"]),
-    default="text",
+    "--sort",
+    type=click.Choice(["input", "users"]),
+    default="input",
     show_default=True,
-    help="text; markdown (for any CI); csv (one row per server, or the sweep); json; github "
-    "(Actions annotations, and a summary to $GITHUB_STEP_SUMMARY).",
+    help="Several inputs: the servers' rows in the order given, or most users first.",
 )
 @click.option(
     "--plot",
@@ -308,15 +398,6 @@ class _Terminal:
     default=None,
     help="Draw users against tokens per user (and the load over time) to FILE.png or .svg; "
     "needs matplotlib.",
-)
-@click.option(
-    "--workload",
-    "workload_path",
-    metavar="FILE",
-    default=None,
-    help="A mix of requests (CSV or JSONL: prompt and output tokens per request, an optional "
-    "count): users as vLLM charges each request its own blocks, with the spread. Replaces "
-    "--prompt/--output (giving both is a usage error).",
 )
 @click.option(
     "--shared-prefix",
@@ -347,35 +428,49 @@ def read_cmd(**params: Any) -> None:
     On a pipe the report comes as soon as the boot has stated its pool; then
     the stats lines are watched against it until the end of input or Ctrl-C.
     The report opens with the answer; --explain adds the arithmetic.
-
-    \b
-    Examples:
-      vllm serve Qwen/Qwen3-8B 2>&1 | vllm-logread --prompt 512 --output 128
-      vllm-logread boot.log --prompt 256,512 --min-users 30 --json > capacity.json
-      vllm-logread logs/*.log --format csv
     """
     from . import app
 
-    ctx = click.get_current_context()
-    if params.get("workload_path") is not None and any(
-        ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
-        for name in ("prompt_tokens", "output_tokens")
-    ):
-        raise click.UsageError(
-            "--workload FILE is the workload: give it or --prompt/--output, not both"
-        )
-    options = app.ReadOptions(**params, summary_path=os.environ.get("GITHUB_STEP_SUMMARY"))
-    try:
-        code = app.run_read(options, _Terminal())
-    except app.OptionsError as err:
-        raise click.UsageError(str(err)) from err
-    except LogReadError as err:
-        raise _error(err) from err
-    sys.exit(code)
+    options = app.ReadOptions(**_given(params), summary_path=os.environ.get("GITHUB_STEP_SUMMARY"))
+    _run(lambda: app.run_read(options, _Terminal()))
 
 
-@main.command("kv", epilog=EXIT_CODES)
-@click.argument("model_or_config")
+KV_EXIT_CODES = """\b
+Exit codes:
+  0  ok (with --gpu, also an estimate that says the boot would fail)
+  2  usage error; a model or GPU the tables do not know (the message names the
+     close ones and how to go on: --list-models, --list-gpus, --gpu-memory-gib,
+     the command that fetches a config.json)
+"""
+
+
+KV_EXAMPLES = """\b
+Examples:
+  vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
+  vllm-logread kv Qwen/Qwen3-8B --gpu "NVIDIA H100 80GB HBM3" --prompt 512 --output 128
+  vllm-logread kv --list-gpus
+
+"""
+
+
+@main.command("kv", epilog=KV_EXAMPLES + KV_EXIT_CODES)
+@click.argument("model_or_config", metavar="[MODEL]", required=False)
+@click.option(
+    "--list-models",
+    is_flag=True,
+    help="List the shipped table's models (no MODEL); --format csv/markdown/json too.",
+)
+@click.option(
+    "--list-architectures",
+    is_flag=True,
+    help="List every architecture of vLLM 0.33's registry and whether this tool models it: "
+    "verified (a hand-worked test), modelled, or not verified (never exact on its own).",
+)
+@click.option(
+    "--list-gpus",
+    is_flag=True,
+    help="List the GPU table: each card's memory and its source (no MODEL).",
+)
 @click.option(
     "--tp",
     "tensor_parallel_size",
@@ -401,8 +496,9 @@ def read_cmd(**params: Any) -> None:
 @click.option(
     "--vllm-version",
     default=None,
-    help="The vLLM version whose rules apply (default: those of 0.30 and before where "
-    "0.31+ differ).",
+    metavar="X.Y.Z",
+    help="The vLLM version whose rules apply (default: the newest this tool knows, "
+    "as a plan is for the vLLM one would install today).",
 )
 @click.option(
     "--tokens",
@@ -412,21 +508,10 @@ def read_cmd(**params: Any) -> None:
     show_default=True,
     help="Tokens of the request whose blocks the 'how' lines count.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (= --format json).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text or json.",
-)
-@click.option(
-    "--gpu",
-    metavar="NAME",
-    default=None,
-    help="Estimate the pool and the users before the boot on this GPU (H100-80GB, L4, ...): "
-    "its memory x the utilization, less the weights and estimated overheads.",
+@_format("kv", "text or json; csv and markdown for --list-models and --list-gpus.")
+@_gpu(
+    "Estimate the pool and the users before the boot on this GPU: its memory x the "
+    "utilization, less the weights and estimated overheads."
 )
 @click.option(
     "--max-model-len",
@@ -435,12 +520,7 @@ def read_cmd(**params: Any) -> None:
     help="With --gpu: the max model len to check (default: the config's "
     "max_position_embeddings, as vLLM).",
 )
-@click.option(
-    "--block-size",
-    type=click.IntRange(1, 1_000_000),
-    default=None,
-    help="With --gpu: KV block size (default: vLLM's for the model).",
-)
+@_block_size("with --gpu (default: vLLM's for the model)")
 @click.option(
     "--gpu-memory-utilization",
     type=click.FloatRange(0, 1, min_open=True),
@@ -459,103 +539,46 @@ def read_cmd(**params: Any) -> None:
     default=None,
     help="With --gpu: vLLM's max_num_seqs (default: vLLM's for the GPU's memory).",
 )
-@_one_workload("With --gpu: ")
+@_workload(sweeps=False, with_file=False)
 @click.option(
     "--explain",
     is_flag=True,
     help="With --gpu: where each estimate comes from (the logs it was fitted to).",
 )
-def kv_cmd(
-    model_or_config: str,
-    tensor_parallel_size: int,
-    pipeline_parallel_size: int,
-    kv_cache_dtype: str,
-    vllm_version: str | None,
-    num_tokens: int,
-    as_json: bool,
-    fmt: str = "text",
-    gpu: str | None = None,
-    max_model_len: int | None = None,
-    block_size: int | None = None,
-    gpu_memory_utilization: float | None = None,
-    weights_gib: float | None = None,
-    max_num_seqs: int | None = None,
-    prompt_tokens: int = 512,
-    output_tokens: int = 128,
-    explain: bool = False,
-) -> None:
+def kv_cmd(**params: Any) -> None:
     """The KV bytes per token of a model, from its config.json, without any log;
     with --gpu, the pool and the users a boot would give (an estimate, with its range).
-
-    \b
-    Examples:
-      vllm-logread kv Qwen/Qwen3-8B --tp 2 --kv-cache-dtype fp8
-      vllm-logread kv Qwen/Qwen3-8B --gpu H100-80GB --prompt 512 --output 128
-      vllm-logread kv meta-llama/Llama-3.1-70B-Instruct --gpu H100-80GB --tp 4 --json
-
-    With --gpu it exits 0 with the estimate, also one that says the boot would
-    fail; 2 for a model or GPU it does not know.
     """
-    from .kv.config import spec_for_argument
-    from .render.json import dumps, kv_report
-    from .render.text import kv_text
+    from .kv_app import KvOptions, run_kv
 
-    as_json = as_json or fmt == "json"
-    try:
-        spec = spec_for_argument(
-            model_or_config,
-            tensor_parallel_size=tensor_parallel_size,
-            pipeline_parallel_size=pipeline_parallel_size,
-            kv_cache_dtype=kv_cache_dtype,
-        )
-        if gpu is None:
-            out = (
-                dumps(kv_report(spec, vllm_version=vllm_version, num_tokens=num_tokens))
-                if as_json
-                else kv_text(spec, vllm_version=vllm_version, num_tokens=num_tokens)
-            )
-        else:
-            from .capacity import Workload
-            from .render.estimate import estimate_json, estimate_text
-            from .report.estimate import estimate_boot
-
-            est = estimate_boot(
-                model_or_config,
-                spec,
-                gpu=gpu,
-                workload=Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),
-                max_model_len=max_model_len,
-                block_size=block_size,
-                gpu_memory_utilization=gpu_memory_utilization,
-                vllm_version=vllm_version,
-                weights_gib=weights_gib,
-                max_num_seqs=max_num_seqs,
-            )
-            if as_json:
-                rep = kv_report(
-                    spec,
-                    block_size=est.block_size,
-                    vllm_version=est.vllm_version,
-                    num_tokens=prompt_tokens + output_tokens,
-                )
-                rep["boot_estimate"] = estimate_json(est)
-                out = dumps(rep)
-            else:
-                out = estimate_text(est, explain=explain)
-    except LogReadError as err:
-        raise _error(err) from err
-    click.echo(out)
+    _run(lambda: run_kv(KvOptions(**_given(params)), _Terminal()))
 
 
-@main.command("simulate")
+SIMULATE_EXIT_CODES = """\b
+Exit codes:
+  0  ok
+  2  usage error; a file that cannot be read
+  3  the log lacks the KV pool (or its block size): pass --num-blocks and --block-size
+"""
+
+
+SIMULATE_EXAMPLES = """\b
+Examples:
+  vllm-logread simulate server.log --users 48 --prompt 512 --output 128
+  vllm-logread simulate server.log --users 40 --workload requests.csv --json
+
+"""
+
+
+@main.command("simulate", epilog=SIMULATE_EXAMPLES + SIMULATE_EXIT_CODES)
 @click.argument("file", metavar="LOG", default="-")
-@click.option("--users", type=click.IntRange(1), default=None, help="Closed-loop users.")
 @click.option(
-    "--prompt", "prompt_tokens", type=click.IntRange(1), default=None, help="[default: 512]"
+    "--users",
+    type=click.IntRange(1),
+    default=None,
+    help="Closed-loop users: each sends a request, and the next when it is answered.",
 )
-@click.option(
-    "--output", "output_tokens", type=click.IntRange(1), default=None, help="[default: 128]"
-)
+@_workload(sweeps=False)
 @click.option(
     "--requests",
     type=click.IntRange(1),
@@ -575,23 +598,35 @@ def kv_cmd(
     metavar="STEPS",
     help="A fixed rate instead of users: one request every STEPS steps.",
 )
-@click.option("--steps", type=click.IntRange(1), default=1000, show_default=True)
-@click.option("--max-num-seqs", type=click.IntRange(1), default=None)
-@click.option("--max-num-batched-tokens", type=click.IntRange(1), default=None)
-@click.option("--chunked-prefill/--no-chunked-prefill", default=None)
-@click.option("--num-blocks", type=click.IntRange(1), default=None, help="Override the pool.")
-@click.option("--block-size", type=click.IntRange(1), default=None)
-@click.option("--config", metavar="PATH", default=None, help="The model's config.json.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with the steps.")
-@click.option("--stats-csv", metavar="FILE", default=None, help="Write the steps as CSV.")
 @click.option(
-    "--workload",
-    metavar="FILE",
-    default=None,
-    help="Each request's prompt and output tokens (CSV or JSONL), cycled: user u's k-th "
-    "request is row (k x users + u) mod the rows of the expanded file; with --arrival-interval, "
-    "in order.",
+    "--steps",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    help="Scheduler steps to run (one step: one token for each running request).",
 )
+@click.option(
+    "--max-num-seqs",
+    type=click.IntRange(1),
+    default=None,
+    help="Requests running at once (default: the log's, else vLLM's for the device).",
+)
+@click.option(
+    "--max-num-batched-tokens",
+    type=click.IntRange(1),
+    default=None,
+    help="Tokens a step may compute (default: vLLM's for the device, 2,048 for most).",
+)
+@click.option(
+    "--chunked-prefill/--no-chunked-prefill",
+    default=None,
+    help="Split long prompts over steps (default: vLLM's, on; off for MLA on CPU).",
+)
+@click.option("--num-blocks", type=click.IntRange(1), default=None, help="Override the pool.")
+@_block_size("when the log does not state it, or to override it")
+@_config()
+@_format("simulate", "text; json (with the steps); csv (the steps, one row each).")
+@click.option("--stats-csv", metavar="FILE", default=None, help="Write the steps as CSV to FILE.")
 @click.option(
     "--output-dist",
     metavar="uniform:LO:HI",
@@ -610,14 +645,13 @@ def kv_cmd(
 def simulate_cmd(**params: Any) -> None:
     """Replay vLLM's scheduler over the log's KV pool: peak, settle, preemptions.
 
-    Example: vllm-logread simulate server.log --users 48 --prompt 512 --output 128
+    --workload FILE gives each request's prompt and output tokens, cycled: user
+    u's k-th request is row (k x users + u) mod the rows of the expanded file;
+    with --arrival-interval, in order.
     """
     from .simulate_app import SimulateOptions, run_simulate
 
-    try:
-        sys.exit(run_simulate(SimulateOptions(**params), _Terminal()))
-    except LogReadError as err:
-        raise _error(err) from err
+    _run(lambda: run_simulate(SimulateOptions(**_given(params)), _Terminal()))
 
 
 DIFF_EXIT_CODES = """\b
@@ -631,17 +665,21 @@ Exit codes:
 """
 
 
-@main.command("diff", epilog=DIFF_EXIT_CODES)
+DIFF_EXAMPLES = """\b
+Examples:
+  vllm-logread diff old.log new.log
+  vllm-logread diff v0.19.log v0.20.log --max-drop 10   # an upgrade gate
+  curl -s localhost:8000/metrics | vllm-logread diff baseline.log - --json
+
+"""
+
+
+@main.command("diff", epilog=DIFF_EXAMPLES + DIFF_EXIT_CODES)
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
-@_one_workload()
-@click.option("--config", metavar="PATH", default=None, help="The model's config.json (both).")
-@click.option(
-    "--block-size",
-    type=click.IntRange(1, 1_000_000),
-    default=None,
-    help="KV block size when a log does not state it.",
-)
+@_workload(sweeps=False, with_file=False)
+@_config(" (both inputs)")
+@_block_size("when a log does not state it")
 @click.option(
     "--max-drop",
     type=click.FloatRange(0, 100),
@@ -649,23 +687,14 @@ Exit codes:
     metavar="PCT",
     help="CI gate: exit 1 when the users fell more than PCT percent from OLD to NEW.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_format("diff", "text; json; markdown or csv (the side-by-side table).")
 def diff_cmd(**params: Any) -> None:
     """What changed between two boots (two logs, or a log and a /metrics text),
     side by side, and which line explains the change of the pool.
-
-    \b
-    Examples:
-      vllm-logread diff old.log new.log
-      vllm-logread diff v0.19.log v0.20.log --max-drop 10   # an upgrade gate
-      curl -s localhost:8000/metrics | vllm-logread diff baseline.log - --json
     """
     from .diff_app import DiffOptions, run_diff
 
-    try:
-        sys.exit(run_diff(DiffOptions(**params), _Terminal()))
-    except LogReadError as err:
-        raise _error(err) from err
+    _run(lambda: run_diff(DiffOptions(**_given(params)), _Terminal()))
 
 
 def run() -> Any:

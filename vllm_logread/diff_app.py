@@ -18,12 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .capacity import Workload
 from .errors import LogReadError, UsageError
 from .inputs import open_input, run
 from .kv.config import load_config, resolve_spec
+from .options import CommonOptions, check_common, one_workload, output_format, report_options
 from .outcome import ExitStatus, reading_status, results_of, worst
-from .render.diff import diff_json, diff_text
+from .render.diff import diff_json, diff_table, diff_text
 from .render.json import dumps
 from .report.diff import Diff, diff_reports
 from .report.model import Options, Report
@@ -31,17 +31,13 @@ from .session import Session
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DiffOptions:
-    """The ``diff`` command's options, named as its click parameters."""
+class DiffOptions(CommonOptions):
+    """The ``diff`` command's options, named as its click parameters; the
+    shared ones (workload, config, block size, format) are CommonOptions'."""
 
-    old: str
-    new: str
-    prompt_tokens: int = 512
-    output_tokens: int = 128
-    config: str | None = None
-    block_size: int | None = None
+    old: str = "-"
+    new: str = "-"
     max_drop: float | None = None
-    as_json: bool = False
 
 
 class _SideError(LogReadError):
@@ -114,23 +110,21 @@ def run_diff(opts: DiffOptions, console: Any) -> int:
         LogReadError: an option that cannot be used, or an input that cannot
             be read (exit 2, the message names OLD or NEW).
     """
+    check_common(opts, "diff")
+    fmt = output_format(opts, "diff")
     if opts.old == "-" and opts.new == "-":
         raise UsageError("OLD and NEW cannot both be standard input ('-')")
     if opts.max_drop is not None and not 0 <= opts.max_drop <= 100:
         raise UsageError(f"--max-drop {opts.max_drop:g}: a percent from 0 to 100")
     if opts.config is not None:
         load_config(opts.config)
-    options = Options(
-        workload=Workload(prompt_tokens=opts.prompt_tokens, output_tokens=opts.output_tokens),
-        config=opts.config,
-        block_size=opts.block_size,
-    )
+    options = report_options(opts, one_workload(opts))
     old, old_status, old_session = read_side("OLD", opts.old, options, console)
     new, new_status, new_session = read_side("NEW", opts.new, options, console)
     diff = diff_reports(old, new)
     gate = gate_status(diff, opts.max_drop)
     status = worst([old_status, new_status, gate])
-    if opts.as_json:
+    if fmt == "json":
         console.out(
             dumps(
                 diff_json(
@@ -145,6 +139,8 @@ def run_diff(opts: DiffOptions, console: Any) -> int:
                 )
             )
         )
+    elif fmt in ("markdown", "csv"):
+        console.out(diff_table(diff, fmt))
     else:
         console.out(diff_text(diff))
     if status.message:

@@ -168,7 +168,7 @@ def gate_message(fleet: Fleet, min_users: int | None, margin_pct: float = 0.0) -
         return None
     margin = f" --margin {margin_pct:g}%" if margin_pct else ""
     return (
-        f"--min-users {min_users:,}{margin} at {w.prompt_tokens:,}+{w.output_tokens:,} tokens: "
+        f"--min-users {min_users}{margin} at {w.prompt_tokens:,}+{w.output_tokens:,} tokens: "
         + "; ".join(short)
     )
 

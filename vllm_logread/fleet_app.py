@@ -9,48 +9,18 @@ with ``--prometheus``; 3 no vLLM server in the window, or none answers now
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from .capacity import Workload
 from .errors import UsageError
 from .events import parse_margin_pct
 from .fleet import fleet_of, gate_message, no_answer_error
 from .kv.config import load_config, resolve_spec
+from .options import one_workload, output_format, report_options
 from .read.prometheus import Prometheus, parse_by, parse_since, read_fleet
 from .render.fleet import fleet_text
-from .report.model import Options
 
-
-class ReadOptions(Protocol):
-    """What the fleet reads of ``read``'s options (app.ReadOptions has them all;
-    a Protocol, so this module does not import app.py, which imports it)."""
-
-    @property
-    def prometheus(self) -> str | None: ...
-    @property
-    def since(self) -> str: ...
-    @property
-    def by(self) -> tuple[str, ...]: ...
-    @property
-    def prompt_tokens(self) -> tuple[int, ...]: ...
-    @property
-    def output_tokens(self) -> tuple[int, ...]: ...
-    @property
-    def config(self) -> str | None: ...
-    @property
-    def block_size(self) -> int | None: ...
-    @property
-    def as_json(self) -> bool: ...
-    @property
-    def min_users(self) -> int | None: ...
-    @property
-    def margin(self) -> str | None: ...
-    @property
-    def gpu(self) -> str | None: ...
-    @property
-    def fmt(self) -> str: ...
-    @property
-    def summary_path(self) -> str | None: ...
+if TYPE_CHECKING:  # app.py imports this module: read's options by name only
+    from .app import ReadOptions
 
 
 class _Console(Protocol):
@@ -89,7 +59,7 @@ def check_options(opts: ReadOptions) -> None:
         raise UsageError(
             f"--prometheus reads the fleet's table; it does not take {', '.join(given)}"
         )
-    if len(opts.prompt_tokens) > 1 or len(opts.output_tokens) > 1:
+    if opts.is_sweep:
         raise UsageError("--prometheus reports one workload: give one --prompt and one --output")
 
 
@@ -105,13 +75,8 @@ def run_fleet(opts: ReadOptions, console: _Console) -> int:
     if opts.config is not None:
         load_config(opts.config)
     assert opts.prometheus is not None
-    fmt = "json" if opts.as_json else opts.fmt
-    options = Options(
-        workload=Workload(prompt_tokens=opts.prompt_tokens[0], output_tokens=opts.output_tokens[0]),
-        config=opts.config,
-        block_size=opts.block_size,
-        gpu=opts.gpu,
-    )
+    fmt = output_format(opts, "read")
+    options = report_options(opts, one_workload(opts))
     read = read_fleet(Prometheus(opts.prometheus), since=opts.since, by=by)
     fleet = fleet_of(read, options, spec_resolver=resolve_spec)
     gate = gate_message(fleet, opts.min_users, parse_margin_pct(opts.margin))

@@ -106,9 +106,9 @@ def input_status(
             + ("of the mix" if w.is_mix else f"at {w.prompt_tokens:,}+{w.output_tokens:,} tokens")
             for w, u in short
         )
-        gate_text = f"--min-users {gate.min_users:,}"
+        gate_text = f"--min-users {gate.min_users}"
         if margin_pct:
-            gate_text += f" --margin {margin_pct:g}% (fails below {floor:,})"
+            gate_text += f" --margin {margin_pct:g}% (fails below {floor})"
         parts.append(ExitStatus(1, f"{res.source}: {gate_text}: {said}"))
     return worst(parts)
 
@@ -215,6 +215,10 @@ def failure_message(r: Report) -> str:
     assert f is not None
     where = f"{r.source}:{f.line}" if f.line is not None else r.source
     fixes = "".join(f"\n  fix: {x}" for x in f.fix)
+    if f.serve_args:
+        from .render.text import serve_line
+
+        fixes += f"\n  {serve_line(r)}"
     return f"{where}: the boot serves nobody: {f.cause}{fixes}"
 
 

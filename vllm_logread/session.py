@@ -595,7 +595,7 @@ class Session(BootRouter):
     _serving_reader: ServingReader[Output] = field(init=False)  # serving mode
     _line_base: int = 0  # lines before the current Scanner's first line
     _is_serving: bool = False
-    _metrics: bytearray | None = None  # a Prometheus /metrics text, read whole (metrics.py)
+    _metrics: bytearray | None = None  # a Prometheus /metrics text, read whole (read/metrics.py)
 
     def __post_init__(self) -> None:
         self._scanner = Scanner(self.source, read_stats=self.read_stats)
@@ -752,7 +752,7 @@ class Session(BootRouter):
             not self._is_serving
             and not self.keep_all_facts
             and not self._framing.is_utf16
-            # a hard-wrapped capture needs its records rejoined (stream.py)
+            # a hard-wrapped capture needs its records rejoined (read/scanner.py)
             and not self._scanner.is_hard_wrapped
             and self.tracker.current.index in self.reported
             and self._is_settled()
@@ -791,7 +791,7 @@ class Session(BootRouter):
 _BOOT_SLICE_BYTES = 64 * 1024
 
 
-#: The facts of a request line (patterns.py rows request_received, request_details).
+#: The facts of a request line (read/patterns.py rows request_received, request_details).
 _REQUEST_KINDS = frozenset({"request_max_tokens", "request_prompt_tokens"})
 
 

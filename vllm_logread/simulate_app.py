@@ -18,13 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .capacity import Workload
 from .errors import MissingPoolError, UsageError
 from .inputs import open_input, run
 from .kv.config import resolve_spec
-from .render.json import dumps
+from .options import CommonOptions, check_common, one_workload, output_format, report_options
+from .render.json import SCHEMA_VERSION, dumps
 from .render.simulation import simulation_json, simulation_text, write_steps_csv
-from .report.model import Options
 from .rules import (
     SMALL_GPU_MAX_NUM_BATCHED_TOKENS,
     cpu_mla_max_num_batched_tokens,
@@ -35,13 +34,12 @@ from .simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simula
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SimulateOptions:
-    """The ``simulate`` command's options, named as its click parameters."""
+class SimulateOptions(CommonOptions):
+    """The ``simulate`` command's options, named as its click parameters; the
+    shared ones (workload, config, block size, format) are CommonOptions'."""
 
     file: str = "-"
     users: int | None = None
-    prompt_tokens: int | None = None
-    output_tokens: int | None = None
     requests: int | None = None
     rounds: int | None = None
     arrival_interval: float | None = None
@@ -50,11 +48,7 @@ class SimulateOptions:
     max_num_batched_tokens: int | None = None
     chunked_prefill: bool | None = None
     num_blocks: int | None = None
-    block_size: int | None = None
-    config: str | None = None
-    as_json: bool = False
     stats_csv: str | None = None
-    workload: str | None = None
     output_dist: str | None = None
     seed: int = 0
     plot_path: str | None = None
@@ -62,12 +56,12 @@ class SimulateOptions:
     @property
     def prompt(self) -> int:
         """The prompt tokens (512 when not given)."""
-        return 512 if self.prompt_tokens is None else self.prompt_tokens
+        return self.prompts[0]
 
     @property
     def output(self) -> int:
         """The output tokens (128 when not given)."""
-        return 128 if self.output_tokens is None else self.output_tokens
+        return self.outputs[0]
 
 
 #: ``--output-dist`` draws at most this many outputs; the cycle repeats after.
@@ -125,29 +119,25 @@ def load_sizes(
             --output-dist.
         InputError: the workload file cannot be read (exit 2).
     """
-    if opts.workload is not None:
-        if (
-            opts.prompt_tokens is not None
-            or opts.output_tokens is not None
-            or opts.output_dist is not None
-        ):
+    if opts.workload_path is not None:
+        if opts.has_workload_tokens or opts.output_dist is not None:
             raise UsageError(
                 "--workload gives every request's prompt and output: drop --prompt, --output "
                 "and --output-dist"
             )
         from .workload import read_workload
 
-        mix = read_workload(opts.workload)
+        mix = read_workload(opts.workload_path)
         empty = next((r for r in mix.requests if r.prompt_tokens < 1), None)
         if empty is not None:
             raise UsageError(
-                f"{opts.workload} line {empty.line}: a request of 0 prompt tokens cannot be "
+                f"{opts.workload_path} line {empty.line}: a request of 0 prompt tokens cannot be "
                 "simulated (vLLM refuses an empty prompt)"
             )
         sizes = tuple((r.prompt_tokens, r.output_tokens) for r in mix.expanded())
-        return sizes, opts.workload
+        return sizes, opts.workload_path
     if opts.output_dist is not None:
-        if opts.output_tokens is not None:
+        if opts.output_tokens:
             raise UsageError("--output-dist draws the outputs: drop --output")
         low, high = parse_output_dist(opts.output_dist)
         import random
@@ -226,6 +216,8 @@ def simulate_log(opts: SimulateOptions, *, report: Any) -> Simulation:
     """The simulation ``opts`` asks for, over ``report``'s pool."""
     if opts.users is None and opts.arrival_interval is None:
         raise UsageError("give --users N (closed loop) or --arrival-interval STEPS")
+    if opts.prompt < 1 or opts.output < 1:
+        raise UsageError("--prompt and --output: at least 1 token each to simulate")
     is_closed = opts.arrival_interval is None
     rounds = opts.rounds
     if is_closed and rounds is None and opts.requests is None:
@@ -252,11 +244,7 @@ def read_report(path: str, opts: SimulateOptions, console: Any = None, *, stats:
     last boot's stats lines (None: stats lines are not read).
     """
 
-    options = Options(
-        workload=Workload(prompt_tokens=opts.prompt, output_tokens=opts.output),
-        config=opts.config,
-        block_size=opts.block_size,
-    )
+    options = report_options(opts, one_workload(opts, with_file=False))
     session = Session(
         path,
         options,
@@ -298,6 +286,8 @@ def run_simulate(opts: SimulateOptions, console: Any) -> int:
             log without a pool (exit 3).
     """
 
+    check_common(opts, "simulate")
+    fmt = output_format(opts, "simulate")
     recorder = None
     if opts.plot_path is not None:
         from .render.plot import StatsRecorder, check_available
@@ -316,8 +306,15 @@ def run_simulate(opts: SimulateOptions, console: Any) -> int:
                 write_steps_csv(sim, out)
         except OSError as err:
             raise UsageError(f"--stats-csv {opts.stats_csv}: {err.strerror or err}") from err
-    if opts.as_json:
-        console.out(dumps(simulation_json(sim, source=opts.file)))
+    if fmt == "json":
+        head = {"schema_version": SCHEMA_VERSION, "command": "simulate"}
+        console.out(dumps({**head, **simulation_json(sim, source=opts.file)}))
+    elif fmt == "csv":
+        import io
+
+        buf = io.StringIO()
+        write_steps_csv(sim, buf)
+        console.out(buf.getvalue().rstrip("\n"))
     else:
         console.out(simulation_text(sim, source=opts.file))
     return 0
@@ -403,7 +400,7 @@ def simulated_verdict(
     if users < 1:
         return None
     opts = SimulateOptions(
-        users=users, prompt_tokens=prompt_tokens, output_tokens=output_tokens, rounds=1
+        users=users, prompt_tokens=(prompt_tokens,), output_tokens=(output_tokens,), rounds=1
     )
     try:
         sim = simulate_log(opts, report=report)

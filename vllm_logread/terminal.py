@@ -17,7 +17,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
+from typing import IO
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -74,7 +74,7 @@ class Sink:
     Python's own flush at exit cannot fail and print "Exception ignored".
     """
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: IO[bytes]) -> None:
         self._stream = stream
         self.is_closed = False
 

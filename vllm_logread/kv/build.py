@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ConfigError, LogReadError
+from .architectures import architecture_status
 from .cfgread import (
     DTYPE_BYTES,
     MAX_LAYERS,
@@ -25,7 +26,7 @@ from .cfgread import (
     total_kv_heads,
 )
 from .dtypes import KVDType, attention_content_bytes, kv_dtype, mla_content_bytes
-from .layer_kinds import layer_kinds
+from .layer_kinds import decilm_attention, layer_kinds
 from .specs import (
     CHUNKED,
     NONE,
@@ -83,8 +84,6 @@ _MLA_TYPES_NOT_MODELLED = frozenset(
     {
         "deepseek_v4",
         "deepseek_v41",
-        "kimi_linear",
-        "bailing_hybrid",
         "bailing_hybrid_mtp",
         "bailing_hybrid_v3_mtp",
         "glm5_next",
@@ -195,8 +194,6 @@ def _check_args(tp: int, pp: int, kv_cache_dtype: str, dtype: str | None) -> Non
 def _refuse_unmodelled(name: str, model_type: str, cfg: Cfg) -> None:
     if model_type in ("mamba", "mamba2", "falcon_mamba"):
         raise ConfigError(f"{name}: {model_type} is attention-free: it keeps no per-token KV cache")
-    if model_type == "kimi_linear":
-        raise ConfigError(f"{name}: Kimi-Linear (MLA + KDA layers) is not modelled")
     if model_type in _MLA_TYPES_NOT_MODELLED and cfg.has("kv_lora_rank"):
         raise ConfigError(
             f"{name}: model type {model_type!r} is MLA in vLLM 0.31-0.33 but its cache "
@@ -242,7 +239,21 @@ def _spec_from_config(
     if not any(isinstance(s, AttentionSpec) for s in layer_specs):
         raise ConfigError(f"{name}: no attention layers: no per-token KV cache to model")
     _config_notes(cfg, kinds, notes)
+    arch = architecture_status(config, text_dict)
+    if cfg.has("kv_lora_rank") and not attn.is_mla:
+        # A latent rank on a type vLLM does not list as MLA: read as standard
+        # attention here, but vLLM's config adapters may convert it (Mistral 4 /
+        # Mistral Large 3 map to DeepSeek's MLA): never a verified reading.
+        arch = replace(
+            arch,
+            status="not verified",
+            reason=f"kv_lora_rank on model type {model_type!r}, which vLLM 0.33 does not list "
+            "as MLA: read as standard attention, not verified",
+        )
     return KVSpec(
+        architecture=arch.architecture,
+        architecture_status=arch.status,
+        architecture_note=arch.reason,
         model=model,
         source=source,
         source_kind=source_kind,
@@ -413,7 +424,9 @@ def _state(
         return None
     ssm_name = mamba_ssm_cache_dtype or cfg.str_("mamba_ssm_cache_dtype")
     is_default = ssm_name is None or ssm_name.lower() == "auto"
-    if ssm_name is None or ssm_name.lower() == "auto":
+    if model_type == "kimi_linear":
+        ssm_bytes = 4  # KDA's recurrent state: float32 whatever is asked (state.py)
+    elif ssm_name is None or ssm_name.lower() == "auto":
         ssm_bytes = DTYPE_BYTES[mdtype]
     else:
         ssm_bytes = DTYPE_BYTES[norm_dtype(ssm_name, "mamba_ssm_cache_dtype")]
@@ -428,6 +441,13 @@ def _state(
             "mamba_ssm_cache_dtype is auto (models/config.py); the figures here use the "
             "model dtype unless the log's vLLM version is known"
         )
+    if model_type == "kimi_linear":
+        notes.append(
+            "KDA state: conv in the model dtype, recurrent state in float32 whatever "
+            "mamba_ssm_cache_dtype says (vLLM 0.33's kda_state_dtype, source only); vLLM pads "
+            "the state page to the attention page (see the KV cache groups)"
+        )
+        return spec
     notes.append(
         "state dtype: conv and SSM state in the model dtype unless "
         "mamba_ssm_cache_dtype says otherwise; vLLM pads the state page to the "
@@ -493,7 +513,39 @@ def _layer_specs(
             out.append(ChunkedLocalAttentionSpec(attention_chunk_size=window, **_attn_fields(full)))
         else:
             out.append(full)
+    if cfg.str_("model_type") == "nemotron-nas":
+        out = _decilm_heads(cfg, out, tp, notes)
     return _skip_layers(out, kinds, kvd, mdtype, notes)
+
+
+def _decilm_heads(
+    cfg: Cfg, specs: list[KVCacheSpec | None], tp: int, notes: list[str]
+) -> list[KVCacheSpec | None]:
+    """DeciLM's per-layer KV heads: num_attention_heads // block_configs[i].attention.
+    n_heads_in_group (nemotron_nas.py, 0.33 source). Llama-3.3-Nemotron-Super-49B: 64
+    heads // 8 = 8 KV heads on its attention layers, none on its no_op layers."""
+    num_heads = cfg.need_int("num_attention_heads")
+    attns = decilm_attention(cfg, len(specs))
+    out: list[KVCacheSpec | None] = []
+    for i, (s, attn) in enumerate(zip(specs, attns, strict=True)):
+        if not isinstance(s, AttentionSpec):
+            out.append(s)
+            continue
+        group = attn.get("n_heads_in_group")
+        if isinstance(group, bool) or not isinstance(group, int) or group < 1:
+            raise ConfigError(f"{cfg.name}: block_configs[{i}].attention.n_heads_in_group")
+        total = num_heads // group
+        if total % tp and tp % total:
+            raise ConfigError(
+                f"{cfg.name}: layer {i}'s {total} KV heads can neither be split across nor "
+                f"replicated over {tp} GPUs; vLLM refuses this TP size"
+            )
+        out.append(replace(s, num_kv_heads=max(1, total // tp)))
+    notes.append(
+        "per-layer KV heads: num_attention_heads // block_configs[i].attention.n_heads_in_group"
+        " (DeciLM); no_op attention layers keep nothing"
+    )
+    return out
 
 
 # Cache dtypes for which vLLM's arg_utils adds the first and last 2 layers to

@@ -321,11 +321,65 @@ def spec_for_argument(
         dtype=dtype,
     )
     if spec is None:
-        raise ConfigError(
-            f"no config for {model_or_config!r}: not a config.json path or model folder, "
-            "not in the Hugging Face cache, not in the shipped table; pass its config.json"
-        )
+        raise ConfigError(missing_config_message(model_or_config))
     return spec
+
+
+def close_model_names(model: str) -> list[str]:
+    """The shipped table's models whose names are close to ``model``, best first:
+    a name that starts with it (a suffix such as ``-it`` or ``-Instruct`` left
+    off), then by difflib's ratio of the whole ``ORG/NAME`` or of ``NAME`` alone.
+
+    >>> close_model_names("google/gemma-3-27b")[0]
+    'google/gemma-3-27b-it'
+    >>> close_model_names("qwen3-8b-instruct")[0]
+    'Qwen/Qwen3-8B'
+    """
+    import difflib
+
+    wanted = model.strip().rstrip("/\\").lower()
+    tail = re.split(r"[/\\]", wanted)[-1]
+
+    def score(name: str) -> float:
+        low = name.lower()
+        if low.startswith(wanted) or low.split("/")[-1].startswith(tail):
+            return 2.0  # google/gemma-3-27b -> google/gemma-3-27b-it
+        if tail.startswith(low.split("/")[-1]):
+            return 1.5  # qwen3-8b-instruct -> Qwen/Qwen3-8B
+        return max(
+            difflib.SequenceMatcher(None, wanted, low).ratio(),
+            difflib.SequenceMatcher(None, tail, low.split("/")[-1]).ratio(),
+        )
+
+    scored = sorted(((score(n), n) for n in table_models()), key=lambda t: (-t[0], t[1]))
+    return [n for s, n in scored if s >= 0.75][:3]
+
+
+def missing_config_message(model: str) -> str:
+    """Why nothing offline knows ``model``, the shipped names close to it, and the
+    command that fetches just its config.json (printed, never run: this tool
+    does not go online).
+
+    >>> print(missing_config_message("google/gemma-3-27b"))  # doctest: +ELLIPSIS
+    no config for 'google/gemma-3-27b': .... Did you mean google/gemma-3-27b-it...? Fetch ...
+    """
+    close = close_model_names(model)
+    hint = f". Did you mean {' or '.join(close)}?" if close else "."
+    msg = (
+        f"no config for {model!r}: not a config.json path or model folder, not in the "
+        f"Hugging Face cache, not in the shipped table (vllm-logread kv --list-models){hint}"
+    )
+    parts = model.strip().split("/")
+    if len(parts) == 2 and all(re.fullmatch(r"[A-Za-z0-9][\w.\-]*", p) for p in parts):
+        org, name = parts
+        return msg + (
+            f" Fetch just its config.json: huggingface-cli download {org}/{name} config.json "
+            f"--local-dir {name} (or curl -L -o config.json https://huggingface.co/{org}/{name}"
+            f"/resolve/main/config.json; a gated model needs a token), then give that file: "
+            f"vllm-logread kv {name}/config.json (read, diff, simulate: --config)"
+        )
+    return msg + " Pass its config.json instead of the name."
+    return msg
 
 
 def table_weights(model: str) -> tuple[str, dict[str, Any]] | None:

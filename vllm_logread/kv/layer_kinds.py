@@ -171,6 +171,36 @@ def _hybrid_layers(cfg: Cfg, model_type: str, num_layers: int) -> Kinds | None:
         return [FULL if (i + 1) % interval == 0 else LINEAR for i in range(num_layers)], none
     if model_type in ("nemotron_h", "nemotron_3"):
         return _nemotron_h_layers(cfg, num_layers), none
+    if cfg.has("hybrid_layer_pattern"):
+        # MiMo-V2-Flash (mimo_v2.py, 0.33 source): hybrid_layer_pattern[i] == 1 is a
+        # sliding layer of sliding_window_size tokens (with its own swa_* heads and head
+        # sizes, read in build.py); 0 is full attention.
+        pattern = cfg.list_("hybrid_layer_pattern", num_layers) or []
+        if any(p not in (0, 1) or isinstance(p, bool) for p in pattern):
+            raise ConfigError(f"{cfg.name}: hybrid_layer_pattern entries must be 0 or 1")
+        window = cfg.need_int("sliding_window_size", "sliding_window", maximum=1 << 40)
+        return (
+            [SLIDING if p == 1 else FULL for p in pattern],
+            [window if p == 1 else None for p in pattern],
+        )
+    if model_type == "kimi_linear":
+        return _kimi_linear_layers(cfg, num_layers), none
+    if model_type == "bailing_hybrid":
+        # BailingMoeV2.5 (bailing_moe_linear.py, 0.33 source): layer i is linear attention
+        # unless (i + 1) % layer_group_size == 0, an MLA layer; group 0: every layer MLA.
+        group = cfg.int_("layer_group_size", minimum=0, maximum=MAX_LAYERS)
+        group = 1 if group is None else group
+        return [LINEAR if group > 0 and (i + 1) % group else FULL for i in range(num_layers)], none
+    if model_type == "nemotron-nas":
+        # DeciLM (Llama-3.1-Nemotron Super/Ultra): a layer whose attention is a
+        # no_op has no attention and keeps nothing (nemotron_nas.py, 0.33).
+        return [NONE if a.get("no_op") else FULL for a in decilm_attention(cfg, num_layers)], none
+    if model_type in ("lfm2", "lfm2_moe"):
+        types = cfg.list_("layer_types", num_layers)
+        if types is None:
+            raise ConfigError(f"{cfg.name}: LFM2 without layer_types")
+        # Lfm2DecoderLayer: "full_attention" attends, every other layer is a short conv.
+        return [FULL if t == "full_attention" else MAMBA for t in types], none
     if model_type == "jamba":
         period = cfg.need_int("attn_layer_period", maximum=MAX_LAYERS)
         offset = cfg.need_int("attn_layer_offset", minimum=0, maximum=MAX_LAYERS)
@@ -188,6 +218,40 @@ def _hybrid_layers(cfg: Cfg, model_type: str, num_layers: int) -> Kinds | None:
             raise ConfigError(f"{cfg.name}: attn_layer_indices must list layer numbers")
         return [FULL if i in set(idx) else MAMBA for i in range(num_layers)], none
     return None
+
+
+def decilm_attention(cfg: Cfg, num_layers: int) -> list[dict[str, Any]]:
+    """DeciLM's per-layer ``block_configs[i].attention`` objects, checked."""
+    blocks = cfg.list_("block_configs", num_layers)
+    if blocks is None:
+        raise ConfigError(f"{cfg.name}: nemotron-nas without block_configs")
+    out: list[dict[str, Any]] = []
+    for i, block in enumerate(blocks):
+        attn = block.get("attention") if isinstance(block, dict) else None
+        if not isinstance(attn, dict):
+            raise ConfigError(f"{cfg.name}: block_configs[{i}].attention must be an object")
+        if attn.get("replace_with_linear") or attn.get("window_length") or attn.get("sparsify"):
+            raise ConfigError(
+                f"{cfg.name}: block_configs[{i}].attention (linear replacement, window or "
+                "sparsity) is not modelled"
+            )
+        out.append(attn)
+    return out
+
+
+def _kimi_linear_layers(cfg: Cfg, num_layers: int) -> list[str]:
+    """KimiLinearConfig.is_kda_layer: layer i is KDA when i + 1 is in kda_layers (1-based);
+    every other layer is MLA. Kimi-Linear-48B: 20 KDA + 7 MLA of 27."""
+    raw = cfg.raw("linear_attn_config")
+    kda = raw.get("kda_layers") if isinstance(raw, dict) else None
+    if kda is None:
+        return [FULL] * num_layers
+    if not isinstance(kda, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 1 <= i <= num_layers for i in kda
+    ):
+        raise ConfigError(f"{cfg.name}: linear_attn_config.kda_layers must list layers 1..N")
+    one_based = set(kda)
+    return [LINEAR if i + 1 in one_based else FULL for i in range(num_layers)]
 
 
 def _nemotron_h_layers(cfg: Cfg, num_layers: int) -> list[str]:

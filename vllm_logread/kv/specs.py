@@ -545,6 +545,63 @@ class MambaSpec(KVCacheSpec):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Mamba1Spec(MambaSpec):
+    """Mamba1 (Jamba, Falcon-Mamba): conv ``(d_conv - 1, inner / tp)`` + SSM ``(inner / tp,
+    d_state)``; conv in the model dtype, SSM in ``mamba_ssm_cache_dtype`` else the same
+    (``mamba1_state_dtype``, 0.33). Jamba-v0.1 TP 1 bf16: 3 x 8,192 x 2 + 8,192 x 16 x 2 =
+    311,296 B."""
+
+    mamba_type: MambaType = "mamba1"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mamba2Spec(MambaSpec):
+    """Mamba2 (Nemotron-H, Bamba, Granite 4): conv ``(d_conv - 1 + spec, (inner + 2 x
+    groups x d_state) / tp)`` + SSM ``(heads / tp, head_dim, d_state)``; dtypes as Mamba1
+    (NemotronH: SSM float32 when auto, models/config.py 0.31+)."""
+
+    mamba_type: MambaType = "mamba2"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShortConvSpec(MambaSpec):
+    """Short convolution (LFM2): one conv state ``(conv_L_cache - 1 + spec, conv_dim / tp)``
+    in the model dtype (``short_conv_state_dtype``, 0.33). LFM2 conv_dim 2,048, L_cache 3,
+    bf16: 2 x 2,048 x 2 = 8,192 B."""
+
+    mamba_type: MambaType = "short_conv"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GatedDeltaNetSpec(MambaSpec):
+    """Gated delta net (Qwen3-Next, Qwen3.5): conv ``(kernel - 1 + spec, (2 x k_heads x
+    k_dim + v_heads x v_dim) / tp)`` + SSM ``(v_heads / tp, v_dim, k_dim)``; dtypes as
+    Mamba2 (``gated_delta_net_state_dtype``). Qwen3-Next-80B TP 1 bf16: 3 x 8,192 x 2 +
+    32 x 128 x 128 x 2 = 1,097,728 B."""
+
+    mamba_type: MambaType = "gated_delta_net"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KDASpec(MambaSpec):
+    """Kimi delta attention (Kimi-Linear): conv ``(kernel - 1 + spec, (heads x head_dim +
+    2 x heads x head_dim) / tp)`` in the model dtype + recurrent ``(heads / tp, head_dim,
+    head_dim)`` in float32 (``kda_state_dtype`` with mamba_ssm_cache_dtype "auto": Kimi-Linear
+    passes none, 0.33 source). Kimi-Linear-48B TP 1 bf16: 3 x 12,288 x 2 + 32 x 128 x 128 x 4
+    = 73,728 + 2,097,152 = 2,170,880 B."""
+
+    mamba_type: MambaType = "kda"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinearAttentionSpec(MambaSpec):
+    """Lightning / MiniMax linear attention: one state ``(heads / tp, head_dim, head_dim)``
+    in the cache dtype (``linear_attention_state_dtype``, 0.33)."""
+
+    mamba_type: MambaType = "linear_attention"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class KVSpec:
     """The KV shape of one model as vLLM allocates it, per GPU: one spec per layer.
 
@@ -573,6 +630,10 @@ class KVSpec:
         kv_lora_rank, qk_rope_head_dim: MLA's latent parts.
         shared_kv_layers: layers that reuse another layer's cache.
         notes: assumptions and caveats, one sentence each.
+        architecture: the config's architecture (``architectures[0]``), if named.
+        architecture_status: the tool's status for it (kv/architectures.py):
+            "verified", "modelled", "not verified" or "generic".
+        architecture_note: why it is not verified, for a person.
     """
 
     model: str | None
@@ -598,6 +659,14 @@ class KVSpec:
     qk_rope_head_dim: int | None = None
     shared_kv_layers: tuple[int, ...] = ()
     notes: tuple[str, ...] = ()
+    architecture: str | None = None
+    architecture_status: str = "generic"
+    architecture_note: str | None = None
+
+    @property
+    def is_verified(self) -> bool:
+        """The tool's layout for this config is checked by hand (or it is generic)."""
+        return self.architecture_status in ("verified", "generic")
 
     @property
     def layer_kinds(self) -> tuple[str, ...]:

@@ -13,7 +13,12 @@ import socket
 import threading
 import time
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import http.client
+    import urllib.request
+    from collections.abc import Callable
 
 
 class Deadline:
@@ -58,20 +63,25 @@ class Deadline:
             self._timers.append(timer)
         timer.start()
 
-    def opener(self, *, loopback: bool) -> Any:
+    def opener(self, *, loopback: bool) -> urllib.request.OpenerDirector:
         """A urllib opener whose connections are watched (``loopback``: never a proxy)."""
         import urllib.request
 
         deadline = self
 
-        class _Watched:
-            def do_open(self, http_class: Any, req: Any, **kw: Any) -> Any:
-                class Conn(http_class):  # type: ignore[misc]
+        class _Watched(urllib.request.AbstractHTTPHandler):
+            def do_open(
+                self,
+                http_class: Callable[..., http.client.HTTPConnection],
+                req: urllib.request.Request,
+                **kw: object,
+            ) -> http.client.HTTPResponse:
+                class Conn(http_class):  # type: ignore[misc, valid-type]
                     def connect(self) -> None:
                         super().connect()
                         deadline.watch(self.sock)
 
-                return super().do_open(Conn, req, **kw)  # type: ignore[misc]
+                return super().do_open(Conn, req, **kw)
 
         class _HTTP(_Watched, urllib.request.HTTPHandler):
             pass

@@ -103,6 +103,8 @@ KIND_TYPES: dict[str, type] = {
     "platform": str,  # "Automatically detected platform cpu." (cuda, rocm, cpu, tpu, xpu, hpu, ...)
     "engine_failed": bool,  # the engine died during start-up (after or before its pool line)
     "num_speculative_tokens": int,
+    "speculative_method": str,  # speculative_config's method: eagle, eagle3, mtp, dflash, ngram...
+    "draft_model": str,  # speculative_config's draft model (EAGLE heads, draft models)
     # Memory figures of the profile and platform lines that no core kind means
     # (docs/facts.md, "Extensions"); GiB as everywhere:
     "non_kv_cache_gib": float,  # V1 DEBUG profile "Total non KV cache memory: X GiB"
@@ -119,7 +121,7 @@ KIND_TYPES: dict[str, type] = {
     "hbm_limit_cap_gib": float,  # total_hbm_limit_cap_gb (limit x gpu_memory_utilization)
     "hbm_used_gib": float,  # total_hbm_used_gb
     "hbm_avail_gib": float,  # total_hbm_avail_gb: the KV budget of all the chips
-    # SGLang boot logs (sglang.py), where the meaning differs from a core kind:
+    # SGLang boot logs (report/sglang.py), where the meaning differs from a core kind:
     "engine_kind": str,  # "sglang": the log is SGLang's (its pool arithmetic differs)
     "kv_alloc_tokens": int,  # "#tokens: N" of "KV Cache is allocated" (the K/V buffers hold N + page_size)
     "kv_k_gib": float,  # "K size: X GB" (SGLang's GB is 2**30 bytes)

@@ -80,7 +80,7 @@ _PROCESS = re.compile(rf"^\(([^()\n]{{1,120}}? pid={_PID}(?:, ip=[0-9a-fA-F.:]{{
 
 
 # SGLang's header names its rank instead: "[2025-08-13 14:27:06 TP0] ",
-# "[2025-11-04 05:27:13 DP0 TP0 EP0] " (sglang.py); the ranks are its process tag.
+# "[2025-11-04 05:27:13 DP0 TP0 EP0] " (report/sglang.py); the ranks are its process tag.
 _SGLANG_RANKS = re.compile(
     r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d((?: [A-Z]{2,8}\d{1,6}){1,8})\][ \t]*"
 )
@@ -282,7 +282,7 @@ def header_time_at(head: str) -> tuple[str | None, int]:
     colour codes were stripped first so no offset in ``head`` holds it).
 
     Serving mode reads the time of the next lines of the same layout straight
-    from their bytes at that offset (pipeline.py): ``_HEADER`` treats every
+    from their bytes at that offset (read/serving.py): ``_HEADER`` treats every
     digit alike, so lines that differ only in the digits of the time match it
     the same way.
 

@@ -172,6 +172,9 @@ def _engine_config(m: re.Match[str]) -> Built:
     if m.group("vllm_version"):
         out.append(("vllm_version", m.group("vllm_version"), None))
     fields = read_config_repr(m.group("cfg")).values
+    spec = fields.get("speculative_config")
+    if isinstance(spec, str):
+        out.extend(_speculative_repr(spec))
     for key, kind, rx in _CONFIG_FIELDS:
         raw = fields.get(key)
         if not isinstance(raw, str):
@@ -238,6 +241,33 @@ def _arg_facts(args: dict[str, object]) -> Built:
     spec = args.get("speculative_config")
     if isinstance(spec, dict) and isinstance(spec.get("num_speculative_tokens"), int):
         out.append(("num_speculative_tokens", spec["num_speculative_tokens"], None))
+    if isinstance(spec, dict):
+        # 'speculative_config': {'method': 'mtp', 'num_speculative_tokens': 3} (a real
+        # 0.20 log); EAGLE heads and draft models name their 'model' too.
+        for key, kind in (("method", "speculative_method"), ("model", "draft_model")):
+            if isinstance(spec.get(key), str) and spec[key]:
+                out.append((kind, spec[key], None))
+    return out
+
+
+# The engine config line's ``speculative_config=SpeculativeConfig(method='eagle3',
+# model='org/head', num_spec_tokens=3)`` (SpeculativeConfig.__repr__, 0.9 to 0.33).
+_SPEC_REPR = stdlib_re.compile(
+    r"^SpeculativeConfig\(method='(?P<method>[\w-]{1,40})', model=(?:'(?P<model>[^']{1,500})'|None)"
+    r", num_spec_tokens=(?P<k>\d{1,6})\)"
+)
+
+
+def _speculative_repr(text: str) -> Built:
+    m = _SPEC_REPR.match(text.strip())
+    if m is None:
+        return []
+    out: Built = [
+        ("speculative_method", m.group("method"), None),
+        ("num_speculative_tokens", int(m.group("k")), None),
+    ]
+    if m.group("model"):
+        out.append(("draft_model", m.group("model"), None))
     return out
 
 
@@ -1000,7 +1030,7 @@ ROWS: tuple[Row, ...] = (
     Row(
         "version",
         # The regex's own literal heads (warn_on_miss=False, so nothing else
-        # changes): with "LLM" in them stream.py finds them through a rare
+        # changes): with "LLM" in them scanner.py finds them through a rare
         # byte; "API version" alone has none and cost a regex pass (1.1 s on
         # a 1.6 GB serving log).
         ("vLLM API server version", "vLLM server version", "vLLM batch processing API version"),
@@ -1180,7 +1210,7 @@ ROWS: tuple[Row, ...] = (
         lambda m: [("engine_failed", True, None)],
         warn_on_miss=False,
     ),
-    # -- SGLang boot logs (sglang.py): "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ...)".
+    # -- SGLang boot logs (report/sglang.py): "server_args=ServerArgs(model_path='Qwen/Qwen3-8B', ...)".
     Row(
         "sglang_server_args",
         ("server_args=ServerArgs(",),
@@ -1301,7 +1331,7 @@ REQUEST_PROMPT_IDS_FAST = stdlib_re.compile(_RECEIVED + _IDS + b"|" + _RECEIVED)
 REQUEST_DETAILS_IDS_FAST = stdlib_re.compile(_DETAILS + _IDS + b"|" + _DETAILS)
 
 
-# Every literal marker, for the byte-level pre-filter (see stream.py).
+# Every literal marker, for the byte-level pre-filter (see scanner.py).
 MARKERS: tuple[str, ...] = tuple(sorted({m for row in ROWS for m in row.markers}))
 
 

@@ -49,7 +49,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from ..errors import InputError, MissingPoolError, UsageError
 from .deadline import Deadline
@@ -146,7 +146,7 @@ class Prometheus:
         self.timeout_s = timeout_s
         self._loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")  # never a proxy
 
-    def get(self, path: str, params: dict[str, str]) -> Any:
+    def get(self, path: str, params: dict[str, str]) -> object:
         """The ``data`` of a GET on the API.
 
         Raises:
@@ -237,7 +237,9 @@ class Prometheus:
         ones do not, and the staleness test is then Prometheus' own)."""
         data = self.get("/api/v1/targets", {"state": "active"})
         out: dict[tuple[str, str], float] = {}
-        for t in (data or {}).get("activeTargets") or []:
+        if not isinstance(data, dict):
+            data = {}  # none (or not Prometheus' shape): no intervals, its own staleness only
+        for t in data.get("activeTargets") or []:
             labels = t.get("labels") or {}
             interval = _duration_s(str(t.get("scrapeInterval", "")))
             if interval is not None:
@@ -245,7 +247,15 @@ class Prometheus:
         return out
 
 
-def _read_capped(response: Any, deadline: float) -> bytes:
+class _Body(Protocol):
+    """What _read_capped reads: an HTTP response, or an HTTPError's body."""
+
+    def read1(self, size: int = ..., /) -> bytes: ...
+
+    def geturl(self) -> str: ...
+
+
+def _read_capped(response: _Body, deadline: float) -> bytes:
     """The body, in chunks, within the deadline and the size cap."""
     chunks: list[bytes] = []
     size = 0
@@ -362,6 +372,24 @@ def read_fleet(prom: Prometheus, *, since: str = "1h", by: Sequence[str] = DEFAU
     window_s = parse_since(since)
     by = tuple(by)
     w = f"[{since.strip()}]"
+    configs = _configs_in_window(prom, since, w)
+    now = _now_of(prom)
+    last, model_of = _last_samples(prom, w)
+    window = _window_of(prom, w)
+    groups = _group_by(configs, model_of, by)
+    servers = [_server(key, group, now, last, window) for key, group in groups.items()]
+    servers.sort(key=lambda s: s.key)
+    return FleetRead(
+        url=prom.url,
+        window_s=window_s,
+        since=since.strip(),
+        by=by,
+        servers=tuple(servers),
+    )
+
+
+def _configs_in_window(prom: Prometheus, since: str, w: str) -> list[Series]:
+    """The pool configs seen in the window: without one there is no fleet to read."""
     configs = prom.query(f"last_over_time({CACHE_CONFIG}{w})")
     if not configs:
         seen = prom.query(f'count by (job) (last_over_time({{__name__=~"vllm:.+"}}{w}))')
@@ -375,6 +403,21 @@ def read_fleet(prom: Prometheus, *, since: str = "1h", by: Sequence[str] = DEFAU
                 else "(does this Prometheus scrape any vLLM server's /metrics?)"
             )
         )
+    return configs
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Now:
+    """What Prometheus says now of each engine and target: a row's status is made of it."""
+
+    ages_s: dict[_EngineKey, float]
+    current: set[frozenset[tuple[str, str]]]
+    up: dict[tuple[str, str], float]
+    intervals: dict[tuple[str, str], float]
+
+
+def _now_of(prom: Prometheus) -> _Now:
+    """The pool configs' ages, the targets' ``up`` and their scrape intervals, now."""
     now_configs = prom.query(f"time() - timestamp({CACHE_CONFIG})")
     ages = {_engine_key(s.labels): s.value for s in now_configs}
     current = {frozenset(s.labels.items()) for s in now_configs}
@@ -385,9 +428,13 @@ def read_fleet(prom: Prometheus, *, since: str = "1h", by: Sequence[str] = DEFAU
         intervals = prom.scrape_intervals_s()
     except InputError:
         intervals = {}  # an older or restricted API: Prometheus' own staleness only
+    return _Now(ages_s=ages, current=current, up=up, intervals=intervals)
 
+
+def _last_samples(prom: Prometheus, w: str) -> tuple[list[Series], dict[_EngineKey, str]]:
+    """Each engine's last gauges (its model, its engine generation: what read_samples reads)."""
     # The last sample of every gauge that says which model an engine serves
-    # and which engine generation it is (the samples read_samples reads).
+    # and which engine generation it is; and each engine's model.
     last: list[Series] = []
     last_names = (RUNNING, WAITING, *KV_USAGE, PREEMPTIONS, *sorted(V0_ONLY_METRICS))
     for name in last_names:
@@ -405,32 +452,59 @@ def read_fleet(prom: Prometheus, *, since: str = "1h", by: Sequence[str] = DEFAU
         if "model_name" not in s.labels
         or model_of.get(_engine_key(s.labels)) in (None, s.labels["model_name"])
     ]
+    return last, model_of
 
-    def peaks(name: str) -> dict[_EngineKey, float]:
-        """An engine's peak of a gauge (over all its series: the highest)."""
-        out: dict[_EngineKey, float] = {}
-        for s in prom.query(f"max_over_time({name}{w})"):
-            k = _engine_key(s.labels)
-            out[k] = max(out.get(k, s.value), s.value)
-        return out
 
-    def growth(name: str) -> dict[_EngineKey, float | None]:
-        """An engine's growth of a counter (its series' added); None after a reset."""
-        resets = {frozenset(s.labels.items()): s.value for s in prom.query(f"resets({name}{w})")}
-        out: dict[_EngineKey, float | None] = {}
-        for s in prom.query(f"max_over_time({name}{w}) - min_over_time({name}{w})"):
-            k = _engine_key(s.labels)
-            grew = None if resets.get(frozenset(s.labels.items()), 0) > 0 else s.value
-            held = out.get(k, 0.0)
-            out[k] = None if grew is None or held is None else held + grew
-        return out
+def _peaks(prom: Prometheus, name: str, w: str) -> dict[_EngineKey, float]:
+    """An engine's peak of a gauge (over all its series: the highest)."""
+    out: dict[_EngineKey, float] = {}
+    for s in prom.query(f"max_over_time({name}{w})"):
+        k = _engine_key(s.labels)
+        out[k] = max(out.get(k, s.value), s.value)
+    return out
 
-    running, waiting = peaks(RUNNING), peaks(WAITING)
-    kv = {**peaks(KV_USAGE[1]), **peaks(KV_USAGE[0])}  # per engine, the newer name first
-    preempted = growth(PREEMPTIONS)
-    hist = {f"{h}{part}": growth(f"{h}{part}") for h in HISTOGRAMS for part in ("_sum", "_count")}
 
-    # Group the engines by the --by labels (model_name from the engine's gauges).
+def _growth(prom: Prometheus, name: str, w: str) -> dict[_EngineKey, float | None]:
+    """An engine's growth of a counter (its series' added); None after a reset."""
+    resets = {frozenset(s.labels.items()): s.value for s in prom.query(f"resets({name}{w})")}
+    out: dict[_EngineKey, float | None] = {}
+    for s in prom.query(f"max_over_time({name}{w}) - min_over_time({name}{w})"):
+        k = _engine_key(s.labels)
+        grew = None if resets.get(frozenset(s.labels.items()), 0) > 0 else s.value
+        held = out.get(k, 0.0)
+        out[k] = None if grew is None or held is None else held + grew
+    return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Window:
+    """Each engine's peaks and counts over the window, queried once for every row."""
+
+    running: dict[_EngineKey, float]
+    waiting: dict[_EngineKey, float]
+    kv: dict[_EngineKey, float]
+    preempted: dict[_EngineKey, float | None]
+    hist: dict[str, dict[_EngineKey, float | None]]
+
+
+def _window_of(prom: Prometheus, w: str) -> _Window:
+    """The gauges' peaks and the counters' growth in the window, per engine."""
+    running, waiting = _peaks(prom, RUNNING, w), _peaks(prom, WAITING, w)
+    # per engine, the newer name first
+    kv = {**_peaks(prom, KV_USAGE[1], w), **_peaks(prom, KV_USAGE[0], w)}
+    preempted = _growth(prom, PREEMPTIONS, w)
+    hist = {
+        f"{h}{part}": _growth(prom, f"{h}{part}", w)
+        for h in HISTOGRAMS
+        for part in ("_sum", "_count")
+    }
+    return _Window(running=running, waiting=waiting, kv=kv, preempted=preempted, hist=hist)
+
+
+def _group_by(
+    configs: list[Series], model_of: dict[_EngineKey, str], by: tuple[str, ...]
+) -> dict[_EngineKey, list[Series]]:
+    """The engines' pool configs grouped by the --by labels (model_name from the engine's gauges)."""
     groups: dict[tuple[tuple[str, str], ...], list[Series]] = {}
     for c in configs:
         ek = _engine_key(c.labels)
@@ -438,64 +512,56 @@ def read_fleet(prom: Prometheus, *, since: str = "1h", by: Sequence[str] = DEFAU
         labels = {**c.labels, **({"model_name": model} if model else {})}
         key = tuple((name, labels.get(name, "")) for name in by)
         groups.setdefault(key, []).append(Series(labels=c.labels, value=c.value))
-    servers: list[FleetServer] = []
-    for key, group in groups.items():
-        group, changed = _current_configs(group, current)
-        engines = [_engine_key(c.labels) for c in group]
-        samples = [
-            Sample(
-                name=CACHE_CONFIG,
-                labels={k: v for k, v in c.labels.items() if k != "__name__"},
-                value=c.value,
-                line=0,
-            )
-            for c in group
-        ]
-        samples += [
-            Sample(
-                name=s.labels["__name__"],
-                labels={k: v for k, v in s.labels.items() if k != "__name__"},
-                value=s.value,
-                line=0,
-            )
-            for s in last
-            if _engine_key(s.labels) in engines
-        ]
-        status, note = _status(engines, ages_s=ages, up=up, intervals=intervals)
-        notes: list[str] = []
-        if changed:
-            notes.append("its pool config changed in the window: the latest is shown")
-        p_run, p_wait, p_kv = (_top(v, engines) for v in (running, waiting, kv))
-        pre = _total(preempted, engines)
-        if pre is None and any(e in preempted and preempted[e] is None for e in engines):
-            notes.append("restarted in the window: preemptions not counted (counter reset)")
-        count_p, sum_p, count_g, sum_g = (
-            _total(hist[f"{h}{part}"], engines) for h in HISTOGRAMS for part in ("_count", "_sum")
-        )
-        servers.append(
-            FleetServer(
-                key=key,
-                status=status,
-                status_note=note,
-                samples=tuple(samples),
-                peak_running=None if p_run is None else int(round(p_run)),
-                peak_waiting=None if p_wait is None else int(round(p_wait)),
-                peak_kv_usage_pct=None if p_kv is None else p_kv * 100,  # 1 means 100 %
-                preemptions=None if pre is None else int(round(pre)),
-                num_prompt_requests=count_p,
-                prompt_tokens_sum=sum_p,
-                num_output_requests=count_g,
-                output_tokens_sum=sum_g,
-                notes=tuple(notes),
-            )
-        )
-    servers.sort(key=lambda s: s.key)
-    return FleetRead(
-        url=prom.url,
-        window_s=window_s,
-        since=since.strip(),
-        by=by,
-        servers=tuple(servers),
+    return groups
+
+
+def _as_sample(s: Series, name: str) -> Sample:
+    """A series as the /metrics sample it was scraped from (read_samples reads those)."""
+    return Sample(
+        name=name,
+        labels={k: v for k, v in s.labels.items() if k != "__name__"},
+        value=s.value,
+        line=0,
+    )
+
+
+def _server(
+    key: _EngineKey, group: list[Series], now: _Now, last: list[Series], window: _Window
+) -> FleetServer:
+    """One row of the fleet: its engines' pool, last samples, status, peaks and counts."""
+    group, changed = _current_configs(group, now.current)
+    engines = [_engine_key(c.labels) for c in group]
+    samples = [_as_sample(c, CACHE_CONFIG) for c in group]
+    samples += [
+        _as_sample(s, s.labels["__name__"]) for s in last if _engine_key(s.labels) in engines
+    ]
+    status, note = _status(engines, ages_s=now.ages_s, up=now.up, intervals=now.intervals)
+    notes: list[str] = []
+    if changed:
+        notes.append("its pool config changed in the window: the latest is shown")
+    p_run, p_wait, p_kv = (_top(v, engines) for v in (window.running, window.waiting, window.kv))
+    pre = _total(window.preempted, engines)
+    if pre is None and any(e in window.preempted and window.preempted[e] is None for e in engines):
+        notes.append("restarted in the window: preemptions not counted (counter reset)")
+    count_p, sum_p, count_g, sum_g = (
+        _total(window.hist[f"{h}{part}"], engines)
+        for h in HISTOGRAMS
+        for part in ("_count", "_sum")
+    )
+    return FleetServer(
+        key=key,
+        status=status,
+        status_note=note,
+        samples=tuple(samples),
+        peak_running=None if p_run is None else int(round(p_run)),
+        peak_waiting=None if p_wait is None else int(round(p_wait)),
+        peak_kv_usage_pct=None if p_kv is None else p_kv * 100,  # 1 means 100 %
+        preemptions=None if pre is None else int(round(pre)),
+        num_prompt_requests=count_p,
+        prompt_tokens_sum=sum_p,
+        num_output_requests=count_g,
+        output_tokens_sum=sum_g,
+        notes=tuple(notes),
     )
 
 

@@ -161,7 +161,7 @@ def github_annotations(
                 out.append(
                     annotation(
                         "error",
-                        f"--min-users {gate.min_users:,}{margin}: {got} users fit "
+                        f"--min-users {gate.min_users}{margin}: {got} users fit "
                         + (
                             "of the mix"
                             if r.workload.is_mix
@@ -263,14 +263,14 @@ def _good_reports(results: Sequence[InputResult]) -> list[Report]:
     return [r for res in results if res.is_good for r in res.reports if r.has_pool]
 
 
-def markdown_summary(results: Sequence[InputResult]) -> str:
+def markdown_summary(results: Sequence[InputResult], *, sort: str | None = None) -> str:
     """``--format markdown`` and the GitHub step summary: the servers side by
     side (several inputs), then each report."""
     pairs = _reports(results)
     parts = ["## vllm-logread: KV cache capacity"]
     good = _good_reports(results)
     if len(results) > 1 and good:
-        rows = server_rows(good)
+        rows = server_rows(good, sort=sort)
         parts.append(format_rows(rows, SERVER_COLUMNS, "markdown"))
     parts += [markdown_report(r, load) for r, load in pairs]
     return "\n\n".join(parts) + "\n"
@@ -288,9 +288,11 @@ def final_output(
     prompts: Sequence[int],
     outputs: Sequence[int],
     min_users: int | None = None,
+    sort: str | None = None,
 ) -> str:
     """What ``--format`` (or a sweep) prints once the inputs are read; "" when
-    the ordinary output already said it (text, no sweep)."""
+    the ordinary output already said it (text, no sweep). Servers come in input
+    order; ``sort="users"``: most users first."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
     if fmt == "github":
@@ -301,12 +303,18 @@ def final_output(
         rows = final_rows(results, prompts=prompts, outputs=outputs)
         cols: tuple[str, ...] = SWEEP_COLUMNS
         if fmt in ("text", "markdown") and len({r.source for r in reports}) <= 1:
-            cols = cols[1:]  # one log: the source column says nothing
+            cols = cols[1:]  # one log: the source column says it once, in the title
+            if reports:
+                r = reports[-1]
+                title = f"users per workload: {r.model or 'model not named'}, {r.source}"
+                if fmt == "text":
+                    return f"== vllm-logread {title}\n{format_rows(rows, cols, fmt)}"
+                return f"**vllm-logread** {title}\n\n{format_rows(rows, cols, fmt)}"
         return format_rows(rows, cols, fmt)
     if fmt == "csv":
-        return format_rows(server_rows(_good_reports(results)), SERVER_COLUMNS, "csv")
+        return format_rows(server_rows(_good_reports(results), sort=sort), SERVER_COLUMNS, "csv")
     if fmt == "markdown":
-        return markdown_summary(results).rstrip("\n")
+        return markdown_summary(results, sort=sort).rstrip("\n")
     return ""
 
 
@@ -354,6 +362,7 @@ class Extras:
         plot_path: str | None = None,
         what_ifs: Sequence[str] = (),
         gpu: str | None = None,
+        sort: str | None = None,
     ) -> None:
 
         if fmt not in FORMATS:
@@ -366,6 +375,7 @@ class Extras:
         self.changes = parse_changes(what_ifs)
         self.gpu = None if gpu is None else find_gpu(gpu).name
         self.plot_path = plot_path
+        self.sort = sort
         self.recorder = None
         if plot_path is not None:
             check_available(plot_path)
@@ -385,9 +395,9 @@ class Extras:
     @property
     def workloads(self) -> tuple[Workload, ...]:
         """Every workload asked for, prompts outermost (the sweep's row order)."""
-        return tuple(
-            Workload(prompt_tokens=p, output_tokens=o) for p in self.prompts for o in self.outputs
-        )
+        from ..options import sweep_workloads
+
+        return sweep_workloads(self.prompts, self.outputs)
 
     @property
     def is_quiet(self) -> bool:
@@ -432,4 +442,5 @@ class Extras:
             prompts=self.prompts,
             outputs=self.outputs,
             min_users=min_users,
+            sort=self.sort,
         )

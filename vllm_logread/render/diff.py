@@ -5,11 +5,14 @@ definition ``diff``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..report.diff import Diff, Figure, Row
 from .json import SCHEMA_VERSION, report_json
 from .text import WIDTH, wrap_line
+
+if TYPE_CHECKING:
+    from ..outcome import ExitStatus
 
 _LABEL_W = 16
 _VALUE_W = 28
@@ -125,6 +128,42 @@ def diff_text(diff: Diff) -> str:
     return "\n".join(lines)
 
 
+def diff_table(diff: Diff, fmt: str) -> str:
+    """The side-by-side table, one row per figure (those neither log states
+    left out, as in the text): ``markdown`` words each value as the text report
+    does (``*``: assumed); ``csv`` gives the plain values, their unit and the
+    change, for a program (no thousands separators, no units in a cell)."""
+    from .tables import format_rows
+
+    users = diff.row("users")
+    shown = [
+        row for row in diff.rows if row.old.is_known or row.new.is_known or row.name == "users"
+    ]
+    if fmt == "csv":
+        rows = [
+            {
+                "figure": row.name,
+                "unit": row.unit,
+                "old": row.old.value,
+                "new": row.new.value,
+                "change": row.change,
+                "change_pct": None if row.change_pct is None else round(row.change_pct, 2),
+            }
+            for row in shown
+        ]
+        return format_rows(rows, ("figure", "unit", "old", "new", "change", "change_pct"), fmt)
+    rows = [
+        {
+            "figure": row.label,
+            "old": _value_text(row, row.old),
+            "new": _value_text(row, row.new),
+            "change": _change_text(row) if row.name != "users" or users.change is not None else "?",
+        }
+        for row in shown
+    ]
+    return format_rows(rows, ("figure", "old", "new", "change"), fmt)
+
+
 def _budget_line(diff: Diff) -> str:
     """Each stated budget line's effect on the KV memory, and what is not stated:
     ``  KV memory -1.87 GiB: CUDA graph memory -1.87, weights +0.00; not stated: ...``."""
@@ -152,11 +191,11 @@ def _budget_line(diff: Diff) -> str:
 def diff_json(
     diff: Diff,
     *,
-    statuses: Sequence[Any],
+    statuses: Sequence[ExitStatus],
     max_drop: float | None,
-    gate: Any,
+    gate: ExitStatus,
     warnings: Sequence[Sequence[str]] = ((), ()),
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The ``diff --json`` object: both reports, the rows, the explanation, the gate."""
     sides = []
     for report, status, warns in zip((diff.old, diff.new), statuses, warnings, strict=True):
@@ -186,8 +225,8 @@ def diff_json(
     }
 
 
-def _row_json(row: Row) -> dict[str, Any]:
-    def fig(f: Figure) -> Any:
+def _row_json(row: Row) -> dict[str, object]:
+    def fig(f: Figure) -> float | int | str | None:
         return f.value
 
     return {

@@ -7,7 +7,6 @@ the lines stay within 100 columns (sources are wrapped beneath their figure).
 from __future__ import annotations
 
 import textwrap
-from typing import Any
 
 from ..report.estimate import BootEstimate, Figure, Outcome
 from ..rules import max_num_batched_tokens_source
@@ -54,7 +53,7 @@ def _figure(f: Figure, explain: bool) -> list[str]:
     return [head, *_wrap(f.brief)]
 
 
-def _ends(e: BootEstimate, attr: str) -> tuple[Any, Any]:
+def _ends(e: BootEstimate, attr: str) -> tuple[float | None, float | None]:
     """(worst, best) of an outcome attribute; the worst is None when unbounded."""
     worst = None if e.worst is None else getattr(e.worst, attr)
     best = None if e.best is None else getattr(e.best, attr)
@@ -64,6 +63,18 @@ def _ends(e: BootEstimate, attr: str) -> tuple[Any, Any]:
 def estimate_text(e: BootEstimate, *, explain: bool = False) -> str:
     """The estimate for a person: the answer first, then the budget line by line;
     ``explain`` adds each figure's full source (the logs it was fitted to)."""
+    lines = _headline(e)
+    lines.extend(_budget(e, explain))
+    lines.extend(_pool(e))
+    lines.extend(_limits(e, explain))
+    lines.extend(_replaced_by(e))
+    if not explain:
+        lines.append("(--explain: where each estimate comes from, the logs it was fitted to)")
+    return "\n".join(lines)
+
+
+def _headline(e: BootEstimate) -> list[str]:
+    """The answer first: the users, or why the boot would fail or they are unknown."""
     w = e.workload
     lines: list[str] = []
     c = e.central
@@ -93,6 +104,12 @@ def estimate_text(e: BootEstimate, *, explain: bool = False) -> str:
             3,
         )
     )
+    return lines
+
+
+def _budget(e: BootEstimate, explain: bool) -> list[str]:
+    """The GPU memory and what takes it before the KV cache: weights, then overheads."""
+    lines: list[str] = []
     util_why = (
         "--gpu-memory-utilization"
         if e.utilization_source == "--gpu-memory-utilization"
@@ -111,33 +128,51 @@ def estimate_text(e: BootEstimate, *, explain: bool = False) -> str:
         lines.extend(_wrap(e.unknown))
     for f in e.overheads:
         lines.extend(_figure(f, explain))
-    if c is not None:
-        lo_kv, hi_kv = _ends(e, "available_kv_bytes")
-        gib = 1 << 30
-        lines.append(
-            f"  = KV cache:      ~{c.available_kv_bytes / gib:.2f} GiB per GPU ("
-            + _span(None if lo_kv is None else lo_kv / gib, hi_kv / gib, ".2f")
-            + ")"
+    return lines
+
+
+def _pool(e: BootEstimate) -> list[str]:
+    """What is left for the KV cache: GiB, blocks, pool tokens, and users by the blocks."""
+    c = e.central
+    if c is None:
+        return []
+    lines: list[str] = []
+    lo_kv, hi_kv = _ends(e, "available_kv_bytes")
+    gib = 1 << 30
+    lines.append(
+        f"  = KV cache:      ~{c.available_kv_bytes / gib:.2f} GiB per GPU ("
+        + _span(
+            None if lo_kv is None else lo_kv / gib, None if hi_kv is None else hi_kv / gib, ".2f"
         )
-        lo_b, hi_b = _ends(e, "num_blocks")
-        lines.append(
-            f"  blocks:          ~{c.num_blocks:,} ({_span(lo_b, hi_b)}) of {e.block_size} tokens, "
-            f"{e.layout.bytes_per_block:,} B each, {e.layout.num_groups} KV cache group(s)"
+        + ")"
+    )
+    lo_b, hi_b = _ends(e, "num_blocks")
+    lines.append(
+        f"  blocks:          ~{c.num_blocks:,} ({_span(lo_b, hi_b)}) of {e.block_size} tokens, "
+        f"{e.layout.bytes_per_block:,} B each, {e.layout.num_groups} KV cache group(s)"
+    )
+    lo_p, hi_p = _ends(e, "pool_tokens")
+    pool = "unknown" if c.pool_tokens is None else f"~{c.pool_tokens:,}"
+    lines.append(f"  KV pool:         {pool} tokens ({_span(lo_p, hi_p)})")
+    if c.capacity is not None:
+        cap = c.capacity
+        usable = (
+            f"({cap.num_blocks:,} - 1 null)"
+            if cap.usable_blocks < cap.num_blocks
+            else f"{cap.num_blocks:,}"
         )
-        lo_p, hi_p = _ends(e, "pool_tokens")
-        pool = "unknown" if c.pool_tokens is None else f"~{c.pool_tokens:,}"
-        lines.append(f"  KV pool:         {pool} tokens ({_span(lo_p, hi_p)})")
-        if c.capacity is not None:
-            cap = c.capacity
-            usable = (
-                f"({cap.num_blocks:,} - 1 null)"
-                if cap.usable_blocks < cap.num_blocks
-                else f"{cap.num_blocks:,}"
-            )
-            lines.append(
-                f"  per user:        {w.tokens_per_user:,} tokens = {cap.blocks_per_user:,} blocks;"
-                f" {usable} // {cap.blocks_per_user:,} = {cap.users:,} users"
-            )
+        lines.append(
+            f"  per user:        {e.workload.tokens_per_user:,} tokens = "
+            f"{cap.blocks_per_user:,} blocks;"
+            f" {usable} // {cap.blocks_per_user:,} = {cap.users:,} users"
+        )
+    return lines
+
+
+def _limits(e: BootEstimate, explain: bool) -> list[str]:
+    """The limits beside the pool (max_num_seqs, max_model_len), then suggestions and notes."""
+    lines: list[str] = []
+    c = e.central
     capped = c is not None and c.capacity is not None and c.capacity.users > e.max_num_seqs
     lines.append(
         f"  max_num_seqs:    {e.max_num_seqs:,}"
@@ -173,7 +208,13 @@ def estimate_text(e: BootEstimate, *, explain: bool = False) -> str:
         )
     for note in e.notes:
         lines.extend(_wrap(f"note: {note}", 2))
-    lines.append("The boot log replaces every estimate:")
+    return lines
+
+
+def _replaced_by(e: BootEstimate) -> list[str]:
+    """What the boot log will say instead of each estimate, and the pool line to expect."""
+    c = e.central
+    lines = ["The boot log replaces every estimate:"]
     for f in ((e.weights,) if e.weights else ()) + e.overheads:
         if f.is_estimate:
             lines.extend(
@@ -196,16 +237,14 @@ def estimate_text(e: BootEstimate, *, explain: bool = False) -> str:
             f"  and it will print about: GPU KV cache size: {_span(lo_p, hi_p)} tokens "
             f"(~{c.pool_tokens:,})"
         )
-    if not explain:
-        lines.append("(--explain: where each estimate comes from, the logs it was fitted to)")
-    return "\n".join(lines)
+    return lines
 
 
-def _outcome_json(o: Outcome | None) -> dict[str, Any] | None:
+def _outcome_json(o: Outcome | None) -> dict[str, object] | None:
     return None if o is None else o.to_json()
 
 
-def estimate_json(e: BootEstimate) -> dict[str, Any]:
+def estimate_json(e: BootEstimate) -> dict[str, object]:
     """The estimate as the ``boot_estimate`` object of ``kv --json``."""
     return {
         "is_estimate": True,

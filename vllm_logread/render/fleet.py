@@ -9,12 +9,14 @@ the servers that answer. The formats are those of many logs (tables.py's
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..fleet import Fleet, FleetRow, ModelTotal
 from .ci import annotation
 from .tables import _cell, format_rows
 from .text import model_label
+
+#: One row of the table, column -> value (str, int, float or None: what json and csv write).
+FleetCells = dict[str, object]
 
 # After the --by labels (model_name is the model column).
 FLEET_COLUMNS = (
@@ -53,7 +55,7 @@ def _note(row: FleetRow) -> str:
     return "; ".join(parts)
 
 
-def server_row(fleet: Fleet, row: FleetRow) -> dict[str, Any]:
+def server_row(fleet: Fleet, row: FleetRow) -> FleetCells:
     s = row.server
     return {
         **{name: s.label(name) for name in label_columns(fleet)},
@@ -75,7 +77,7 @@ def server_row(fleet: Fleet, row: FleetRow) -> dict[str, Any]:
     }
 
 
-def total_row(fleet: Fleet, t: ModelTotal) -> dict[str, Any]:
+def total_row(fleet: Fleet, t: ModelTotal) -> FleetCells:
     labels = label_columns(fleet)
     return {
         **dict.fromkeys(columns(fleet)),
@@ -96,7 +98,7 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
 
 
-def rows(fleet: Fleet) -> list[dict[str, Any]]:
+def rows(fleet: Fleet) -> list[FleetCells]:
     """The servers in Prometheus' label order, then the totals."""
     return [server_row(fleet, r) for r in fleet.rows] + [total_row(fleet, t) for t in fleet.totals]
 
@@ -116,8 +118,12 @@ def fleet_text(fleet: Fleet, fmt: str, *, gate: str | None = None) -> str:
     table = rows(fleet)
     if fmt == "json":
         w = fleet.options.workload
+        from .json import SCHEMA_VERSION
+
         return json.dumps(
             {
+                "schema_version": SCHEMA_VERSION,
+                "command": "read --prometheus",
                 "prometheus": fleet.read.url,
                 "since": fleet.read.since,
                 "window_s": fleet.read.window_s,
@@ -134,7 +140,7 @@ def fleet_text(fleet: Fleet, fmt: str, *, gate: str | None = None) -> str:
     if fmt == "csv":
         return format_rows(table, cols, "csv")
     # For a person, a local snapshot path is its repo id (csv and json keep vLLM's name).
-    table = [{**row, "model": model_label(row.get("model"), "")} for row in table]
+    table = [{**row, "model": model_label(_model_of(row), "")} for row in table]
     if fmt in ("markdown", "github-summary"):
         return f"## vllm-logread: the fleet\n\n{_title(fleet)}\n\n" + format_rows(
             table, _shown(table, cols), "markdown"
@@ -144,12 +150,18 @@ def fleet_text(fleet: Fleet, fmt: str, *, gate: str | None = None) -> str:
     return f"== vllm-logread fleet: {_title(fleet)}\n" + _aligned(table, _shown(table, cols))
 
 
-def _shown(table: list[dict[str, Any]], cols: tuple[str, ...]) -> tuple[str, ...]:
+def _model_of(row: FleetCells) -> str | None:
+    """The row's model column as the name it is (a str, or None when not named)."""
+    model = row.get("model")
+    return model if isinstance(model, str) else None
+
+
+def _shown(table: list[FleetCells], cols: tuple[str, ...]) -> tuple[str, ...]:
     """The columns with a value somewhere (text and markdown; csv and json keep all)."""
     return tuple(c for c in cols if any(row.get(c) not in (None, "") for row in table))
 
 
-def _aligned(table: list[dict[str, Any]], cols: tuple[str, ...]) -> str:
+def _aligned(table: list[FleetCells], cols: tuple[str, ...]) -> str:
     """Columns padded to their widest cell, numbers to the right."""
     cells = [[_cell(row.get(c)) for c in cols] for row in table]
     numeric = [

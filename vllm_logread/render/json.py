@@ -47,6 +47,9 @@ def kv_report(
     return {
         "model": spec.model,
         "source": spec.source,
+        "architecture": spec.architecture,
+        "architecture_status": spec.architecture_status,
+        "architecture_note": spec.architecture_note,
         "source_kind": spec.source_kind,
         "model_type": spec.model_type,
         "tensor_parallel_size": spec.tensor_parallel_size,
@@ -225,16 +228,35 @@ def json_text(
     if len(objs) == 1 and not unread:
         out = objs[0][1]
     else:
+        from .tables import model_totals
+
         good = [o for res, o in objs if res.is_good]
         known = [o["users"] for o in good if o["users"] is not None]
         mid = [o["users_mid_answer"] for o in good if o["users_mid_answer"] is not None]
+        # Users add up within a model, never across models (issue 29).
+        totals = model_totals(
+            [r for res in results if res.is_good for r in res.reports if r.has_pool]
+        )
+        one_model = len(totals) <= 1
         out = {
             "schema_version": SCHEMA_VERSION,
             "servers": [o for _, o in objs],
             "total": {
                 "num_servers": len(good),
-                "users": sum(known) if good and len(known) == len(good) else None,
-                "users_mid_answer": sum(mid) if good and len(mid) == len(good) else None,
+                "users": sum(known) if one_model and good and len(known) == len(good) else None,
+                "users_mid_answer": sum(mid)
+                if one_model and good and len(mid) == len(good)
+                else None,
+                "models": [
+                    {
+                        "model": t.model,
+                        "sources": list(t.sources),
+                        "num_servers": len(t.sources),
+                        "users": t.users,
+                        "users_mid_answer": t.users_mid_answer,
+                    }
+                    for t in totals
+                ],
                 "not_counted": [
                     {"source": o["source"], "exit_code": o["exit_code"], "error": o["error"]}
                     for res, o in objs
@@ -422,7 +444,7 @@ class StatsJsonl:
     the ``--json`` document can hold the load folded (``load``) and memory stays
     flat however long the log.
 
-    Each object is a fact in FACTS.md's shape (``kind``, ``value``, ``line``,
+    Each object is a fact in docs/facts.md's shape (``kind``, ``value``, ``line``,
     ``process``) with the input it came from (``source``) and the line's header
     time (``time``, ``MM-DD HH:MM:SS``; null: none printed). The file is created
     (emptied) at once, so a bad path fails before any reading.

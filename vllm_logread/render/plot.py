@@ -23,13 +23,36 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..capacity import Workload
 from ..errors import UsageError
 from ..read.stats import header_seconds
 from ..versions import cdiv
 from ..watch import Estimate
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from typing_extensions import Unpack
+
+    from ..read.serving import StatsSink
+    from ..report.model import Report
+    from ..simulate import Simulation
+
+#: One stats line's values as ``Session.on_stats`` passes them (``read.serving.StatsSink``):
+#: time (``MM-DD HH:MM:SS`` or None), engine label, running, waiting, KV usage %, prompt
+#: and generation throughput, preemptions, line.
+StatsRow = tuple[
+    str | None,
+    str | None,
+    int | None,
+    int | None,
+    float | None,
+    float | None,
+    float | None,
+    int,
+    int,
+]
 
 PLOT_HINT = "pip install 'vllm-logread[plot]'"
 
@@ -79,13 +102,13 @@ class StatsRecorder:
     A stats line every 10 s is 8,640 rows a day: a few hundred kilobytes.
     """
 
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    rows: list[StatsRow] = field(default_factory=list)
 
-    def add(self, *row: Any) -> None:
+    def add(self, *row: Unpack[StatsRow]) -> None:
         self.rows.append(row)
 
 
-def fan_out(*sinks: Any) -> Any:
+def fan_out(*sinks: StatsSink | None) -> StatsSink | None:
     """One ``on_stats`` callback that calls each given one (None: none given)."""
     live = [s for s in sinks if s is not None]
     if not live:
@@ -93,14 +116,14 @@ def fan_out(*sinks: Any) -> Any:
     if len(live) == 1:
         return live[0]
 
-    def call(*row: Any) -> None:
+    def call(*row: Unpack[StatsRow]) -> None:
         for s in live:
             s(*row)
 
     return call
 
 
-def capacity_curve(report: Any, *, max_tokens: int | None = None) -> tuple[list[int], list[int]]:
+def capacity_curve(report: Report, *, max_tokens: int | None = None) -> tuple[list[int], list[int]]:
     """(tokens per user, users) along the curve, at every block boundary.
 
     Uses the report's what-if basis (the same arithmetic as the users figure,
@@ -127,7 +150,7 @@ def capacity_curve(report: Any, *, max_tokens: int | None = None) -> tuple[list[
     return xs, ys
 
 
-def _draw_capacity(ax: Any, reports: Sequence[Any]) -> None:
+def _draw_capacity(ax: Axes, reports: Sequence[Report]) -> None:
     colors = ["tab:blue", "tab:green", "tab:purple", "tab:brown", "tab:olive", "tab:cyan"]
     for i, r in enumerate(reports):
         color = colors[i % len(colors)]
@@ -168,7 +191,12 @@ def _draw_capacity(ax: Any, reports: Sequence[Any]) -> None:
                 fontsize=10,
             )
         fp8 = next((wi for wi in r.what_if if wi.change == "kv_cache_dtype=fp8"), None)
-        if fp8 is not None and fp8.num_blocks and fp8.num_blocks != (r.num_blocks or 0):
+        if (
+            fp8 is not None
+            and fp8.num_blocks
+            and fp8.num_blocks != (r.num_blocks or 0)
+            and r.basis is not None  # it is: capacity_curve drew a curve of it
+        ):
             from dataclasses import replace
 
             rb = replace(r, basis=replace(r.basis, num_blocks=fp8.num_blocks))
@@ -201,7 +229,7 @@ def _draw_capacity(ax: Any, reports: Sequence[Any]) -> None:
         ax.set_title("KV cache capacity by server")
 
 
-def _n(value: Any) -> str:
+def _n(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else "unknown"
 
 
@@ -220,7 +248,7 @@ def decade_limits(low: float, high: float, base: int = 10) -> tuple[float, float
     return lo, max(hi, lo * base) if hi <= lo else hi
 
 
-def _label_every_decade(ax: Any) -> None:
+def _label_every_decade(ax: Axes) -> None:
     """Log axes (tokens base 2, users base 10) with a label at every power,
     the plain number written out (1, 10, 100, 1,000; 256, 512, 1,024)."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -242,7 +270,7 @@ def _label_every_decade(ax: Any) -> None:
         axis.set_minor_formatter(NullFormatter())
 
 
-def _seconds(rows: Sequence[tuple[Any, ...]]) -> tuple[list[float], str]:
+def _seconds(rows: Sequence[StatsRow]) -> tuple[list[float], str]:
     """x values: minutes since the first stats line, or the stats line count."""
 
     secs = [None if r[0] is None else header_seconds(str(r[0])) for r in rows]
@@ -260,7 +288,7 @@ def _seconds(rows: Sequence[tuple[Any, ...]]) -> tuple[list[float], str]:
     return [float(i) for i in range(len(rows))], "stats line"
 
 
-def _draw_load(ax: Any, report: Any, rows: Sequence[tuple[Any, ...]]) -> None:
+def _draw_load(ax: Axes, report: Report | None, rows: Sequence[StatsRow]) -> None:
     labels = list(dict.fromkeys(r[1] for r in rows))
     label = labels[0]
     mine = [r for r in rows if r[1] == label]
@@ -298,7 +326,7 @@ def _draw_load(ax: Any, report: Any, rows: Sequence[tuple[Any, ...]]) -> None:
     ax.set_title(f"Under load{who}: running requests against our estimate")
 
 
-def render(path: str, reports: Sequence[Any], stats: Sequence[tuple[Any, ...]] = ()) -> None:
+def render(path: str, reports: Sequence[Report], stats: Sequence[StatsRow] = ()) -> None:
     """Draw the capacity panel (and the load panel when ``stats`` has rows and
     there is one report) into ``path`` (.png or .svg).
 
@@ -333,7 +361,7 @@ def render(path: str, reports: Sequence[Any], stats: Sequence[tuple[Any, ...]] =
 STATS_INTERVAL_S = 10.0
 
 
-def load_phase(rows: Sequence[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], list[float] | None]:
+def load_phase(rows: Sequence[StatsRow]) -> tuple[list[StatsRow], list[float] | None]:
     """The stats rows of one engine (the first named) from the first with a
     request running or waiting to the first after the last with one running
     (the line that shows the end), and the answer tokens vLLM had generated by
@@ -369,7 +397,9 @@ def load_phase(rows: Sequence[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], 
         prev, now = secs[i - 1] if i else None, secs[i]
         assert now is not None
         span = STATS_INTERVAL_S if prev is None or now <= prev else float(now - prev)
-        total += float(r[6]) * span
+        generation_tps = r[6]
+        assert generation_tps is not None
+        total += float(generation_tps) * span
         tokens.append(total)
     return phase, tokens[busy[0] : last + 1]
 
@@ -388,7 +418,7 @@ def fractions(values: Sequence[float]) -> list[float]:
 
 
 def render_simulation(
-    path: str, sim: Any, rows: Sequence[tuple[Any, ...]] = (), *, source: str = ""
+    path: str, sim: Simulation, rows: Sequence[StatsRow] = (), *, source: str = ""
 ) -> None:
     """The simulation (running requests and KV usage by step) beside what the
     log's stats lines say vLLM did, when it holds a load phase.
@@ -419,6 +449,22 @@ def render_simulation(
         sim_x = [float(s.num_output_tokens) for s in steps]
     else:
         sim_x = fractions([float(s.step) for s in steps])
+    _draw_simulated(run_ax, kv_ax, sim_x, sim)
+    if phase:
+        note = _draw_real(run_ax, kv_ax, phase, tokens)
+    else:
+        note = "answer tokens generated so far (the log has no load phase to compare)"
+    _label_simulation(run_ax, kv_ax, sim, phase, note=note, source=source)
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=DPI)
+    except OSError as err:
+        raise UsageError(f"--plot {path}: cannot write it ({err.strerror})") from None
+
+
+def _draw_simulated(run_ax: Axes, kv_ax: Axes, sim_x: list[float], sim: Simulation) -> None:
+    """The simulation's running, waiting and KV usage, a step each."""
+    steps = sim.steps
     run_ax.step(
         sim_x,
         [s.num_running for s in steps],
@@ -442,50 +488,63 @@ def render_simulation(
         color="tab:blue",
         label="simulated KV cache usage %",
     )
-    if phase:
-        if tokens is not None:
-            real_x = tokens
-        else:
-            secs, how = _seconds(phase)
-            real_x = fractions(secs)
-            unit = "times" if how.startswith("minutes") else "order"
-        run_ax.plot(
-            real_x,
-            [r[2] or 0 for r in phase],
-            "-o",
-            color="tab:red",
-            markersize=4,
-            label=f"vLLM running (stats lines, {len(phase)})",
-        )
-        run_ax.plot(
-            real_x,
-            [r[3] or 0 for r in phase],
-            ":o",
-            color="tab:red",
-            markersize=3,
-            alpha=0.7,
-            label="vLLM waiting",
-        )
-        kv_ax.plot(
-            real_x,
-            [r[4] or 0.0 for r in phase],
-            "-o",
-            color="tab:red",
-            markersize=4,
-            label="vLLM KV cache usage % (stats lines)",
-        )
-        if tokens is not None:
-            note = (
-                "answer tokens generated so far (vLLM: each stats line's generation throughput"
-                " x its interval; steps are not seconds)"
-            )
-        else:
-            note = (
-                "fraction of each run: simulation by step, vLLM by its stats lines' "
-                f"{unit}, aligned at start and end (steps are not seconds)"
-            )
+
+
+def _draw_real(run_ax: Axes, kv_ax: Axes, phase: list[StatsRow], tokens: list[float] | None) -> str:
+    """What vLLM's stats lines say over the load phase; returns the x axis's label."""
+    if tokens is not None:
+        real_x = tokens
     else:
-        note = "answer tokens generated so far (the log has no load phase to compare)"
+        secs, how = _seconds(phase)
+        real_x = fractions(secs)
+        unit = "times" if how.startswith("minutes") else "order"
+    run_ax.plot(
+        real_x,
+        [r[2] or 0 for r in phase],
+        "-o",
+        color="tab:red",
+        markersize=4,
+        label=f"vLLM running (stats lines, {len(phase)})",
+    )
+    run_ax.plot(
+        real_x,
+        [r[3] or 0 for r in phase],
+        ":o",
+        color="tab:red",
+        markersize=3,
+        alpha=0.7,
+        label="vLLM waiting",
+    )
+    kv_ax.plot(
+        real_x,
+        [r[4] or 0.0 for r in phase],
+        "-o",
+        color="tab:red",
+        markersize=4,
+        label="vLLM KV cache usage % (stats lines)",
+    )
+    if tokens is not None:
+        return (
+            "answer tokens generated so far (vLLM: each stats line's generation throughput"
+            " x its interval; steps are not seconds)"
+        )
+    return (
+        "fraction of each run: simulation by step, vLLM by its stats lines' "
+        f"{unit}, aligned at start and end (steps are not seconds)"
+    )
+
+
+def _label_simulation(
+    run_ax: Axes,
+    kv_ax: Axes,
+    sim: Simulation,
+    phase: list[StatsRow],
+    *,
+    note: str,
+    source: str,
+) -> None:
+    """The settle line, the axes' limits, labels, legends and the title."""
+    steps = sim.steps
     run_ax.axhline(
         sim.settled_running,
         color="tab:green",
@@ -507,8 +566,3 @@ def render_simulation(
     kv_ax.set_xlabel(note)
     kv_ax.grid(True, alpha=0.3)
     kv_ax.legend(loc="lower center", fontsize=9)
-    fig.tight_layout()
-    try:
-        fig.savefig(path, dpi=DPI)
-    except OSError as err:
-        raise UsageError(f"--plot {path}: cannot write it ({err.strerror})") from None

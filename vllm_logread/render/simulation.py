@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from typing import IO, Any
+from typing import IO
 
 from ..simulate import Simulation
 
@@ -77,7 +77,7 @@ def simulation_text(sim: Simulation, *, source: str = "") -> str:
     return "\n".join(lines)
 
 
-def simulation_json(sim: Simulation, *, source: str = "") -> dict[str, Any]:
+def simulation_json(sim: Simulation, *, source: str = "") -> dict[str, object]:
     """One JSON object: the inputs, the summary and the time series."""
     pool, limits, load = sim.pool, sim.limits, sim.load
     return {

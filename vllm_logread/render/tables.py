@@ -11,6 +11,8 @@ serving log costs a few megabytes of memory at most.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..capacity import Workload
@@ -227,10 +229,64 @@ def _checks_cell(report: Any) -> str:
     return "pass" + (f" (unknown: {' '.join(unknown)})" if unknown else "")
 
 
-def server_rows(reports: list[Any]) -> list[dict[str, Any]]:
-    """One row per server (report), most users first, then a total row when
-    there are several: the deployment if they are replicas behind one load
-    balancer. A data-parallel log's row already sums its engines."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelTotal:
+    """The users of one model's servers together: the deployment if they are
+    replicas behind one load balancer. Never across models: a Qwen3-8B
+    server's users are not a Gemma 3 server's."""
+
+    model: str | None
+    sources: tuple[str, ...]
+    num_gpus: int
+    users: int | None  # None: some server's users are unknown
+    users_mid_answer: int | None
+
+
+def model_totals(reports: Sequence[Any]) -> list[ModelTotal]:
+    """One total per model, in the order the models first appear. A server
+    whose model is not named is its own total (two unnamed models may differ).
+
+    >>> from types import SimpleNamespace as R
+    >>> rs = [R(source="a", model="Q", users=37, users_mid_answer=41, num_gpus=1),
+    ...       R(source="b", model="G", users=90, users_mid_answer=92, num_gpus=1),
+    ...       R(source="c", model="Q", users=37, users_mid_answer=41, num_gpus=1)]
+    >>> [(t.model, t.users, len(t.sources)) for t in model_totals(rs)]
+    [('Q', 74, 2), ('G', 90, 1)]
+    """
+    groups: dict[Any, list[Any]] = {}
+    for r in reports:
+        key = r.model if r.model else ("", r.source)
+        groups.setdefault(key, []).append(r)
+    totals = []
+    for rs in groups.values():
+        users = [r.users for r in rs]
+        mids = [r.users_mid_answer for r in rs]
+        totals.append(
+            ModelTotal(
+                model=rs[0].model or None,
+                sources=tuple(r.source for r in rs),
+                num_gpus=sum(_num_gpus(r) for r in rs),
+                users=None if any(u is None for u in users) else sum(users),
+                users_mid_answer=None if any(m is None for m in mids) else sum(mids),
+            )
+        )
+    return totals
+
+
+def _num_gpus(r: Any) -> int:
+    num = getattr(r, "num_gpus", None)
+    if isinstance(num, int):
+        return num
+    pp_v = r.boot.value("pipeline_parallel_size")
+    pp = int(pp_v) if isinstance(pp_v, int) and pp_v > 0 else 1
+    return int(r.tensor_parallel_size) * pp * max(len(r.engines), 1)
+
+
+def server_rows(reports: list[Any], *, sort: str | None = None) -> list[dict[str, Any]]:
+    """One row per server (report), in input order (``sort="users"``: most
+    users first), then a total row per model that has several servers (the
+    deployment if they are replicas behind one load balancer; never a sum
+    across models). A data-parallel log's row already sums its engines."""
     rows: list[dict[str, Any]] = []
     for r in reports:
         total = r.boot.first("total_gpu_gib")
@@ -258,22 +314,26 @@ def server_rows(reports: list[Any]) -> list[dict[str, Any]]:
                 "checks": _checks_cell(r),
             }
         )
-    rows.sort(key=lambda row: (row["users"] is None, -(row["users"] or 0), row["source"]))
+    if sort == "users":
+        rows.sort(key=lambda row: (row["users"] is None, -(row["users"] or 0)))
     if len(rows) > 1:
-        known = [row for row in rows if row["users"] is not None]
-        rows.append(
-            {
-                **dict.fromkeys(SERVER_COLUMNS),
-                "source": "total",
-                "model": f"{len(rows)} servers",
-                "num_gpus": sum(row["num_gpus"] for row in rows),
-                "users": sum(row["users"] for row in known) if len(known) == len(rows) else None,
-                "users_mid_answer": sum(row["users_mid_answer"] for row in known)
-                if len(known) == len(rows)
-                else None,
-                "checks": "FAIL" if any(str(r["checks"]).startswith("FAIL") for r in rows) else "",
-            }
-        )
+        for t in model_totals(reports):
+            if len(t.sources) < 2:
+                continue
+            mine = [row for row in rows if row["source"] in t.sources]
+            rows.append(
+                {
+                    **dict.fromkeys(SERVER_COLUMNS),
+                    "source": "total",
+                    "model": t.model,
+                    "num_gpus": t.num_gpus,
+                    "users": t.users,
+                    "users_mid_answer": t.users_mid_answer,
+                    "checks": "FAIL"
+                    if any(str(row["checks"]).startswith("FAIL") for row in mine)
+                    else "",
+                }
+            )
     return rows
 
 
@@ -306,6 +366,9 @@ def format_rows(rows: list[dict[str, Any]], columns: tuple[str, ...], fmt: str) 
         return "\n".join([head, rule, *body])
     pd = _pandas()
 
+    if fmt == "csv":
+        # The text's words for a yes/no (never pandas' True), numbers plain.
+        rows = [{k: _yes_no(v) for k, v in row.items()} for row in rows]
     frame = pd.DataFrame(rows, columns=list(columns))
     if fmt == "csv":
         # Integers stay integers when a column has gaps (the total row).
@@ -313,6 +376,42 @@ def format_rows(rows: list[dict[str, Any]], columns: tuple[str, ...], fmt: str) 
         return text.rstrip("\n")
     shown = frame.apply(lambda col: col.map(_cell))
     return str(shown.to_string(index=False))
+
+
+def listing_text(rows: list[dict[str, Any]]) -> str:
+    """``kv --list-models`` / ``--list-gpus`` for a person: a model a line, or a
+    card a line with its memory, its source wrapped beneath (100 columns).
+
+    >>> print(listing_text([{"gpu": "L4", "total_gib": 22.05, "estimate": True,
+    ...                      "source": "estimate: nvidia-smi"}]))
+    L4            22.05 GiB  estimate: nvidia-smi
+    """
+    import textwrap
+
+    out: list[str] = []
+    for row in rows:
+        if "gpu" not in row:
+            out.append(str(row["model"]))
+            continue
+        head = f"{row['gpu']:<12} {row['total_gib']:>6.2f} GiB  "
+        out += textwrap.wrap(
+            str(row["source"]),
+            width=100,
+            initial_indent=head,
+            subsequent_indent=" " * len(head),
+        )
+    return "\n".join(out)
+
+
+def _yes_no(value: Any) -> Any:
+    """A bool as the text table says it; anything else as it is.
+
+    >>> _yes_no(True), _yes_no(False), _yes_no(1)
+    ('yes', 'no', 1)
+    """
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return value
 
 
 def _is_numeric(rows: list[dict[str, Any]], column: str) -> bool:

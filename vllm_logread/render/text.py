@@ -52,6 +52,12 @@ def kv_text(
         f"source:  {spec.source}",
         f"KV:      {spec.describe()}",
     ]
+    if spec.architecture is not None or not spec.is_verified:
+        lines.insert(
+            2,
+            f"arch:    {spec.architecture or '-'} ({spec.architecture_status}"
+            + (f": {spec.architecture_note})" if spec.architecture_note else ")"),
+        )
     groups = ", ".join(
         f"{g['kind']}"
         + (f" {g['window_tokens']}" if g["window_tokens"] else "")
@@ -242,6 +248,20 @@ _BLOCK_OPEN = "=" * 30 + " vllm-logread " + "=" * 30
 _BLOCK_CLOSE = "=" * 74
 
 
+def serve_line(r: Report) -> str:
+    """The failure's first fix as one ``vllm serve`` line to paste ("" when it
+    is not a flag).
+
+    >>> from types import SimpleNamespace as R
+    >>> serve_line(R(model="Qwen/Qwen3-8B", failure=R(serve_args=("--max-model-len", "24096"))))
+    "as one line: vllm serve Qwen/Qwen3-8B --max-model-len 24096 (and the boot's other options)"
+    """
+    if r.failure is None or not r.failure.serve_args:
+        return ""
+    args = " ".join(r.failure.serve_args)
+    return f"as one line: vllm serve {r.model or 'MODEL'} {args} (and the boot's other options)"
+
+
 def _failure_lines(r: Report) -> list[str]:
     """A boot that serves nobody: its cause and what would boot, a line each."""
     if r.failure is None:
@@ -249,6 +269,8 @@ def _failure_lines(r: Report) -> list[str]:
     where = "" if r.failure.line is None else f" (line {r.failure.line})"
     out = [f"{r.failure.cause[:1].upper()}{r.failure.cause[1:]}{where}."]
     out += [f"  to boot: {fix}" for fix in r.failure.fix]
+    if r.failure.serve_args:
+        out.append(f"  {serve_line(r)}")
     return out
 
 
@@ -719,32 +741,46 @@ def explain_lines(report: Report) -> list[str]:
 
 
 def total_text(results: Sequence[InputResult], *, num_unread: int = 0) -> str:
-    """Several inputs in text mode: the deployment's total over the good ones
-    (the others are named once, on stderr, with their reasons)."""
+    """Several inputs in text mode: each model's total over its good inputs
+    (never a sum across models; the others are named once, on stderr, with
+    their reasons)."""
+    from .tables import model_totals
+
     good = [r for res in results if res.is_good for r in res.reports if r.has_pool]
     bad = sum(1 for res in results if not res.is_good) + num_unread
-    users = [r.users for r in good]
-    mids = [r.users_mid_answer for r in good]
     w = good[0].workload if good else None
+    totals = model_totals(good)
+    lines: list[str] = []
     if not good or w is None:
-        head = "no input stated a usable pool"
-    elif any(u is None for u in users):
-        head = f"{_plural(len(good), 'server')}, users unknown for some (see their reports)"
+        lines.append("no input stated a usable pool")
     else:
-        mid = "" if any(m is None for m in mids) else f" ({sum(m or 0 for m in mids):,} mid-answer)"
         at = (
             f"of {w.source.replace(chr(92), '/').rsplit('/', 1)[-1]}"
             if w.is_mix
             else f"at {w.prompt_tokens:,}+{w.output_tokens:,} tokens"
         )
-        head = f"{sum(u or 0 for u in users):,} users {at} over {_plural(len(good), 'server')}{mid}"
-    line = f"== vllm-logread total: {head}"
+        for t in totals:
+            if len(totals) > 1 and len(t.sources) < 2:
+                continue  # one server of its model: its report is its total
+            who = "" if len(totals) == 1 else f"{t.model}: "
+            servers = _plural(len(t.sources), "server")
+            if t.users is None:
+                lines.append(f"{who}{servers}, users unknown for some (see their reports)")
+                continue
+            mid = "" if t.users_mid_answer is None else f" ({t.users_mid_answer:,} mid-answer)"
+            lines.append(f"{who}{t.users:,} users {at} over {servers}{mid}")
+        if not lines:
+            lines.append(
+                f"{_plural(len(totals), 'model')}, one server each: no total (users of "
+                "different models do not add up)"
+            )
+    out = [wrap_line(f"== vllm-logread total: {line}") for line in lines]
     if not bad:
-        return wrap_line(line)
+        return "\n".join(out)
     tail = f"not counted: {_plural(bad, 'input')} (named on stderr)"
-    if len(line) + 2 + len(tail) <= WIDTH:
-        return f"{line}; {tail}"
-    return f"{wrap_line(line)};\n  {tail}"
+    if len(out) == 1 and len(out[0]) + 2 + len(tail) <= WIDTH:
+        return f"{out[0]}; {tail}"
+    return "\n".join(out) + f";\n  {tail}"
 
 
 def target_text(plan: TargetPlan, *, arithmetic: bool = True) -> list[str]:
@@ -815,7 +851,7 @@ def observed_text(report: Report, *, explain: bool = False) -> list[str]:
                     else "0.32 prints the prompt ids at --log-level DEBUG"
                 )
                 lines.append(
-                    f"  prompt:       not in the log ({why}): --prompt {w.prompt_tokens:,} used"
+                    f"  prompt:       not in the log ({why}): --prompt {w.prompt_tokens} used"
                 )
             continue
         lines.append(f"  {label:<13} {_summary_line(s)}")

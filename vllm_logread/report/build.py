@@ -31,6 +31,7 @@ from ..rules import (
 )
 from ..versions import cdiv, version_or_none
 from .checks import _checks, _hybrid_checks
+from .exactness import drafter_checks, layout_unknown, spec_source, speculative_unknown
 from .failure import boot_failure
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
@@ -272,9 +273,30 @@ def build_vllm_report(
         if trial.block_size is not None:
             block_size, block_src = trial.block_size, trial.source
     engines, first_cap = trial.engines, trial.first_cap
+    if not unknowns and first_cap is not None:
+        # An unverified architecture, or a model named only by a path or a served
+        # name, is never exact unless the log's own figures settle it (exactness.py).
+        assumed = layout_unknown(
+            boot,
+            spec,
+            str(st.model) if st.model else None,
+            can_be_hybrid=_can_be_hybrid(ctx),
+            users=_n_users(trial.users[0]),
+        )
+        unknowns = () if assumed is None else (assumed,)
+    if not unknowns and first_cap is not None:
+        drafted = speculative_unknown(
+            boot,
+            single_group=(layout is None or layout.is_single_full_group) and not workload.is_mix,
+            usable_blocks=first_cap.usable_blocks,
+            block_size=block_size,
+            tokens_per_user=workload.tokens_per_user,
+        )
+        if drafted is not None:
+            unknowns, users_range = (drafted[0],), drafted[1]
     arithmetic = list(trial.arithmetic)
     warnings += trial.warnings
-    checks = list(trial.checks)
+    checks = drafter_checks(list(trial.checks), boot)
     warnings += _pool_warnings(boot, first_cap)
     if spec is None and spec_error is None:
         checks.append(
@@ -359,7 +381,7 @@ def build_vllm_report(
         kv_cache_dtype=st.kv_cache_dtype,
         tensor_parallel_size=st.tensor_parallel_size,
         kv_bytes_per_token=None if spec is None else int(spec.kv_bytes_per_token),
-        kv_bytes_per_token_source=None if spec is None else spec.source,
+        kv_bytes_per_token_source=None if spec is None else spec_source(spec),
         kv_shape=None if spec is None else spec.describe(),
         is_exact=first_cap.is_exact if first_cap is not None else is_uniform,
         workload=workload,

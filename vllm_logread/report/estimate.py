@@ -526,7 +526,7 @@ def estimate_boot(
     model: str,
     spec: KVSpec,
     *,
-    gpu: str,
+    gpu: str | Gpu,
     workload: Workload,
     max_model_len: int | None = None,
     block_size: int | None = None,
@@ -543,7 +543,7 @@ def estimate_boot(
     Raises:
         UsageError: an unknown GPU, a utilization outside (0, 1].
     """
-    card = find_gpu(gpu)
+    card = gpu if isinstance(gpu, Gpu) else find_gpu(gpu)  # Gpu: --gpu-memory-gib
     version = vllm_version or ESTIMATE_VERSION
     parsed = parse_version(version)
     tp = spec.tensor_parallel_size * spec.pipeline_parallel_size
@@ -713,7 +713,7 @@ def estimate_boot(
                     f"the boot {'would' if fits == 'no' else 'may'} fail: {need}, the estimate "
                     f"leaves {avail_c:.2f} GiB"
                     + (f" ({short:.2f} GiB short)" if short > 0 else "")
-                    + f" ({vllm_says}); --max-model-len {est_len:,} or lower fits the central "
+                    + f" ({vllm_says}); --max-model-len {est_len} or lower fits the central "
                     "estimate"
                 )
     if layout.notes:

@@ -51,7 +51,7 @@ def boot_failure(
         fits = int(too_small.value)
         asked = f"max model len {max_model_len:,}" if max_model_len else "the max model len"
         fix = [
-            f"--max-model-len {fits:,} or less (the most tokens the KV cache holds here); "
+            f"--max-model-len {fits} or less (the most tokens the KV cache holds here); "
             + _users_once_booted(fits, block_size, workload, gen),
             "--kv-cache-dtype fp8: half the bytes per token, about twice the tokens "
             f"({2 * fits:,}) [estimate]; measure quality first",
@@ -63,6 +63,7 @@ def boot_failure(
             f"holds {fits:,} tokens, so vLLM refused to start",
             line=too_small.line,
             fix=tuple(f.rstrip("; ") for f in fix),
+            serve_args=("--max-model-len", str(fits)),
         )
     failed = boot.first("engine_failed")
     if failed is not None and (num_blocks is not None or boot.has_pool):
@@ -100,8 +101,9 @@ def boot_failure(
                 "to start",
                 line=None if line is None else line.line,
                 fix=(
-                    f"--max-model-len {pool_tokens:,} or less; "
+                    f"--max-model-len {pool_tokens} or less; "
                     + _users_once_booted(pool_tokens, block_size, workload, gen),
                 ),
+                serve_args=("--max-model-len", str(pool_tokens)),
             )
     return None

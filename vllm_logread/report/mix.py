@@ -97,18 +97,18 @@ def boot_workload(
                 else ""
             )
             notes.append(
-                f"--shared-prefix {shared_prefix_tokens:,} changes nothing: prefix caching is "
+                f"--shared-prefix {shared_prefix_tokens} changes nothing: prefix caching is "
                 f"off in this log ({how}): pass --enable-prefix-caching to vLLM{cpu}"
             )
         elif state is None:
             notes.append(
-                f"--shared-prefix {shared_prefix_tokens:,} not counted: prefix caching is {how}; "
+                f"--shared-prefix {shared_prefix_tokens} not counted: prefix caching is {how}; "
                 "the users are as if nothing were shared"
             )
         elif not all_full:
             kinds = sorted({g.kind for g in layout.groups if g.kind != "full"})
             notes.append(
-                f"--shared-prefix {shared_prefix_tokens:,} not counted: this model has "
+                f"--shared-prefix {shared_prefix_tokens} not counted: this model has "
                 f"{'/'.join(kinds)} KV cache groups, and vLLM shares a prefix only while every "
                 "group still caches it (those groups free it once it leaves the window, then "
                 "evict it): not modelled; the users are as if nothing were shared (a lower bound)"

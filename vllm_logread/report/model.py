@@ -25,7 +25,7 @@ class Options:
     # --gpu: the card the log came from when it does not state its memory.
     what_ifs: tuple[Any, ...] = ()
     target_users: int | None = None
-    gpu: str | None = None
+    gpu: Any = None  # a gpus.Gpu (options.gpu_card: --gpu or --gpu-memory-gib) or a name
     # --shared-prefix N: system-prompt tokens every request starts with (held
     # once when the log's prefix caching is on; report/mix.py).
     shared_prefix_tokens: int = 0
@@ -73,9 +73,17 @@ class Failure:
     cause: str
     line: int | None
     fix: tuple[str, ...] = ()
+    # The first fix as `vllm serve` arguments, when it is one (["--max-model-len",
+    # "24096"]): pasted after the model, beside the boot's other options.
+    serve_args: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"cause": self.cause, "line": self.line, "fix": list(self.fix)}
+        return {
+            "cause": self.cause,
+            "line": self.line,
+            "fix": list(self.fix),
+            "serve_args": list(self.serve_args),
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,7 +3,7 @@
 SGLang states its KV pool twice at boot: ``KV Cache is allocated. #tokens: N,
 K size: X GB, V size: Y GB`` (mem_cache/memory_pool.py, one line per TP rank)
 and ``max_total_num_tokens=N, ..., max_running_requests=R, context_len=L``
-(managers/scheduler.py). The lines are rows of patterns.py; this module does
+(managers/scheduler.py). The lines are rows of read/patterns.py; this module does
 the arithmetic, which differs from vLLM's in three ways:
 
 * The pool is counted in tokens and a request holds ``ceil(tokens /
@@ -194,7 +194,7 @@ def _served(boot: Boot, opts: Options, max_model_len: int | None) -> BootWorkloa
         served,
         notes=(
             *served.notes,
-            f"--shared-prefix {opts.shared_prefix_tokens:,} not counted: SGLang's radix "
+            f"--shared-prefix {opts.shared_prefix_tokens} not counted: SGLang's radix "
             "cache is not modelled; the users are as if nothing were shared",
         ),
         shared_prefix_tokens_asked=opts.shared_prefix_tokens,

@@ -254,7 +254,7 @@ class Basis:
         engine_num_blocks: each engine's pool in blocks, when they differ.
         bytes_per_block: one block id on one GPU (None: unknown).
         bytes_per_block_source: how it is known.
-        spec: the model's KV spec at the log's settings (kvspec.KVSpec) or None.
+        spec: the model's KV spec at the log's settings (kv.specs.KVSpec) or None.
         layout: the KV cache groups of a hybrid model, or None.
         model, config: how to look the model up again at other settings.
         dtype: the model dtype the log states.
@@ -275,7 +275,7 @@ class Basis:
         utilization, utilization_source, is_utilization_logged: vLLM's
             ``gpu_memory_utilization`` and where it comes from.
         max_num_seqs, max_num_seqs_source: the scheduler's limit.
-        spec_resolver: ``kvspec.resolve_spec``-like lookup (None: no lookups).
+        spec_resolver: ``kv.config.resolve_spec``-like lookup (None: no lookups).
     """
 
     num_blocks: int
@@ -606,8 +606,9 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
         if b.total_gpu_gib is None:
             return _unknown(
                 text,
-                "the log does not state the GPU's total memory (total_gpu_memory); pass "
-                "--gpu NAME for the card this log came from",
+                "the log does not state its GPU's total memory (no total_gpu_memory line), "
+                "which a change of card or utilization starts from (--gpu-memory-gib N gives "
+                "any card's); add --gpu NAME, the card it ran on",
             )
         cur_t, cur_u = b.total_gpu_gib, b.utilization
         t, u = (
