@@ -146,8 +146,8 @@ from vllm_logread.cli import main
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
 
-# name: (KV cache groups, users and users_mid_answer at 512+128, at 8000+1000),
-# all from the docstring above.
+# name: (KV cache groups, the pool's users and users_mid_answer at 512+128, at
+# 8000+1000), all from the docstring above.
 HAND: dict[str, tuple[int, tuple[int, int], tuple[int, int]]] = {
     "hybrid_deepseek_v3_tp8": (1, (1013, 1126), (71, 76)),
     "hybrid_gpt_oss_20b_v0_11": (2, (3012, 3279), (258, 272)),
@@ -155,6 +155,26 @@ HAND: dict[str, tuple[int, tuple[int, int], tuple[int, int]]] = {
     "hybrid_gpt_oss_20b_v0_24": (2, (3070, 3343), (263, 278)),
     "hybrid_gemma3_27b": (7, (46, 51), (13, 14)),
     "hybrid_qwen3_next_80b_tp4": (4, (1659, 1659), (269, 284)),
+}
+# The answer caps each pool figure by max_num_seqs (report/resolved.answer). None
+# of these logs states it, so it is vLLM's default for `vllm serve`: 256 below
+# 70 GiB of GPU memory (or on an A100), 1,024 above. Where the log does not settle
+# the card the users are capped by 256, a lower bound.
+# - deepseek_v3_tp8: weights + KV cache take 121.11 GiB per GPU, past any A100's
+#   80 GB: 1,024. 1,013 < 1,024 stays; mid-answer 1,126 -> 1,024.
+# - gpt_oss_20b_l4: its 1.65x needs max_num_batched_tokens 2,048, the small
+#   tier's: 256, settled. 279 -> 256, 304 -> 256; 23 and 25 stay.
+# - gpt_oss_20b_v0_11 (at least 67.77 GiB), gpt_oss_20b_v0_24 (68.82),
+#   gemma3_27b (67.28), qwen3_next_80b_tp4 (68.24): 256 or 1,024, not settled:
+#   capped by 256 (3,012 -> 256, 258 -> 256, 3,070 -> 256, 263 -> 256, 1,659 -> 256,
+#   269 -> 256, each mid-answer figure too); gemma's 46 / 51 and 13 / 14 stay.
+CAPPED: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
+    "hybrid_deepseek_v3_tp8": ((1013, 1024), (71, 76)),
+    "hybrid_gpt_oss_20b_v0_11": ((256, 256), (256, 256)),
+    "hybrid_gpt_oss_20b_l4": ((256, 256), (23, 25)),
+    "hybrid_gpt_oss_20b_v0_24": ((256, 256), (256, 256)),
+    "hybrid_gemma3_27b": ((46, 51), (13, 14)),
+    "hybrid_qwen3_next_80b_tp4": ((256, 256), (256, 256)),
 }
 GOLDEN_KEYS = {
     "model",
@@ -174,10 +194,10 @@ def _shipped_table_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
 
 
-def run_json(name: str, prompt: int, output: int) -> dict[str, Any]:
+def run_json(name: str, prompt: int, output: int, *extra: str) -> dict[str, Any]:
     log = SAMPLES / f"{name}.log"
     result = CliRunner().invoke(
-        main, [str(log), "--prompt", str(prompt), "--output", str(output), "--json"]
+        main, [str(log), "--prompt", str(prompt), "--output", str(output), "--json", *extra]
     )
     assert result.exit_code == 0, result.stderr
     out: dict[str, Any] = json.loads(result.stdout)
@@ -197,9 +217,13 @@ def test_every_hybrid_sample_is_worked_here() -> None:
 @pytest.mark.parametrize("name", sorted(HAND))
 def test_users_match_the_hand_arithmetic(name: str, prompt: int, output: int, which: int) -> None:
     groups, *by_workload = HAND[name]
-    users, mid = by_workload[which - 1]
+    pool_users, pool_mid = by_workload[which - 1]
+    users, mid = CAPPED[name][which - 1]
     out = run_json(name, prompt, output)
     assert (out["users"], out["users_mid_answer"]) == (users, mid)
+    answer = out["answer"]
+    assert (answer["pool_users"], answer["pool_users_mid_answer"]) == (pool_users, pool_mid)
+    assert answer["limit"] == ("max_num_seqs" if pool_users > users else "pool")
     checks = {c["name"]: c for c in out["checks"]}
     assert checks["max_concurrency"]["status"] == "pass", checks["max_concurrency"]["detail"]
     assert checks["pool_vs_memory"]["status"] == "pass", checks["pool_vs_memory"]["detail"]
@@ -219,7 +243,7 @@ def test_golden_key_numbers(name: str) -> None:
     got = {key: out[key] for key in GOLDEN_KEYS}
     assert got == golden["expect"]
     # The golden users are the hand figures above, not a second opinion.
-    assert (golden["expect"]["users"], golden["expect"]["users_mid_answer"]) == HAND[name][1]
+    assert (golden["expect"]["users"], golden["expect"]["users_mid_answer"]) == CAPPED[name][0]
 
 
 def test_l4_default_batch_budget_is_named() -> None:
@@ -239,10 +263,15 @@ def test_stated_batch_budget_is_used_alone() -> None:
 
 def test_pool_line_range_is_disclosed() -> None:
     """gpt-oss 0.11: 1,180,752 tokens = 147,594 or 147,595 blocks; the lower is used, and said."""
-    out = run_json("hybrid_gpt_oss_20b_v0_11", 512, 128)
+    # --gpu A100-80GB settles max_num_seqs (256 on an A100): the answer is exact
+    # unless the range moves it.
+    out = run_json("hybrid_gpt_oss_20b_v0_11", 512, 128, "--gpu", "A100-80GB")
     assert out["num_blocks"] == 147594
     assert any("between 147,594 and 147,595" in a for a in out["arithmetic"])
-    # 3,012 / 3,279 users from either end of the range: exact, no caveat.
+    # 3,012 / 3,279 users in the pool from either end of the range, capped by
+    # max_num_seqs 256: exact, no caveat.
+    assert (out["answer"]["pool_users"], out["answer"]["pool_users_mid_answer"]) == (3012, 3279)
+    assert (out["users"], out["answer"]["limit"]) == (256, "max_num_seqs")
     assert out["is_exact"] is True
     assert not any("approximate" in w for w in out["warnings"])
 
@@ -253,8 +282,10 @@ def test_pool_line_range_that_moves_the_users_is_approximate() -> None:
     147,593 usable // 6 = 24,598 (6 x 24,598 = 147,588), but 147,595 blocks
     would give 147,594 // 6 = 24,599: the lower end is reported, as approximate.
     """
-    out = run_json("hybrid_gpt_oss_20b_v0_11", 40, 8)
-    assert (out["users"], out["users_mid_answer"]) == (24598, 24598)
+    out = run_json("hybrid_gpt_oss_20b_v0_11", 40, 8, "--gpu", "A100-80GB")
+    assert (out["answer"]["pool_users"], out["answer"]["pool_users_mid_answer"]) == (24598, 24598)
+    # An A100's max_num_seqs 256 admits 256 of them.
+    assert (out["users"], out["users_mid_answer"]) == (256, 256)
     assert out["is_exact"] is False
 
 
@@ -311,8 +342,10 @@ def test_qwen3_next_0_32_align_mode_and_group_sizes(tmp_path: Path) -> None:
     # GiB. Align mode: each of the 3 Mamba groups holds 2 pages a request, so a
     # max-length request (65,536) costs cdiv(65,536, 272) = 241 + 3 x 2 = 247
     # blocks: 9,956 / 247 = 40.3077 -> 40.31x, int(40.3077 x 65,536) = 2,641,604
-    # tokens. A user of 640 tokens: cdiv(640, 272) = 3 + 6 = 9 blocks ->
-    # 9,955 usable // 9 = 1,106 users (mode none would say 3 + 3 = 6 -> 1,659).
+    # tokens. A user of 512 + 128 holds 639 tokens: cdiv(639, 272) = 3 + 6 = 9 blocks ->
+    # 9,955 usable // 9 = 1,106 users in the pool (mode none would say 3 + 3 = 6 ->
+    # 1,659). The log does not settle max_num_seqs (256 or 1,024 by the card): at
+    # least 256 run at once.
     tag = "(EngineCore pid=190) INFO 11-20 14:07:03 "
     lines = [
         "(APIServer pid=1) INFO 11-20 14:05:12 [api_utils.py:224]  ▄▄ ▄█ █     █     █ ▀▄▀ █  "
@@ -333,7 +366,9 @@ def test_qwen3_next_0_32_align_mode_and_group_sizes(tmp_path: Path) -> None:
     log.write_text("\n".join(lines) + "\n")
     result = CliRunner().invoke(main, [str(log), "--json"])
     out = json.loads(result.output)
-    assert (out["num_blocks"], out["users"], out["users_mid_answer"]) == (9956, 1106, 1106)
+    assert (out["num_blocks"], out["users"], out["users_mid_answer"]) == (9956, 256, 256)
+    assert (out["answer"]["pool_users"], out["answer"]["pool_users_mid_answer"]) == (1106, 1106)
+    assert out["answer"]["users_is_lower_bound"] is True
     checks = {c["name"]: c["status"] for c in out["checks"]}
     assert checks["max_concurrency"] == "pass"
     assert checks["kv_cache_groups"] == "pass"

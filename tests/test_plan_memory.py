@@ -35,6 +35,8 @@ def test_target_users_gives_the_bytes_that_hold_them() -> None:
         "kv_cache_memory_bytes": 9_439_543_296,
         "max_num_seqs": 100,
         "available_kv_gib": 3.31,
+        # 9,439,543,296 B = 8.79 GiB, past the card's 3.31 GiB (at most 3.315 printed so).
+        "exceeds_available": True,
         "arithmetic": "100 users per engine need 4,001 blocks (null block included) x "
         "2,359,296 B = 9,439,543,296 B per GPU; the log's KV memory is 3.31 GiB "
         "(8.79 GiB needed)",
@@ -55,3 +57,17 @@ def test_a_target_that_fits_today_says_so() -> None:
     # 30 x 40 + 1 = 1,201 blocks = 2,833,514,496 B = 2.64 GiB <= the 3.31 GiB available.
     assert kvm["kv_cache_memory_bytes"] == 1201 * 2_359_296
     assert str(kvm["arithmetic"]).endswith("the log's KV memory is 3.31 GiB (enough)")
+
+
+def test_a_plan_past_the_cards_kv_memory_says_so_in_the_answer() -> None:
+    # 100 users need 4,001 blocks x 2,359,296 B = 9,439,543,296 B = 8.79 GiB of KV
+    # memory; the L4 seed has 3.31 GiB: the default text says so, not only --explain.
+    result = CliRunner().invoke(main, [str(SEED), "--target-users", "100"])
+    assert result.exit_code == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert (
+        "--kv-cache-memory-bytes 9439543296 --max-num-seqs 100: would hold 100 users per "
+        "engine, but needs 8.79 GiB of KV memory and this card has 3.31 GiB: not on this GPU"
+    ) in text
+    # 30 users fit in 30 x 40 + 1 = 1,201 blocks = 2.64 GiB: within the card's 3.31.
+    assert _plan("--target-users", "30")["kv_cache_memory"]["exceeds_available"] is False

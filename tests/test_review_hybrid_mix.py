@@ -37,8 +37,12 @@ def test_gpt_oss_20b_mix_by_hand(tmp_path: Path) -> None:
     # Mid-answer (prompt + output // 2 = 114, 1,100, 4,200): 8 + 8, 69 + 9,
     # 263 + 9 = 16, 78, 272: 80 + 312 + 272 = 664 -> 1,504,650 // 664 = 2,266.
     # The longest: 150,465 // 284 = 529; the shortest: 150,465 // 16 = 9,404.
+    # (Each request holds P + O - 1 tokens: 127, 1,199, 4,399 and 113, 1,099,
+    # 4,199 mid-answer; the same blocks.) max_num_seqs, not in the log, is 256 or
+    # 1,024 by the card: at least 256 run at once.
     r = users("hybrid_gpt_oss_20b_v0_24.log", tmp_path)
-    assert r["users"] == 2_149 and r["users_mid_answer"] == 2_266
+    assert r["answer"]["pool_users"] == 2_149 and r["answer"]["pool_users_mid_answer"] == 2_266
+    assert r["users"] == 256 and r["users_mid_answer"] == 256
     mix = mix_of(r)
     assert mix["blocks_total"] == 700 and mix["mean_blocks_mid_answer"] == 66.4  # 664 / 10
     assert mix["spread"]["users_longest"] == 529 and mix["spread"]["users_shortest"] == 9_404
@@ -59,7 +63,7 @@ def test_gemma3_27b_mix_by_hand(tmp_path: Path) -> None:
 
 
 def test_a_shared_prefix_on_a_sliding_model_changes_nothing(tmp_path: Path) -> None:
-    # Not modelled for sliding groups: the users are the 2,149 above, and it says so.
+    # Not modelled for sliding groups: the pool's users are the 2,149 above, and it says so.
     r = users("hybrid_gpt_oss_20b_v0_24.log", tmp_path, "--shared-prefix", "64")
-    assert r["users"] == 2_149
+    assert r["answer"]["pool_users"] == 2_149
     assert "not counted" in json.dumps(r["workload"])

@@ -142,6 +142,8 @@ THRESHOLDS = [
     ("KV_DTYPES_ULTRAQUANT_FROM", (0, 32)),
     ("KV_DTYPES_OCTAVE_FROM", (0, 33)),
     ("GPU_160_GIB_TIER_FROM", (0, 33)),
+    # The CPU batch defaults (128 / 2,048 per rank): in the 0.20.2 wheel, not in 0.9.1's.
+    ("CPU_BATCH_DEFAULTS_FROM", (0, 20)),
     ("NEWEST_CHECKED", (0, 33)),
     ("FIRST_UNCHECKED", (0, 34)),
 ]

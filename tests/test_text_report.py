@@ -37,11 +37,11 @@ SEED = S / "seed_qwen3-8b_l4.log"
 
 SEED_TEXT = """\
 == vllm-logread: 37 users fit at 512 prompt + 128 output tokens (41 mid-answer)
-vLLM's 2.94x is for users who each fill all 8,192 tokens; yours hold 640 each.
+vLLM's 2.94x is for users who each fill all 8,192 tokens; yours hold 639 each.
   server:       Qwen/Qwen3-8B, vLLM 0.32.0, V1, 1 GPU, max model len 8,192
   KV pool:      24,096 tokens = 1,506 blocks of 16 tokens (line 16); 3.31 GiB
   block size:   16, vLLM's GPU default (not stated in the log)
-  per user:     640 tokens = 40 blocks; (1,506 - 1 null) // 40 = 37 users
+  per user:     639 tokens = 40 blocks; (1,506 - 1 null) // 40 = 37 users
   KV per token: 147,456 bytes (144 KiB), from shipped table
   max_num_seqs: 256, vLLM's default below 70 GiB, assumed (--gpu NAME settles it)
   checks:       pass max_concurrency, pool_vs_memory
@@ -71,7 +71,7 @@ def test_explain_keeps_the_arithmetic() -> None:
     r = run(str(SEED), "--explain")
     assert r.stdout.startswith(SEED_TEXT.rsplit("(--explain", 1)[0])
     for text in (
-        "1,505 // 40 = 37 users; mid-answer 576 tokens = 36 blocks -> 41",
+        "1,505 // 40 = 37 users; mid-answer 575 tokens = 36 blocks -> 41",
         "36 layers x 8 KV heads x head size 128 x 2 (K and V) x 2 bytes (bfloat16) = 147,456",
         "pass    max_concurrency: 1,506 blocks / 512 blocks per 8,192-token request = 2.94x",
         "weights=fp8: 111 users [estimate] - ",
@@ -107,7 +107,8 @@ def test_no_what_if_row_that_changes_nothing(log: Path) -> None:
 
 def test_data_parallel_headline_engines_and_what_ifs_in_one_unit() -> None:
     # DP0 24,319 blocks -> 24,318 // 40 = 607; DP1 24,328 -> 24,327 // 40 = 608.
-    r = run(str(S / "era_0_18_0_dp2.log"), "--no-stats")
+    # On H100s (--gpu) each engine's max_num_seqs is vLLM's 1,024: no cap at 512+128.
+    r = run(str(S / "era_0_18_0_dp2.log"), "--no-stats", "--gpu", "H100-80GB")
     out = r.stdout
     assert out.startswith("== vllm-logread: 1,215 users fit")
     assert "DP=2 x TP=1 x PP=1 = 2 GPUs" in out
@@ -115,9 +116,9 @@ def test_data_parallel_headline_engines_and_what_ifs_in_one_unit() -> None:
     assert "engine DP1:  24,328 blocks, 608 users" in out
     assert "deployment:   1,215 users over 2 engines" in out
     # FP8 KV doubles each engine's blocks: 48,637 // 40 = 1,215; 48,655 // 40 =
-    # 1,216: 2,431 for the deployment (not 1,215 x 2).
-    assert re.search(r"kv_cache_dtype=fp8 +2,431 users \(\+1,216\)", out)
-    j = run(str(S / "era_0_18_0_dp2.log"), "--json")
+    # 1,216 in the pools; each engine runs at most 1,024: 2,048 for the deployment.
+    assert re.search(r"kv_cache_dtype=fp8 +2,048 users \(\+833\)", out)
+    j = run(str(S / "era_0_18_0_dp2.log"), "--json", "--gpu", "H100-80GB")
     import json
 
     obj = json.loads(j.stdout)

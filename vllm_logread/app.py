@@ -34,7 +34,7 @@ from .options import (
     report_options,
     unused_options,
 )
-from .outcome import ExitStatus, gate_note, judged, results_of, worst
+from .outcome import ExitStatus, gate_note, judged, results_of, with_sweep, worst
 from .read.facts import Fact
 from .read.metrics import fetch_metrics, read_metrics, read_metrics_file
 from .render.ci import Extras
@@ -362,7 +362,7 @@ class _Job:
         workloads = extras.workloads if extras.is_sweep else ()
         crosscheck = self._crosscheck()
         results, statuses = [], []
-        for res in results_of(sessions, all_boots=opts.all_boots):
+        for res in with_sweep(results_of(sessions, all_boots=opts.all_boots), workloads):
             res, st = judged(
                 res,
                 min_users=opts.min_users,

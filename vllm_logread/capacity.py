@@ -2,11 +2,17 @@
 
 vLLM hands out KV memory in blocks of ``block_size`` tokens from one pool. A
 request that holds ``n`` tokens of context owns ``ceil(n / block_size)``
-blocks of each full-attention KV cache group. With the seed numbers (Qwen3-8B
-on an L4): 24,096 tokens / 16 = 1,506 blocks; vLLM keeps one as its null
-block, so 1,505 are usable; a user of 512 prompt + 128 output tokens holds 640
-tokens = 40 blocks, so 1,505 // 40 = 37 users fit at the end of their answers,
-and 1,505 // ceil(576 / 16) = 1,505 // 36 = 41 mid-answer.
+blocks of each full-attention KV cache group. A request of P prompt and O
+output tokens holds P + O - 1 tokens of KV at the end of its answer: the last
+sampled token is never fed back, so its KV is never written
+(:func:`tokens_held_at_end`). With the seed numbers (Qwen3-8B on an L4):
+24,096 tokens / 16 = 1,506 blocks; vLLM keeps one as its null block, so 1,505
+are usable; a user of 512 prompt + 128 output tokens holds 639 tokens = 40
+blocks, so 1,505 // 40 = 37 users fit at the end of their answers, and
+1,505 // ceil(575 / 16) = 1,505 // 36 = 41 mid-answer. At a block boundary the
+- 1 matters: the real vLLM 0.32 seed boot (753 blocks of 32), 513 + 128: 640
+tokens = 20 blocks, 752 // 20 = 37 users, the 37 vLLM ran (tests/real_vllm/NOTES.md);
+641 tokens would be 21 blocks and 35.
 
 Hybrid models (sliding window + full attention, Mamba / linear-attention
 hybrids) get several KV cache groups from vLLM's hybrid KV cache manager
@@ -38,12 +44,36 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from . import rules
 from .errors import UsageError
 from .kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
 from .kv.specs import KVSpec, MambaSpec
 from .rules import concurrency_counts_tokens, pool_tokens_from_concurrency, prints_pool_blocks
 from .versions import cdiv, parse_version
 from .workload import RequestTokens
+
+
+def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:
+    """KV tokens a request of P prompt + O output tokens holds at its last step:
+    vLLM's P + O - 1 (rules.tokens_held_at_end: the last sampled token is never
+    fed back, so its KV is never written). An answer of 0 tokens is no request
+    vLLM serves (max_tokens >= 1): taken as 1, the prompt alone.
+
+    >>> tokens_held_at_end(513, 128), tokens_held_at_end(512, 1), tokens_held_at_end(512, 0)
+    (640, 512, 512)
+    """
+    return rules.tokens_held_at_end(prompt_tokens, max(output_tokens, 1))
+
+
+def tokens_held_mid_answer(prompt_tokens: int, output_tokens: int) -> int:
+    """KV tokens a request holds once it has sampled half its answer (O // 2).
+
+    The same rule at O // 2 sampled tokens: P + O // 2 - 1 (512 + 128: 575).
+
+    >>> tokens_held_mid_answer(512, 128), tokens_held_mid_answer(512, 1)
+    (575, 512)
+    """
+    return tokens_held_at_end(prompt_tokens, output_tokens // 2)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,13 +155,18 @@ class Workload:
 
     @property
     def tokens_per_user(self) -> int:
-        """Context held at the end of the answer."""
+        """A request's length, prompt + output (what vLLM holds to max_model_len)."""
         return self.prompt_tokens + self.output_tokens
 
     @property
+    def tokens_held_at_end(self) -> int:
+        """KV tokens a user holds at the end of its answer: P + O - 1."""
+        return tokens_held_at_end(self.prompt_tokens, self.output_tokens)
+
+    @property
     def tokens_mid_answer(self) -> int:
-        """Context held halfway through the answer (prompt + half the output)."""
-        return self.prompt_tokens + self.output_tokens // 2
+        """KV tokens a user holds halfway through its answer: P + O // 2 - 1."""
+        return tokens_held_mid_answer(self.prompt_tokens, self.output_tokens)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -169,6 +204,11 @@ class Capacity:
     shared_prefix_blocks: int = 0
     # --workload FILE: the mix's per-request charge and its spread (None: one pair).
     mix: MixCharge | None = None
+    # KV tokens the user charged above holds at the end of its answer and
+    # mid-answer (a mix: its mean request's): P + O - 1 and P + O // 2 - 1
+    # (tokens_held_at_end); P + O and P + O // 2 where the last token is counted.
+    tokens_held: int = 0
+    tokens_held_mid: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -306,18 +346,39 @@ def _blocks_of(
     )
 
 
+def _end(r: RequestTokens) -> int:
+    return tokens_held_at_end(r.prompt_tokens, r.output_tokens)
+
+
+def _mid(r: RequestTokens) -> int:
+    return tokens_held_mid_answer(r.prompt_tokens, r.output_tokens)
+
+
+def _held(workload: Workload, *, counts_last_token: bool) -> tuple[int, int]:
+    """(end, mid) KV tokens of the workload's headline user."""
+    if counts_last_token:
+        return workload.tokens_per_user, workload.prompt_tokens + workload.output_tokens // 2
+    return workload.tokens_held_at_end, workload.tokens_mid_answer
+
+
 @lru_cache(maxsize=256)
-def _blocks_one_group(workload: Workload, block_size: int) -> _Blocks:
+def _blocks_one_group(workload: Workload, block_size: int, counts_last_token: bool) -> _Blocks:
     """One full-attention group: ``cdiv(L, bs)`` less the shared prefix's blocks."""
     prefix = workload.shared_prefix_tokens
 
     def shared(r: RequestTokens) -> int:
         return shared_prefix_blocks(prefix, r.prompt_tokens, block_size)
 
+    def end(r: RequestTokens) -> int:
+        return r.tokens if counts_last_token else _end(r)
+
+    def mid(r: RequestTokens) -> int:
+        return r.prompt_tokens + r.output_tokens // 2 if counts_last_token else _mid(r)
+
     return _blocks_of(
         workload,
-        lambda r: blocks_for_tokens(r.tokens, block_size) - shared(r),
-        lambda r: blocks_for_tokens(r.prompt_tokens + r.output_tokens // 2, block_size) - shared(r),
+        lambda r: blocks_for_tokens(end(r), block_size) - shared(r),
+        lambda r: blocks_for_tokens(mid(r), block_size) - shared(r),
         shared,
     )
 
@@ -341,8 +402,8 @@ def _blocks_groups(
 
     return _blocks_of(
         workload,
-        lambda r: held(r.tokens) - shared(r),
-        lambda r: held(r.prompt_tokens + r.output_tokens // 2) - shared(r),
+        lambda r: held(_end(r)) - shared(r),
+        lambda r: held(_mid(r)) - shared(r),
         shared,
     )
 
@@ -400,7 +461,12 @@ def blocks_for_tokens(num_tokens: int, block_size: int) -> int:
 
 
 def users_that_fit(
-    *, num_blocks: int, block_size: int, workload: Workload, has_null_block: bool = True
+    *,
+    num_blocks: int,
+    block_size: int,
+    workload: Workload,
+    has_null_block: bool = True,
+    counts_last_token: bool = False,
 ) -> Capacity:
     """Users of ``workload`` that fit in ``num_blocks`` blocks (one KV cache group).
 
@@ -409,6 +475,9 @@ def users_that_fit(
         block_size: tokens per block; must be positive.
         workload: prompt and output tokens per user.
         has_null_block: V1 reserves block 0 of the pool as a null block.
+        counts_last_token: charge P + O, not vLLM's P + O - 1 (SGLang: its
+            overlap scheduler may give a finished request's last token a slot
+            before it sees the request end; not measured, so the larger count).
 
     >>> c = users_that_fit(num_blocks=1506, block_size=16, workload=Workload())
     >>> (c.usable_blocks, c.blocks_per_user, c.users, c.users_mid_answer)
@@ -418,8 +487,9 @@ def users_that_fit(
         raise ValueError(f"block size must be positive, got {block_size}")
     usable = max(num_blocks - (1 if has_null_block else 0), 0)
     per_user, users, per_mid, users_mid, copy, mix = _charge(
-        workload, usable, _blocks_one_group(workload, block_size)
+        workload, usable, _blocks_one_group(workload, block_size, counts_last_token)
     )
+    held, held_mid = _held(workload, counts_last_token=counts_last_token)
     return Capacity(
         num_blocks=num_blocks,
         usable_blocks=usable,
@@ -430,6 +500,8 @@ def users_that_fit(
         users_mid_answer=users_mid,
         shared_prefix_blocks=copy,
         mix=mix,
+        tokens_held=held,
+        tokens_held_mid=held_mid,
     )
 
 
@@ -725,7 +797,7 @@ def users_for_layout(
 
     Each user is charged :func:`blocks_charged` per group. One full-attention
     group gives exactly :func:`users_that_fit`. gpt-oss-20b (12 sliding-128 +
-    12 full layers, 2 groups), 640 tokens per user: 40 full blocks + 9 sliding
+    12 full layers, 2 groups), 512 + 128 holds 639 tokens: 40 full blocks + 9 sliding
     blocks = 49 blocks per user, instead of 80 if both groups kept every token.
     """
     if layout.is_single_full_group:
@@ -754,7 +826,7 @@ def users_for_layout(
     # The split by group is of the mean request for a mix (the headline's).
     by_group = tuple(
         blocks_charged(
-            g, workload.tokens_per_user, mamba_blocks_per_request=mamba_blocks_per_request
+            g, workload.tokens_held_at_end, mamba_blocks_per_request=mamba_blocks_per_request
         )
         for g in layout.groups
     )
@@ -772,6 +844,8 @@ def users_for_layout(
         notes=layout.notes,
         shared_prefix_blocks=copy,
         mix=mix,
+        tokens_held=workload.tokens_held_at_end,
+        tokens_held_mid=workload.tokens_mid_answer,
     )
 
 
@@ -817,6 +891,8 @@ __all__ = [
     "num_blocks_from_pool_line",
     "pool_tokens_printed",
     "shared_prefix_blocks",
+    "tokens_held_at_end",
+    "tokens_held_mid_answer",
     "users_for_layout",
     "users_for_spec",
     "users_that_fit",

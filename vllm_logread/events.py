@@ -15,6 +15,7 @@ from .read.facts import Fact, ParseWarning
 from .read.metrics import Server
 from .report.crosscheck import Agreement
 from .report.model import Options, Report
+from .report.sweep import SweepRow
 from .watch import LoadSummary
 
 #: ``report``, ``alert``, ``summary``, ``warning`` (stderr), ``echo`` (input
@@ -148,6 +149,10 @@ class InputResult:
     # and JSON totals count only the inputs with error_code 0.
     error_code: int = 0
     error: str = ""
+    # A sweep (--prompt/--output lists): each report's answer at each workload,
+    # computed once (report/sweep.py, outcome.with_sweep); the gate, JSON, CSV
+    # and text read these rows.
+    sweep: tuple[SweepRow, ...] = ()
     # The input's whole exit code (what is wrong with it, --strict, the gate) and
     # what the gate judged; set once the command's options are applied (outcome.judged).
     exit_code: int = 0

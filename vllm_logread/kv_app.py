@@ -168,7 +168,8 @@ def kv_output(opts: KvOptions, fmt: str) -> str:
         spec,
         block_size=est.block_size,
         vllm_version=est.vllm_version,
-        num_tokens=workload.tokens_per_user,
+        # P + O - 1: the tokens a request holds at the end of its answer.
+        num_tokens=workload.tokens_held_at_end,
     )
     return dumps(
         {

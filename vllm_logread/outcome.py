@@ -9,8 +9,8 @@ from .boots import Boot
 from .capacity import Workload
 from .events import BootResult, GateResult, InputResult
 from .read.facts import Fact
-from .report import build_report
 from .report.model import Report
+from .report.sweep import sweep_of
 from .session import Session
 from .watch import Estimate
 
@@ -190,23 +190,45 @@ def reading_status(res: InputResult) -> ExitStatus:
     return worst(parts)
 
 
+def with_sweep(results: Sequence[InputResult], workloads: Sequence[Workload]) -> list[InputResult]:
+    """``results`` with each report's answer at every workload of a sweep, computed
+    once here (report/sweep.sweep_of); no sweep: the results as they are."""
+    if not workloads:
+        return list(results)
+    return [
+        replace(
+            res,
+            sweep=tuple(
+                row
+                for r in res.reports
+                if r.has_pool
+                for row in sweep_of(
+                    r, workloads, options=res.options, spec_resolver=res.spec_resolver
+                )
+            ),
+        )
+        for res in results
+    ]
+
+
 def users_by_workload(
     res: InputResult, report: Report, workloads: Sequence[Workload] = ()
 ) -> list[tuple[Workload, int | None]]:
     """(workload, users at the end of the answers) for each workload of a sweep,
-    each through build_report itself (the figure ``--prompt P --output O``
-    alone gives); the report's own workload when none are given."""
-    out: list[tuple[Workload, int | None]] = []
-    for w in workloads or (report.workload,):
-        if w == report.workload or res.options is None:
-            users = report.users if w == report.workload else None
-        else:
-            opts = replace(res.options, workload=w, what_ifs=(), target_users=None)
-            users = build_report(
-                report.boot, opts, source=report.source, spec_resolver=res.spec_resolver
-            ).users
-        out.append((w, users))
-    return out
+    read from the input's sweep rows (the figure ``--prompt P --output O`` alone
+    gives); the report's own workload when none are given."""
+    if not workloads:
+        return [(report.workload, report.users)]
+    rows = [
+        row
+        for row in res.sweep
+        if row.boot_index == report.boot.index and row.source == report.source
+    ]
+    if not rows:
+        rows = list(
+            sweep_of(report, workloads, options=res.options, spec_resolver=res.spec_resolver)
+        )
+    return [(row.workload, row.users) for row in rows]
 
 
 def failure_message(r: Report) -> str:

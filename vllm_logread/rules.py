@@ -463,8 +463,8 @@ def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:
     written. 513 + 128 -> 640 tokens -> cdiv(640, 32) = 20 blocks of 32 (641
     would need 21). Proven on a real boot: real_vllm_0.32_qwen3-8b_seed.log
     (753 blocks of 32; 48 closed-loop users of 513 + 128 settle at 37 running,
-    each holding 20 blocks, 740 in use). The capacity arithmetic does not use
-    this yet (it charges P + O).
+    each holding 20 blocks, 740 in use). capacity.py charges it (an answer of
+    0 tokens, no request vLLM serves, is taken as 1: the prompt alone).
 
     >>> tokens_held_at_end(513, 128), tokens_held_at_end(1, 1)
     (640, 1)
@@ -648,6 +648,34 @@ def simulation_max_num_seqs(*, is_cpu: bool) -> int:
     (128, 256)
     """
     return CPU_MAX_NUM_SEQS if is_cpu else DEFAULT_MAX_NUM_SEQS
+
+
+#: vLLM's CPU batch defaults (128 sequences, 2,048 batched tokens per rank for
+#: `vllm serve`): in the 0.20.2 and 0.33 wheels' EngineArgs.get_batch_defaults;
+#: 0.9.1's has no CPU branch (its GPU rule); the releases between are unchecked,
+#: so this floor may be too late. The real vLLM 0.32 CPU boots ran 128
+#: (tests/real_vllm/NOTES.md).
+CPU_BATCH_DEFAULTS_FROM = Version((0, 20))
+
+#: The two max_num_seqs a GPU boot may have by vLLM's rule (the card decides).
+GPU_MAX_NUM_SEQS_CANDIDATES = (DEFAULT_MAX_NUM_SEQS, DEFAULT_MAX_NUM_SEQS_BIG_GPU)
+
+#: The largest A100 (80 GB, ~79.2 GiB as CUDA reports it, as an H100-80GB does):
+#: a card known to have more is no A100, so the big-GPU default is settled.
+A100_MAX_GIB = 80.0
+
+
+def cpu_batch_defaults_apply(version: object, generation: str | None) -> bool:
+    """The CPU backend's own batch defaults (128 / 2,048 per rank) hold: V1 from
+    0.20 (:data:`CPU_BATCH_DEFAULTS_FROM`); an unknown version is not assumed to
+    have them (a CPU log before 0.20 keeps the GPU rule's figure, said as assumed).
+
+    >>> cpu_batch_defaults_apply("0.32.0", "V1"), cpu_batch_defaults_apply("0.9.1", "V1")
+    (True, False)
+    >>> cpu_batch_defaults_apply(None, "V1"), cpu_batch_defaults_apply("0.32.0", "V0")
+    (False, False)
+    """
+    return generation != "V0" and stated_at_least(version, CPU_BATCH_DEFAULTS_FROM)
 
 
 def default_utilization(version: str | None) -> tuple[float, str]:

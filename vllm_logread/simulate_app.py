@@ -24,11 +24,6 @@ from .kv.config import resolve_spec
 from .options import CommonOptions, check_common, one_workload, output_format, report_options
 from .render.json import SCHEMA_VERSION, dumps
 from .render.simulation import simulation_json, simulation_text, write_steps_csv
-from .rules import (
-    SMALL_GPU_MAX_NUM_BATCHED_TOKENS,
-    cpu_mla_max_num_batched_tokens,
-    simulation_max_num_seqs,
-)
 from .session import Session
 from .simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
 
@@ -164,10 +159,12 @@ def pool_from_report(
             f"{report.source}: no KV pool in blocks to simulate (the log states no pool line, "
             "or its block size is unknown); pass --num-blocks and --block-size"
         )
+    # The boot as read resolved it (report/resolved.py): its KV cache groups and null block.
+    resolved = getattr(report, "resolved", None)
     basis = report.basis
-    layout = None if basis is None else basis.layout
+    layout = resolved.layout if resolved is not None else None if basis is None else basis.layout
     groups: tuple[GroupRule, ...] = ()
-    has_null = report.engine_generation != "V0"
+    has_null = resolved.has_null_block if resolved is not None else report.engine_generation != "V0"
     if layout is not None:
         groups = tuple(
             GroupRule(kind=g.kind, block_size=g.block_size, window_tokens=g.window_tokens)
@@ -189,24 +186,20 @@ def pool_from_report(
 
 
 def limits_for_report(report: Any, opts: SimulateOptions) -> SchedulerLimits:
-    """The scheduler limits: the options, else vLLM's defaults for the log's device."""
-    is_cpu = (report.device or "").upper() == "CPU"
-    spec = None if report.basis is None else report.basis.spec
-    is_mla = bool(getattr(spec, "is_mla", False))
-    chunked = True
-    batched = SMALL_GPU_MAX_NUM_BATCHED_TOKENS
-    if is_cpu and is_mla:
-        # vLLM 0.32 platforms/cpu.py: "MLA is enabled on a non-GPU platform;
-        # forcing chunked prefill and prefix caching to be disabled."
-        chunked = False
-        batched = cpu_mla_max_num_batched_tokens(report.max_model_len)
-    # The log's own max_num_seqs when it states one (its non-default args or config:
-    # era_0_17_0.log's 128 held 200 users to 128 running, where 256 admitted all 200).
-    stated = None
-    if report.basis is not None and report.basis.max_num_seqs_source.startswith("line "):
-        stated = report.basis.max_num_seqs
+    """The scheduler limits: the options, else the boot's as ``read`` resolved them
+    (report/resolved.scheduler_limits: stated in the log, else vLLM's default for
+    its platform), so ``simulate`` and ``read`` use the same max_num_seqs and
+    max_num_batched_tokens (era_0_17_0.log's stated 128 held 200 users to 128
+    running; a DeepSeek-V3 TP 8 boot on 80 GB cards takes 1,024 and 8,192)."""
+    resolved = getattr(report, "resolved", None)
+    seqs, batched, chunked = 256, 2048, True
+    if resolved is not None:
+        sched = resolved.scheduler
+        seqs = sched.max_num_seqs.value
+        batched = sched.max_num_batched_tokens.value
+        chunked = sched.enable_chunked_prefill.value
     return SchedulerLimits(
-        max_num_seqs=opts.max_num_seqs or stated or simulation_max_num_seqs(is_cpu=is_cpu),
+        max_num_seqs=opts.max_num_seqs or seqs,
         max_num_batched_tokens=opts.max_num_batched_tokens or batched,
         enable_chunked_prefill=chunked if opts.chunked_prefill is None else opts.chunked_prefill,
     )

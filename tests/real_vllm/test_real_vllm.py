@@ -278,6 +278,7 @@ def run_measured_load(
     users: int,
     size_of: Any = None,
     prompt_offset: int = 0,
+    prompt_tokens: int = PROMPT,
 ) -> tuple[dict[str, Any], str]:
     """One closed-loop round per user, ``/metrics`` sampled every second; (observed, log)."""
     model = harness.SHAPES["qwen3-8b"].repo_id
@@ -287,7 +288,7 @@ def run_measured_load(
         server.port,
         model,
         users=users,
-        prompt_tokens=PROMPT,
+        prompt_tokens=prompt_tokens,
         output_tokens=OUTPUT,
         rounds=1,
         request_timeout_s=300,
@@ -507,3 +508,29 @@ def test_load_48_users(seed_server: harness.VllmServer, tmp_path: Path) -> None:
     end_of_answer, mid_answer, margin = 37, 41, 3
     assert preempted or end_of_answer <= peak_running <= mid_answer + margin, observed
     assert peak_running <= 48
+
+
+def test_load_513_128_the_last_token_holds_no_kv(
+    seed_server: harness.VllmServer, tmp_path: Path
+) -> None:
+    """48 users of 513 + 128 on the seed pool (753 blocks of 32, 752 usable), where P + O and
+    P + O - 1 need different blocks: vLLM's last step computes 513 + 128 - 1 = 640 tokens =
+    20 blocks (the last sampled token is never fed back), so 752 // 20 = 37 run at the end of
+    their answers; P + O = 641 tokens would be 21 blocks and 752 // 21 = 35. The report must
+    say 37, the running count vLLM settles at (and max_num_seqs, vLLM's CPU default 128, does
+    not bind).
+    """
+    observed, _ = run_measured_load(seed_server, users=48, prompt_tokens=513, prompt_offset=7000)
+    print("[real_vllm] seed pool, 48 x 513+128:\n" + json.dumps(observed, indent=1))
+    log = tmp_path / "seed_513.log"
+    log.write_text(seed_server.text(), encoding="utf-8")
+    cmd = [*harness.tool_command(), str(log), "--prompt", "513", "--output", "128", "--json"]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=120, env=tool_env(), stdin=subprocess.DEVNULL
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    print(f"[real_vllm] report {report['users']}, vLLM settled at {observed['settled_running']}")
+    assert report["workload"]["blocks_per_user"] == 20
+    assert report["answer"]["limit"] == "pool" and report["answer"]["max_num_seqs"] == 128
+    assert report["users"] == 37 == observed["settled_running"], observed

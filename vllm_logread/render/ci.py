@@ -321,20 +321,10 @@ def final_output(
 def final_rows(
     results: Sequence[InputResult], *, prompts: Sequence[int], outputs: Sequence[int]
 ) -> list[dict[str, Any]]:
-    """A sweep's rows: every report with a pool x every workload, each input
-    with its own options."""
-    rows: list[dict[str, Any]] = []
-    for res in results:
-        reports = [r for r in res.reports if r.has_pool]
-        if reports:
-            rows += sweep_rows(
-                reports,
-                tuple(prompts),
-                tuple(outputs),
-                options=res.options,
-                spec_resolver=res.spec_resolver,
-            )
-    return rows
+    """A sweep's rows: every report with a pool x every workload, as the report
+    stage computed them (InputResult.sweep, outcome.with_sweep)."""
+    del prompts, outputs  # the rows carry their workloads
+    return sweep_rows([row for res in results for row in res.sweep])
 
 
 def append_step_summary(path: str, results: Sequence[InputResult]) -> None:

@@ -162,7 +162,7 @@ def _pool(e: BootEstimate) -> list[str]:
             else f"{cap.num_blocks:,}"
         )
         lines.append(
-            f"  per user:        {e.workload.tokens_per_user:,} tokens = "
+            f"  per user:        {cap.tokens_held:,} tokens = "
             f"{cap.blocks_per_user:,} blocks;"
             f" {usable} // {cap.blocks_per_user:,} = {cap.users:,} users"
         )

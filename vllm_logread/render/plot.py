@@ -164,11 +164,11 @@ def _draw_capacity(ax: Axes, reports: Sequence[Report]) -> None:
         ax.step([p[0] for p in pos], [p[1] for p in pos], where="post", color=color, label=label)
         w = r.workload
         if r.users is not None and r.users > 0:
-            ax.plot([w.tokens_per_user], [r.users], "o", color="tab:red", zorder=5)
+            ax.plot([w.tokens_held_at_end], [r.users], "o", color="tab:red", zorder=5)
             ax.annotate(
                 f"your users: {w.prompt_tokens:,}+{w.output_tokens:,} tokens\n"
                 f"{r.users:,} users ({_n(r.users_mid_answer)} mid-answer)",
-                (w.tokens_per_user, r.users),
+                (w.tokens_held_at_end, r.users),
                 textcoords="offset points",
                 xytext=(-10, -10),
                 ha="right",

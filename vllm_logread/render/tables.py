@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..capacity import Workload
 from ..errors import UsageError
-from ..report import build_report
+from ..report.sweep import SweepRow
 
 STATS_COLUMNS = (
     "time",
@@ -183,40 +182,21 @@ def _short(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def sweep_rows(
-    reports: list[Any],
-    prompts: tuple[int, ...],
-    outputs: tuple[int, ...],
-    *,
-    options: Any,
-    spec_resolver: Any = None,
-) -> list[dict[str, Any]]:
-    """One row per report x prompt x output, through report.build_report itself,
-    so each row is the figure a single ``--prompt P --output O`` run gives."""
-    from dataclasses import replace
-
-    rows: list[dict[str, Any]] = []
-    # what-ifs belong to the single run; the sweep needs only the users.
-    base = replace(options, what_ifs=(), target_users=None)
-    for r in reports:
-        for p in prompts:
-            for o in outputs:
-                w = Workload(prompt_tokens=p, output_tokens=o)
-                one = build_report(
-                    r.boot, replace(base, workload=w), source=r.source, spec_resolver=spec_resolver
-                )
-                rows.append(
-                    {
-                        "source": r.source,
-                        "prompt_tokens": p,
-                        "output_tokens": o,
-                        "tokens_per_user": w.tokens_per_user,
-                        "users": one.users,
-                        "users_mid_answer": one.users_mid_answer,
-                        "exact": one.is_exact,
-                    }
-                )
-    return rows
+def sweep_rows(rows: Sequence[SweepRow]) -> list[dict[str, Any]]:
+    """The report stage's sweep rows (report/sweep.py) as table rows, one per
+    report x workload: each the figure a single ``--prompt P --output O`` run gives."""
+    return [
+        {
+            "source": row.source,
+            "prompt_tokens": row.workload.prompt_tokens,
+            "output_tokens": row.workload.output_tokens,
+            "tokens_per_user": row.workload.tokens_per_user,
+            "users": row.users,
+            "users_mid_answer": row.users_mid_answer,
+            "exact": row.is_exact,
+        }
+        for row in rows
+    ]
 
 
 def _checks_cell(report: Any) -> str:

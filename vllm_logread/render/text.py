@@ -340,7 +340,7 @@ def parallel_text(report: Report) -> str:
 def _per_user(report: Report, c: Any, users: int | None) -> str:
     """How one engine's users come from its pool, in one short line."""
     w = report.workload
-    tokens = f"{w.tokens_per_user:,} tokens"
+    tokens = f"{c.tokens_held or w.tokens_held_at_end:,} tokens"
     if c.block_size == 1:  # SGLang's default page: one token a slot
         return f"{tokens}; {c.usable_blocks:,} slots // {c.blocks_per_user:,} = {_n(users)} users"
     groups = f" over {c.num_groups} KV cache groups" if c.num_groups > 1 else ""
@@ -440,6 +440,8 @@ def _source_short(source: str) -> str:
     """Where a max_num_seqs came from, in a few words."""
     if source.startswith("line "):
         return f"stated ({source})"
+    if source.startswith("256 on an A100"):
+        return "256 on an A100, 1,024 on other cards of 70 GiB or more (--gpu NAME settles it)"
     if "V0 default" in source:
         return "vLLM's V0 default"
     if "printed concurrency needs max_num_batched_tokens" in source:
@@ -455,6 +457,8 @@ def _source_short(source: str) -> str:
         return "vLLM's default on an A100"
     if " GiB from " in source:
         return "vLLM's default for " + source.split("(")[1].split(")")[0]
+    if "on CPU" in source:
+        return "vLLM's default on CPU (128 per rank)"
     return "vLLM's default below 70 GiB, assumed (--gpu NAME settles it)"
 
 
@@ -466,12 +470,33 @@ def _answer_lines(r: Report, workload: str) -> list[str]:
     if r.failure is not None:
         head = f"== vllm-logread: 0 users at {workload}: the boot serves nobody"
         return [head, *_failure_lines(r)]
-    if r.users is not None and c is not None:
+    a = r.answer
+    if r.users is not None and c is not None and a is not None and a.is_capped:
+        # max_num_seqs, not the pool, binds: the pool's own figure beside it.
         approx = "" if r.is_exact else " (approximate)"
-        head = (
-            f"== vllm-logread: {r.users:,} users fit at {workload}{approx} "
-            f"({_n(r.users_mid_answer)} mid-answer)"
-        )
+        m = a.max_num_seqs.value if a.max_num_seqs is not None else 0
+        per = " per engine" if len(r.engines) > 1 else ""
+        if a.is_lower_bound:
+            approx = ""
+            cands = " or ".join(f"{x:,}" for x in a.max_num_seqs_candidates)
+            head = (
+                f"== vllm-logread: {r.users:,} users at least run at once at {workload}: "
+                f"max_num_seqs caps them ({cands}{per} by the card, not in the log: --gpu NAME "
+                f"settles it; the pool holds {_n(a.pool_users)}, "
+                f"{_n(a.pool_users_mid_answer)} mid-answer)"
+            )
+        else:
+            head = (
+                f"== vllm-logread: {r.users:,} users at {workload} run at once{approx}: "
+                f"max_num_seqs {m:,}{per} caps them (the pool holds {_n(a.pool_users)}, "
+                f"{_n(a.pool_users_mid_answer)} mid-answer)"
+            )
+    elif r.users is not None and c is not None:
+        approx = "" if r.is_exact else " (approximate)"
+        mid = f"{_n(r.users_mid_answer)} mid-answer"
+        if a is not None and (a.pool_users_mid_answer or 0) > (a.users_mid_answer or 0):
+            mid += f", capped by max_num_seqs; the pool holds {_n(a.pool_users_mid_answer)}"
+        head = f"== vllm-logread: {r.users:,} users fit at {workload}{approx} ({mid})"
         if w.is_mix and len(head) > WIDTH:  # a long name or huge counts: the name alone
             head = (
                 f"== vllm-logread: {r.users:,} users fit at {workload.split(' (')[0]}{approx} "
@@ -483,21 +508,20 @@ def _answer_lines(r: Report, workload: str) -> list[str]:
     else:
         head = f"== vllm-logread: users unknown at {workload} (see the warnings)"
     length = r.concurrency_tokens or r.max_model_len
+    held = c.tokens_held if c is not None and c.tokens_held else w.tokens_held_at_end
+    held_mid = c.tokens_held_mid if c is not None and c.tokens_held else w.tokens_mid_answer
     if r.vllm_max_concurrency is not None and length and w.is_mix:
         why = (
             f"vLLM's {r.vllm_max_concurrency:.2f}x is for users who each fill all {length:,} "
-            f"tokens; yours hold {w.tokens_per_user:,} on average."
+            f"tokens; yours hold {held:,} on average."
         )
     elif r.vllm_max_concurrency is not None and length:
         why = (
             f"vLLM's {r.vllm_max_concurrency:.2f}x is for users who each fill all {length:,} "
-            f"tokens; yours hold {w.tokens_per_user:,} each."
+            f"tokens; yours hold {held:,} each."
         )
     else:
-        why = (
-            f"Each user holds {w.tokens_per_user:,} tokens at the end of its answer, "
-            f"{w.tokens_mid_answer:,} mid-answer."
-        )
+        why = f"Each user holds {held:,} tokens at the end of its answer, {held_mid:,} mid-answer."
     return [head, why]
 
 
@@ -558,7 +582,8 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
                 f"({_n(r.users_mid_answer)} mid-answer)"
             )
         elif c.mix is None:
-            lines.append(f"  per user:     {_per_user(r, c, r.users)}")
+            pool_users = r.answer.pool_users if r.answer is not None else r.users
+            lines.append(f"  per user:     {_per_user(r, c, pool_users)}")
         lines.extend(mix_lines(r, c))
     if r.served is not None and r.served.notes:
         lines.extend(_wrap_under("  workload:     ", "; ".join(r.served.notes)))
@@ -799,10 +824,18 @@ def target_text(plan: TargetPlan, *, arithmetic: bool = True) -> list[str]:
             lines.append(f"      {o.arithmetic}")
     kvm = plan.kv_cache_memory
     if kvm is not None:
-        lines.append(
-            f"  --kv-cache-memory-bytes {kvm.kv_cache_memory_bytes} --max-num-seqs "
-            f"{kvm.users_per_engine}: holds {kvm.users_per_engine:,} users per engine, exact"
-        )
+        if kvm.exceeds_available:
+            lines.append(
+                f"  --kv-cache-memory-bytes {kvm.kv_cache_memory_bytes} --max-num-seqs "
+                f"{kvm.users_per_engine}: would hold {kvm.users_per_engine:,} users per engine, "
+                f"but needs {kvm.kv_cache_memory_bytes / (1 << 30):.2f} GiB of KV memory and this "
+                f"card has {kvm.available_kv_gib} GiB: not on this GPU"
+            )
+        else:
+            lines.append(
+                f"  --kv-cache-memory-bytes {kvm.kv_cache_memory_bytes} --max-num-seqs "
+                f"{kvm.users_per_engine}: holds {kvm.users_per_engine:,} users per engine, exact"
+            )
         if arithmetic:
             lines.append(f"      {kvm.arithmetic}")
     lines.append(f"  ({plan.note})")

@@ -36,6 +36,15 @@ from .failure import boot_failure
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
 from .plan import TargetPlan, plan_for_target
+from .resolved import (
+    ResolvedBoot,
+    SchedulerLimits,
+    Sourced,
+    answer,
+    block_size_kind,
+    capped,
+    scheduler_limits,
+)
 from .solve import other_block_sizes, stated_block_size
 from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
 
@@ -323,6 +332,32 @@ def build_vllm_report(
     )
     serves_nobody = bool(engines) and (failure is not None or too_long)
     engines = _no_users(engines, checks, unknowns, serves_nobody)
+    limits = scheduler_limits(
+        boot,
+        device=st.device,
+        generation=st.gen,
+        tensor_parallel_size=st.tensor_parallel_size,
+        gpu=opts.gpu,
+        available_kv=st.avail_f,
+        layout=layout if layout is not None and not layout.is_single_full_group else None,
+        num_blocks=engines[0].num_blocks if engines else None,
+        max_model_len=st.max_model_len,
+        is_mla=spec is not None and "mla" in getattr(spec, "layer_kinds", ()),
+    )
+    the_answer = answer(
+        [(e.users, e.users_mid_answer) for e in engines],
+        limits.max_num_seqs,
+        limits.max_num_seqs_candidates,
+    )
+    engines = _capped(engines, limits)
+    if users_range is not None:
+        # Each end capped by what the scheduler admits: the least max_num_seqs
+        # vLLM's rule allows for the low end, the most for the high end.
+        n = max(len(engines), 1)
+        users_range = (
+            min(users_range[0], min(limits.max_num_seqs_candidates) * n),
+            min(users_range[1], max(limits.max_num_seqs_candidates) * n),
+        )
     if serves_nobody:
         users_range = None
         if failure is None and st.max_model_len is not None and workload.is_mix:
@@ -343,24 +378,33 @@ def build_vllm_report(
                 f"every request of {tokens:,} tokens is over max_model_len "
                 f"{st.max_model_len:,}: vLLM rejects it, so no user of this workload is served"
             )
+    resolved = ResolvedBoot(
+        source=source,
+        vllm_version=str(st.version) if st.version else None,
+        generation=st.gen,
+        device=st.device,
+        block_size=Sourced(value=block_size, kind=block_size_kind(block_src), source=block_src),
+        layout=layout if layout is not None and not layout.is_single_full_group else None,
+        spec=spec,
+        engine_num_blocks=tuple(e.num_blocks for e in engines),
+        has_null_block=st.gen != "V0"
+        if layout is None or layout.is_single_full_group
+        else bool(layout.has_null_block),
+        max_model_len=_max_model_len_sourced(boot, st.max_model_len),
+        scheduler=limits,
+        tensor_parallel_size=st.tensor_parallel_size,
+    )
     basis = None
     if first_cap is not None and block_size and not unknowns and not serves_nobody:
         basis = basis_for_report(
             boot,
             first_cap,
-            block_size=block_size,
-            spec=spec,
-            layout=layout,
+            resolved=resolved,
             workload=workload,
             available_kv=st.avail_f,
             kv_cache_dtype=st.kv_cache_dtype,
-            tensor_parallel_size=st.tensor_parallel_size,
-            max_model_len=st.max_model_len,
-            generation=st.gen,
-            num_engines=len(engines),
             options=opts,
             spec_resolver=spec_resolver,
-            engine_num_blocks=[e.num_blocks for e in engines],
         )
     what_if, target = for_report(basis, opts)
     return Report(
@@ -383,7 +427,10 @@ def build_vllm_report(
         kv_bytes_per_token=None if spec is None else int(spec.kv_bytes_per_token),
         kv_bytes_per_token_source=None if spec is None else spec_source(spec),
         kv_shape=None if spec is None else spec.describe(),
-        is_exact=first_cap.is_exact if first_cap is not None else is_uniform,
+        # A users figure capped by a max_num_seqs the log does not settle is a
+        # lower bound, not exact.
+        is_exact=(first_cap.is_exact if first_cap is not None else is_uniform)
+        and not the_answer.is_lower_bound,
         workload=workload,
         capacity=first_cap,
         engines=tuple(engines),
@@ -397,7 +444,33 @@ def build_vllm_report(
         unknowns=unknowns,
         failure=failure,
         served=served,
+        resolved=resolved,
+        answer=the_answer,
     )
+
+
+def _capped(engines: list[EngineReport], limits: SchedulerLimits) -> list[EngineReport]:
+    """Each engine's users capped by its max_num_seqs, the pool's figure kept beside."""
+    m = min(limits.max_num_seqs_candidates)
+    return [
+        replace(
+            e,
+            users=capped(e.users, m),
+            users_mid_answer=capped(e.users_mid_answer, m),
+            pool_users=e.users,
+            pool_users_mid_answer=e.users_mid_answer,
+        )
+        for e in engines
+    ]
+
+
+def _max_model_len_sourced(boot: Boot, max_model_len: int | None) -> Sourced[int | None]:
+    f = boot.first("max_model_len") or boot.first("concurrency_tokens")
+    if max_model_len is None:
+        return Sourced(value=None, kind="unknown", source="not in the log")
+    if f is not None:
+        return Sourced(value=max_model_len, kind="stated", source=f"line {f.line}")
+    return Sourced(value=max_model_len, kind="derived", source="the log's figures")
 
 
 def _ran_block_size(
@@ -749,9 +822,9 @@ def _engine_users(
         else:
             arithmetic.append(
                 f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} usable; "
-                f"{workload.tokens_per_user:,} tokens = {c.blocks_per_user} blocks of {block_size} -> "
+                f"{c.tokens_held:,} tokens (P + O - 1) = {c.blocks_per_user} blocks of {block_size} -> "
                 f"{c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; mid-answer "
-                f"{workload.tokens_mid_answer:,} tokens = {c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
+                f"{c.tokens_held_mid:,} tokens = {c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
             )
     elif num_blocks is not None and num_blocks < 0:
         warnings.append(f"engine {eng.key}: the pool is negative ({num_blocks}); nothing fits")
@@ -868,7 +941,7 @@ def _hybrid_engine_users(
             arithmetic.append(
                 f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
                 f"usable, shared by {layout.num_groups} KV cache groups; a user of "
-                f"{workload.tokens_per_user:,} tokens holds {groups} = {c.blocks_per_user} "
+                f"{c.tokens_held:,} tokens (P + O - 1) holds {groups} = {c.blocks_per_user} "
                 f"blocks -> {c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; "
                 f"mid-answer {c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
             )

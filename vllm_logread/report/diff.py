@@ -349,8 +349,18 @@ def groups_text(report: Report) -> str | None:
 def _side(report: Report) -> dict[str, Figure]:
     boot = report.boot
     users = report.users
+    a = report.answer
+    # The answer is the pool's users capped by max_num_seqs (report/resolved.answer):
+    # when the cap binds the table says so, with the pool's own figure.
+    shown = ""
+    if a is not None and a.is_capped and users is not None and a.pool_users is not None:
+        shown = (
+            f"at least {users:,} (pool {a.pool_users:,})"
+            if a.is_lower_bound
+            else f"{users:,} (capped; pool {a.pool_users:,})"
+        )
     users_fig = (
-        Figure(value=users)
+        Figure(value=users, shown=shown)
         if users is not None
         else Figure(
             value=None,

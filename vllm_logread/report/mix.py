@@ -153,7 +153,7 @@ def users_arithmetic(c: Capacity, workload: Workload) -> str:
     m = c.mix
     if m is None:
         return (
-            f"a user of {workload.tokens_per_user:,} tokens holds {c.blocks_per_user:,} blocks of "
+            f"a user of {c.tokens_held:,} tokens holds {c.blocks_per_user:,} blocks of "
             f"its own -> {room} // {c.blocks_per_user:,} = {c.users:,} users; mid-answer "
             f"{c.blocks_per_user_mid:,} blocks -> {c.users_mid_answer:,}"
         )

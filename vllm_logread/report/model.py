@@ -10,6 +10,7 @@ from ..capacity import Capacity, Workload
 from ..observed import ObservedWorkload
 from .mix import BootWorkload
 from .plan import TargetPlan
+from .resolved import Answer, ResolvedBoot
 from .whatif import Basis, WhatIf
 
 
@@ -100,6 +101,10 @@ class EngineReport:
     # The pool line allows up to this many blocks (decoded from its tokens,
     # when several block counts print the same line); None: num_blocks exactly.
     num_blocks_high: int | None = None
+    # What the pool alone holds; ``users`` above is that capped by the
+    # engine's max_num_seqs (report/resolved.answer). None: not capped yet.
+    pool_users: int | None = None
+    pool_users_mid_answer: int | None = None
 
     @classmethod
     def of(
@@ -168,6 +173,10 @@ class Report:
     # The workload as this boot serves it (--workload's accepted requests,
     # --shared-prefix), with what the report says about it.
     served: BootWorkload | None = None
+    # The boot's values decided once (report/resolved.py) and the answer at
+    # the workload: the pool's users capped by max_num_seqs, the limit named.
+    resolved: ResolvedBoot | None = None
+    answer: Answer | None = None
 
     @property
     def users(self) -> int | None:

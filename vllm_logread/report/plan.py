@@ -75,6 +75,17 @@ class KVMemoryForTarget:
     available_kv_gib: float | None
     arithmetic: str
 
+    @property
+    def exceeds_available(self) -> bool | None:
+        """More KV memory than the log's card has for the KV cache (None: unknown).
+
+        The log's figure is printed to 2 decimals (3.31 GiB is [3.305, 3.315)):
+        only bytes past its upper end are surely more.
+        """
+        if self.available_kv_gib is None:
+            return None
+        return self.kv_cache_memory_bytes >= (self.available_kv_gib + 0.005) * (1 << 30)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "users_per_engine": self.users_per_engine,
@@ -82,6 +93,7 @@ class KVMemoryForTarget:
             "kv_cache_memory_bytes": self.kv_cache_memory_bytes,
             "max_num_seqs": self.users_per_engine,
             "available_kv_gib": self.available_kv_gib,
+            "exceeds_available": self.exceeds_available,
             "arithmetic": self.arithmetic,
         }
 
@@ -89,7 +101,8 @@ class KVMemoryForTarget:
 def kv_memory_for_target(b: Basis, target: int) -> KVMemoryForTarget | None:
     """The smallest pool that holds ``target`` users over the engines, in bytes.
 
-    Seed (1 null block, 40 blocks a user of 640 tokens, 2,359,296 B a block): 100
+    Seed (1 null block, 40 blocks a user of 512 + 128 holding 639 tokens,
+    2,359,296 B a block): 100
     users = 100 x 40 + 1 = 4,001 blocks = 9,439,543,296 B; 3,999 + 1 = 4,000 blocks
     hold 99.
     """
@@ -155,8 +168,15 @@ def _memoized(resolver: Callable[..., Any]) -> Callable[..., Any]:
 
 def plan_for_target(b: Basis, target: int) -> TargetPlan:
     """Search FP8 KV, FP8 weights, utilization 0.95, bigger GPUs and TP 2/4/8,
-    alone and combined, for the smallest changes that reach ``target`` users."""
-    now = b.fit(b.num_blocks).users * b.num_engines
+    alone and combined, for the smallest changes that reach ``target`` users.
+
+    ``now`` is the answer (the pool's users capped by max_num_seqs); each
+    change is searched on the pool alone, since every plan sets
+    ``--max-num-seqs`` to its users.
+    """
+    pool_now = b.fit(b.num_blocks).users
+    now = b.capped(pool_now)
+    b = replace(b, max_num_seqs=None)
     if b.spec_resolver is not None:
         b = replace(b, spec_resolver=_memoized(b.spec_resolver))
     left_out: list[str] = []
@@ -191,7 +211,7 @@ def plan_for_target(b: Basis, target: int) -> TargetPlan:
         left_out.append("tensor parallelism (the model's KV shape is unknown)")
     found: list[tuple[tuple[int, ...], Change, WhatIf]] = []
     combos = itertools.product(kv_opts, w_opts, u_opts, g_opts, t_opts)
-    for kv, wf, u, g, t in combos if now < target else ():
+    for kv, wf, u, g, t in combos if pool_now * b.num_engines < target else ():
         ch = Change(
             kv_cache_dtype=kv,
             weights_fp8=wf,
@@ -226,6 +246,7 @@ def plan_for_target(b: Basis, target: int) -> TargetPlan:
     minimal.sort(key=cost)
     per_engine = now // b.num_engines
     replicas = math.ceil(target / per_engine) if per_engine > 0 else None
+    pool_all = pool_now * b.num_engines
     note_parts = [
         f"searched: FP8 KV cache, FP8 weights, utilization up to 0.95, bigger GPUs "
         f"({', '.join(TARGET_GPUS)}), TP 2/4/8, alone and combined; listed: the ones no "
@@ -234,9 +255,16 @@ def plan_for_target(b: Basis, target: int) -> TargetPlan:
     if now >= target:
         note_parts = [f"{now} users fit already"]
         left_out = []
+    elif pool_all >= target:
+        per = " per engine" if b.num_engines > 1 else ""
+        note_parts = [
+            f"the pool holds {pool_all:,} users already: --max-num-seqs "
+            f"{math.ceil(target / b.num_engines):,}{per} admits them"
+        ]
+        left_out = []
     if left_out:
         note_parts.append("left out: " + "; ".join(left_out))
-    if replicas is not None and now < target:
+    if replicas is not None and pool_all < target:
         gpus = replicas * b.tensor_parallel_size * b.pipeline_parallel_size
         note_parts.append(
             f"or {replicas} copies of this engine behind a load balancer (data parallel): "

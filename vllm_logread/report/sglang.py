@@ -316,8 +316,13 @@ def _engine_users(
     if pool is not None and pool >= 0:
         # SGLang rounds max_total_num_tokens down to whole pages, so this is exact.
         pages = pool // page
+        # P + O charged, not vLLM's P + O - 1 (capacity.users_that_fit's counts_last_token).
         c = users_that_fit(
-            num_blocks=pages, block_size=page, workload=workload, has_null_block=False
+            num_blocks=pages,
+            block_size=page,
+            workload=workload,
+            has_null_block=False,
+            counts_last_token=True,
         )
         unit = "slots" if page == 1 else f"pages of {page} tokens"
         per = (
@@ -329,9 +334,9 @@ def _engine_users(
         how = (
             users_arithmetic(c, workload)
             if c.mix is not None
-            else f"{workload.tokens_per_user:,} tokens hold {per} -> {pages:,} // "
+            else f"{c.tokens_held:,} tokens hold {per} -> {pages:,} // "
             f"{c.blocks_per_user:,} = {c.users:,} users; mid-answer "
-            f"{workload.tokens_mid_answer:,} tokens = {per_mid} -> {c.users_mid_answer:,}"
+            f"{c.tokens_held_mid:,} tokens = {per_mid} -> {c.users_mid_answer:,}"
         )
         arithmetic.append(
             f"SGLang {eng.key}: pool {pool:,} tokens (max_total_num_tokens, line {eng.pool_line}) "
@@ -354,7 +359,11 @@ def _what_ifs(
 
     def fit(num_tokens: int) -> Capacity:
         return users_that_fit(
-            num_blocks=num_tokens // page, block_size=page, workload=workload, has_null_block=False
+            num_blocks=num_tokens // page,
+            block_size=page,
+            workload=workload,
+            has_null_block=False,
+            counts_last_token=True,
         )
 
     pool = c.num_blocks * page

@@ -46,6 +46,7 @@ from ..rules import concurrency_counts_tokens, default_max_num_seqs, default_uti
 from ..versions import cdiv
 from .gpus import Gpu, find_gpu
 from .mix import users_arithmetic
+from .resolved import ResolvedBoot
 
 GIB = 1 << 30
 
@@ -330,6 +331,41 @@ class Basis:
     def num_gpus(self) -> int:
         return self.tensor_parallel_size * self.pipeline_parallel_size * self.num_engines
 
+    def capped(self, users_per_engine: int, max_num_seqs: int | None = None) -> int:
+        """The deployment's users from one engine's pool users: each engine runs
+        at most max_num_seqs at once (report/resolved.answer), times the engines.
+
+        >>> Basis(num_blocks=1, block_size=16, has_null_block=True, workload=Workload(),
+        ...       max_num_seqs=256, num_engines=2).capped(279)
+        512
+        """
+        m = self.max_num_seqs if max_num_seqs is None else max_num_seqs
+        return (users_per_engine if m is None else min(users_per_engine, m)) * self.num_engines
+
+    @property
+    def is_max_num_seqs_stated(self) -> bool:
+        return self.max_num_seqs_source.startswith("line ")
+
+    def max_num_seqs_on(self, change: Change) -> int | None:
+        """max_num_seqs after ``change``: the log's when it states it; on another
+        card vLLM's default for that card (1,024 on an H100, 256 on an L4)."""
+        if self.max_num_seqs is None or self.is_max_num_seqs_stated:
+            return self.max_num_seqs
+        total = change.new_total_gib
+        if total is None:
+            return self.max_num_seqs
+        name = change.gpu.name if change.gpu is not None else None
+        generation = None if self.is_v1 is None else ("V1" if self.is_v1 else "V0")
+        return default_max_num_seqs(generation, total, name)[0]
+
+    def cap_note(self, users_per_engine: int, max_num_seqs: int | None = None) -> str:
+        """ "" or "; max_num_seqs M caps them (the pool holds N)" when the cap binds."""
+        m = self.max_num_seqs if max_num_seqs is None else max_num_seqs
+        if m is None or users_per_engine <= m:
+            return ""
+        per = " per engine" if self.num_engines > 1 else ""
+        return f" (max_num_seqs {m:,}{per} caps them; the pool holds {users_per_engine:,}{per})"
+
     def fit(self, num_blocks: int, layout: Any = None) -> Capacity:
         """Users of the workload in ``num_blocks`` blocks (one engine)."""
         layout = layout if layout is not None else self.layout
@@ -341,40 +377,6 @@ class Basis:
             workload=self.workload,
             has_null_block=self.has_null_block,
         )
-
-
-def _batched_tokens_proven(
-    boot: Any, layout: Any, num_blocks: int, max_model_len: int | None, version: str | None
-) -> int | None:
-    """The one vLLM default max_num_batched_tokens (2,048, 8,192 or 16,384)
-    that gives the log's printed max concurrency, when the log does not state
-    it and the figure depends on it (sliding-window or chunked groups); None
-    when none or several do."""
-    conc = boot.first("max_concurrency")
-    if (
-        conc is None
-        or layout is None
-        or not max_model_len
-        or boot.last("max_num_batched_tokens") is not None
-        or not any(g.kind in ("sliding", "chunked") for g in layout.groups)
-    ):
-        return None
-    printed = float(conc.value)
-    matching = []
-    for mnbt in (8192, 2048, 16384):
-        try:
-            ours = max_concurrency(
-                layout,
-                num_blocks=num_blocks,
-                max_model_len=max_model_len,
-                vllm_version=version,
-                max_num_batched_tokens=mnbt,
-            )
-        except LogReadError:
-            return None
-        if abs(round(ours, 2) - printed) <= 0.0051:
-            matching.append(mnbt)
-    return matching[0] if len(matching) == 1 else None
 
 
 def _quantized(boot: Any, model: str | None) -> str | None:
@@ -392,21 +394,25 @@ def basis_for_report(
     boot: Any,
     capacity: Capacity,
     *,
-    block_size: int,
-    spec: Any,
-    layout: Any,
+    resolved: ResolvedBoot,
     workload: Workload,
     available_kv: Fact | None,
     kv_cache_dtype: str | None,
-    tensor_parallel_size: int,
-    max_model_len: int | None,
-    generation: str | None,
-    num_engines: int,
     options: Any,
     spec_resolver: Callable[..., Any] | None,
-    engine_num_blocks: Sequence[int | None] = (),
 ) -> Basis:
-    """The Basis of a report's first engine (report.build_report calls this)."""
+    """The Basis of a report's first engine (report.build_report calls this):
+    the block size, spec, layout, TP, max model length, engines and
+    max_num_seqs as the ResolvedBoot decided them (report/resolved.py)."""
+    block_size = resolved.block_size.value or capacity.block_size
+    spec, layout = resolved.spec, resolved.layout
+    tensor_parallel_size = resolved.tensor_parallel_size
+    max_model_len = resolved.max_model_len.value
+    generation = resolved.generation
+    engine_num_blocks = resolved.engine_num_blocks
+    num_engines = len(engine_num_blocks)
+    max_num_seqs = resolved.scheduler.max_num_seqs.value
+    max_num_seqs_source = resolved.scheduler.max_num_seqs.source
     model = boot.value("model")
     model_s = str(model) if model else None
     version = boot.value("vllm_version")
@@ -444,26 +450,7 @@ def basis_for_report(
     else:
         util, util_src = default_utilization(version_s)
         util_logged = False
-    seqs_f = boot.last("max_num_seqs")
-    if seqs_f is not None:
-        seqs, seqs_src = int(seqs_f.value), f"line {seqs_f.line}"
-    else:
-        name = gpu_hint.name if isinstance(gpu_hint, Gpu) else gpu_hint
-        w_f = boot.first("weights_gib")
-        low = None
-        if w_f is not None and available_kv is not None:
-            # Weights and the KV cache both sit in the GPU: it has at least their sum.
-            low = max(float(w_f.value), 0.0) + max(float(available_kv.value), 0.0)
-        seqs, seqs_src = default_max_num_seqs(
-            generation,
-            total,
-            name,
-            min_gpu_gib=low,
-            total_source=total_src,
-            batched_tokens_proven=_batched_tokens_proven(
-                boot, layout, capacity.num_blocks, max_model_len, version_s
-            ),
-        )
+    seqs, seqs_src = max_num_seqs, max_num_seqs_source
     weights_f = boot.first("weights_gib")
     dtype_f = boot.first("dtype")
     stated_bs = boot.last("block_size")
@@ -652,7 +639,7 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
                     return WhatIf(
                         change=text,
                         pool_tokens=b.num_blocks * b.block_size,
-                        users=b.fit(b.num_blocks).users * b.num_engines,
+                        users=b.capped(b.fit(b.num_blocks).users),
                         note=f"the weights are already quantized (quantization={b.quantization}): "
                         "FP8 would not shrink them",
                         is_exact=True,
@@ -720,27 +707,30 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
     else:
         blocks = int(new_mem // bpb_new)
     c = b.fit(blocks, layout_new)
-    users = c.users * b.num_engines
-    mid = c.users_mid_answer * b.num_engines
+    seqs = b.max_num_seqs_on(change)
+    users = b.capped(c.users, seqs)
+    mid = b.capped(c.users_mid_answer, seqs)
     null = f" - 1 null = {c.usable_blocks:,}" if c.usable_blocks < c.num_blocks else ""
     head = f"= {_gib(new_mem)} / " if len(steps) > 1 else "/ "
     if c.mix is not None or c.shared_prefix_blocks:
         steps.append(
             f"{head}{bpb_new:,} B per block = {blocks:,} blocks{null}; "
             + users_arithmetic(c, b.workload)
+            + _cap_step(seqs, c.users)
             + (f" x {b.num_engines} engines = {users:,}" if b.num_engines > 1 else "")
         )
     else:
         steps.append(
             f"{head}{bpb_new:,} B per block = {blocks:,} blocks{null} // "
             f"{c.blocks_per_user} blocks per user = {c.users:,} users"
+            + _cap_step(seqs, c.users)
             + (f" x {b.num_engines} engines = {users:,}" if b.num_engines > 1 else "")
         )
     if not c.is_exact:
         exact = False
     per = " on the first engine" if b.num_engines > 1 else ""
     at = "of the mix" if b.workload.is_mix else f"at {b.workload.tokens_per_user:,} tokens"
-    note = f"{blocks:,} blocks{per}, {users:,} users {at}"
+    note = f"{blocks:,} blocks{per}, {users:,} users {at}{b.cap_note(c.users, seqs)}"
     if change.kv_cache_dtype is not None and delta == 0 and exact:
         note += " (rounding may move it by a block)"
     if notes:
@@ -757,6 +747,12 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
         num_gpus=tp_new * b.pipeline_parallel_size * b.num_engines,
         arithmetic="; ".join(steps),
     )
+
+
+def _cap_step(m: int | None, users_per_engine: int) -> str:
+    if m is None or users_per_engine <= m:
+        return ""
+    return f"; max_num_seqs {m:,} admits {m:,}"
 
 
 def _unknown(text: str, why: str) -> WhatIf:
@@ -829,7 +825,7 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
     else:
         conc = b.num_blocks / per_req
         formula = f"{b.num_blocks:,} blocks / cdiv({n:,}, {b.block_size}) = {b.num_blocks:,} / {per_req:,}"
-    users = c.users * b.num_engines
+    users = b.capped(c.users)
     w = b.workload
     parts = [
         f"the pool stays {b.num_blocks:,} blocks (memory sets it, not the length), so the "
@@ -853,8 +849,9 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
         kept = [r for r in w.requests if r.tokens <= n]
         left = w.num_requests - sum(r.count for r in kept)
         users = (
-            replace(b, workload=Workload.of_mix(kept, source=w.source)).fit(b.num_blocks).users
-            * b.num_engines
+            b.capped(
+                replace(b, workload=Workload.of_mix(kept, source=w.source)).fit(b.num_blocks).users
+            )
             if kept
             else 0
         )
@@ -873,7 +870,7 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
             )
             users = 0
         else:
-            users = replace(b, workload=cut).fit(b.num_blocks).users * b.num_engines
+            users = b.capped(replace(b, workload=cut).fit(b.num_blocks).users)
             parts.append(
                 f"{n:,} is below the workload's {w.tokens_per_user:,} tokens per user: answers are "
                 f"cut at {n - w.prompt_tokens:,} tokens, so {users:,} users of {n:,} tokens fit"
@@ -887,7 +884,7 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
         users=users,
         note="; ".join(parts),
         is_exact=True,
-        users_mid_answer=c.users_mid_answer * b.num_engines,
+        users_mid_answer=b.capped(c.users_mid_answer),
         num_blocks=b.num_blocks,
         num_gpus=b.num_gpus,
         vllm_max_concurrency=conc,
@@ -946,12 +943,12 @@ def _lower_max_model_len(b: Basis) -> WhatIf:
     return WhatIf(
         change="max_model_len=lower",
         pool_tokens=b.num_blocks * b.block_size,
-        users=c.users * b.num_engines,
+        users=b.capped(c.users),
         note="a lower --max-model-len adds no users here: the pool is set by memory, not by the "
         "length; it only stops one long request from taking a large share of it "
         "(--what-if max_model_len=N shows vLLM's figure at N)",
         is_exact=True,
-        users_mid_answer=c.users_mid_answer * b.num_engines,
+        users_mid_answer=b.capped(c.users_mid_answer),
         num_blocks=b.num_blocks,
         num_gpus=b.num_gpus,
     )
