@@ -408,7 +408,7 @@ _ANSI_ANY = re.compile(
 _NUM_TEXT = re.compile(
     r"[-+]?(?:0[xXoObB][0-9a-fA-F_]+|\d[\d_]*(?:\.\d[\d_]*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
 )
-# Kinds whose value is named, not quoted, by the line (FACTS.md): the device
+# Kinds whose value is named, not quoted, by the line (docs/facts.md): the device
 # word, the stats engine, flags, and a preemption warning that counts 1.
 _DERIVED_KINDS = frozenset(
     {
@@ -535,7 +535,7 @@ def unstated_values(
         # A float fact is the stated text read as a float ("99999999999999999999" -> 1e20).
         ok = value in (numbers if isinstance(value, int) else as_floats)
         if kind == "preemptions" and value == 1:
-            ok = True  # a warning without the total counts one (FACTS.md)
+            ok = True  # a warning without the total counts one (docs/facts.md)
         if kind.endswith("_gib") and not ok:
             # "MB" lines are MiB (/ 1024); Ascend prints bytes (/ 2**30); HPU's
             # format_bytes prints KiB and TiB too (patterns._sized).

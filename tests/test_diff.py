@@ -320,19 +320,6 @@ def test_within_precision_is_not_attributed() -> None:
     assert "NEW runs 2 data-parallel engines, OLD 1" in ex["sentence"]  # type: ignore[index]
 
 
-def test_readme_shows_the_real_output() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    part = readme.split("## What changed between two boots\n", 1)[1].split("\n## ", 1)[0]
-    command, pasted = part.split("```sh\n", 1)[1].split("```\n\n```\n", 1)
-    args = command.split()[1:]
-    assert args[:1] == ["diff"]
-    result = CliRunner().invoke(
-        main, [args[0], *(str(ROOT / a) for a in args[1:])], catch_exceptions=False
-    )
-    assert result.exit_code == 0
-    assert result.stdout.replace(str(ROOT) + "/", "") == pasted.split("```", 1)[0]
-
-
 def _log_v1(version: str, *, avail: float, tokens: int) -> str:
     """A vLLM 0.19 / 0.24 boot of Qwen3-8B's shape with its CUDA graph estimate (0.18+)."""
     p = "(EngineCore pid=210) INFO 06-30 17:45:"

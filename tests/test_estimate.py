@@ -335,29 +335,6 @@ def test_range_holds_what_real_boots_printed(
     assert est.worst.available_kv_bytes / gib <= logged <= est.best.available_kv_bytes / gib
 
 
-def test_readme_pastes_the_real_output() -> None:
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Before the boot: `kv MODEL --gpu NAME`\n", 1)[1].split("\n## ")[0]
-    pasted = section.split("```text\n", 1)[1].split("```", 1)[0]
-    r = run(
-        "kv",
-        "meta-llama/Llama-3.1-70B-Instruct",
-        "--gpu",
-        "H100-80GB",
-        "--tp",
-        "4",
-        "--max-model-len",
-        "131072",
-        "--prompt",
-        "120000",
-        "--output",
-        "8000",
-    )
-    assert r.stdout == pasted
-
-
 def test_compressed_tensors_int4() -> None:
     # 4-bit groups of 128: 0.5 B + (2 B scale + 0.5 B zero) / 128 = 0.51953125 B a
     # linear weight. Qwen3-8B: (8,190,735,360 - 1,244,659,712) x 0.51953125 +

@@ -668,7 +668,7 @@ CASES = [
             ("available_kv_gib", 53.59),
         ],
     ),
-    # -- platform plugins (PLATFORM_LINES.md)
+    # -- platform plugins (docs/read.md, "What it reads")
     (
         "Free device memory: 79.16 GiB, 71.24 GiB usable (gpu_memory_utilization=0.9), 7.124 GiB "
         "reserved for HPUGraphs (VLLM_GRAPH_RESERVED_MEM=0.1), 64.12 GiB reserved for KV cache",

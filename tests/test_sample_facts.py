@@ -1,9 +1,9 @@
 """Every hand-written answer key against what the scanner reads from its log.
 
-``sample_logs/<name>.facts.json`` lists, line by line, the facts (FACTS.md) a reader
+``sample_logs/<name>.facts.json`` lists, line by line, the facts (docs/facts.md) a reader
 sees in ``sample_logs/<name>.log``; the notes in each key work the numbers through
 vLLM's arithmetic for that version. The comparison is the one the conformance
-scorer ``../shared/tools/score_facts.py`` makes: per FACTS.md kind, the key's values
+scorer ``../shared/tools/score_facts.py`` makes: per docs/facts.md kind, the key's values
 and the tool's values as multisets, numbers equal within 1e-4 relative; the process
 tag is compared on every matched fact. A sample passes only with nothing missing,
 nothing wrong (a value the key does not list) and no tag off.
@@ -33,7 +33,7 @@ from vllm_logread.read.scanner import scan_bytes
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
 REAL_LOGS = Path(__file__).resolve().parents[2] / "shared" / "real_logs"
 
-# The kinds of FACTS.md; the tool's extensions (device, stats_engine, ...) are not scored.
+# The core kinds of docs/facts.md; the tool's extensions (device, stats_engine, ...) are not scored.
 VOCAB = frozenset(
     {
         "vllm_version",
@@ -237,7 +237,7 @@ def test_sample_facts(key: Path) -> None:
     "key", SAMPLE_KEYS, ids=[k.name.removesuffix(".facts.json") for k in SAMPLE_KEYS]
 )
 def test_sample_lines(key: Path) -> None:
-    """Each fact points at its line (FACTS.md: the first physical line of a wrapped record)."""
+    """Each fact points at its line (docs/facts.md: the first physical line of a wrapped record)."""
     data = json.loads(key.read_text(encoding="utf-8"))
     sample = key.name.removesuffix(".facts.json")
     expected, got = _set_gaps_aside(sample, data["facts"], read_facts(log_of(key)))

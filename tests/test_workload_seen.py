@@ -212,16 +212,6 @@ def test_log_request_lines_032_debug(tmp_path: Path, json_mode: bool) -> None:
     assert "36 at the mean request (512 + 132 tokens)" in text
 
 
-def test_readme_block_is_the_real_output() -> None:
-    # The README pastes the tool's block for the real mixed-load scrape: it must be what
-    # the tool prints (worked by hand in that sample's golden notes).
-    readme = (ROOT / "README.md").read_text()
-    block = readme.split("```text\nWorkload seen (from /metrics: 18", 1)[1].split("```", 1)[0]
-    pasted = ("Workload seen (from /metrics: 18" + block).rstrip("\n")
-    out = _run(ROOT / "sample_logs" / "real_vllm_0.32_llama-3.2-1b_mixed.metrics.txt").stdout
-    assert pasted in out
-
-
 def _engine_text(engine: str, prompt_cum: tuple[int, ...], prompt_sum: int) -> str:
     lab = f'engine="{engine}",model_name="Qwen/Qwen3-8B"'
     lines = [f"vllm:num_requests_running{{{lab}}} 0.0", f"vllm:num_requests_waiting{{{lab}}} 0.0"]

@@ -89,8 +89,8 @@ def stated_at_least(version: object, floor: Version) -> bool:
 
 
 # --------------------------------------------------------------------------
-# "From version X" thresholds (VLLM_LINES.md sections 4.5, 4.6, 5, as the
-# project read them; each with its proof)
+# "From version X" thresholds (docs/rules.md, "Thresholds"; the arithmetic they
+# change: docs/vllm-numbers.md sections 4, 5 and 7; each with its proof)
 # --------------------------------------------------------------------------
 
 #: V0 prints "Maximum concurrency for L tokens per request" from 0.6.3.
@@ -168,8 +168,8 @@ XPU_BLOCK_64_FROM = Version((0, 9, 2))
 #: 0.31-0.33: transient_peak_headroom + estimate_applied). Source only.
 GRAPH_IN_PEAK_FROM = Version((0, 31))
 
-# From here on, facts audited in the 0.31, 0.32 and 0.33 wheels (VLLM_LINES.md
-# "Corrections"); "from 0.31" means "true in 0.31, not checked before", and
+# From here on, facts audited in the 0.31, 0.32 and 0.33 wheels (docs/rules.md);
+# "from 0.31" means "true in 0.31, not checked before", and
 # these rules are asked with stated_at_least (an unknown version keeps the
 # older rule) unless noted. All source only unless a real boot is named.
 

@@ -699,7 +699,7 @@ class LoadWatch:
 
     def add_preemption_warning(self, line: int, time: str | None, total: int) -> list[Alert]:
         """V0's warning: ``total_num_cumulative_preemption=N`` (cumulative), or
-        1 when the warning carries no total (FACTS.md)."""
+        1 when the warning carries no total (docs/facts.md)."""
         if total > 1:
             self._v0_total = max(self._v0_total, total)
         else:

@@ -1,4 +1,4 @@
-"""Facts: one named value that one log line states (see FACTS.md).
+"""Facts: one named value that one log line states (see docs/facts.md).
 
 Every number the tool reports is computed from these, and ``--json`` lists them
 all, so a reader can audit each figure back to its line. A fact keeps the
@@ -19,7 +19,7 @@ class Fact:
     """One value stated by one line.
 
     Attributes:
-        kind: a name from FACTS.md (``pool_tokens``, ``weights_gib``, ...).
+        kind: a name from docs/facts.md (``pool_tokens``, ``weights_gib``, ...).
         value: the value in the unit the kind names.
         line: 1-based number of the (first) physical line in the input.
         process: the process tag (``EngineCore_DP0 pid=200``) or None.
@@ -49,11 +49,11 @@ class Fact:
         return 0.5 * 10.0 ** (-self.decimals)
 
     def to_json(self) -> dict[str, Any]:
-        """The FACTS.md JSON shape: kind, value, line, process."""
+        """The JSON shape of docs/facts.md: kind, value, line, process."""
         return {"kind": self.kind, "value": self.value, "line": self.line, "process": self.process}
 
 
-# The type of each fact kind (FACTS.md), plus our extensions.
+# The type of each fact kind (docs/facts.md), the core kinds and the extensions.
 KIND_TYPES: dict[str, type] = {
     "vllm_version": str,
     "model": str,
@@ -90,7 +90,7 @@ KIND_TYPES: dict[str, type] = {
     "generation_tps": float,
     "preemptions": int,
     "kv_too_small": int,
-    # Extensions (not in FACTS.md's table; documented in the README):
+    # Extensions (docs/facts.md, "Extensions"):
     "device": str,  # GPU / CPU / XPU / TPU / CUDA: the word before "KV cache size" or "blocks"
     "stats_engine": str,  # "000" from "Engine 000:", "2 engines" from "2 Engines Aggregated:"
     "max_num_batched_tokens": int,
@@ -114,8 +114,8 @@ KIND_TYPES: dict[str, type] = {
     "num_speculative_tokens": int,
     "speculative_method": str,  # speculative_config's method: eagle, eagle3, mtp, dflash, ngram...
     "draft_model": str,  # speculative_config's draft model (EAGLE heads, draft models)
-    # Memory figures of the profile and platform lines that no FACTS.md kind means
-    # (PLATFORM_LINES.md); GiB as everywhere:
+    # Memory figures of the profile and platform lines that no core kind means
+    # (docs/facts.md, "Extensions"); GiB as everywhere:
     "non_kv_cache_gib": float,  # V1 DEBUG profile "Total non KV cache memory: X GiB"
     # 0.27+: "total consumed (from mem_get_info): X GiB" (DEBUG profile) and the memory
     # summary's "X GiB for consumed memory (weights + non-torch)"
@@ -130,7 +130,7 @@ KIND_TYPES: dict[str, type] = {
     "hbm_limit_cap_gib": float,  # total_hbm_limit_cap_gb (limit x gpu_memory_utilization)
     "hbm_used_gib": float,  # total_hbm_used_gb
     "hbm_avail_gib": float,  # total_hbm_avail_gb: the KV budget of all the chips
-    # SGLang boot logs (report/sglang.py), where the meaning differs from a FACTS.md kind:
+    # SGLang boot logs (report/sglang.py), where the meaning differs from a core kind:
     "engine_kind": str,  # "sglang": the log is SGLang's (its pool arithmetic differs)
     "kv_alloc_tokens": int,  # "#tokens: N" of "KV Cache is allocated" (the K/V buffers hold N + page_size)
     "kv_k_gib": float,  # "K size: X GB" (SGLang's GB is 2**30 bytes)

@@ -116,7 +116,7 @@ def _part(pattern: str) -> re.Pattern[str]:
 # The device words of V0's "# GPU blocks: N" line (the CPU backend's apart).
 # 0.7.0-0.7.2 print the dispatch key (CUDA, XLA, HPU, XPU, CPU, PrivateUse1 on
 # Ascend), 0.7.3-0.11 the lower-case device name (cuda, rocm, tpu, hpu, xpu, npu);
-# Tenstorrent's executor "TT" (PLATFORM_LINES.md section 0).
+# Tenstorrent's executor "TT" (docs/read.md, "What it reads").
 _BLOCK_DEVICES = (
     "GPU|CUDA|cuda|ROCM|rocm|XLA|xla|TPU|tpu|HPU|hpu|XPU|xpu|NPU|npu|gpu|PrivateUse1|TT|tt"
 )

@@ -4,7 +4,7 @@ Often the boot log is gone (weeks of serving, a rotated pod log), but the
 server still says what its pool is: vLLM publishes its CacheConfig as the
 labels of ``vllm:cache_config_info`` (``num_gpu_blocks``, ``block_size``,
 ``cache_dtype``, ``gpu_memory_utilization``, ...), and its load as gauges.
-This module turns that text into the facts a boot log gives (FACTS.md), so the
+This module turns that text into the facts a boot log gives (docs/facts.md), so the
 report is the same: ``num_gpu_blocks="1506"``, ``block_size="16"``,
 ``cache_dtype="auto"`` for Qwen/Qwen3-8B is 1,506 blocks - 1 null block =
 1,505 usable, // 40 blocks per user of 512 + 128 tokens = 37 users, exactly as
@@ -44,8 +44,10 @@ model (and each scraped instance) becomes one boot, its engines that boot's
 data-parallel engines, so each gets its row in the report.
 
 The exposition format is read with prometheus-client's
-``text_string_to_metric_families`` (the optional extra ``metrics``); it does
-not say which line a sample came from, so line numbers are put back by
+``text_string_to_metric_families`` (a plain dependency: small, pure Python,
+no dependencies of its own, and it knows the format's escapes and OpenMetrics'
+variants better than a parser of our own would; imported here only, so a boot
+log never loads it); it does not say which line a sample came from, so line numbers are put back by
 matching sample names to the text's lines in order.
 """
 
@@ -175,14 +177,14 @@ def parse_samples(text: str, *, source: str = "-") -> list[Sample]:
     """Every sample of a Prometheus exposition text, with its line number.
 
     Raises:
-        UsageError: prometheus-client is not installed.
+        UsageError: prometheus-client is missing (an install with ``--no-deps``).
         InputError: the text is not valid exposition format.
     """
     try:
         from prometheus_client.parser import text_string_to_metric_families
     except ImportError:
         raise UsageError(
-            "reading a /metrics text needs prometheus-client: pip install 'vllm-logread[metrics]'"
+            "reading a /metrics text needs prometheus-client: pip install prometheus-client"
         ) from None
     lines: dict[str, deque[int]] = {}
     # Only vLLM's and SGLang's families are read (read_samples looks at no other), so a

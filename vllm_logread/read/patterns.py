@@ -3,7 +3,7 @@
 Each row has a name, the cheap literal markers of which at least one must be in
 a line before its regex is tried, a regex run with ``search`` on the message
 (the text after vLLM's header), and how its groups become facts. A named group
-is a fact kind from FACTS.md (``(?P<pool_tokens>...)``); a row with a builder
+is a fact kind from docs/facts.md (``(?P<pool_tokens>...)``); a row with a builder
 turns the match into facts itself (the engine config line, the
 ``non-default args`` dict). A new vLLM wording is one row here plus one test
 case in tests/test_patterns.py.
@@ -83,7 +83,7 @@ def _mib_aware(m: re.Match[str]) -> Built:
 
 def _preemption_warning(m: re.Match[str]) -> Built:
     # vLLM warns on the 1st, 51st, 101st ... preemption with the running total;
-    # a warning without the total counts one (FACTS.md).
+    # a warning without the total counts one (docs/facts.md).
     total = m.group("preemptions")
     return [("preemptions", int(total) if total else 1, None)]
 
@@ -527,7 +527,7 @@ _FREE_MEMORY_PARTS: tuple[Part, ...] = (
         rf"(?P<requested_gib>{_N}) ?GiB\)",
     ),
     _p(" GiB for weight", rf"(?P<weights_gib>{_N}) ?GiB for weights?\b"),
-    # 0.27+: weights and non-torch as one figure (an extension kind, not FACTS.md's)
+    # 0.27+: weights and non-torch as one figure (an extension kind of docs/facts.md)
     _p(" GiB for consumed memory", rf"(?P<consumed_gib>{_N}) ?GiB for consumed memory"),
     _p(" GiB for peak activation", rf"(?P<activation_peak_gib>{_N}) ?GiB for peak activation"),
     _p(" GiB for non-torch memory", rf"(?P<non_torch_gib>{_N}) ?GiB for non-torch memory"),
@@ -535,7 +535,7 @@ _FREE_MEMORY_PARTS: tuple[Part, ...] = (
         "raph memory",
         rf"(?P<cuda_graph_gib>{_N}) ?GiB for (?:CUDAGraph|CUDA graph|[A-Z]{{2,5}} graph) memory",
     ),
-    # the first suggestion ("to fit into requested memory"), as FACTS.md reads it
+    # the first suggestion ("to fit into requested memory"), as docs/facts.md reads it
     _p("with `--kv-cache-memory=", rf"with `--kv-cache-memory=(?P<kv_cache_memory_bytes>{_I})"),
     Part(
         "ache memory in use is ",
@@ -645,7 +645,7 @@ _V1_PROFILE_PARTS: tuple[Part, ...] = (
 )
 
 
-# -- platform plugins (PLATFORM_LINES.md). HPU / Gaudi (vllm-fork, vllm-gaudi),
+# -- platform plugins (docs/read.md, "What it reads"). HPU / Gaudi (vllm-fork, vllm-gaudi),
 #    V0: "Free device memory: 79.16 GiB, 71.24 GiB usable (gpu_memory_utilization=0.9),
 #    7.124 GiB reserved for HPUGraphs (VLLM_GRAPH_RESERVED_MEM=0.1), 64.12 GiB
 #    reserved for KV cache"; V1: "..., 16 MiB reserved for KV cache dummy block
@@ -843,7 +843,7 @@ ROWS: tuple[Row, ...] = (
         _any_of(_FREE_MEMORY_SUMMARY_MARKERS),
         _free_memory_summary,
     ),
-    # -- platform plugins' memory lines (PLATFORM_LINES.md), part by part.
+    # -- platform plugins' memory lines (docs/facts.md, extensions), part by part.
     Row(
         "hpu_free_memory",
         _HPU_FREE_MEMORY_MARKERS,
@@ -890,7 +890,7 @@ ROWS: tuple[Row, ...] = (
     # CPU backend 0.8.5-0.12: "Environment variable VLLM_CPU_KVCACHE_SPACE (GiB)
     # for CPU backend is not set, using 4 by default."; 0.13-0.19:
     # "VLLM_CPU_KVCACHE_SPACE not set. Using 63.5 GiB for KV cache." (the KV space
-    # the pool is cut from; not FACTS.md's available_kv_gib, which names the
+    # the pool is cut from; not docs/facts.md's available_kv_gib, which names the
     # worker lines: an extension kind).
     Row(
         "cpu_kvcache_space",
@@ -1119,7 +1119,7 @@ ROWS: tuple[Row, ...] = (
         ),
         warn_on_miss=False,
     ),
-    # -- platforms' block size lines (PLATFORM_LINES.md): TPU (tpu-inference)
+    # -- platforms' block size lines (docs/read.md, "What it reads"): TPU (tpu-inference)
     #    "Using KV cache block size: 128" (v0.18-v0.20), "Using cache_config.block_size:
     #    64 instead of overriding with _align_hybrid_block_size() ..." (v0.21+),
     #    "Increase the page size from 16 to 32 to make sure there'sno SMEM OOM" / "... to

@@ -153,7 +153,7 @@ def kv_pcts_of(texts: Sequence[bytes]) -> list[float]:
 #   V1 (0.7.3+): Running, Waiting, [Deferred], [KV fetch] (0.32+), [Preemptions]
 #       (0.11.1+, when > 0), <device> KV usage, [Prefix hit], [Corrupted],
 #       [External hit], [MM hit]
-# (VLLM_LINES.md 3.10). Every reader of the line is made from STATS_PARTS:
+# (docs/facts.md: the stats line's kinds). Every reader of the line is made from STATS_PARTS:
 # the patterns row's parts (``_STATS_PARTS``: each part anywhere in the line,
 # any number), the scanner's whole-line regex (``STATS_LINE``, vLLM's order)
 # and its facts (``stats_line_facts``), and serving mode's chunk regex
@@ -182,7 +182,7 @@ class Part:
     """One part of the stats line: ``<label><value><unit>``.
 
     Attributes:
-        kind: the fact its value gives (FACTS.md); None: a part read past
+        kind: the fact its value gives (docs/facts.md); None: a part read past
             (its values, written ``{I}`` or ``{N}`` in ``label``, are no fact).
         label: the text before the value, a regex (``[A-Z]{2,5}`` for the
             device word); ``is_optional``: vLLM leaves the part out at times.

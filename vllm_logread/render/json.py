@@ -180,7 +180,7 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
             "warnings": list(warnings) + list(report.warnings),
         }
     )
-    # Present only when they say something (FACTS.md: extend, never rename).
+    # Present only when they say something (docs/facts.md: extend, never rename).
     out["workload"].update(mix_json(report))
     if report.knobs is not None:
         out["knobs"] = report.knobs.to_json()
@@ -274,7 +274,7 @@ class StatsJsonl:
     the ``--json`` document can hold the load folded (``load``) and memory stays
     flat however long the log.
 
-    Each object is a fact in FACTS.md's shape (``kind``, ``value``, ``line``,
+    Each object is a fact in docs/facts.md's shape (``kind``, ``value``, ``line``,
     ``process``) with the input it came from (``source``) and the line's header
     time (``time``, ``MM-DD HH:MM:SS``; null: none printed). The file is created
     (emptied) at once, so a bad path fails before any reading.

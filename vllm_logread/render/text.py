@@ -2,7 +2,7 @@
 
 The text is short: what vLLM's figure assumes, the users that really fit, the
 arithmetic, the checks and what to change. The JSON carries the same numbers
-plus every fact (FACTS.md), and is printed even for an incomplete log.
+plus every fact (docs/facts.md), and is printed even for an incomplete log.
 """
 
 from __future__ import annotations

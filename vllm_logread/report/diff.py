@@ -13,7 +13,7 @@ The explanation is worked from vLLM's own memory budget, not from a ranking:
   did: the KV cache dtype, the block size, the layers or KV cache groups, or
   the model's shape per GPU (tensor parallel).
 * When the KV memory moved, it is the line of the budget that took it. vLLM
-  sizes the KV memory as (VLLM_LINES.md section 4.2)::
+  sizes the KV memory as (docs/vllm-numbers.md, section 3)::
 
       available KV = total x gpu_memory_utilization - weights - activation peak
                      - non-torch [- CUDA graph estimate]
@@ -78,7 +78,7 @@ _UNKNOWN = Figure(value=None)
 class Row:
     """One line of the side-by-side table.
 
-    ``name``: the JSON name (a FACTS.md kind where there is one);
+    ``name``: the JSON name (a kind of docs/facts.md where there is one);
     ``label``: the text table's; ``unit``: "GiB", "tokens", "blocks", "B" or "".
     """
 

@@ -14,7 +14,7 @@ of the 1 - utilization headroom), so the estimate leaves them out there.
 Only the GPU's total (data/gpus.json), the utilization and the page size are
 vLLM's own figures. The weights are counted from the config (kv/weights.py)
 or taken from the table; the other three are **estimates** fitted to the
-boot logs that print them (../shared/real_logs and sample_logs), each with
+boot logs that print them (a corpus of real logs and sample_logs), each with
 its spread, so the pool comes as a range, the boot log's figures replacing
 every estimate.
 """
