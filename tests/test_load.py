@@ -119,7 +119,7 @@ def test_back_at_the_peak_after_a_fall_is_churning() -> None:
             30,
             99.0,
             "30 running at 99.0%: fewer than our 37 users of 512+128: the requests hold more "
-            "than 640 tokens (longer prompts or answers)",
+            "than 639 tokens (longer prompts or answers)",
         ),
         (
             50,
@@ -248,7 +248,7 @@ def test_data_parallel_engines_each_against_their_own_estimate() -> None:
     assert s.verdict == (
         "engine 000: 40 running at 99.5%: consistent with 37 to 41 users of 512+128; "
         "engine 001: 30 running at 99.0%: fewer than our 37 users of 512+128: the requests "
-        "hold more than 640 tokens (longer prompts or answers)"
+        "hold more than 639 tokens (longer prompts or answers)"
     )
     assert s.peak_running == 40 and s.num_stats_lines == 2
     assert s.to_json()["engines"][1]["engine"] == "001"

@@ -887,16 +887,26 @@ def _verdict(e: _EngineLoad, est: Estimate | None, preempts: str) -> tuple[str |
         if low.running > mid:
             return (
                 f"{low.running} running at only {low.kv_usage_pct:.1f}%: the requests hold "
-                f"fewer tokens than {work}, so our {users} to {mid} users was not tested",
+                f"fewer tokens than {work}, so our {_span(users, mid)} users was not tested",
                 None,
             )
         return (
             f"the pool never filled (at most {e.peak_kv_usage_pct:.1f}% KV usage, "
-            f"{e.peak_running} running): the load did not test our {users} to {mid} users "
+            f"{e.peak_running} running): the load did not test our {_span(users, mid)} users "
             f"of {work}",
             None,
         )
     return _full_verdict(top, est, users, mid), _phase(e, top, users, preempts)
+
+
+def _span(users: int, mid: int) -> str:
+    """Users at the end of their answers to mid-answer; one figure when they are the
+    same (a cap by max_num_seqs: 256 either way).
+
+    >>> _span(37, 41), _span(256, 256)
+    ('37 to 41', '256')
+    """
+    return f"{users}" if users == mid else f"{users} to {mid}"
 
 
 def _full_verdict(top: Point, est: Estimate, users: int, mid: int) -> str:
@@ -906,7 +916,7 @@ def _full_verdict(top: Point, est: Estimate, users: int, mid: int) -> str:
     if top.running < users:
         return (
             f"{head}: fewer than our {users} users of {work}: the requests hold more than "
-            f"{est.prompt_tokens + est.output_tokens:,} tokens (longer prompts or answers)"
+            f"{est.prompt_tokens + est.output_tokens - 1:,} tokens (longer prompts or answers)"
         )
     if (
         top.running > mid
@@ -925,7 +935,7 @@ def _full_verdict(top: Point, est: Estimate, users: int, mid: int) -> str:
             f"{head}: more than our {mid} users of {work} mid-answer: the requests hold "
             "fewer tokens (shorter prompts or answers, or shared prefixes)"
         )
-    return f"{head}: consistent with {users} to {mid} users of {work}"
+    return f"{head}: consistent with {_span(users, mid)} users of {work}"
 
 
 def _phase(e: _EngineLoad, top: Point, users: int, preempts: str) -> str | None:
