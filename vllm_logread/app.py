@@ -27,8 +27,8 @@ from .events import Output, parse_margin_pct
 from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
 from .options import (
-    CommonOptions,
     OptionsError,
+    ReadOptions,
     check_common,
     one_workload,
     report_options,
@@ -72,49 +72,6 @@ class Console(Protocol):
     def err(self, text: str) -> None:
         """``text`` and a newline to stderr: warnings and the exit's reason."""
         ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReadOptions(CommonOptions):
-    """The ``read`` command's options, named as its click parameters; the
-    shared ones (workload, config, block size, GPU, format) are CommonOptions'.
-
-    Attributes:
-        files: the inputs; ``-`` or none is standard input.
-        metrics_url: read a server's /metrics text instead of files.
-        echo: pass the input through to stdout; None: when reading stdin
-            without JSON, a table or annotations on stdout.
-        summary_path: ``$GITHUB_STEP_SUMMARY`` for ``--format github``.
-        explain: the text report with the arithmetic of every figure.
-    """
-
-    files: tuple[str, ...] = ()
-    metrics_url: str | None = None
-    # --compare-metrics: the same server's /metrics (a file or a URL) beside the one log.
-    compare_metrics: str | None = None
-    # --prometheus: the fleet Prometheus scrapes, over --since, one row per --by value.
-    prometheus: str | None = None
-    since: str = "1h"
-    by: tuple[str, ...] = ()
-    min_users: int | None = None
-    # --margin: the gate's boot-to-boot tolerance, a percentage ("5%"); None: none.
-    margin: str | None = None
-    strict: bool = False
-    all_boots: bool = False
-    echo: bool | None = None
-    stats_csv: str | None = None
-    stats_jsonl: str | None = None
-    no_stats: bool = False
-    what_if: tuple[str, ...] = ()
-    target_users: int | None = None
-    plot_path: str | None = None
-    summary_path: str | None = None
-    explain: bool = False
-    shared_prefix: int = 0
-    # --sort: the servers' rows in input order (default) or most users first.
-    sort: str = "input"
-    simulate: bool = False
-    simulate_users: int | None = None
 
 
 def run_read(opts: ReadOptions, console: Console) -> int:

@@ -430,8 +430,9 @@ def read_cmd(**params: Any) -> None:
     The report opens with the answer; --explain adds the arithmetic.
     """
     from . import app
+    from .options import ReadOptions
 
-    options = app.ReadOptions(**_given(params), summary_path=os.environ.get("GITHUB_STEP_SUMMARY"))
+    options = ReadOptions(**_given(params), summary_path=os.environ.get("GITHUB_STEP_SUMMARY"))
     _run(lambda: app.run_read(options, _Terminal()))
 
 

@@ -9,18 +9,15 @@ with ``--prometheus``; 3 no vLLM server in the window, or none answers now
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from .errors import UsageError
 from .events import parse_margin_pct
 from .fleet import fleet_of, gate_message, no_answer_error
 from .kv.config import load_config, resolve_spec
-from .options import one_workload, output_format, report_options
+from .options import ReadOptions, one_workload, output_format, report_options
 from .read.prometheus import Prometheus, parse_by, parse_since, read_fleet
 from .render.fleet import fleet_text
-
-if TYPE_CHECKING:  # app.py imports this module: read's options by name only
-    from .app import ReadOptions
 
 
 class _Console(Protocol):

@@ -6,7 +6,7 @@ options in one place.
 range; ``--workload FILE``), ``--config``, ``--block-size``, ``--gpu`` /
 ``--gpu-memory-gib`` and ``--format``/``--json``. cli.py declares each option
 once and passes its value here as it was typed; each command's options class
-(``app.ReadOptions``, ``diff_app.DiffOptions``, ``simulate_app.SimulateOptions``)
+(``ReadOptions`` below, ``diff_app.DiffOptions``, ``simulate_app.SimulateOptions``)
 is a :class:`CommonOptions`, so a workload is built, a format chosen and a
 report's :class:`~vllm_logread.report.model.Options` made by the functions
 below and nowhere else.
@@ -201,7 +201,7 @@ def unused_options(opts: Any, fmt: str) -> list[str]:
     """What ``read`` was asked that the chosen output cannot carry, one warning
     each for stderr (an option never vanishes in silence).
 
-    ``opts``: read's options (app.ReadOptions); ``fmt``: the output format.
+    ``opts``: read's options (ReadOptions); ``fmt``: the output format.
 
     >>> from types import SimpleNamespace as O
     >>> unused_options(O(simulate=True, simulate_users=None, explain=False, what_if=(),
@@ -227,3 +227,46 @@ def unused_options(opts: Any, fmt: str) -> list[str]:
             "server or workload and no what-ifs (--json or markdown carry them)"
         )
     return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadOptions(CommonOptions):
+    """The ``read`` command's options, named as its click parameters; the
+    shared ones (workload, config, block size, GPU, format) are CommonOptions'.
+
+    Attributes:
+        files: the inputs; ``-`` or none is standard input.
+        metrics_url: read a server's /metrics text instead of files.
+        echo: pass the input through to stdout; None: when reading stdin
+            without JSON, a table or annotations on stdout.
+        summary_path: ``$GITHUB_STEP_SUMMARY`` for ``--format github``.
+        explain: the text report with the arithmetic of every figure.
+    """
+
+    files: tuple[str, ...] = ()
+    metrics_url: str | None = None
+    # --compare-metrics: the same server's /metrics (a file or a URL) beside the one log.
+    compare_metrics: str | None = None
+    # --prometheus: the fleet Prometheus scrapes, over --since, one row per --by value.
+    prometheus: str | None = None
+    since: str = "1h"
+    by: tuple[str, ...] = ()
+    min_users: int | None = None
+    # --margin: the gate's boot-to-boot tolerance, a percentage ("5%"); None: none.
+    margin: str | None = None
+    strict: bool = False
+    all_boots: bool = False
+    echo: bool | None = None
+    stats_csv: str | None = None
+    stats_jsonl: str | None = None
+    no_stats: bool = False
+    what_if: tuple[str, ...] = ()
+    target_users: int | None = None
+    plot_path: str | None = None
+    summary_path: str | None = None
+    explain: bool = False
+    shared_prefix: int = 0
+    # --sort: the servers' rows in input order (default) or most users first.
+    sort: str = "input"
+    simulate: bool = False
+    simulate_users: int | None = None
