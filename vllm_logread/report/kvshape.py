@@ -181,7 +181,7 @@ def kv_decisions(
         rules.append(
             f"windowed layers' budget at the max model length: {layout.max_concurrent_batches} "
             f"batches in flight x {max_num_batched_tokens:,} batched tokens = {in_flight:,} "
-            "(async scheduling, 0.31+)"
+            "(async scheduling, 0.26+)"
         )
     return {
         "vllm_version": version,
