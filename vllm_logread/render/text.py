@@ -374,6 +374,9 @@ def _short_note(wi: WhatIf, report: Report) -> str:
         return "overheads as measured"
     if key == "max_model_len" and wi.vllm_max_concurrency is not None:
         return f"vLLM would say {wi.vllm_max_concurrency:.2f}x"
+    if key == "max_num_batched_tokens" and wi.vllm_max_concurrency is not None:
+        pool = "" if wi.vllm_pool_tokens is None else f"{wi.vllm_pool_tokens:,} tokens, "
+        return f"vLLM would say {pool}{wi.vllm_max_concurrency:.2f}x"
     return ""
 
 
