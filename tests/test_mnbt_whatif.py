@@ -162,3 +162,29 @@ def test_combined_with_another_change_is_not_modelled() -> None:
     wi = what_if(out, "kv_cache_dtype=fp8 + max_num_batched_tokens=8192")
     assert (wi["users"], wi["exact"]) == (None, False)
     assert "not modelled" in wi["note"]
+
+
+def test_a_budget_past_the_pool_is_refused() -> None:
+    """One full group of blocks of 128 at max model len 8,192: cdiv(8,192, 128) = 64 blocks
+    a max-length request. 63 blocks: refused by every version. 64: refused from 0.30 (the
+    check keeps the null block back), booted by 0.26 (the whole memory), unknown for
+    0.28 (not read). 65: 64 of the 64 usable fit."""
+    from vllm_logread.report.batched_tokens import printed_at
+
+    def refused(num_blocks: int, version: str) -> bool | None:
+        return printed_at(
+            None,
+            num_blocks=num_blocks,
+            block_size=128,
+            max_model_len=8192,
+            vllm_version=version,
+            max_num_batched_tokens=2048,
+        ).refused
+
+    assert refused(63, "0.32.0") is True
+    assert (refused(64, "0.32.0"), refused(64, "0.26.0"), refused(64, "0.28.0")) == (
+        True,
+        False,
+        None,
+    )
+    assert refused(65, "0.32.0") is False
