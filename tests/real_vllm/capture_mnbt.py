@@ -43,8 +43,12 @@ H = _load_harness()
 
 #: shape -> (served model name, file stem, --kv-cache-memory-bytes). gpt-oss: 161 blocks of
 #: 128 tokens x 12 layers x 2 x 8 KV heads x 64 x 2 B = 3,145,728 B (as capture_cost.py).
+#: mistral: every layer slides over 4,096; 64 blocks of 128 x 32 layers x 2 x 8 x 128 x 2 B =
+#: 16,777,216 B (1 GiB), where a max-length request is budgeted cdiv(min(4,095 + N, 8,192),
+#: 128) + 1 blocks: 49 at 2,048, 65 at 8,192 (more than the pool: vLLM refuses the boot).
 SHAPES: dict[str, tuple[str, str, int]] = {
     "gpt-oss": ("openai/gpt-oss-20b", "gpt-oss-20b", 161 * 3_145_728),
+    "mistral": ("mistralai/Mistral-7B-v0.1", "mistral-7b-v0.1", 64 * 16_777_216),
 }
 
 
@@ -77,7 +81,13 @@ def capture(version: str, shape: str, mnbt: int, out: Path) -> dict[str, object]
         repo_id, args, workdir=workdir, log_path=log, venv=venv, env_extra=env_extra
     ) as server:
         info["argv"] = server.argv[1:]
-        info["boot_s"] = round(server.wait_ready(timeout_s=900), 1)
+        try:
+            info["boot_s"] = round(server.wait_ready(timeout_s=900), 1)
+        except H.ServerDied:  # refused (e.g. "the estimated maximum model length is L")
+            info["died_after_s"] = round(time.monotonic() - server.started_at, 1)
+            info["pool"] = H.parse_pool(server.text())
+            info["returncode"] = server.returncode()
+            return info
         info["pool"] = H.parse_pool(server.text())
         status, _ = H.http_post_json(
             server.port,

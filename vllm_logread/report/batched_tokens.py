@@ -302,6 +302,22 @@ def budget_change(b: Basis, n: int) -> BudgetChange:
     c = b.fit(blocks)
     users = b.capped(c.users)
     w = b.workload
+    if printed.refused:
+        # The boot check runs before the pool line: a refused boot prints none
+        # (sample_logs/real_vllm_0.32_mistral-7b-v0.1_kv_too_small.log).
+        return BudgetChange(
+            num_blocks=blocks,
+            is_exact=exact and (b.layout is None or b.layout.is_exact),
+            printed=printed,
+            users=0,
+            users_mid_answer=0,
+            pool_users=0,
+            note=f"{pool_note}; a max-length request ({b.max_model_len:,} tokens) is then "
+            f"budgeted {printed.blocks_per_request:,} blocks at budget {n:,}, where the pool "
+            f"has {blocks:,}{f' ({blocks - 1:,} besides the null block)' if b.has_null_block else ''}: "
+            "vLLM refuses to start and prints no pool line, so 0 users (lower --max-model-len "
+            "with it)",
+        )
     parts = [
         pool_note,
         f"a request holds the same blocks whatever the budget, so "
@@ -317,19 +333,12 @@ def budget_change(b: Basis, n: int) -> BudgetChange:
         before, _ = _printed(b, b.num_blocks, now)
         if before is not None:
             parts[-1] += f"; at {now:,} now: {before.max_concurrency:.2f}x"
-    if printed.refused is not False:
-        usable = blocks - 1 if b.has_null_block else blocks
+    if printed.refused is None:
         parts.append(
-            f"a max-length request is then budgeted {printed.blocks_per_request:,} blocks of the "
-            f"{usable:,} usable: vLLM "
-            + (
-                "refuses to start (lower --max-model-len)"
-                if printed.refused
-                else "may refuse to start (its check of this version was not read)"
-            )
+            f"a max-length request is then budgeted {printed.blocks_per_request:,} blocks, the "
+            f"whole pool: vLLM {b.vllm_version or ''} may refuse to start (whether its check "
+            "keeps the null block back was not read)"
         )
-        if printed.refused:
-            users = 0
     exact = exact and printed.refused is not None and (b.layout is None or b.layout.is_exact)
     return BudgetChange(
         num_blocks=blocks,

@@ -1012,8 +1012,8 @@ def _max_num_batched_tokens(b: Basis, n: int) -> WhatIf:
         users_mid_answer=bc.users_mid_answer,
         num_blocks=bc.num_blocks,
         num_gpus=b.num_gpus,
-        vllm_max_concurrency=bc.printed.max_concurrency,
-        vllm_pool_tokens=bc.printed.pool_tokens,
+        vllm_max_concurrency=None if bc.printed.refused else bc.printed.max_concurrency,
+        vllm_pool_tokens=None if bc.printed.refused else bc.printed.pool_tokens,
         arithmetic=bc.printed.formula,
         pool_users=bc.pool_users,
     )
