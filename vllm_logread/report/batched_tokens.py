@@ -295,9 +295,18 @@ def budget_change(b: Basis, n: int) -> BudgetChange:
             )
         return BudgetChange(num_blocks=None, is_exact=False, printed=None, note=pool_note)
     printed, why = _printed(b, blocks, n)
-    if printed is None:
+    if printed is None:  # the users still follow from the pool; vLLM's figure does not
+        c = b.fit(blocks)
+        users = b.capped(c.users)
         return BudgetChange(
-            num_blocks=None, is_exact=False, printed=None, note=f"{pool_note}; {why}"
+            num_blocks=blocks,
+            is_exact=exact,
+            printed=None,
+            users=users,
+            users_mid_answer=b.capped(c.users_mid_answer),
+            pool_users=c.users * b.num_engines,
+            note=f"{pool_note}; a request holds the same blocks whatever the budget, so "
+            f"{users:,} users; vLLM's figure at {n:,}: unknown ({why})",
         )
     c = b.fit(blocks)
     users = b.capped(c.users)

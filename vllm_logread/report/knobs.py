@@ -437,14 +437,20 @@ def _batched_tokens(b: Basis, users_now: int) -> Knob:
     label = "--max-num-batched-tokens"
     mnbt = b.max_num_batched_tokens
     reserve = _reserve_text(b)
-    bc = None if mnbt is None else budget_change(b, max(mnbt // 2, b.max_num_seqs or 1))
+    new = None if mnbt is None else max(mnbt // 2, b.max_num_seqs or 1)
+    bc = None if new is None else budget_change(b, new)
     if bc is None or bc.num_blocks is None:
+        missing = (
+            "the log states no activation peak"
+            if b.activation_peak_gib is None
+            else "the log states no max_num_batched_tokens"
+        )
         why = (
             bc.note
             if bc is not None
-            else "the log states no max_num_batched_tokens and none could be settled: the "
-            "profile's activation memory grows with it, so a lower value may leave more for "
-            "the KV cache (and prefills slower)"
+            else f"{missing}: the profile's activation memory grows with max_num_batched_tokens "
+            "(unknown now), so a lower value may leave more for the KV cache (and prefills "
+            "slower)"
         )
         if reserve:
             why = f"{reserve}; {why}"
@@ -459,8 +465,7 @@ def _batched_tokens(b: Basis, users_now: int) -> Knob:
                 short=f"max_num_seqs {b.max_num_seqs:,} binds",
             )
         return _unknown_knob(label, why)
-    assert mnbt is not None and bc.printed is not None
-    new = bc.printed.max_num_batched_tokens
+    assert mnbt is not None and new is not None
     why = f"max_num_batched_tokens {mnbt:,} -> {new:,}: {bc.note}"
     if reserve:
         why = f"{reserve}; {why}"
@@ -472,7 +477,9 @@ def _batched_tokens(b: Basis, users_now: int) -> Knob:
             gain=0,
             is_exact=bc.is_exact,
             reason=why,
-            short="the KV memory is set, not profiled: the same pool",
+            short="the KV memory is set, not profiled: the same pool"
+            if bc.is_exact
+            else "no profile sizes the CPU's KV memory: about the same pool",
         )
     per_engine = b.fit(bc.num_blocks).users
     return _capped_knob(

@@ -1001,8 +1001,9 @@ def _max_num_batched_tokens(b: Basis, n: int) -> WhatIf:
     (report/batched_tokens.py)."""
     text = f"max_num_batched_tokens={n}"
     bc = budget_change(b, n)
-    if bc.num_blocks is None or bc.printed is None:
+    if bc.num_blocks is None:
         return _unknown(text, bc.note)
+    shown = bc.printed if bc.printed is not None and not bc.printed.refused else None
     return WhatIf(
         change=text,
         pool_tokens=bc.num_blocks * b.block_size,
@@ -1012,9 +1013,9 @@ def _max_num_batched_tokens(b: Basis, n: int) -> WhatIf:
         users_mid_answer=bc.users_mid_answer,
         num_blocks=bc.num_blocks,
         num_gpus=b.num_gpus,
-        vllm_max_concurrency=None if bc.printed.refused else bc.printed.max_concurrency,
-        vllm_pool_tokens=None if bc.printed.refused else bc.printed.pool_tokens,
-        arithmetic=bc.printed.formula,
+        vllm_max_concurrency=None if shown is None else shown.max_concurrency,
+        vllm_pool_tokens=None if shown is None else shown.pool_tokens,
+        arithmetic="" if bc.printed is None else bc.printed.formula,
         pool_users=bc.pool_users,
     )
 
