@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from ..boots import Boot, Engine
 from ..capacity import Capacity, Workload
+from ..kv.specs import KVSpec
 from ..observed import ObservedWorkload
 from .knobs import KnobRanking
 from .mix import BootWorkload
@@ -14,6 +16,13 @@ from .plan import TargetPlan
 from .request_cost import LongestRequest, RequestCost
 from .resolved import Answer, ResolvedBoot
 from .whatif import Basis, WhatIf
+
+#: ``kv.config.resolve_spec`` or a test's own: (model, config=..., tensor_parallel_size=...,
+#: kv_cache_dtype=..., dtype=...) -> the model's KV spec, or None when no source knows it.
+SpecResolver: TypeAlias = Callable[..., KVSpec | None]
+
+#: A check passes, fails (the log contradicts the model), or cannot be made.
+CheckStatus = Literal["pass", "fail", "unknown"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,7 +48,7 @@ class Check:
     """One cross-check of the log against itself or the model config."""
 
     name: str
-    status: str  # "pass" | "fail" | "unknown"
+    status: CheckStatus
     detail: str
     line: int | None = None
 
