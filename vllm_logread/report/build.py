@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TypeAlias
 
 from ..boots import Boot, Engine, _mnbt_tried, engine_generation
 from ..capacity import (
@@ -915,9 +916,12 @@ def _hybrid_trial(ctx: _Context, layout: KVCacheLayout, version: Value | None) -
     )
 
 
+_Settle: TypeAlias = tuple[_Trial, tuple[Unknown, ...], tuple[int, int] | None]
+
+
 def _settle_block_size(
     ctx: _Context, defaults: tuple[BlockSizeCandidate, ...], *, is_stated: bool
-) -> tuple[_Trial, tuple[Unknown, ...], tuple[int, int] | None]:
+) -> _Settle:
     """The block size the log's own figures allow, and whether users are exact.
 
     A stated block size is used as it is (its checks may then fail: the log
@@ -928,57 +932,78 @@ def _settle_block_size(
     survives and the model's layout was assumed too (no config), the layout is
     the assumption that broke: users unknown, never a contradiction.
     """
+    first = defaults[0] if defaults else None
     groups_f = ctx.boot.last("num_kv_cache_groups")
     if ctx.spec is None and groups_f is not None and int(groups_f.value) > 1:
         # The log says the pool is shared by several KV cache groups: not plain.
-        trial = _uniform_trial(ctx, defaults[0] if defaults else None)
         stated_groups = replace(
             _LAYOUT_UNKNOWN,
             why=f"the log states {int(groups_f.value)} KV cache groups (line {groups_f.line}): "
             "the model is not plain full attention, and its layout is unknown",
         )
-        return replace(_layout_unknown(trial), arithmetic=[]), (stated_groups,), None
+        trial = _layout_unknown(_uniform_trial(ctx, first))
+        return replace(trial, arithmetic=[]), (stated_groups,), None
     if is_stated or not ctx.boot.pool_engines:
-        return _uniform_trial(ctx, defaults[0] if defaults else None), (), None
-    trials = [_uniform_trial(ctx, c) for c in defaults]
-    survivors = [t for t in trials if t.fits_the_log]
-    from_defaults = bool(survivors)
-    if not survivors:
-        others = [_uniform_trial(ctx, c) for c in other_block_sizes(defaults)]
-        survivors = [t for t in others if t.fits_the_log]
-        if not trials:
-            unknown_default = (
-                "unknown: vLLM's default for this platform is not known; pass --block-size"
-            )
-            trials = [replace(t, source=unknown_default) for t in others]
+        return _uniform_trial(ctx, first), (), None
+    trials, survivors, from_defaults = _block_size_trials(ctx, defaults)
     if not survivors:
         prior = trials[0]
         if ctx.spec is not None:
             return prior, (), None  # a given config against the log: its checks say how
         return replace(_layout_unknown(prior), arithmetic=[]), (_LAYOUT_UNKNOWN,), None
-    if survivors and not from_defaults and ctx.spec is None and _can_be_hybrid(ctx):
-        # No default fits and the model is unknown: a block size vLLM would not
-        # pick here, or a layout that is not plain (KV cache groups print their
-        # pool as concurrency x max len), explain the log equally well (a CPU
-        # Llama 4 boot: 333 blocks of 128 in 4 groups print what 666 plain
-        # blocks of 16 would). Both are assumptions: the users are unknown.
-        sizes = ", ".join(str(t.block_size) for t in survivors)
-        unknown = Unknown(
-            name="block_size",
-            candidates=tuple(
-                f"{t.block_size}: {_n_users(t.users[0])} users if plain" for t in survivors
-            ),
-            why=f"no default block size fits the log; {sizes} would, if the model were plain "
-            "full attention",
-            settle="pass --block-size N, or --config PATH to the model's config.json",
+    if not from_defaults and ctx.spec is None and _can_be_hybrid(ctx):
+        return _no_default_fits(trials, survivors)
+    return _among_survivors(defaults, trials, survivors)
+
+
+def _block_size_trials(
+    ctx: _Context, defaults: tuple[BlockSizeCandidate, ...]
+) -> tuple[list[_Trial], list[_Trial], bool]:
+    """The defaults' trials, the trials the log's figures leave standing (the
+    defaults', else every other size vLLM accepts), and whether a default stands."""
+    trials = [_uniform_trial(ctx, c) for c in defaults]
+    survivors = [t for t in trials if t.fits_the_log]
+    if survivors:
+        return trials, survivors, True
+    others = [_uniform_trial(ctx, c) for c in other_block_sizes(defaults)]
+    survivors = [t for t in others if t.fits_the_log]
+    if not trials:
+        unknown_default = (
+            "unknown: vLLM's default for this platform is not known; pass --block-size"
         )
-        prior = replace(
-            _layout_unknown(trials[0]) if trials else survivors[0],
-            arithmetic=[],
-            source=f"unknown: the default does not fit the log, {sizes} would if the model "
-            "were plain",
-        )
-        return prior, (unknown, _LAYOUT_MAYBE), None
+        trials = [replace(t, source=unknown_default) for t in others]
+    return trials, survivors, False
+
+
+def _no_default_fits(trials: list[_Trial], survivors: list[_Trial]) -> _Settle:
+    """No default fits and the model is unknown: a block size vLLM would not
+    pick here, or a layout that is not plain (KV cache groups print their
+    pool as concurrency x max len), explain the log equally well (a CPU
+    Llama 4 boot: 333 blocks of 128 in 4 groups print what 666 plain
+    blocks of 16 would). Both are assumptions: the users are unknown."""
+    sizes = ", ".join(str(t.block_size) for t in survivors)
+    unknown = Unknown(
+        name="block_size",
+        candidates=tuple(
+            f"{t.block_size}: {_n_users(t.users[0])} users if plain" for t in survivors
+        ),
+        why=f"no default block size fits the log; {sizes} would, if the model were plain "
+        "full attention",
+        settle="pass --block-size N, or --config PATH to the model's config.json",
+    )
+    prior = replace(
+        _layout_unknown(trials[0]) if trials else survivors[0],
+        arithmetic=[],
+        source=f"unknown: the default does not fit the log, {sizes} would if the model were plain",
+    )
+    return prior, (unknown, _LAYOUT_MAYBE), None
+
+
+def _among_survivors(
+    defaults: tuple[BlockSizeCandidate, ...], trials: list[_Trial], survivors: list[_Trial]
+) -> _Settle:
+    """The first survivor, said why; users exact when every survivor gives the
+    same, else unknown with their range."""
     chosen = survivors[0]
     if survivors[0] is not trials[0] and len(survivors) == 1:
         first = trials[0].block_size
@@ -1171,43 +1196,10 @@ def _hybrid_engine_users(
     arithmetic: list[str],
     warnings: list[str],
 ) -> tuple[EngineReport, Capacity | None]:
-    """Users of one engine when its pool is shared by several KV cache groups.
-
-    The pool line of such a model is not blocks x block size: vLLM printed
-    ``num_blocks // groups x min_block_size`` up to 0.20 and
-    ``int(concurrency x max_model_len)`` from 0.21, so the block count is
-    decoded from it (and the printed concurrency) before any division.
-    """
-    num_blocks = eng.gpu_blocks
-    how = f"# blocks line {eng.block_facts[0].line}" if eng.block_facts else ""
-    high_blocks = None
-    if num_blocks is None and eng.pool_tokens is not None:
-        rng = None
-        try:
-            for mnbt in _mnbt_tried(boot):
-                rng = num_blocks_from_pool_line(
-                    layout,
-                    pool_tokens=eng.pool_tokens,
-                    vllm_version=str(version) if version else None,
-                    max_model_len=max_model_len,
-                    max_concurrency_printed=None if conc_f is None else float(conc_f.value),
-                    max_num_batched_tokens=mnbt,
-                )
-                if rng is not None:
-                    break
-        except LogReadError as err:
-            warnings.append(f"engine {eng.key}: the pool line cannot be decoded: {err}")
-        if rng is None:
-            warnings.append(
-                f"engine {eng.key}: no block count reproduces the pool line "
-                f"({eng.pool_tokens:,} tokens) for this model's {layout.num_groups} KV cache "
-                "groups; users not computed"
-            )
-        else:
-            num_blocks, how = rng.low, rng.formula
-            if not rng.is_exact:
-                high_blocks = rng.high
-                how += f" (between {rng.low:,} and {rng.high:,}: the lower is used)"
+    """Users of one engine when its pool is shared by several KV cache groups."""
+    num_blocks, how, high_blocks = _hybrid_num_blocks(
+        eng, layout, boot, max_model_len, version, conc_f, warnings
+    )
     c = None
     if num_blocks is not None and num_blocks >= 0:
         c = users_for_layout(layout, num_blocks=num_blocks, workload=workload)
@@ -1218,29 +1210,90 @@ def _hybrid_engine_users(
             top = users_for_layout(layout, num_blocks=high_blocks, workload=workload)
             if (top.users, top.users_mid_answer) != (c.users, c.users_mid_answer):
                 c = replace(c, is_exact=False)
-        groups = " + ".join(
-            f"{n} ({g.kind})"
-            for n, g in zip(c.blocks_per_user_by_group, layout.groups, strict=False)
-        )
-        null = " - 1 null block" if layout.has_null_block else ""
-        if c.mix is not None:
-            arithmetic.append(
-                f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
-                f"usable, shared by {layout.num_groups} KV cache groups (a request's blocks "
-                f"summed over them); {users_arithmetic(c, workload)}"
-            )
-        else:
-            arithmetic.append(
-                f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
-                f"usable, shared by {layout.num_groups} KV cache groups; a user of "
-                f"{c.tokens_held:,} tokens (P + O - 1) holds {groups} = {c.blocks_per_user} "
-                f"blocks -> {c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; "
-                f"mid-answer {c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
-            )
+        arithmetic.append(_hybrid_arithmetic(eng, layout, c, num_blocks, how, workload))
     report = EngineReport.of(
         eng, pool_tokens=eng.pool_tokens, num_blocks=num_blocks, c=c, num_blocks_high=high_blocks
     )
     return report, c
+
+
+def _hybrid_num_blocks(
+    eng: Engine,
+    layout: KVCacheLayout,
+    boot: Boot,
+    max_model_len: int | None,
+    version: Value | None,
+    conc_f: Fact | None,
+    warnings: list[str],
+) -> tuple[int | None, str, int | None]:
+    """The engine's block count, how it was found, and the top of its range.
+
+    The pool line of such a model is not blocks x block size: vLLM printed
+    ``num_blocks // groups x min_block_size`` up to 0.20 and
+    ``int(concurrency x max_model_len)`` from 0.21, so the block count is
+    decoded from it (and the printed concurrency) before any division.
+    """
+    num_blocks = eng.gpu_blocks
+    how = f"# blocks line {eng.block_facts[0].line}" if eng.block_facts else ""
+    if num_blocks is not None or eng.pool_tokens is None:
+        return num_blocks, how, None
+    rng = None
+    try:
+        for mnbt in _mnbt_tried(boot):
+            rng = num_blocks_from_pool_line(
+                layout,
+                pool_tokens=eng.pool_tokens,
+                vllm_version=str(version) if version else None,
+                max_model_len=max_model_len,
+                max_concurrency_printed=None if conc_f is None else float(conc_f.value),
+                max_num_batched_tokens=mnbt,
+            )
+            if rng is not None:
+                break
+    except LogReadError as err:
+        warnings.append(f"engine {eng.key}: the pool line cannot be decoded: {err}")
+    if rng is None:
+        warnings.append(
+            f"engine {eng.key}: no block count reproduces the pool line "
+            f"({eng.pool_tokens:,} tokens) for this model's {layout.num_groups} KV cache "
+            "groups; users not computed"
+        )
+        return None, how, None
+    if rng.is_exact:
+        return rng.low, rng.formula, None
+    return (
+        rng.low,
+        f"{rng.formula} (between {rng.low:,} and {rng.high:,}: the lower is used)",
+        rng.high,
+    )
+
+
+def _hybrid_arithmetic(
+    eng: Engine,
+    layout: KVCacheLayout,
+    c: Capacity,
+    num_blocks: int,
+    how: str,
+    workload: Workload,
+) -> str:
+    """One engine's users, group by group, as the report's arithmetic line."""
+    null = " - 1 null block" if layout.has_null_block else ""
+    if c.mix is not None:
+        return (
+            f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
+            f"usable, shared by {layout.num_groups} KV cache groups (a request's blocks "
+            f"summed over them); {users_arithmetic(c, workload)}"
+        )
+    groups = " + ".join(
+        f"{n} ({g.kind})" for n, g in zip(c.blocks_per_user_by_group, layout.groups, strict=False)
+    )
+    return (
+        f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
+        f"usable, shared by {layout.num_groups} KV cache groups; a user of "
+        f"{c.tokens_held:,} tokens (P + O - 1) holds {groups} = {c.blocks_per_user} "
+        f"blocks -> {c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; "
+        f"mid-answer {c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
+    )
 
 
 def for_report(basis: Basis | None, options: Options) -> tuple[list[WhatIf], TargetPlan | None]:
