@@ -238,29 +238,47 @@ def _is_nvfp4(method: str, qcfg: Mapping[str, Any]) -> bool:
     return False
 
 
-def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> WeightsBasis | str:
-    """The model's weight bytes (all GPUs) as a range, or why they are unknown."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Params:
+    """The model's parameters (a range from a model card's total), and how they were found."""
+
+    low: int
+    high: int
+    num_embedding: int
+    num_replicated: int
+    how: str
+    is_counted: bool  # counted from the config (else the model card's total)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Bytes:
+    """The parameters' bytes at the weights' dtype or quantization, and how."""
+
+    low_bytes: float
+    high_bytes: float
+    replicated_bytes: float
+    how: str
+
+
+def _loaded(extra: Mapping[str, Any]) -> WeightsBasis | None:
+    """What real boots loaded, when the table has it (per GPU, x its TP)."""
     loaded = extra.get("loaded_gib")
-    if isinstance(loaded, list) and len(loaded) == 2:
-        tp = int(extra.get("loaded_tensor_parallel_size", 1))
-        lo, hi = float(loaded[0]) * tp * GIB, float(loaded[1]) * tp * GIB
-        return WeightsBasis(
-            low_bytes=lo,
-            high_bytes=hi,
-            how=f"{_gib_range(lo / GIB, hi / GIB)} in all, "
-            + (f"{tp} x the per-GPU figure: " if tp > 1 else "")
-            + str(extra.get("source", "the table")),
-            brief="what real boots loaded (the table)",
-        )
-    quant = extra.get("quantization")
-    qcfg = quantization_of(config)
-    method = str(quant or (qcfg or {}).get("quant_method") or "").lower()
-    if method == "int4-experts":
-        return f"{extra.get('source', 'INT4 experts')}"
-    dtype = model_dtype(config)
-    dtype_bytes = DTYPE_BYTES.get(dtype)
-    if dtype_bytes is None:
-        return f"the weights' dtype {dtype!r} is not one vLLM serves in 16 bits"
+    if not (isinstance(loaded, list) and len(loaded) == 2):
+        return None
+    tp = int(extra.get("loaded_tensor_parallel_size", 1))
+    lo, hi = float(loaded[0]) * tp * GIB, float(loaded[1]) * tp * GIB
+    return WeightsBasis(
+        low_bytes=lo,
+        high_bytes=hi,
+        how=f"{_gib_range(lo / GIB, hi / GIB)} in all, "
+        + (f"{tp} x the per-GPU figure: " if tp > 1 else "")
+        + str(extra.get("source", "the table")),
+        brief="what real boots loaded (the table)",
+    )
+
+
+def _parameters(config: Mapping[str, Any], extra: Mapping[str, Any]) -> _Params | str:
+    """The model card's total (the table), else the config's count, or why neither."""
     published = extra.get("num_parameters")
     count = count_parameters(config)
     if isinstance(published, list) and len(published) == 2:
@@ -285,97 +303,149 @@ def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> Weight
             f"the parameters of model_type {config.get('model_type')!r} are not counted here "
             "and the table has no total for it"
         )
-    repl = 0 if count is None or lo_p != hi_p else count.num_replicated_params
+    return _Params(
+        low=lo_p,
+        high=hi_p,
+        num_embedding=emb,
+        num_replicated=0 if count is None or lo_p != hi_p else count.num_replicated_params,
+        how=how,
+        is_counted=count is not None,
+    )
+
+
+def _weight_bytes(
+    method: str, qcfg: Mapping[str, Any], dtype: str, dtype_bytes: int, p: _Params, source: str
+) -> _Bytes | str:
+    """The parameters' bytes by the weights' quantization method ("" or "none": the
+    dtype's), or why they are not modelled (``source``: where the method was read)."""
+    lo_p, hi_p, emb, repl = p.low, p.high, p.num_embedding, p.num_replicated
     if method in ("", "none"):
         per = float(dtype_bytes)
-        repl_b = repl * per
-        lo_b, hi_b = lo_p * per, hi_p * per
-        how += f"; x {dtype_bytes} B ({_served(dtype)})"
-    elif _is_nvfp4(method, qcfg or {}):
+        return _Bytes(
+            low_bytes=lo_p * per,
+            high_bytes=hi_p * per,
+            replicated_bytes=repl * per,
+            how=f"; x {dtype_bytes} B ({_served(dtype)})",
+        )
+    if _is_nvfp4(method, qcfg):
         # NVFP4: 4-bit weights, one FP8 (1 B) scale per 16 and one FP32 scale a
         # tensor (negligible): 0.5 + 1 / 16 = 0.5625 B a linear weight.
         per_linear = 0.5625
-        lo_b = (lo_p - emb) * per_linear + emb * 2.0
-        hi_b = (hi_p - emb) * per_linear * 1.01 + emb * 2.0
-        repl_b = repl * per_linear
-        how += "; NVFP4: 0.5625 B a linear weight (an FP8 scale per 16), embeddings 2 B"
-    elif method in ("modelopt", "modelopt_fp8") and str(
-        (qcfg or {}).get("quant_algo") or "FP8"
+        return _Bytes(
+            low_bytes=(lo_p - emb) * per_linear + emb * 2.0,
+            high_bytes=(hi_p - emb) * per_linear * 1.01 + emb * 2.0,
+            replicated_bytes=repl * per_linear,
+            how="; NVFP4: 0.5625 B a linear weight (an FP8 scale per 16), embeddings 2 B",
+        )
+    if method in ("modelopt", "modelopt_fp8") and str(
+        qcfg.get("quant_algo") or "FP8"
     ).upper() not in ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO"):
         return (
-            f"weights quantized by modelopt as {(qcfg or {}).get('quant_algo')!r}: their "
+            f"weights quantized by modelopt as {qcfg.get('quant_algo')!r}: their "
             "bytes are not modelled here"
         )
-    elif method in ("fp8", "fbgemm_fp8", "modelopt", "modelopt_fp8"):
+    if method in ("fp8", "fbgemm_fp8", "modelopt", "modelopt_fp8"):
         # Linear layers 1 byte (block or channel scales add < 0.1%); embeddings
         # and lm_head stay 16-bit.
-        lo_b, hi_b = (lo_p - emb) + emb * 2.0, (hi_p - emb) * 1.001 + emb * 2.0
-        repl_b = float(repl)
-        how += f"; FP8: the linear layers 1 B, the {emb / 1e9:.2f} B embedding parameters 2 B"
-    elif method in ("w8a8", "int8") or (
-        method == "compressed-tensors" and _compressed_tensors_bits(qcfg or {}) in ((8, 0),)
+        return _Bytes(
+            low_bytes=(lo_p - emb) + emb * 2.0,
+            high_bytes=(hi_p - emb) * 1.001 + emb * 2.0,
+            replicated_bytes=float(repl),
+            how=f"; FP8: the linear layers 1 B, the {emb / 1e9:.2f} B embedding parameters 2 B",
+        )
+    if method in ("w8a8", "int8") or (
+        method == "compressed-tensors" and _compressed_tensors_bits(qcfg) in ((8, 0),)
     ):
         # 8-bit weights (INT8 or FP8 in compressed-tensors) with channel scales:
         # the same bytes as FP8. Llama-3.1-70B w8a8: 68,452,360,192 x 1 B + 2 x
         # 2,101,346,304 embedding parameters x 2 B = 72,655,052,800 B = 67.67
         # GiB; a real boot loaded 67.7229 (real_logs/019).
-        lo_b, hi_b = (lo_p - emb) + emb * 2.0, (hi_p - emb) * 1.001 + emb * 2.0
-        repl_b = float(repl)
-        how += f"; 8-bit weights: the linear layers 1 B, the {emb / 1e9:.2f} B embedding ones 2 B"
-    elif method in ("awq", "gptq", "awq_marlin", "gptq_marlin", "compressed-tensors"):
-        ct = _compressed_tensors_bits(qcfg or {}) if method == "compressed-tensors" else None
-        if method == "compressed-tensors" and (ct is None or ct[0] not in (4, 8)):
-            return "a compressed-tensors scheme whose weight bits are not one number"
-        q = qcfg or {}
-        raw_bits = ct[0] if ct else q.get("bits", q.get("w_bit", 4))
-        raw_group = (ct[1] or 128) if ct else q.get("group_size", q.get("q_group_size", 128))
-        if raw_group is None:
-            raw_group = 128
-        if not _is_count(raw_bits) or not (raw_group == -1 or _is_count(raw_group)):
-            return (
-                f"the {method} config's bits {raw_bits!r} or group size {raw_group!r} "
-                "is not a whole number"
-            )
-        bits, group = int(raw_bits), int(raw_group)
-        # Packed weights bits/8 B, a 16-bit scale and a packed zero per group.
-        # GPTQ's group_size -1 is one group per output channel (thousands of
-        # weights): its scales are under the +1% of the high end.
-        per_linear = bits / 8 + ((2 + bits / 8) / group if group > 0 else 0.0)
-        lo_b = (lo_p - emb) * per_linear + emb * 2.0
-        hi_b = (hi_p - emb) * per_linear * 1.01 + emb * 2.0
-        repl_b = repl * per_linear
-        how += (
-            f"; {method} {bits}-bit, group {group}: {per_linear:.4f} B a linear weight, "
-            "embeddings 2 B"
+        return _Bytes(
+            low_bytes=(lo_p - emb) + emb * 2.0,
+            high_bytes=(hi_p - emb) * 1.001 + emb * 2.0,
+            replicated_bytes=float(repl),
+            how=f"; 8-bit weights: the linear layers 1 B, the {emb / 1e9:.2f} B embedding ones 2 B",
         )
-    else:
+    if method in ("awq", "gptq", "awq_marlin", "gptq_marlin", "compressed-tensors"):
+        return _packed_bytes(method, qcfg, p)
+    return f"weights quantized as {method!r}: their bytes are not modelled here ({source})"
+
+
+def _packed_bytes(method: str, qcfg: Mapping[str, Any], p: _Params) -> _Bytes | str:
+    """AWQ / GPTQ / compressed-tensors weights packed in 4 or 8 bits, with group scales."""
+    lo_p, hi_p, emb = p.low, p.high, p.num_embedding
+    ct = _compressed_tensors_bits(qcfg) if method == "compressed-tensors" else None
+    if method == "compressed-tensors" and (ct is None or ct[0] not in (4, 8)):
+        return "a compressed-tensors scheme whose weight bits are not one number"
+    raw_bits = ct[0] if ct else qcfg.get("bits", qcfg.get("w_bit", 4))
+    raw_group = (ct[1] or 128) if ct else qcfg.get("group_size", qcfg.get("q_group_size", 128))
+    if raw_group is None:
+        raw_group = 128
+    if not _is_count(raw_bits) or not (raw_group == -1 or _is_count(raw_group)):
         return (
-            f"weights quantized as {method!r}: their bytes are not modelled here "
-            f"({extra.get('source', 'the config')})"
+            f"the {method} config's bits {raw_bits!r} or group size {raw_group!r} "
+            "is not a whole number"
         )
-    central: float | None = None
+    bits, group = int(raw_bits), int(raw_group)
+    # Packed weights bits/8 B, a 16-bit scale and a packed zero per group.
+    # GPTQ's group_size -1 is one group per output channel (thousands of
+    # weights): its scales are under the +1% of the high end.
+    per_linear = bits / 8 + ((2 + bits / 8) / group if group > 0 else 0.0)
+    return _Bytes(
+        low_bytes=(lo_p - emb) * per_linear + emb * 2.0,
+        high_bytes=(hi_p - emb) * per_linear * 1.01 + emb * 2.0,
+        replicated_bytes=p.num_replicated * per_linear,
+        how=f"; {method} {bits}-bit, group {group}: {per_linear:.4f} B a linear weight, "
+        "embeddings 2 B",
+    )
+
+
+def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> WeightsBasis | str:
+    """The model's weight bytes (all GPUs) as a range, or why they are unknown."""
+    loaded = _loaded(extra)
+    if loaded is not None:
+        return loaded
+    quant = extra.get("quantization")
+    qcfg = quantization_of(config) or {}
+    method = str(quant or qcfg.get("quant_method") or "").lower()
+    if method == "int4-experts":
+        return f"{extra.get('source', 'INT4 experts')}"
+    dtype = model_dtype(config)
+    dtype_bytes = DTYPE_BYTES.get(dtype)
+    if dtype_bytes is None:
+        return f"the weights' dtype {dtype!r} is not one vLLM serves in 16 bits"
+    p = _parameters(config, extra)
+    if isinstance(p, str):
+        return p
+    by = _weight_bytes(method, qcfg, dtype, dtype_bytes, p, f"{extra.get('source', 'the config')}")
+    if isinstance(by, str):
+        return by
+    lo_p, hi_p = p.low, p.high
+    how, hi_b, central = p.how + by.how, by.high_bytes, None
     if lo_p == hi_p:
-        central = lo_b * (1 + WEIGHTS_CENTRAL)
+        central = by.low_bytes * (1 + WEIGHTS_CENTRAL)
         hi_b *= 1 + WEIGHTS_SPREAD
         how += (
             f"; + 0-{WEIGHTS_SPREAD:.0%} (what real boots load beyond the count; "
             f"{WEIGHTS_CENTRAL:.1%} typical)"
         )
-    if repl_b:
-        how += f"; {repl_b / GIB:.2f} GiB of it on every GPU (MLA's kv_a_proj_with_mqa)"
+    if by.replicated_bytes:
+        how += (
+            f"; {by.replicated_bytes / GIB:.2f} GiB of it on every GPU (MLA's kv_a_proj_with_mqa)"
+        )
     return WeightsBasis(
-        low_bytes=lo_b,
+        low_bytes=by.low_bytes,
         high_bytes=hi_b,
         how=how,
         num_params=lo_p,
         central_bytes=central,
-        replicated_bytes=repl_b,
+        replicated_bytes=by.replicated_bytes,
         brief=(
             f"{lo_p / 1e9:,.2f} B params"
             if lo_p == hi_p
             else f"{lo_p / 1e9:,.1f}-{hi_p / 1e9:,.1f} B params"
         )
-        + (" (config)" if count is not None and lo_p == hi_p else " (model card)")
+        + (" (config)" if p.is_counted and lo_p == hi_p else " (model card)")
         + f" {'FP8' if method.startswith('fp8') else method or _served(dtype)}"
         + ("" if lo_p != hi_p else f" +0-{WEIGHTS_SPREAD:.0%}"),
     )
