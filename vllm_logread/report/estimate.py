@@ -34,6 +34,7 @@ from ..capacity import (
     users_for_layout,
 )
 from ..errors import LogReadError, UsageError
+from ..jsontypes import JSONObject
 from ..kv.config import TABLE_SOURCE, config_for_argument, spec_for_argument, table_weights
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
@@ -95,7 +96,7 @@ class Figure:
     replaced_by: str = ""
     brief: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "name": self.name,
             "gib": round(self.gib, 4),
@@ -132,6 +133,7 @@ class Outcome:
     users: int | None
 
     def to_json(self) -> dict[str, Any]:
+        # (dict[str, Any]: render/estimate.py holds it as a dict[str, object].)
         c = self.capacity
         return {
             "available_kv_gib": round(self.available_kv_bytes / GIB, 4),
@@ -223,7 +225,7 @@ def _served(dtype: str) -> str:
     return f"{dtype} served in 16 bits" if dtype in ("float32", "float") else dtype
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: object) -> bool:
     """A positive int of a plausible size (a config's bits or group size), not a bool."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 20
 

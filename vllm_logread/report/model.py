@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from ..boots import Boot, Engine
 from ..capacity import Capacity, Workload
+from ..jsontypes import JSONObject
 from ..kv.specs import KVSpec
 from ..observed import ObservedWorkload
+from .gpus import Gpu
 from .knobs import KnobRanking
 from .mix import BootWorkload
 from .plan import TargetPlan
 from .request_cost import LongestRequest, RequestCost
 from .resolved import Answer, ResolvedBoot
-from .whatif import Basis, WhatIf
+from .whatif import Basis, Change, WhatIf
 
 #: ``kv.config.resolve_spec`` or a test's own: (model, config=..., tensor_parallel_size=...,
 #: kv_cache_dtype=..., dtype=...) -> the model's KV spec, or None when no source knows it.
@@ -35,9 +37,9 @@ class Options:
     tensor_parallel_size: int | None = None
     # --what-if changes (whatif.Change or their text), --target-users, and
     # --gpu: the card the log came from when it does not state its memory.
-    what_ifs: tuple[Any, ...] = ()
+    what_ifs: tuple[Change | str, ...] = ()
     target_users: int | None = None
-    gpu: Any = None  # a gpus.Gpu (options.gpu_card: --gpu or --gpu-memory-gib) or a name
+    gpu: Gpu | str | None = None  # options.gpu_card: --gpu or --gpu-memory-gib, or a name
     # --shared-prefix N: system-prompt tokens every request starts with (held
     # once when the log's prefix caching is on; report/mix.py).
     shared_prefix_tokens: int = 0
@@ -52,7 +54,7 @@ class Check:
     detail: str
     line: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"name": self.name, "status": self.status, "detail": self.detail}
 
 
@@ -69,7 +71,7 @@ class Unknown:
     why: str
     settle: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "name": self.name,
             "candidates": list(self.candidates),
@@ -89,7 +91,7 @@ class Failure:
     # "24096"]): pasted after the model, beside the boot's other options.
     serve_args: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "cause": self.cause,
             "line": self.line,
@@ -124,7 +126,7 @@ class EngineReport:
         *,
         pool_tokens: int | None,
         num_blocks: int | None,
-        c: Any,
+        c: Capacity | None,
         num_blocks_high: int | None = None,
     ) -> EngineReport:
         """One engine's row from its pool and its capacity (None: unknown)."""
