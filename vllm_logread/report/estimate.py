@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, TypeGuard, cast
 
 from ..capacity import (
     Capacity,
@@ -34,7 +34,7 @@ from ..capacity import (
     users_for_layout,
 )
 from ..errors import LogReadError, UsageError
-from ..jsontypes import JSONObject
+from ..jsontypes import JSONObject, JSONValue
 from ..kv.config import TABLE_SOURCE, config_for_argument, spec_for_argument, table_weights
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
@@ -77,6 +77,19 @@ WEIGHTS_SPREAD = 0.01
 #: The typical excess, for the central figure (Qwen3-8B +0.08%, Llama-3.1-8B
 #: +0.0/+0.2%, Llama-3.3-70B +0.1%).
 WEIGHTS_CENTRAL = 0.002
+
+
+class TableWeights(TypedDict, total=False):
+    """An entry's ``weights`` fields in data/models.json (kv.config.table_weights):
+    what real boots loaded per GPU at a TP, or the model card's parameters."""
+
+    loaded_gib: list[float]  # [low, high] per GPU
+    loaded_tensor_parallel_size: int
+    num_parameters: list[int]  # [low, high]
+    extra_parameters: int  # a tower the config does not count
+    extra_parameters_source: str
+    quantization: str
+    source: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -195,7 +208,7 @@ def _gib_range(low: float, high: float | None, digits: int = 2) -> str:
     return f"{low:.{digits}f}-{high:.{digits}f} GiB"
 
 
-def _compressed_tensors_bits(qcfg: Mapping[str, Any]) -> tuple[int, int] | None:
+def _compressed_tensors_bits(qcfg: Mapping[str, JSONValue]) -> tuple[int, int] | None:
     """(bits, group size or 0) of a compressed-tensors config's weights, when
     every config group agrees; None otherwise."""
     groups = qcfg.get("config_groups")
@@ -204,15 +217,20 @@ def _compressed_tensors_bits(qcfg: Mapping[str, Any]) -> tuple[int, int] | None:
     found = set()
     for group in groups.values():
         weights = group.get("weights") if isinstance(group, Mapping) else None
-        if not isinstance(weights, Mapping) or not _is_count(weights.get("num_bits")):
+        if not isinstance(weights, Mapping):
+            return None
+        bits = weights.get("num_bits")
+        if not _is_count(bits):
             return None
         # "tensor_group" is NVFP4's: groups of group_size under one per-tensor scale.
         size = (
             weights.get("group_size") if weights.get("strategy") in ("group", "tensor_group") else 0
         )
-        if size is not None and not _is_count(size):
+        if size is None:
+            size = 0
+        elif not _is_count(size):
             return None
-        found.add((int(weights["num_bits"]), int(size or 0)))
+        found.add((int(bits), int(size)))
     return found.pop() if len(found) == 1 else None
 
 
@@ -225,12 +243,17 @@ def _served(dtype: str) -> str:
     return f"{dtype} served in 16 bits" if dtype in ("float32", "float") else dtype
 
 
-def _is_count(value: object) -> bool:
+def _is_count(value: object) -> TypeGuard[int]:
     """A positive int of a plausible size (a config's bits or group size), not a bool."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 20
 
 
-def _is_nvfp4(method: str, qcfg: Mapping[str, Any]) -> bool:
+def _is_group_size(value: object) -> TypeGuard[int]:
+    """A count, or GPTQ's -1 (one group per output channel)."""
+    return value == -1 or _is_count(value)
+
+
+def _is_nvfp4(method: str, qcfg: Mapping[str, JSONValue]) -> bool:
     """NVFP4 weights: modelopt's ``quant_algo: NVFP4`` or compressed-tensors'
     nvfp4-pack-quantized format (4-bit floats, an FP8 scale per 16)."""
     if method in ("modelopt", "modelopt_fp4"):
@@ -262,7 +285,7 @@ class _Bytes:
     how: str
 
 
-def _loaded(extra: Mapping[str, Any]) -> WeightsBasis | None:
+def _loaded(extra: TableWeights) -> WeightsBasis | None:
     """What real boots loaded, when the table has it (per GPU, x its TP)."""
     loaded = extra.get("loaded_gib")
     if not (isinstance(loaded, list) and len(loaded) == 2):
@@ -279,7 +302,7 @@ def _loaded(extra: Mapping[str, Any]) -> WeightsBasis | None:
     )
 
 
-def _parameters(config: Mapping[str, Any], extra: Mapping[str, Any]) -> _Params | str:
+def _parameters(config: Mapping[str, JSONValue], extra: TableWeights) -> _Params | str:
     """The model card's total (the table), else the config's count, or why neither."""
     published = extra.get("num_parameters")
     count = count_parameters(config)
@@ -316,7 +339,12 @@ def _parameters(config: Mapping[str, Any], extra: Mapping[str, Any]) -> _Params 
 
 
 def _weight_bytes(
-    method: str, qcfg: Mapping[str, Any], dtype: str, dtype_bytes: int, p: _Params, source: str
+    method: str,
+    qcfg: Mapping[str, JSONValue],
+    dtype: str,
+    dtype_bytes: int,
+    p: _Params,
+    source: str,
 ) -> _Bytes | str:
     """The parameters' bytes by the weights' quantization method ("" or "none": the
     dtype's), or why they are not modelled (``source``: where the method was read)."""
@@ -373,7 +401,7 @@ def _weight_bytes(
     return f"weights quantized as {method!r}: their bytes are not modelled here ({source})"
 
 
-def _packed_bytes(method: str, qcfg: Mapping[str, Any], p: _Params) -> _Bytes | str:
+def _packed_bytes(method: str, qcfg: Mapping[str, JSONValue], p: _Params) -> _Bytes | str:
     """AWQ / GPTQ / compressed-tensors weights packed in 4 or 8 bits, with group scales."""
     lo_p, hi_p, emb = p.low, p.high, p.num_embedding
     ct = _compressed_tensors_bits(qcfg) if method == "compressed-tensors" else None
@@ -383,7 +411,7 @@ def _packed_bytes(method: str, qcfg: Mapping[str, Any], p: _Params) -> _Bytes | 
     raw_group = (ct[1] or 128) if ct else qcfg.get("group_size", qcfg.get("q_group_size", 128))
     if raw_group is None:
         raw_group = 128
-    if not _is_count(raw_bits) or not (raw_group == -1 or _is_count(raw_group)):
+    if not _is_count(raw_bits) or not _is_group_size(raw_group):
         return (
             f"the {method} config's bits {raw_bits!r} or group size {raw_group!r} "
             "is not a whole number"
@@ -402,13 +430,13 @@ def _packed_bytes(method: str, qcfg: Mapping[str, Any], p: _Params) -> _Bytes | 
     )
 
 
-def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> WeightsBasis | str:
+def weights_basis(config: Mapping[str, JSONValue], extra: TableWeights) -> WeightsBasis | str:
     """The model's weight bytes (all GPUs) as a range, or why they are unknown."""
     loaded = _loaded(extra)
     if loaded is not None:
         return loaded
     quant = extra.get("quantization")
-    qcfg = quantization_of(config) or {}
+    qcfg: Mapping[str, JSONValue] = quantization_of(config) or {}
     method = str(quant or qcfg.get("quant_method") or "").lower()
     if method == "int4-experts":
         return f"{extra.get('source', 'INT4 experts')}"
@@ -637,7 +665,7 @@ class _Weights:
 
 
 def _weights(
-    weights_gib: float | None, config: Mapping[str, Any], extra: Mapping[str, Any], tp: int
+    weights_gib: float | None, config: Mapping[str, JSONValue], extra: TableWeights, tp: int
 ) -> _Weights:
     """--weights-gib, else the weights counted from the config (or the table) per GPU."""
     if weights_gib is not None:
@@ -681,7 +709,7 @@ def _weights(
 
 
 def _unusual(
-    model_type: str, config: Mapping[str, Any], extra: Mapping[str, Any], spec: KVSpec
+    model_type: str, config: Mapping[str, JSONValue], extra: TableWeights, spec: KVSpec
 ) -> str:
     """Why this model's profile can take more than any text model's ("": it cannot)."""
     if model_type in MULTIMODAL_TYPES or other_towers(config) or extra.get("extra_parameters"):
@@ -691,7 +719,7 @@ def _unusual(
     return ""
 
 
-def _max_model_len(max_model_len: int | None, config: Mapping[str, Any]) -> tuple[int, str]:
+def _max_model_len(max_model_len: int | None, config: Mapping[str, JSONValue]) -> tuple[int, str]:
     """max_model_len: the option, else the config's max_position_embeddings."""
     mpe = config.get("max_position_embeddings")
     nested = config.get("text_config")
@@ -901,9 +929,10 @@ def _inputs(model: str, spec: KVSpec, asked: _Asked, weights_gib: float | None) 
     util, util_src = _utilization(version, asked.gpu_memory_utilization)
     _check_weights_gib(weights_gib)
     found = config_for_argument(model)
-    config: Mapping[str, Any] = found[0] if found else {}
+    config: Mapping[str, JSONValue] = found[0] if found else {}
     table = table_weights(model) if found and found[1].startswith(TABLE_SOURCE) else None
-    extra: Mapping[str, Any] = {} if table is None else table[1]
+    # The table's fields as data/models.json gives them.
+    extra = TableWeights() if table is None else cast(TableWeights, table[1])
     weights = _weights(weights_gib, config, extra, tp)
     model_type = str(config.get("model_type") or spec.model_type or "")
     total_params = weights.num_params or 0
