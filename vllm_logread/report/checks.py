@@ -16,13 +16,13 @@ from ..rules import (
     stated_pool_tokens_from_concurrency,
 )
 from ..versions import cdiv
-from .model import Check, Unknown
+from .model import Check, CheckName, Unknown
 
 GIB = 1 << 30
 
 
 def range_check(
-    name: str,
+    name: CheckName,
     *,
     low: float,
     high: float,

@@ -26,6 +26,29 @@ SpecResolver: TypeAlias = Callable[..., KVSpec | None]
 #: A check passes, fails (the log contradicts the model), or cannot be made.
 CheckStatus = Literal["pass", "fail", "unknown"]
 
+#: What a check holds against what: vLLM's printed concurrency recomputed, the pool
+#: against the KV memory, blocks against tokens, the groups' block sizes, V0's
+#: served lines, SGLang's KV Cache line.
+CheckName = Literal[
+    "max_concurrency",
+    "pool_vs_memory",
+    "blocks_vs_tokens",
+    "kv_cache_groups",
+    "v0_served",
+    "kv_bytes_per_token",
+    "pool_tokens",
+]
+
+#: The assumption a users figure rests on that the log's figures did not settle.
+UnknownName = Literal[
+    "architecture",
+    "attention_layout",
+    "block_size",
+    "kv_layout",
+    "speculative_decoding",
+    "swa_pool",
+]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Options:
@@ -49,7 +72,7 @@ class Options:
 class Check:
     """One cross-check of the log against itself or the model config."""
 
-    name: str
+    name: CheckName
     status: CheckStatus
     detail: str
     line: int | None = None
@@ -66,7 +89,7 @@ class Unknown:
     the users it gives, when it gives any); ``settle`` says what would decide.
     """
 
-    name: str
+    name: UnknownName
     candidates: tuple[str, ...]
     why: str
     settle: str
