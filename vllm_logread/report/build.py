@@ -37,8 +37,14 @@ from ..rules import (
 )
 from ..versions import cdiv, version_or_none
 from .checks import _checks, _hybrid_checks, check_basis, tool_model_failures
-from .exactness import drafter_checks, layout_unknown, spec_source, speculative_unknown
-from .failure import StartUpEnd, boot_failure, start_up_end, stopped_warning
+from .exactness import (
+    drafter_checks,
+    layout_unknown,
+    nameless_layout,
+    spec_source,
+    speculative_unknown,
+)
+from .failure import StartUpEnd, boot_failure, died_before_serving, start_up_end, stopped_warning
 from .knobs import rank_knobs
 from .mix import BootWorkload, boot_workload, users_arithmetic
 from .model import Check, EngineReport, Failure, Options, Report, SpecResolver, Unknown
@@ -294,7 +300,7 @@ def _start_up_warnings(boot: Boot, end: StartUpEnd) -> list[str]:
     if stopped is not None and boot.has_pool:
         out.append(stopped)
     died = boot.first("engine_died")
-    if died is not None:
+    if died is not None and died_before_serving(boot) is None:
         out.append(
             f"a vLLM worker failed while serving (line {died.line}): the pool below is what "
             "vLLM allocated, but the server stopped answering"
@@ -349,6 +355,8 @@ def _assumptions(ctx: _Context, st: _Stated, settled: _Settled) -> _Settled:
         can_be_hybrid=_can_be_hybrid(ctx),
         users=_n_users(settled.trial.users[0]),
     )
+    if assumed is None and ctx.spec is None and not st.model:
+        settled, assumed = _nameless(ctx, st, settled)
     if assumed is not None:
         return replace(settled, unknowns=(assumed,))
     drafted = speculative_unknown(
@@ -361,6 +369,25 @@ def _assumptions(ctx: _Context, st: _Stated, settled: _Settled) -> _Settled:
     if drafted is None:
         return settled
     return replace(settled, unknowns=(drafted[0],), users_range=drafted[1])
+
+
+def _nameless(ctx: _Context, st: _Stated, settled: _Settled) -> tuple[_Settled, Unknown | None]:
+    """No model named: plain attention is a candidate the log must confirm
+    (exactness.nameless_layout), with a check when it does (a pool of 0 tokens
+    holds nobody in any layout)."""
+    trial = settled.trial
+    if trial.engines[0].pool_tokens == 0:
+        return settled, None
+    said = nameless_layout(
+        ctx.boot,
+        version=st.vllm_version,
+        generation=st.gen,
+        checks=trial.checks,
+        users=_n_users(trial.users[0]),
+    )
+    if isinstance(said, Check):
+        return replace(settled, trial=replace(trial, checks=[*trial.checks, said])), None
+    return settled, said
 
 
 def _report_checks(

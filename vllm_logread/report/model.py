@@ -28,7 +28,7 @@ CheckStatus = Literal["pass", "fail", "unknown"]
 
 #: What a check holds against what: vLLM's printed concurrency recomputed, the pool
 #: against the KV memory, blocks against tokens, the groups' block sizes, V0's
-#: served lines, SGLang's KV Cache line.
+#: served lines, SGLang's KV Cache line, a nameless log's layout confirmed.
 CheckName = Literal[
     "max_concurrency",
     "pool_vs_memory",
@@ -37,6 +37,7 @@ CheckName = Literal[
     "v0_served",
     "kv_bytes_per_token",
     "pool_tokens",
+    "attention_layout",
 ]
 
 #: The assumption a users figure rests on that the log's figures did not settle.
