@@ -146,7 +146,7 @@ class Outcome:
     users: int | None
 
     def to_json(self) -> dict[str, Any]:
-        # (dict[str, Any]: render/estimate.py holds it as a dict[str, object].)
+        # (Not a JSONObject: render/estimate.py holds it as a dict[str, object].)
         c = self.capacity
         return {
             "available_kv_gib": round(self.available_kv_bytes / GIB, 4),
