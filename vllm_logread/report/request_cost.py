@@ -36,10 +36,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..boots import Boot
-from ..capacity import blocks_at_max_len, blocks_charged, blocks_for_tokens
+from ..capacity import (
+    blocks_at_max_len,
+    blocks_charged,
+    blocks_for_tokens,
+    state_peak,
+    users_at_peak,
+)
 from ..errors import LogReadError
 from ..kv.groups import kv_cache_layout
-from ..kv.specs import FULL_ATTENTION_KINDS
+from ..kv.specs import FULL_ATTENTION_KINDS, MambaSpec
 from ..rules import estimate_reserves_null_block, tokens_held_at_end
 from .whatif import Basis
 
@@ -144,6 +150,14 @@ class RequestCost:
         growing_groups: groups that take a block per ``block_size`` tokens.
         blocks_per_request: ``fixed_blocks + growing_groups x cdiv(n, bs)``.
         users: ``usable_blocks // blocks_per_request``.
+        peak_blocks_per_request: the most a request holds at one step: more
+            than ``blocks_per_request`` when a Mamba "align" group holds a
+            second state page at a step that crosses a state block
+            (``MambaSpec.peak_pages``); None when that depends on the prompt's
+            first chunk and the log does not settle it.
+        users_low: the users when a request meets a full pool at its peak step
+            (one at a time): ``1 + (usable - peak) // blocks_per_request``, with
+            the largest peak possible when it is unknown; = users when none.
         users_by_length: (P + O, users) at a few lengths up to max model len.
         longest: the longest request that can run (None: unknown).
         arithmetic: the sums, for --explain.
@@ -160,6 +174,8 @@ class RequestCost:
     users_by_length: tuple[tuple[int, int], ...]
     longest: LongestRequest | None
     arithmetic: tuple[str, ...] = ()
+    peak_blocks_per_request: int | None = None
+    users_low: int | None = None
 
     @property
     def fixed_pool_tokens(self) -> int:
@@ -183,6 +199,8 @@ class RequestCost:
             "pool_tokens_per_token": self.pool_tokens_per_token,
             "blocks_per_request": self.blocks_per_request,
             "users": self.users,
+            "peak_blocks_per_request": self.peak_blocks_per_request,
+            "users_low": self.users_low,
             "users_by_length": [{"tokens": n, "users": users} for n, users in self.users_by_length],
             "longest_request": None if self.longest is None else self.longest.to_json(),
         }
@@ -202,8 +220,13 @@ def _cap_blocks(group: Any) -> int | None:
     """The most a request ever holds in a group that does not grow."""
     if _grows(group):
         return None
-    # The charge is monotone and flat past the window (sliding, chunked) or the
-    # first block (Mamba align); a length far past both reads the cap.
+    spec = group.spec
+    if isinstance(spec, MambaSpec) and spec.mamba_cache_mode == "align":
+        # Align mode keeps 1 page but holds up to 2 + checkpoint for one step
+        # (MambaSpec.peak_pages): vLLM's own budget, pages_per_request.
+        return spec.pages_per_request
+    # The charge is monotone and flat past the window (sliding, chunked); a
+    # length far past it reads the cap.
     return int(blocks_charged(group, 1 << 30))
 
 
@@ -312,6 +335,98 @@ def _lengths(tokens: int, max_model_len: int | None) -> list[int]:
     return sorted(out)
 
 
+def _split(basis: Basis, held: int) -> tuple[tuple[GroupCost, ...], Callable[[int], int]]:
+    """The groups' parts at ``held`` tokens and the charge at any length."""
+    layout, bs = basis.layout, basis.block_size
+    if layout is None or layout.is_single_full_group:
+        one = GroupCost(
+            kind="full",
+            num_layers=_num_layers(basis.spec),
+            blocks=blocks_for_tokens(held, bs),
+            cap_blocks=None,
+            grows=True,
+        )
+        return (one,), lambda n: blocks_for_tokens(n, bs)
+    groups = tuple(_group_cost(g, held) for g in layout.groups)
+
+    def charge(n: int) -> int:
+        return sum(int(blocks_charged(g, n)) for g in layout.groups)
+
+    return groups, charge
+
+
+def _peak(basis: Basis, held: int, boot: Boot | None) -> tuple[int | None, int]:
+    """(the peak blocks of one request, None when the log does not settle it; the
+    largest it can be): ``capacity.state_peak`` with the budget the log states.
+
+    Qwen3-Next at 2000 + 200: the first step is the whole 2,000-token prompt
+    under any default budget, 2,199 lies in the same 1,152-token block, so the
+    peak is the 5 blocks kept (the real boot: 16 running, no preemption).
+    """
+    layout = basis.layout
+    if layout is None or layout.is_single_full_group:
+        kept = blocks_for_tokens(held, basis.block_size)
+        return kept, kept
+    stated = None if boot is None else boot.last("max_num_batched_tokens")
+    return state_peak(
+        layout.groups,
+        prompt_tokens=basis.workload.prompt_tokens,
+        tokens_held=held,
+        max_num_batched_tokens=None if stated is None else int(stated.value),
+    )
+
+
+def _longest(
+    basis: Basis, boot: Boot | None, usable: int, estimate: int | None
+) -> LongestRequest | None:
+    try:
+        budget, mnbt = _budget_function(
+            basis.layout, basis.block_size, boot, basis.max_model_len, basis.num_blocks
+        )
+    except LogReadError:
+        return None
+    tokens = longest_tokens(budget, usable)
+    return LongestRequest(
+        tokens=tokens,
+        blocks=None if tokens is None else budget(tokens),
+        usable_blocks=usable,
+        max_model_len=basis.max_model_len,
+        vllm_estimate_tokens=estimate,
+        max_num_batched_tokens=mnbt,
+    )
+
+
+def _arithmetic(cost: RequestCost, basis: Basis) -> tuple[str, ...]:
+    w, bs, held, usable = basis.workload, cost.block_size, cost.tokens_held, cost.usable_blocks
+    split = " + ".join(f"{g.blocks} ({g.kind})" for g in cost.groups)
+    lines = [
+        f"a request of {w.prompt_tokens:,} + {w.output_tokens:,} tokens holds {held:,} "
+        f"(the last answer token is never written): {split} = {cost.blocks_per_request} blocks "
+        f"= {cost.fixed_blocks} fixed + {cost.growing_groups} x cdiv({held:,}, {bs:,}); "
+        f"{usable:,} usable // {cost.blocks_per_request} = {cost.users:,} users",
+    ]
+    if cost.users_low is not None and cost.users_low != cost.users:
+        peak = cost.peak_blocks_per_request
+        lines.append(
+            "a step that crosses a state block holds one more state page per Mamba group "
+            "(vLLM 0.31+ align mode, source only): "
+            + (
+                f"{peak} blocks at that step"
+                if peak is not None
+                else "whether any step does is unknown, because the prompt's first chunk "
+                "(max_num_batched_tokens) is not in the log"
+            )
+            + f"; if it meets a full pool, {cost.users_low:,} users"
+        )
+    longest = cost.longest
+    if longest is not None and longest.tokens is not None:
+        lines.append(
+            f"longest request alone: {longest.tokens:,} tokens (vLLM budgets it "
+            f"{longest.blocks} blocks of the {usable:,} usable; one token more needs more)"
+        )
+    return tuple(lines)
+
+
 def request_cost(
     basis: Basis | None, *, boot: Boot | None = None, estimate_tokens: int | None = None
 ) -> RequestCost | None:
@@ -325,76 +440,31 @@ def request_cost(
     w = basis.workload
     if w.is_mix:
         return None  # one request length: a mix is charged request by request (mix.py)
-    layout = basis.layout
-    bs = basis.block_size
     usable = max(basis.num_blocks - (1 if basis.has_null_block else 0), 0)
     held = tokens_held_at_end(w.prompt_tokens, w.output_tokens)
-    if layout is None or layout.is_single_full_group:
-        groups: tuple[GroupCost, ...] = (
-            GroupCost(
-                kind="full",
-                num_layers=_num_layers(basis.spec),
-                blocks=blocks_for_tokens(held, bs),
-                cap_blocks=None,
-                grows=True,
-            ),
-        )
-        charge: Callable[[int], int] = lambda n: blocks_for_tokens(n, bs)  # noqa: E731
-    else:
-        groups = tuple(_group_cost(g, held) for g in layout.groups)
-
-        def charge(n: int) -> int:
-            return sum(int(blocks_charged(g, n)) for g in layout.groups)
-
-    growing = sum(1 for g in groups if g.grows)
-    fixed = sum(g.blocks for g in groups if not g.grows)
+    groups, charge = _split(basis, held)
     # = fixed + growing x cdiv(held, bs) when every group has the pool's block size
     # (vLLM unifies them); the sum is what the pool gives out either way.
     per_request = sum(g.blocks for g in groups)
-    users = usable // per_request if per_request else 0
-    by_length = tuple(
-        (n, usable // max(charge(max(n - 1, 1)), 1))
-        for n in _lengths(w.tokens_per_user, basis.max_model_len)
-    )
-    longest = None
-    try:
-        budget, mnbt = _budget_function(layout, bs, boot, basis.max_model_len, basis.num_blocks)
-        tokens = longest_tokens(budget, usable)
-        longest = LongestRequest(
-            tokens=tokens,
-            blocks=None if tokens is None else budget(tokens),
-            usable_blocks=usable,
-            max_model_len=basis.max_model_len,
-            vllm_estimate_tokens=estimate_tokens,
-            max_num_batched_tokens=mnbt,
-        )
-    except LogReadError:
-        longest = None
-    split = " + ".join(f"{g.blocks} ({g.kind})" for g in groups)
-    arithmetic = [
-        f"a request of {w.prompt_tokens:,} + {w.output_tokens:,} tokens holds {held:,} "
-        f"(the last answer token is never written): {split} = {per_request} blocks = "
-        f"{fixed} fixed + {growing} x cdiv({held:,}, {bs:,}); {usable:,} usable // "
-        f"{per_request} = {users:,} users",
-    ]
-    if longest is not None and longest.tokens is not None:
-        arithmetic.append(
-            f"longest request alone: {longest.tokens:,} tokens (vLLM budgets it "
-            f"{longest.blocks} blocks of the {usable:,} usable; one token more needs more)"
-        )
-    return RequestCost(
-        block_size=bs,
+    peak, worst = _peak(basis, held, boot)
+    cost = RequestCost(
+        block_size=basis.block_size,
         usable_blocks=usable,
         tokens_held=held,
         groups=groups,
-        fixed_blocks=fixed,
-        growing_groups=growing,
+        fixed_blocks=sum(g.blocks for g in groups if not g.grows),
+        growing_groups=sum(1 for g in groups if g.grows),
         blocks_per_request=per_request,
-        users=users,
-        users_by_length=by_length,
-        longest=longest,
-        arithmetic=tuple(arithmetic),
+        users=usable // per_request if per_request else 0,
+        users_by_length=tuple(
+            (n, usable // max(charge(max(n - 1, 1)), 1))
+            for n in _lengths(w.tokens_per_user, basis.max_model_len)
+        ),
+        longest=_longest(basis, boot, usable, estimate_tokens),
+        peak_blocks_per_request=peak,
+        users_low=users_at_peak(usable, per_request, worst),
     )
+    return replace(cost, arithmetic=_arithmetic(cost, basis))
 
 
 _GIB = 1 << 30
