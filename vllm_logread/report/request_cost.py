@@ -35,7 +35,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ..boots import Boot
 from ..capacity import (
@@ -46,8 +45,9 @@ from ..capacity import (
     users_at_peak,
 )
 from ..errors import LogReadError
-from ..kv.groups import kv_cache_layout
-from ..kv.specs import FULL_ATTENTION_KINDS, MambaSpec
+from ..jsontypes import JSONObject
+from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
+from ..kv.specs import FULL_ATTENTION_KINDS, KVSpec, MambaSpec
 from ..rules import estimate_reserves_null_block, tokens_held_at_end
 from .whatif import Basis
 
@@ -80,7 +80,7 @@ class GroupCost:
     cap_blocks: int | None
     grows: bool
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "kind": self.kind,
             "num_layers": self.num_layers,
@@ -124,7 +124,7 @@ class LongestRequest:
             and self.tokens < self.max_model_len
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "tokens": self.tokens,
             "blocks": self.blocks,
@@ -189,7 +189,7 @@ class RequestCost:
         """Pool tokens each token of the request takes (one per growing group)."""
         return self.growing_groups
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "block_size": self.block_size,
             "usable_blocks": self.usable_blocks,
@@ -208,17 +208,17 @@ class RequestCost:
         }
 
 
-def _num_layers(spec: Any) -> int:
+def _num_layers(spec: KVSpec | None) -> int:
     """The layers keeping KV in a uniform model's one group (0: not known)."""
     layers = getattr(spec, "layer_specs", None)
     return 0 if layers is None else sum(1 for s in layers if s is not None)
 
 
-def _grows(group: Any) -> bool:
+def _grows(group: KVCacheGroup) -> bool:
     return str(group.spec.kind) in FULL_ATTENTION_KINDS
 
 
-def _cap_blocks(group: Any) -> int | None:
+def _cap_blocks(group: KVCacheGroup) -> int | None:
     """The most a request ever holds in a group that does not grow."""
     if _grows(group):
         return None
@@ -232,7 +232,7 @@ def _cap_blocks(group: Any) -> int | None:
     return int(blocks_charged(group, 1 << 30))
 
 
-def _group_cost(group: Any, held: int) -> GroupCost:
+def _group_cost(group: KVCacheGroup, held: int) -> GroupCost:
     """One group's part at ``held`` tokens. A window below its cap still grows
     (Mistral-7B's 4,096 at 2,199 tokens: cdiv(2,199, 128) = 18 blocks, as a
     full group); at its cap it is fixed (gpt-oss's 128: 2 blocks of 128 at
@@ -257,7 +257,7 @@ def _mnbt_candidates(boot: Boot | None) -> tuple[int, ...]:
     return _BATCHED_TOKEN_DEFAULTS
 
 
-def _is_windowed(layout: Any) -> bool:
+def _is_windowed(layout: KVCacheLayout | None) -> bool:
     return (
         layout is not None
         and not layout.is_single_full_group
@@ -265,7 +265,9 @@ def _is_windowed(layout: Any) -> bool:
     )
 
 
-def _budget(layout: Any, block_size: int, mnbt: int | None) -> Callable[[int], int]:
+def _budget(
+    layout: KVCacheLayout | None, block_size: int, mnbt: int | None
+) -> Callable[[int], int]:
     """blocks(L) vLLM budgets one request of L tokens (``capacity.blocks_at_max_len``)."""
     if layout is None or layout.is_single_full_group:
         return lambda n: blocks_for_tokens(n, block_size)
@@ -285,7 +287,11 @@ def _budget(layout: Any, block_size: int, mnbt: int | None) -> Callable[[int], i
 
 
 def _budget_function(
-    layout: Any, block_size: int, boot: Boot | None, max_model_len: int | None, num_blocks: int
+    layout: KVCacheLayout | None,
+    block_size: int,
+    boot: Boot | None,
+    max_model_len: int | None,
+    num_blocks: int,
 ) -> tuple[Callable[[int], int], int | None]:
     """The budget of a served boot, and the in-flight token budget it was taken at:
     the scheduler's ``max_num_batched_tokens`` as stated, else the default that
@@ -475,8 +481,8 @@ _GIB = 1 << 30
 def longest_on_failed_boot(
     boot: Boot,
     *,
-    spec: Any,
-    layout: Any,
+    spec: KVSpec | None,
+    layout: KVCacheLayout | None,
     block_size: int | None,
     max_model_len: int | None,
     version: str | None,
@@ -503,7 +509,7 @@ def longest_on_failed_boot(
     if first is None or first.is_checked is not False or boot.last("block_size") is not None:
         return first
     hybrid = layout is not None and not layout.is_single_full_group
-    if hybrid and any(g.kind == "mamba" for g in layout.groups):
+    if layout is not None and hybrid and any(g.kind == "mamba" for g in layout.groups):
         return first  # a Mamba hybrid's block size follows its state, not a platform default
     hits: dict[int, LongestRequest] = {}
     for size in (16, 32, 64, 128, 256):
@@ -514,7 +520,7 @@ def longest_on_failed_boot(
                     kv_cache_layout(
                         spec, block_size=size, vllm_version=version, max_concurrent_batches=batches
                     )
-                    if hybrid
+                    if hybrid and spec is not None
                     else None
                 )
             except LogReadError:
@@ -532,11 +538,39 @@ def longest_on_failed_boot(
     return next(iter(hits.values())) if len(hits) == 1 else first
 
 
+def _printed_only(printed: int | None, max_model_len: int | None) -> LongestRequest | None:
+    """vLLM's printed estimate as the answer, not re-derived (None: none printed)."""
+    if printed is None:
+        return None
+    return LongestRequest(
+        tokens=printed,
+        blocks=None,
+        usable_blocks=None,
+        max_model_len=max_model_len,
+        vllm_estimate_tokens=printed,
+        is_checked=None,
+    )
+
+
+def _kv_memory_bytes(boot: Boot) -> tuple[int, int] | None:
+    """The KV cache memory as (low, high) bytes: exact from ``--kv-cache-memory-bytes``,
+    else the "Available KV cache memory: X GiB" line's two decimals (3.31 GiB:
+    3.305 to 3.315 GiB); None when the log states neither."""
+    exact = boot.last("kv_cache_memory_bytes")
+    if exact is not None:
+        return int(exact.value), int(exact.value)
+    avail = boot.first("available_kv_gib")
+    if avail is None:
+        return None
+    gib = float(avail.value)
+    return int((gib - 0.005) * _GIB), int((gib + 0.005) * _GIB)
+
+
 def _longest_on_failed_boot_at(
     boot: Boot,
     *,
-    spec: Any,
-    layout: Any,
+    spec: KVSpec | None,
+    layout: KVCacheLayout | None,
     block_size: int | None,
     max_model_len: int | None,
     version: str | None,
@@ -557,18 +591,7 @@ def _longest_on_failed_boot_at(
     """
     printed_f = boot.first("kv_too_small")
     printed = None if printed_f is None else int(printed_f.value)
-    unchecked = (
-        None
-        if printed is None
-        else LongestRequest(
-            tokens=printed,
-            blocks=None,
-            usable_blocks=None,
-            max_model_len=max_model_len,
-            vllm_estimate_tokens=printed,
-            is_checked=None,
-        )
-    )
+    unchecked = _printed_only(printed, max_model_len)
     if not block_size or spec is None:
         return unchecked
     reserves = estimate_reserves_null_block(version)
@@ -576,20 +599,16 @@ def _longest_on_failed_boot_at(
         return unchecked
     hybrid = layout is not None and not layout.is_single_full_group
     bytes_per_block = (
-        int(layout.bytes_per_block) if hybrid else int(spec.kv_bytes_per_token) * block_size
+        int(layout.bytes_per_block)
+        if layout is not None and hybrid
+        else int(spec.kv_bytes_per_token) * block_size
     )
     if bytes_per_block <= 0:
         return unchecked
-    exact = boot.last("kv_cache_memory_bytes")
-    avail = boot.first("available_kv_gib")
-    if exact is not None:
-        low_bytes = high_bytes = int(exact.value)
-    elif avail is not None:
-        gib = float(avail.value)
-        low_bytes = int((gib - 0.005) * _GIB)
-        high_bytes = int((gib + 0.005) * _GIB)
-    else:
+    memory = _kv_memory_bytes(boot)
+    if memory is None:
         return unchecked
+    low_bytes, high_bytes = memory
     cap = max_model_len or (1 << 31)
     mnbts: tuple[int | None, ...] = _mnbt_candidates(boot) if _is_windowed(layout) else (None,)
     for mnbt in mnbts:
@@ -625,8 +644,8 @@ def for_report(
     boot: Boot,
     basis: Basis | None,
     *,
-    spec: Any,
-    layout: Any,
+    spec: KVSpec | None,
+    layout: KVCacheLayout | None,
     block_size: int | None,
     max_model_len: int | None,
     version: str | None,
