@@ -261,3 +261,27 @@ def test_a_pool_one_block_short_of_max_model_len_says_so_loudly() -> None:
     assert longest["usable_blocks"] == 20 - 1
     assert longest["below_max_model_len"] is True
     assert longest["safe_max_model_len"] == 2432
+
+
+def test_a_stated_budget_below_the_prompt_costs_a_user_at_the_crossing(tmp_path: Path) -> None:
+    # The 2000+200 boot with 'max_num_batched_tokens': 1024 in its non-default args: the
+    # prompt's first step is 1,024 tokens (cdiv(1,024, 1,152) = 1 block), its second ends
+    # in block 2 and starts past 0: 1 more state page a GDN group for that step, 2 full +
+    # 3 x 2 = 8 blocks. Kept 5: 80 // 5 = 16 if none crossed; one at a time at a full
+    # pool: 1 + (80 - 8) // 5 = 15, the answer's users.
+    text = (SAMPLES / "real_vllm_0.32_qwen3-next_load_2000-200.log").read_text()
+    marker = "'max_model_len': 8192,"
+    assert marker in text
+    log = tmp_path / "qwen3_next_budget_1024.log"
+    log.write_text(text.replace(marker, marker + " 'max_num_batched_tokens': 1024,", 1))
+    result = CliRunner().invoke(main, [str(log), "--prompt", "2000", "--output", "200", "--json"])
+    assert result.exit_code in (0, 3), result.output
+    out = json.loads(result.stdout)
+    cost = out["request_cost"]
+    assert (cost["blocks_per_request"], cost["users"]) == (5, 80 // 5)
+    assert cost["peak_blocks_per_request"] == 2 + 3 * 2
+    assert cost["users_low"] == 1 + (80 - 8) // 5 == 15
+    assert out["answer"]["pool_users"] == 15
+    text = CliRunner().invoke(main, [str(log), "--prompt", "2000", "--output", "200"]).output
+    assert "8 at the step that crosses a state" in text
+    assert "1 + ((81 - 1 null) - 8) // 5 = 15 users" in " ".join(text.split())

@@ -211,6 +211,11 @@ class Capacity:
     tokens_held_mid: int = 0
     # V0's admission watermark: blocks kept free, out of usable_blocks (0 in V1).
     reserved_blocks: int = 0
+    # A Mamba align group's busiest step (capacity.state_peak): the blocks one
+    # request holds then, when that lowers the users (users = 1 + (usable - peak)
+    # // blocks_per_user); 0: no step holds more than the request keeps.
+    peak_blocks_per_user: int = 0
+    peak_blocks_per_user_mid: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -885,35 +890,64 @@ def num_blocks_for_memory(layout: KVCacheLayout, available_bytes: int) -> int:
     return max(int(available_bytes // layout.page_size_bytes // layout.layers_per_block_on_gpu), 0)
 
 
-def _users_with_state_peak(
+def _state_peak_users(
     layout: KVCacheLayout,
     workload: Workload,
     usable: int,
     kept: int,
-    users: int,
+    tokens_held: int,
     max_num_batched_tokens: int | None,
-) -> tuple[int, tuple[str, ...]]:
-    """The users once a request's busiest step is counted (see users_at_peak)."""
-    held = workload.tokens_held_at_end
+) -> tuple[int | None, int, int]:
+    """(the known peak or None, the peak counted, the users at it: users_at_peak)."""
     known, worst = state_peak(
         layout.groups,
         prompt_tokens=workload.prompt_tokens,
-        tokens_held=held,
+        tokens_held=tokens_held,
         max_num_batched_tokens=max_num_batched_tokens,
     )
-    if worst <= kept:
-        return users, ()
-    low = users_at_peak(usable, kept, worst)
+    return known, worst, users_at_peak(usable, kept, worst)
+
+
+def _with_state_peak(
+    c: Capacity, layout: KVCacheLayout, workload: Workload, max_num_batched_tokens: int | None
+) -> Capacity:
+    """The users once a request's busiest step is counted (see users_at_peak), at
+    the end of the answer and mid-answer; a note says how (a range when the
+    prompt's first step is unknown)."""
+    usable, kept = c.usable_blocks, c.blocks_per_user
+    known, peak, low = _state_peak_users(
+        layout, workload, usable, kept, workload.tokens_held_at_end, max_num_batched_tokens
+    )
+    if peak <= kept or low >= c.users:
+        return c
+    _, peak_mid, low_mid = _state_peak_users(
+        layout,
+        workload,
+        usable,
+        c.blocks_per_user_mid,
+        workload.tokens_mid_answer,
+        max_num_batched_tokens,
+    )
     if known is not None:
-        return low, (
+        note = (
             f"a Mamba align group holds one more state page at the step that crosses a state "
             f"block: {known} blocks then, {kept} kept; {low:,} users = 1 + ({usable:,} - "
-            f"{known}) // {kept}",
+            f"{known}) // {kept}"
         )
-    return low, (
-        f"{low:,} to {users:,} users: a Mamba align group holds one more state page at a step "
-        "that crosses a state block, and whether the prompt's later chunks do is unknown, "
-        "because the log states no max_num_batched_tokens",
+    else:
+        note = (
+            f"{low:,} to {c.users:,} users: a Mamba align group holds one more state page at a "
+            "step that crosses a state block, and whether the prompt's later chunks do is "
+            "unknown, because the log states no max_num_batched_tokens"
+        )
+    mid_lowered = peak_mid > c.blocks_per_user_mid and low_mid < c.users_mid_answer
+    return replace(
+        c,
+        users=min(c.users, low),
+        users_mid_answer=min(c.users_mid_answer, low_mid),
+        peak_blocks_per_user=peak if low < c.users else 0,
+        peak_blocks_per_user_mid=peak_mid if mid_lowered else 0,
+        notes=c.notes + (note,),
     )
 
 
@@ -960,12 +994,6 @@ def users_for_layout(
     per_user, users, per_mid, users_mid, copy, mix = _charge(
         workload, usable, _blocks_groups(workload, layout.groups, mamba_blocks_per_request)
     )
-    notes = layout.notes
-    if mix is None and mamba_blocks_per_request is None and copy == 0:
-        users, note = _users_with_state_peak(
-            layout, workload, usable, per_user, users, max_num_batched_tokens
-        )
-        notes = notes + note
     # The split by group is of the mean request for a mix (the headline's).
     by_group = tuple(
         blocks_charged(
@@ -973,7 +1001,7 @@ def users_for_layout(
         )
         for g in layout.groups
     )
-    return Capacity(
+    c = Capacity(
         num_blocks=num_blocks,
         usable_blocks=usable,
         block_size=layout.block_size,
@@ -984,12 +1012,15 @@ def users_for_layout(
         is_exact=layout.is_exact,
         num_groups=layout.num_groups,
         blocks_per_user_by_group=by_group,
-        notes=notes,
+        notes=layout.notes,
         shared_prefix_blocks=copy,
         mix=mix,
         tokens_held=workload.tokens_held_at_end,
         tokens_held_mid=workload.tokens_mid_answer,
     )
+    if mix is None and mamba_blocks_per_request is None and copy == 0:
+        return _with_state_peak(c, layout, workload, max_num_batched_tokens)
+    return c
 
 
 def users_for_spec(
