@@ -948,6 +948,8 @@ def _with_state_peak(
         peak_blocks_per_user=peak if low < c.users else 0,
         peak_blocks_per_user_mid=peak_mid if mid_lowered else 0,
         notes=c.notes + (note,),
+        # The low end of a range when the first step is unknown: not exact.
+        is_exact=c.is_exact and known is not None,
     )
 
 
