@@ -235,6 +235,21 @@ def test_a_prompt_longer_than_one_step_crosses_a_state_block() -> None:
     assert cost["users"] == 80 // 6 == 13
     assert cost["peak_blocks_per_request"] is None
     assert cost["users_low"] == 1 + (80 - 9) // 6 == 12
+    # The answer takes the low end and says it is not exact ("12 to 13" in its notes).
+    out = _report("real_vllm_0.32_qwen3-next_load_2000-200.log", 3000, 200)
+    assert out["answer"]["pool_users"] == 12
+    text = (
+        CliRunner()
+        .invoke(
+            main,
+            [str(SAMPLES / "real_vllm_0.32_qwen3-next_load_2000-200.log"), "--prompt", "3000"]
+            + ["--output", "200"],
+        )
+        .output
+    )
+    assert text.startswith(
+        "== vllm-logread: 12 users fit at 3,000 prompt + 200 output tokens (approximate)"
+    )
 
 
 def test_a_pool_one_block_short_of_max_model_len_says_so_loudly() -> None:
