@@ -23,7 +23,7 @@ from typing import IO, Any, Protocol
 
 from .capacity import Workload
 from .errors import LogReadError, MissingPoolError, UsageError
-from .events import Output, parse_margin_pct
+from .events import ExitStatus, Output, parse_margin_pct
 from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
 from .options import (
@@ -34,7 +34,7 @@ from .options import (
     report_options,
     unused_options,
 )
-from .outcome import ExitStatus, gate_note, judged, results_of, with_sweep, worst
+from .outcome import gate_note, judged, results_of, with_sweep, worst
 from .read.facts import Fact
 from .read.metrics import fetch_metrics, read_metrics, read_metrics_file
 from .render.ci import Extras

@@ -76,6 +76,15 @@ def parse_margin_pct(text: str | None) -> float:
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class ExitStatus:
+    """A command's exit code and what it says on stderr (docs/exit-codes.md):
+    one input's, or the worst of several (outcome.worst)."""
+
+    code: int
+    message: str = ""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GateResult:
     """What ``--min-users`` judged of one input: the lowest users over its workloads
