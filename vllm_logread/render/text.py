@@ -368,6 +368,10 @@ def _short_note(wi: WhatIf, report: Report) -> str:
         return "measure quality on your own eval first"
     if key == "weights":
         return "embeddings and lm_head stay 16-bit"
+    if key == "tensor_parallel_size" and wi.num_gpus and (report.device or "").upper() == "CPU":
+        # No GPUs on vLLM's CPU backend: a TP rank is a worker process bound to
+        # its own NUMA node (report/whatif.py, _tp_note).
+        return f"{_plural(wi.num_gpus, 'CPU rank')}, one per NUMA node"
     if key == "tensor_parallel_size" and wi.num_gpus:
         return f"{_plural(wi.num_gpus, 'GPU')}; overheads per GPU as measured"
     if key in ("gpu", "gpu_memory_gib") and wi.num_gpus:

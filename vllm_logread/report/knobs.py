@@ -208,7 +208,11 @@ def _from_what_if(b: Basis, wi: WhatIf, users_now: int) -> Knob:
     elif key == "weights":
         short = "embeddings and lm_head stay 16-bit"
     elif key == "tensor_parallel_size":
-        short = f"{wi.num_gpus} GPUs; overheads per GPU as measured"
+        short = (
+            f"{wi.num_gpus} CPU ranks, one per NUMA node"
+            if b.is_cpu
+            else f"{wi.num_gpus} GPUs; overheads per GPU as measured"
+        )
     if wi.pool_users is None:  # no change worked (already FP8, already quantized)
         return Knob(
             knob=knob,

@@ -345,6 +345,17 @@ class Basis:
     def num_gpus(self) -> int:
         return self.tensor_parallel_size * self.pipeline_parallel_size * self.num_engines
 
+    @property
+    def is_cpu(self) -> bool:
+        """The boot ran on vLLM's CPU backend (the resolved boot's platform)."""
+        return (self.device or "").upper() == "CPU"
+
+    @property
+    def rank_word(self) -> str:
+        """What one tensor-parallel rank runs on: a GPU, or on the CPU backend a
+        worker process (a "CPU rank")."""
+        return "CPU rank" if self.is_cpu else "GPU"
+
     def capped(self, users_per_engine: int, max_num_seqs: int | None = None) -> int:
         """The deployment's users from one engine's pool users: each engine runs
         at most max_num_seqs at once (report/resolved.answer), times the engines.
@@ -602,7 +613,7 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
         )
     notes: list[str] = []
     steps: list[str] = [
-        f"KV memory per GPU {b.num_blocks:,} blocks x {b.bytes_per_block:,} B = {_gib(mem)}"
+        f"KV memory per {b.rank_word} {b.num_blocks:,} blocks x {b.bytes_per_block:,} B = {_gib(mem)}"
     ]
     exact = True
     delta = 0.0
@@ -688,7 +699,7 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
                     else f"FP8 weights: {_gib(whole)} / 2"
                 )
             if tp_new != tp_now:
-                how.append(f"split over {tp_new} GPUs instead of {tp_now}")
+                how.append(f"split over {tp_new} {b.rank_word}s instead of {tp_now}")
             steps.append(
                 f"+ {_gib(d)} (weights per GPU {_gib(w_gpu)} -> {_gib(new_gpu)}: {'; '.join(how)})"
             )
@@ -703,10 +714,7 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
     elif kv_new is not None and _is_fp8(kv_new):
         notes.append("measure quality on your own eval first")
     if tp_new != tp_now:
-        notes.append(
-            "activation, NCCL and CUDA graph memory per GPU assumed unchanged; vLLM refuses a "
-            "TP the heads cannot split"
-        )
+        notes.append(_tp_note(b, tp_new))
     new_mem = mem + delta
     if new_mem <= 0:
         return WhatIf(
@@ -784,6 +792,33 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
         num_gpus=tp_new * b.pipeline_parallel_size * b.num_engines,
         arithmetic="; ".join(steps),
         pool_users=c.users * b.num_engines,
+    )
+
+
+def _tp_note(b: Basis, tp_new: int) -> str:
+    """What a TP what-if assumes of the memory it does not move, by platform.
+
+    On vLLM's CPU backend there are no GPUs: TP N runs N worker processes, and
+    vLLM's automatic binding puts each on its own NUMA node (it refuses fewer
+    nodes than ranks; VLLM_CPU_OMP_THREADS_BIND binds them by hand). Each rank
+    sets aside its own KV space on its node (--kv-cache-memory-bytes /
+    VLLM_CPU_KVCACHE_SPACE, or a share of the node's memory), so the pool is
+    counted at the space this rank took for half the heads: the real 0.32
+    Mistral-7B boot's 0.93 GiB, 59 blocks of 16,777,216 B, becomes 944 blocks
+    of 1,048,576 B at TP 2 (vLLM 0.32 source only: cpu_worker.py
+    determine_available_memory, ompmultiprocessing.py; no TP boot measured).
+    """
+    if not b.is_cpu:
+        return (
+            "activation, NCCL and CUDA graph memory per GPU assumed unchanged; vLLM refuses a "
+            "TP the heads cannot split"
+        )
+    space = "" if b.available_kv_gib is None else f" ({b.available_kv_gib:g} GiB here)"
+    return (
+        f"no GPUs on the CPU backend: TP {tp_new} runs {tp_new} worker processes, each bound "
+        f"to its own NUMA node (vLLM's automatic binding needs {tp_new}; "
+        "VLLM_CPU_OMP_THREADS_BIND binds them by hand), each with the KV space this one "
+        f"set aside{space}; vLLM refuses a TP the heads cannot split"
     )
 
 
