@@ -630,3 +630,21 @@ def test_the_real_mixed_run_step_for_step(tmp_path: Path) -> None:
     assert real == [0, 1, 5, 8, 11, 14, 15, 14, 13, 12, 11, 9, 8, 6, 5, 3, 2, 1, 0]
     simulated = iter(_compressed([s["running"] for s in out["steps"]]))  # type: ignore[union-attr]
     assert all(any(v == w for w in simulated) for v in real[1:-1])
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [("{not json", "is not valid JSON"), ("[1, 2]", "is not a JSON object")],
+)
+def test_a_config_that_cannot_be_read_is_exit_2_naming_it(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    # As read's: an explicit --config that cannot be read is a usage error (exit 2),
+    # not a run that silently goes on without it.
+    cfg = tmp_path / "config.json"
+    cfg.write_text(text)
+    log = str(SAMPLES / "seed_qwen3-8b_l4.log")
+    result = CliRunner().invoke(main, ["simulate", log, "--users", "10", "--config", str(cfg)])
+    assert result.exit_code == 2
+    assert f"model config '{cfg}' {says}" in result.stderr
+    assert result.stdout == ""

@@ -20,7 +20,7 @@ from typing import Any
 
 from .errors import MissingPoolError, UsageError
 from .inputs import open_input, run
-from .kv.config import resolve_spec
+from .kv.config import load_config, resolve_spec
 from .options import CommonOptions, check_common, one_workload, output_format, report_options
 from .render.json import SCHEMA_VERSION, dumps
 from .render.simulation import simulation_json, simulation_text, write_steps_csv
@@ -294,6 +294,8 @@ def run_simulate(opts: SimulateOptions, console: Any) -> int:
 
     check_common(opts, "simulate")
     fmt = output_format(opts, "simulate")
+    if opts.config is not None:
+        load_config(opts.config)  # an explicit --config that cannot be read: exit 2, as read's
     recorder = None
     if opts.plot_path is not None:
         from .render.plot import StatsRecorder, check_available

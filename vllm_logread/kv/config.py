@@ -254,13 +254,14 @@ def resolve_spec(
     if config is not None:
         path = Path(config).expanduser()
         path = path / "config.json" if path.is_dir() else path
-        return spec_from_config(
-            load_config(path),
-            model=model,
-            source=f"config.json at {path}",
-            source_kind="config",
-            **kwargs,
-        )
+        data = load_config(path)
+        try:
+            return spec_from_config(
+                data, model=model, source=f"config.json at {path}", source_kind="config", **kwargs
+            )
+        except ConfigError as err:
+            # The file the user gave, named: '{}' says "no num_hidden_layers ... in the config".
+            raise ConfigError(f"{path}: {err}") from err
     if not model:
         return None
     try:

@@ -646,7 +646,7 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
         lines.extend(_wrap_under("  workload:     ", "; ".join(r.served.notes)))
     lines.extend(request_cost_lines(r))
     if r.kv_bytes_per_token is None:
-        lines.append("  KV per token: unknown (model shape not found; pass --config config.json)")
+        lines.extend(_wrap_flags("  KV per token: ", _kv_unknown_why(r, "config.json")))
     else:
         src = (r.kv_bytes_per_token_source or "").split(" (")[0]
         lines.append(
@@ -687,6 +687,15 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     else:
         lines.append("(--explain: the arithmetic behind every figure, every check and what-if)")
     return "\n".join(lines) + "\n"
+
+
+def _kv_unknown_why(r: Report, path_hint: str) -> str:
+    """Why the KV bytes per token are unknown: a --config given that gives no
+    model shape is named (its warning says what is wrong), never asked for again."""
+    given = None if r.basis is None else r.basis.config
+    if given is not None:
+        return f"unknown (--config {given} gives no model shape: see its warning)"
+    return f"unknown (model shape not found; pass --config {path_hint})"
 
 
 def _kib(num_bytes: int) -> str:
@@ -816,9 +825,7 @@ def explain_lines(report: Report) -> list[str]:
         for note in r.served.notes:
             lines.append(f"  workload: {note}")
     if r.kv_bytes_per_token is None:
-        lines.append(
-            "KV per token:  unknown (model shape not found; pass --config PATH/config.json)"
-        )
+        lines.extend(_wrap_flags("KV per token:  ", _kv_unknown_why(r, "PATH/config.json")))
     else:
         lines.append(f"KV per token:  {r.kv_shape}")
         lines.append(f"               from {r.kv_bytes_per_token_source}")
