@@ -600,198 +600,292 @@ def _is_fp8(dtype: str | None) -> bool:
     return dtype is not None and dtype.lower() in _FP8_KV
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Moved:
+    """What a change moves before the pool is counted again: the KV memory
+    gained (bytes, per GPU), the arithmetic's steps, the notes, and whether it
+    is still exact."""
+
+    delta_bytes: float = 0.0
+    steps: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    is_exact: bool = True
+
+    def then(self, other: _Moved) -> _Moved:
+        """This, then ``other``: the memory added, the steps and notes in order."""
+        return _Moved(
+            delta_bytes=self.delta_bytes + other.delta_bytes,
+            steps=self.steps + other.steps,
+            notes=self.notes + other.notes,
+            is_exact=self.is_exact and other.is_exact,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _NewPool:
+    """The changed pool on one engine: its blocks, KV memory, bytes per block and
+    KV cache groups, and the TP it is split over."""
+
+    num_blocks: int
+    mem_bytes: float
+    bytes_per_block: int
+    layout: Any
+    tensor_parallel_size: int
+
+
 def evaluate(basis: Basis, change: Change) -> WhatIf:
     """What ``change`` gives on ``basis``: pool, users, exact or an estimate."""
     if change.max_model_len is not None and change.num_changes == 1:
         return _max_model_len(basis, change.max_model_len)
-    text = change.text
     b = basis
     mem = b.mem_bytes
     if mem is None or b.bytes_per_block is None:
         return _unknown(
-            text, "the pool's bytes per block are unknown (no model shape, no KV memory line)"
+            change.text,
+            "the pool's bytes per block are unknown (no model shape, no KV memory line)",
         )
-    notes: list[str] = []
-    steps: list[str] = [
-        f"KV memory per {b.rank_word} {b.num_blocks:,} blocks x {b.bytes_per_block:,} B = {_gib(mem)}"
-    ]
-    exact = True
-    delta = 0.0
+    start = _Moved(
+        steps=(
+            f"KV memory per {b.rank_word} {b.num_blocks:,} blocks x {b.bytes_per_block:,} B "
+            f"= {_gib(mem)}",
+        )
+    )
+    budget = _budget_moved(b, change)
+    if isinstance(budget, WhatIf):
+        return budget
+    tp_new = change.tensor_parallel_size or b.tensor_parallel_size
+    weights = _weights_moved(b, change, tp_new)
+    if isinstance(weights, WhatIf):
+        return weights
+    moved = start.then(budget).then(weights)
+    bpb_new, layout_new, why = _bytes_per_block(b, change.kv_cache_dtype, tp_new)
+    if bpb_new is None:
+        return _unknown(change.text, why)
+    moved = moved.then(_Moved(notes=_kv_and_tp_notes(b, change.kv_cache_dtype, tp_new)))
+    new_mem = mem + moved.delta_bytes
+    if new_mem <= 0:
+        return _does_not_fit(b, change, moved, new_mem, tp_new)
+    pool = _NewPool(
+        num_blocks=_blocks_after(b, moved.delta_bytes, new_mem, bpb_new),
+        mem_bytes=new_mem,
+        bytes_per_block=bpb_new,
+        layout=layout_new,
+        tensor_parallel_size=tp_new,
+    )
+    return _counted(b, change, moved, pool)
 
-    # 1. GPU total and utilization: vLLM's budget is total x utilization.
+
+def _budget_moved(b: Basis, change: Change) -> _Moved | WhatIf:
+    """Step 1, the GPU's total and the utilization: vLLM's budget is total x
+    utilization, so the KV memory moves by the budget's change."""
     new_total = change.new_total_gib
     new_util = change.gpu_memory_utilization
-    if new_total is not None or new_util is not None:
-        if b.total_gpu_gib is None:
-            return _unknown(
-                text,
-                "the log does not state its GPU's total memory (no total_gpu_memory line), "
-                "which a change of card or utilization starts from (--gpu-memory-gib N gives "
-                "any card's); add --gpu NAME, the card it ran on",
-            )
-        cur_t, cur_u = b.total_gpu_gib, b.utilization
-        t, u = (
-            new_total if new_total is not None else cur_t,
-            new_util if new_util is not None else cur_u,
+    if new_total is None and new_util is None:
+        return _Moved()
+    if b.total_gpu_gib is None:
+        return _unknown(
+            change.text,
+            "the log does not state its GPU's total memory (no total_gpu_memory line), "
+            "which a change of card or utilization starts from (--gpu-memory-gib N gives "
+            "any card's); add --gpu NAME, the card it ran on",
         )
-        d = (t * u - cur_t * cur_u) * GIB
-        delta += d
-        steps.append(
-            f"{'+' if d >= 0 else '-'} {_gib(abs(d))} (budget {t:.2f} GiB x {u:.2f} instead of "
-            f"{cur_t:.2f} GiB x {cur_u:.2f})"
-        )
-        if new_total is not None:
-            exact = False
-            src = change.gpu.source if change.gpu is not None else "as given"
-            notes.append(f"the same overheads on {t:.2f} GiB ({src})")
-        if not b.is_utilization_logged or not b.total_gpu_source.startswith("the log"):
-            exact = False
-            notes.append(
-                f"utilization {cur_u:.2f} from {b.utilization_source}; "
-                f"total {cur_t:.2f} GiB from {b.total_gpu_source}"
-            )
-        if u > 0.95 and new_util is not None:
-            notes.append("above 0.95 leaves little room for memory vLLM does not profile")
-
-    # 2. Weights: TP splits them; FP8 halves the linear layers.
-    tp_now = b.tensor_parallel_size
-    tp_new = change.tensor_parallel_size or tp_now
-    if change.weights_fp8 or tp_new != tp_now:
+    cur_t, cur_u = b.total_gpu_gib, b.utilization
+    t = new_total if new_total is not None else cur_t
+    u = new_util if new_util is not None else cur_u
+    d = (t * u - cur_t * cur_u) * GIB
+    step = (
+        f"{'+' if d >= 0 else '-'} {_gib(abs(d))} (budget {t:.2f} GiB x {u:.2f} instead of "
+        f"{cur_t:.2f} GiB x {cur_u:.2f})"
+    )
+    notes: list[str] = []
+    exact = True
+    if new_total is not None:
         exact = False
-        if b.weights_gib is None:
-            if change.weights_fp8:
-                return _unknown(text, "the log does not state the weights' memory")
-            notes.append("the weights are not in the log: only the KV split is counted")
-        else:
-            w_gpu = b.weights_gib * GIB
-            whole = w_gpu * tp_now
-            emb = 0.0
-            if change.weights_fp8:
-                if b.quantization:
-                    return WhatIf(
-                        change=text,
-                        pool_tokens=b.num_blocks * b.block_size,
-                        users=b.capped(b.fit(b.num_blocks).users),
-                        note=f"the weights are already quantized (quantization={b.quantization}): "
-                        "FP8 would not shrink them",
-                        is_exact=True,
-                        num_blocks=b.num_blocks,
-                        num_gpus=b.num_gpus,
-                    )
-                e = embeddings_of(b.model, b.config)
-                if e is None:
-                    notes.append(
-                        "embedding size unknown (no vocab_size in a config): all weights counted "
-                        "as linear layers, an upper bound"
-                    )
-                else:
-                    emb = float(min(e.num_bytes, whole))
-                    notes.append(f"embeddings and lm_head stay 16-bit: {e.basis}")
-            linear = whole - emb
-            new_gpu = (emb + (linear / 2 if change.weights_fp8 else linear)) / tp_new
-            d = w_gpu - new_gpu
-            delta += d
-            how = []
-            if change.weights_fp8:
-                how.append(
-                    f"FP8 linear layers: ({_gib(whole)} - {_gib(emb)} embeddings) / 2"
-                    if emb
-                    else f"FP8 weights: {_gib(whole)} / 2"
-                )
-            if tp_new != tp_now:
-                how.append(f"split over {tp_new} {b.rank_word}s instead of {tp_now}")
-            steps.append(
-                f"+ {_gib(d)} (weights per GPU {_gib(w_gpu)} -> {_gib(new_gpu)}: {'; '.join(how)})"
-            )
+        src = change.gpu.source if change.gpu is not None else "as given"
+        notes.append(f"the same overheads on {t:.2f} GiB ({src})")
+    if not b.is_utilization_logged or not b.total_gpu_source.startswith("the log"):
+        exact = False
+        notes.append(
+            f"utilization {cur_u:.2f} from {b.utilization_source}; "
+            f"total {cur_t:.2f} GiB from {b.total_gpu_source}"
+        )
+    if u > 0.95 and new_util is not None:
+        notes.append("above 0.95 leaves little room for memory vLLM does not profile")
+    return _Moved(delta_bytes=d, steps=(step,), notes=tuple(notes), is_exact=exact)
 
-    # 3. Bytes per block at the new KV dtype and TP.
-    kv_new = change.kv_cache_dtype
-    bpb_new, layout_new, why = _bytes_per_block(b, kv_new, tp_new)
-    if bpb_new is None:
-        return _unknown(text, why)
+
+def _weights_moved(b: Basis, change: Change, tp_new: int) -> _Moved | WhatIf:
+    """Step 2, the weights: TP splits them; FP8 halves the linear layers."""
+    tp_now = b.tensor_parallel_size
+    if not change.weights_fp8 and tp_new == tp_now:
+        return _Moved()
+    if b.weights_gib is None:
+        if change.weights_fp8:
+            return _unknown(change.text, "the log does not state the weights' memory")
+        return _Moved(
+            notes=("the weights are not in the log: only the KV split is counted",),
+            is_exact=False,
+        )
+    if change.weights_fp8 and b.quantization:
+        return WhatIf(
+            change=change.text,
+            pool_tokens=b.num_blocks * b.block_size,
+            users=b.capped(b.fit(b.num_blocks).users),
+            note=f"the weights are already quantized (quantization={b.quantization}): "
+            "FP8 would not shrink them",
+            is_exact=True,
+            num_blocks=b.num_blocks,
+            num_gpus=b.num_gpus,
+        )
+    w_gpu = b.weights_gib * GIB
+    whole = w_gpu * tp_now
+    emb, notes = _embeddings_kept(b, whole) if change.weights_fp8 else (0.0, ())
+    linear = whole - emb
+    new_gpu = (emb + (linear / 2 if change.weights_fp8 else linear)) / tp_new
+    how = []
+    if change.weights_fp8:
+        how.append(
+            f"FP8 linear layers: ({_gib(whole)} - {_gib(emb)} embeddings) / 2"
+            if emb
+            else f"FP8 weights: {_gib(whole)} / 2"
+        )
+    if tp_new != tp_now:
+        how.append(f"split over {tp_new} {b.rank_word}s instead of {tp_now}")
+    d = w_gpu - new_gpu
+    step = f"+ {_gib(d)} (weights per GPU {_gib(w_gpu)} -> {_gib(new_gpu)}: {'; '.join(how)})"
+    return _Moved(delta_bytes=d, steps=(step,), notes=notes, is_exact=False)
+
+
+def _embeddings_kept(b: Basis, whole_bytes: float) -> tuple[float, tuple[str, ...]]:
+    """The embedding and lm_head bytes FP8 weights keep at 16 bits (0: unknown,
+    all weights counted as linear layers) and the note that says so."""
+    e = embeddings_of(b.model, b.config)
+    if e is None:
+        return 0.0, (
+            "embedding size unknown (no vocab_size in a config): all weights counted "
+            "as linear layers, an upper bound",
+        )
+    return float(min(e.num_bytes, whole_bytes)), (f"embeddings and lm_head stay 16-bit: {e.basis}",)
+
+
+def _kv_and_tp_notes(b: Basis, kv_new: str | None, tp_new: int) -> tuple[str, ...]:
+    """Step 3's notes: an FP8 KV cache, and what a TP change assumes."""
+    notes: list[str] = []
     if kv_new is not None and _is_fp8(kv_new) and b.kv_is_fp8:
         notes.append("the KV cache is FP8 already")
     elif kv_new is not None and _is_fp8(kv_new):
         notes.append("measure quality on your own eval first")
-    if tp_new != tp_now:
+    if tp_new != b.tensor_parallel_size:
         notes.append(_tp_note(b, tp_new))
-    new_mem = mem + delta
-    if new_mem <= 0:
-        return WhatIf(
-            change=text,
-            pool_tokens=0,
-            users=0,
-            note="does not fit: the overheads the log measured exceed the memory budget "
-            f"({_gib(new_mem)} left for the KV cache)",
-            is_exact=exact,
-            num_blocks=0,
-            kv_gib=new_mem / GIB,
-            num_gpus=tp_new * b.pipeline_parallel_size * b.num_engines,
-            arithmetic="; ".join(steps),
-        )
-    if delta == 0 and bpb_new * 2 == b.bytes_per_block:
-        blocks = 2 * b.num_blocks  # a page halves: twice the blocks, or one more
-    elif delta == 0 and bpb_new == b.bytes_per_block:
-        blocks = b.num_blocks
-    else:
-        blocks = int(new_mem // bpb_new)
-    c = b.fit(blocks, layout_new)
+    return tuple(notes)
+
+
+def _does_not_fit(b: Basis, change: Change, moved: _Moved, new_mem: float, tp_new: int) -> WhatIf:
+    """The overheads the log measured exceed the changed budget: no KV cache."""
+    return WhatIf(
+        change=change.text,
+        pool_tokens=0,
+        users=0,
+        note="does not fit: the overheads the log measured exceed the memory budget "
+        f"({_gib(new_mem)} left for the KV cache)",
+        is_exact=moved.is_exact,
+        num_blocks=0,
+        kv_gib=new_mem / GIB,
+        num_gpus=tp_new * b.pipeline_parallel_size * b.num_engines,
+        arithmetic="; ".join(moved.steps),
+    )
+
+
+def _blocks_after(b: Basis, delta_bytes: float, new_mem: float, bpb_new: int) -> int:
+    """The changed pool in blocks: a page that halves at the same memory gives
+    twice the blocks (the log's pool may hold one more; see _users_at_top)."""
+    if delta_bytes == 0 and bpb_new * 2 == b.bytes_per_block:
+        return 2 * b.num_blocks
+    if delta_bytes == 0 and bpb_new == b.bytes_per_block:
+        return b.num_blocks
+    return int(new_mem // bpb_new)
+
+
+def _counted(b: Basis, change: Change, moved: _Moved, pool: _NewPool) -> WhatIf:
+    """Step 4: the users in the changed pool, capped by max_num_seqs, with the
+    arithmetic and the notes that make it an estimate."""
+    blocks = pool.num_blocks
+    c = b.fit(blocks, pool.layout)
     seqs = b.max_num_seqs_on(change)
     users = b.capped(c.users, seqs)
-    mid = b.capped(c.users_mid_answer, seqs)
-    top = _users_at_top(b, bpb_new, delta, layout_new, seqs) if exact else None
-    if top is not None and top != users:
+    exact = moved.is_exact
+    lead = _bound_notes(b, moved, pool, c, seqs, users)
+    if lead:
         exact = False
-        notes.insert(0, f"{users:,} to {top:,} users: {_TOP_WHY}")
-    cands = b.max_num_seqs_candidates
-    if seqs is not None and seqs == b.max_num_seqs and len(cands) > 1 and c.users > seqs:
-        # The cap binds but the log does not settle it (the headline's "at least"):
-        # era_0_11_0_tp4's FP8 pool holds 1,348, and 256 or 1,024 run by the card.
-        exact = False
-        notes.insert(
-            0,
-            f"at least {users:,}: max_num_seqs is {' or '.join(f'{m:,}' for m in cands)} by "
-            "the card, not in the log (--gpu NAME settles it)",
-        )
-    null = f" - 1 null = {c.usable_blocks:,}" if c.usable_blocks < c.num_blocks else ""
-    head = f"= {_gib(new_mem)} / " if len(steps) > 1 else "/ "
-    if c.mix is not None or c.shared_prefix_blocks:
-        steps.append(
-            f"{head}{bpb_new:,} B per block = {blocks:,} blocks{null}; "
-            + users_arithmetic(c, b.workload)
-            + _cap_step(seqs, c.users)
-            + (f" x {b.num_engines} engines = {users:,}" if b.num_engines > 1 else "")
-        )
-    else:
-        steps.append(
-            f"{head}{bpb_new:,} B per block = {blocks:,} blocks{null} // "
-            f"{c.blocks_per_user} blocks per user = {c.users:,} users"
-            + _cap_step(seqs, c.users)
-            + (f" x {b.num_engines} engines = {users:,}" if b.num_engines > 1 else "")
-        )
     if not c.is_exact:
         exact = False
+    step = _pool_step(b, moved, pool, c, seqs, users)
     per = " on the first engine" if b.num_engines > 1 else ""
     # The tokens a user holds at the end of its answer (P + O - 1), as the report's
     # "per user" line counts them: 513 + 128 holds 640 = 20 blocks of 32.
     at = "of the mix" if b.workload.is_mix else f"at {b.workload.tokens_held_at_end:,} tokens"
     note = f"{blocks:,} blocks{per}, {users:,} users {at}{b.cap_note(c.users, seqs)}"
-    if change.kv_cache_dtype is not None and delta == 0 and exact:
+    if change.kv_cache_dtype is not None and moved.delta_bytes == 0 and exact:
         note += " (rounding may move it by a block)"
+    notes = lead + moved.notes
     if notes:
         note += "; " + "; ".join(notes)
     return WhatIf(
-        change=text,
+        change=change.text,
         pool_tokens=blocks * b.block_size,
         users=users,
         note=note,
         is_exact=exact,
-        users_mid_answer=mid,
+        users_mid_answer=b.capped(c.users_mid_answer, seqs),
         num_blocks=blocks,
-        kv_gib=new_mem / GIB,
-        num_gpus=tp_new * b.pipeline_parallel_size * b.num_engines,
-        arithmetic="; ".join(steps),
+        kv_gib=pool.mem_bytes / GIB,
+        num_gpus=pool.tensor_parallel_size * b.pipeline_parallel_size * b.num_engines,
+        arithmetic="; ".join((*moved.steps, step)),
         pool_users=c.users * b.num_engines,
+    )
+
+
+def _bound_notes(
+    b: Basis, moved: _Moved, pool: _NewPool, c: Capacity, seqs: int | None, users: int
+) -> tuple[str, ...]:
+    """Why an exact-looking count is a bound, first in the note: max_num_seqs
+    the log does not settle, then the pool's top block."""
+    notes: list[str] = []
+    cands = b.max_num_seqs_candidates
+    if seqs is not None and seqs == b.max_num_seqs and len(cands) > 1 and c.users > seqs:
+        # The cap binds but the log does not settle it (the headline's "at least"):
+        # era_0_11_0_tp4's FP8 pool holds 1,348, and 256 or 1,024 run by the card.
+        notes.append(
+            f"at least {users:,}: max_num_seqs is {' or '.join(f'{m:,}' for m in cands)} by "
+            "the card, not in the log (--gpu NAME settles it)"
+        )
+    if moved.is_exact:
+        top = _users_at_top(b, pool.bytes_per_block, moved.delta_bytes, pool.layout, seqs)
+        if top is not None and top != users:
+            notes.append(f"{users:,} to {top:,} users: {_TOP_WHY}")
+    return tuple(notes)
+
+
+def _pool_step(
+    b: Basis, moved: _Moved, pool: _NewPool, c: Capacity, seqs: int | None, users: int
+) -> str:
+    """The arithmetic's last step: memory / bytes per block = blocks, // blocks per user."""
+    blocks = pool.num_blocks
+    null = f" - 1 null = {c.usable_blocks:,}" if c.usable_blocks < c.num_blocks else ""
+    head = f"= {_gib(pool.mem_bytes)} / " if len(moved.steps) > 1 else "/ "
+    engines = f" x {b.num_engines} engines = {users:,}" if b.num_engines > 1 else ""
+    if c.mix is not None or c.shared_prefix_blocks:
+        return (
+            f"{head}{pool.bytes_per_block:,} B per block = {blocks:,} blocks{null}; "
+            + users_arithmetic(c, b.workload)
+            + _cap_step(seqs, c.users)
+            + engines
+        )
+    return (
+        f"{head}{pool.bytes_per_block:,} B per block = {blocks:,} blocks{null} // "
+        f"{c.blocks_per_user} blocks per user = {c.users:,} users"
+        + _cap_step(seqs, c.users)
+        + engines
     )
 
 
