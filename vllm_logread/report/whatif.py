@@ -31,22 +31,32 @@ reach a number of users.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..boots import Boot
 from ..capacity import Capacity, Workload, max_concurrency, users_for_layout, users_that_fit
 from ..errors import LogReadError, UsageError
+from ..jsontypes import JSONObject, JSONValue, as_object
 from ..kv.config import TABLE_SOURCE, find_cached_config, load_config, table_entry
-from ..kv.groups import kv_cache_layout
+from ..kv.groups import KVCacheLayout, kv_cache_layout
+from ..kv.specs import KVSpec
 from ..read.facts import Fact
 from ..rules import concurrency_counts_tokens, default_max_num_seqs, default_utilization
 from ..versions import cdiv
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 from .mix import users_arithmetic
 from .resolved import ResolvedBoot
+
+if TYPE_CHECKING:
+    from .model import Options
+
+#: kv.config.resolve_spec or a test's own: (model, config=, tensor_parallel_size=,
+#: kv_cache_dtype=, dtype=) -> the model's KV spec, or None when nothing knows it.
+SpecResolver = Callable[..., KVSpec | None]
 
 GIB = 1 << 30
 
@@ -101,8 +111,8 @@ class WhatIf:
     # worked). Not in the what_if JSON: report/knobs.py names the limit.
     pool_users: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {
             "change": self.change,
             "pool_tokens": self.pool_tokens,
             "users": self.users,
@@ -197,47 +207,59 @@ def parse_change(text: str) -> Change:
     >>> parse_change("tp=2").tensor_parallel_size
     2
     """
-    values: dict[str, Any] = {}
+    change = Change()
+    seen: set[str] = set()
     for part in text.split("+"):
-        part = part.strip()
-        key, sep, raw = part.partition("=")
+        key, sep, raw = part.strip().partition("=")
         key, raw = key.strip().lower(), raw.strip()
         name = _KEYS.get(key)
         if not sep or name is None or not raw:
             raise UsageError(f"--what-if {text!r}: expected one of {WHAT_IF_HELP}")
-        if name in values:
+        if name in seen:
             raise UsageError(f"--what-if {text!r}: {name} given twice")
+        if name != "weights":  # weights=fp8 twice has never been refused (it says the same)
+            seen.add(name)
         try:
-            if name == "kv_cache_dtype":
-                values[name] = raw.lower()
-            elif name == "weights":
-                if raw.lower() != "fp8":
-                    raise UsageError(f"--what-if {text!r}: only weights=fp8 is modelled")
-                values["weights_fp8"] = True
-            elif name == "gpu_memory_utilization":
-                u = float(raw)
-                if not 0 < u <= 1:
-                    raise UsageError(f"--what-if {text!r}: utilization must be in (0, 1]")
-                values[name] = u
-            elif name in ("max_model_len", "tensor_parallel_size"):
-                n = int(raw.replace(",", "").replace("_", ""))
-                if n < 1:
-                    raise UsageError(f"--what-if {text!r}: {name} must be positive")
-                values[name] = n
-            elif name == "gpu":
-                values[name] = find_gpu(raw)
-            else:
-                g = float(raw)
-                if not 0 < g < MAX_GPU_GIB:
-                    raise UsageError(f"--what-if {text!r}: GPU memory must be positive GiB")
-                values[name] = g
+            change = _with_setting(change, name, raw, text)
         except ValueError as err:
             if isinstance(err, LogReadError):
                 raise
             raise UsageError(f"--what-if {text!r}: {raw!r} is not a number") from None
-    if "gpu" in values and "gpu_memory_gib" in values:
+    if change.gpu is not None and change.gpu_memory_gib is not None:
         raise UsageError(f"--what-if {text!r}: give gpu= or gpu_memory_gib=, not both")
-    return Change(**values)
+    return change
+
+
+def _with_setting(change: Change, name: str, raw: str, text: str) -> Change:
+    """``change`` with one ``--what-if`` setting (``name`` one of _KEYS' values).
+
+    Raises:
+        UsageError: a value out of range; ValueError: not a number.
+    """
+    if name == "kv_cache_dtype":
+        return replace(change, kv_cache_dtype=raw.lower())
+    if name == "weights":
+        if raw.lower() != "fp8":
+            raise UsageError(f"--what-if {text!r}: only weights=fp8 is modelled")
+        return replace(change, weights_fp8=True)
+    if name == "gpu_memory_utilization":
+        u = float(raw)
+        if not 0 < u <= 1:
+            raise UsageError(f"--what-if {text!r}: utilization must be in (0, 1]")
+        return replace(change, gpu_memory_utilization=u)
+    if name in ("max_model_len", "tensor_parallel_size"):
+        n = int(raw.replace(",", "").replace("_", ""))
+        if n < 1:
+            raise UsageError(f"--what-if {text!r}: {name} must be positive")
+        if name == "max_model_len":
+            return replace(change, max_model_len=n)
+        return replace(change, tensor_parallel_size=n)
+    if name == "gpu":
+        return replace(change, gpu=find_gpu(raw))
+    g = float(raw)
+    if not 0 < g < MAX_GPU_GIB:
+        raise UsageError(f"--what-if {text!r}: GPU memory must be positive GiB")
+    return replace(change, gpu_memory_gib=g)
 
 
 def parse_changes(texts: Sequence[str]) -> tuple[Change, ...]:
@@ -294,8 +316,8 @@ class Basis:
     engine_num_blocks: tuple[int, ...] = ()
     bytes_per_block: int | None = None
     bytes_per_block_source: str = ""
-    spec: Any = None
-    layout: Any = None
+    spec: KVSpec | None = None
+    layout: KVCacheLayout | None = None
     model: str | None = None
     config: str | None = None
     dtype: str | None = None
@@ -323,7 +345,7 @@ class Basis:
     # The values vLLM's rule allows when the log does not settle max_num_seqs
     # (256 or 1,024 by the card); one or none when settled.
     max_num_seqs_candidates: tuple[int, ...] = ()
-    spec_resolver: Callable[..., Any] | None = field(default=None, repr=False)
+    spec_resolver: SpecResolver | None = field(default=None, repr=False)
     # For the knob ranking (report/knobs.py): the platform, the scheduler's
     # token budget and the activation peak the profile measured (None: unknown).
     device: str | None = None
@@ -391,7 +413,7 @@ class Basis:
         per = " per engine" if self.num_engines > 1 else ""
         return f" (max_num_seqs {m:,}{per} caps them; the pool holds {users_per_engine:,}{per})"
 
-    def fit(self, num_blocks: int, layout: Any = None) -> Capacity:
+    def fit(self, num_blocks: int, layout: KVCacheLayout | None = None) -> Capacity:
         """Users of the workload in ``num_blocks`` blocks (one engine)."""
         layout = layout if layout is not None else self.layout
         if layout is not None and not layout.is_single_full_group:
@@ -404,7 +426,7 @@ class Basis:
         )
 
 
-def _quantized(boot: Any, model: str | None) -> str | None:
+def _quantized(boot: Boot, model: str | None) -> str | None:
     q = boot.value("quantization")
     if q and str(q).lower() not in ("none", "null"):
         return str(q)
@@ -416,120 +438,140 @@ def _quantized(boot: Any, model: str | None) -> str | None:
 
 
 def basis_for_report(
-    boot: Any,
+    boot: Boot,
     capacity: Capacity,
     *,
     resolved: ResolvedBoot,
     workload: Workload,
     available_kv: Fact | None,
     kv_cache_dtype: str | None,
-    options: Any,
-    spec_resolver: Callable[..., Any] | None,
+    options: Options,
+    spec_resolver: SpecResolver | None,
     num_blocks_high: int | None = None,
 ) -> Basis:
     """The Basis of a report's first engine (report.build_report calls this):
     the block size, spec, layout, TP, max model length, engines and
     max_num_seqs as the ResolvedBoot decided them (report/resolved.py)."""
     block_size = resolved.block_size.value or capacity.block_size
-    spec, layout = resolved.spec, resolved.layout
-    tensor_parallel_size = resolved.tensor_parallel_size
-    max_model_len = resolved.max_model_len.value
-    generation = resolved.generation
+    layout = resolved.layout
     engine_num_blocks = resolved.engine_num_blocks
-    num_engines = len(engine_num_blocks)
-    max_num_seqs = resolved.scheduler.max_num_seqs.value
-    max_num_seqs_source = resolved.scheduler.max_num_seqs.source
     model = boot.value("model")
     model_s = str(model) if model else None
     version = boot.value("vllm_version")
     version_s = str(version) if version else None
-    num_blocks = capacity.num_blocks
-    bpb: int | None = None
-    bpb_src = ""
-    if layout is not None and not layout.is_single_full_group:
-        bpb, bpb_src = int(layout.bytes_per_block), "the model's KV cache groups"
-    elif spec is not None:
-        bpb = int(spec.kv_bytes_per_token) * block_size
-        bpb_src = f"{int(spec.kv_bytes_per_token):,} B per token x {block_size}"
-    elif available_kv is not None and num_blocks > 0 and float(available_kv.value) > 0:
-        # Model unknown: the memory line over the blocks (to the printed precision).
-        bpb = int(float(available_kv.value) * GIB / num_blocks)
-        bpb_src = f"{float(available_kv.value)} GiB / {num_blocks:,} blocks (model shape unknown)"
-    if bpb is not None and bpb <= 0:  # "1e-20 GiB / 1,952 blocks": no block size to divide by
-        bpb, bpb_src = None, ""
-    total_f = boot.first("total_gpu_gib")
-    total: float | None = None
-    total_src = ""
-    gpu_hint = getattr(options, "gpu", None)
-    if total_f is not None:
-        total, total_src = float(total_f.value), f"the log (line {total_f.line})"
-    elif gpu_hint is not None:
-        g = gpu_hint if isinstance(gpu_hint, Gpu) else find_gpu(str(gpu_hint))
-        total, total_src = g.total_gib, f"--gpu {g.name} ({g.source})"
-    util_f = boot.last("gpu_memory_utilization")
-    if util_f is not None:
-        util, util_src, util_logged = (
-            float(util_f.value),
-            f"the log (line {util_f.line})",
-            True,
-        )
-    else:
-        util, util_src = default_utilization(version_s)
-        util_logged = False
-    seqs, seqs_src = max_num_seqs, max_num_seqs_source
-    weights_f = boot.first("weights_gib")
-    dtype_f = boot.first("dtype")
-    stated_bs = boot.last("block_size")
-    prefix_f = boot.last("enable_prefix_caching")
-    mode_f = boot.last("mamba_cache_mode")
-    nspec_f = boot.last("num_speculative_tokens")
+    bpb, bpb_src = _bytes_per_block_now(
+        resolved.spec, layout, block_size, available_kv, capacity.num_blocks
+    )
+    total, total_src = _total_gpu_gib(boot, options)
+    util, util_src, util_logged = _utilization(boot, version_s)
     pp = boot.value("pipeline_parallel_size")
-    act_f = boot.last("activation_peak_gib")
     return Basis(
-        num_blocks=num_blocks,
+        num_blocks=capacity.num_blocks,
         num_blocks_high=num_blocks_high,
         block_size=block_size,
         has_null_block=capacity.usable_blocks < capacity.num_blocks
-        or (capacity.num_blocks == 0 and generation != "V0"),
+        or (capacity.num_blocks == 0 and resolved.generation != "V0"),
         workload=workload,
-        num_engines=max(num_engines, 1),
+        num_engines=max(len(engine_num_blocks), 1),
         engine_num_blocks=tuple(n for n in engine_num_blocks if n is not None)
         if all(n is not None for n in engine_num_blocks)
         else (),
         bytes_per_block=bpb,
         bytes_per_block_source=bpb_src,
-        spec=spec,
+        spec=resolved.spec,
         layout=layout if layout is not None and not layout.is_single_full_group else None,
         model=model_s,
-        config=getattr(options, "config", None),
-        dtype=str(dtype_f.value) if dtype_f is not None else None,
+        config=options.config,
         kv_cache_dtype=kv_cache_dtype,
-        tensor_parallel_size=tensor_parallel_size,
+        tensor_parallel_size=resolved.tensor_parallel_size,
         pipeline_parallel_size=int(pp) if isinstance(pp, int) and pp > 0 else 1,
         vllm_version=version_s,
-        is_v1=None if generation is None else generation == "V1",
-        stated_block_size=int(stated_bs.value) if stated_bs is not None else None,
-        hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,
-        enable_prefix_caching=None if prefix_f is None else bool(prefix_f.value),
-        mamba_cache_mode=None if mode_f is None else str(mode_f.value),
-        num_speculative_tokens=None if nspec_f is None else int(nspec_f.value),
-        max_model_len=max_model_len,
+        is_v1=None if resolved.generation is None else resolved.generation == "V1",
+        max_model_len=resolved.max_model_len.value,
         available_kv_gib=None if available_kv is None else float(available_kv.value),
-        weights_gib=None if weights_f is None else float(weights_f.value),
         quantization=_quantized(boot, model_s),
         total_gpu_gib=total,
         total_gpu_source=total_src,
         utilization=util,
         utilization_source=util_src,
         is_utilization_logged=util_logged,
-        max_num_seqs=seqs,
-        max_num_seqs_source=seqs_src,
+        max_num_seqs=resolved.scheduler.max_num_seqs.value,
+        max_num_seqs_source=resolved.scheduler.max_num_seqs.source,
         max_num_seqs_candidates=tuple(resolved.scheduler.max_num_seqs_candidates),
         spec_resolver=spec_resolver,
         device=resolved.device,
         max_num_batched_tokens=resolved.scheduler.max_num_batched_tokens.value,
-        activation_peak_gib=None if act_f is None else float(act_f.value),
+        dtype=_str_of(boot.first("dtype")),
+        stated_block_size=_int_of(boot.last("block_size")),
+        hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,
+        enable_prefix_caching=_bool_of(boot.last("enable_prefix_caching")),
+        mamba_cache_mode=_str_of(boot.last("mamba_cache_mode")),
+        num_speculative_tokens=_int_of(boot.last("num_speculative_tokens")),
+        weights_gib=_float_of(boot.first("weights_gib")),
+        activation_peak_gib=_float_of(boot.last("activation_peak_gib")),
     )
+
+
+def _str_of(f: Fact | None) -> str | None:
+    return None if f is None else str(f.value)
+
+
+def _int_of(f: Fact | None) -> int | None:
+    return None if f is None else int(f.value)
+
+
+def _float_of(f: Fact | None) -> float | None:
+    return None if f is None else float(f.value)
+
+
+def _bool_of(f: Fact | None) -> bool | None:
+    return None if f is None else bool(f.value)
+
+
+def _bytes_per_block_now(
+    spec: KVSpec | None,
+    layout: KVCacheLayout | None,
+    block_size: int,
+    available_kv: Fact | None,
+    num_blocks: int,
+) -> tuple[int | None, str]:
+    """One block id's bytes on one GPU, and how it is known: the KV cache
+    groups, the spec, else the memory line over the blocks (None: unknown)."""
+    bpb: int | None = None
+    src = ""
+    if layout is not None and not layout.is_single_full_group:
+        bpb, src = int(layout.bytes_per_block), "the model's KV cache groups"
+    elif spec is not None:
+        bpb = int(spec.kv_bytes_per_token) * block_size
+        src = f"{int(spec.kv_bytes_per_token):,} B per token x {block_size}"
+    elif available_kv is not None and num_blocks > 0 and float(available_kv.value) > 0:
+        # Model unknown: the memory line over the blocks (to the printed precision).
+        bpb = int(float(available_kv.value) * GIB / num_blocks)
+        src = f"{float(available_kv.value)} GiB / {num_blocks:,} blocks (model shape unknown)"
+    if bpb is not None and bpb <= 0:  # "1e-20 GiB / 1,952 blocks": no block size to divide by
+        return None, ""
+    return bpb, src
+
+
+def _total_gpu_gib(boot: Boot, options: Options) -> tuple[float | None, str]:
+    """The GPU's total memory and where it comes from: the log, else --gpu."""
+    total_f = boot.first("total_gpu_gib")
+    if total_f is not None:
+        return float(total_f.value), f"the log (line {total_f.line})"
+    gpu_hint = options.gpu
+    if gpu_hint is None:
+        return None, ""
+    g = gpu_hint if isinstance(gpu_hint, Gpu) else find_gpu(str(gpu_hint))
+    return g.total_gib, f"--gpu {g.name} ({g.source})"
+
+
+def _utilization(boot: Boot, version: str | None) -> tuple[float, str, bool]:
+    """gpu_memory_utilization, where it comes from, and whether the log states it."""
+    util_f = boot.last("gpu_memory_utilization")
+    if util_f is not None:
+        return float(util_f.value), f"the log (line {util_f.line})", True
+    util, src = default_utilization(version)
+    return util, src, False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -540,7 +582,9 @@ class Embeddings:
     basis: str
 
 
-def _config_for(model: str | None, config: str | None) -> tuple[dict[str, Any], str] | None:
+def _config_for(
+    model: str | None, config: str | None
+) -> tuple[Mapping[str, JSONValue], str] | None:
     """The model's config.json object, offline: --config, a local folder, the
     Hugging Face cache, the shipped table."""
 
@@ -559,7 +603,7 @@ def _config_for(model: str | None, config: str | None) -> tuple[dict[str, Any], 
             return load_config(cached), f"Hugging Face cache: {cached}"
         entry = table_entry(model)
         if entry is not None:
-            return dict(entry[1]), f"{TABLE_SOURCE}, entry {entry[0]}"
+            return entry[1], f"{TABLE_SOURCE}, entry {entry[0]}"
     except (LogReadError, OSError, RuntimeError, ValueError):  # RuntimeError: "~nobody/x"
         return None
     return None
@@ -575,8 +619,7 @@ def embeddings_of(model: str | None, config: str | None) -> Embeddings | None:
     if found is None:
         return None
     data, src = found
-    nested = data.get("text_config")
-    text: dict[str, Any] = nested if isinstance(nested, dict) else {}
+    text = as_object(data.get("text_config", {})) or {}
     vocab = text.get("vocab_size", data.get("vocab_size"))
     hidden = text.get("hidden_size", data.get("hidden_size"))
     tied = text.get("tie_word_embeddings", data.get("tie_word_embeddings", True))
@@ -629,7 +672,7 @@ class _NewPool:
     num_blocks: int
     mem_bytes: float
     bytes_per_block: int
-    layout: Any
+    layout: KVCacheLayout | None
     tensor_parallel_size: int
 
 
@@ -923,7 +966,7 @@ _TOP_WHY = (
 
 
 def _users_at_top(
-    b: Basis, bpb_new: int, delta: float, layout_new: Any, seqs: int | None
+    b: Basis, bpb_new: int, delta: float, layout_new: KVCacheLayout | None, seqs: int | None
 ) -> int | None:
     """The users of a change at the top of what the log allows of the pool's memory.
 
@@ -954,7 +997,9 @@ def _unknown(text: str, why: str) -> WhatIf:
     return WhatIf(change=text, pool_tokens=None, users=None, note=f"unknown: {why}", is_exact=False)
 
 
-def _bytes_per_block(b: Basis, kv_new: str | None, tp_new: int) -> tuple[int | None, Any, str]:
+def _bytes_per_block(
+    b: Basis, kv_new: str | None, tp_new: int
+) -> tuple[int | None, KVCacheLayout | None, str]:
     """Bytes of one block id on one GPU at a KV dtype and TP; the new layout."""
     assert b.bytes_per_block is not None
     same_kv = kv_new is None or (kv_new == (b.kv_cache_dtype or "auto"))
@@ -1002,43 +1047,78 @@ def _bytes_per_block(b: Basis, kv_new: str | None, tp_new: int) -> tuple[int | N
 
 def _max_model_len(b: Basis, n: int) -> WhatIf:
     """The pool stays; the users at the workload stay; vLLM's figure moves."""
-    text = f"max_model_len={n}"
     c = b.fit(b.num_blocks)
-    per_req = cdiv(n, b.block_size)
-    old_formula = concurrency_counts_tokens(b.vllm_version, is_v0=b.is_v1 is False)
-    if b.layout is not None:
-        try:
-            conc = max_concurrency(
-                b.layout, num_blocks=b.num_blocks, max_model_len=n, vllm_version=b.vllm_version
-            )
-            formula = f"{b.num_blocks:,} blocks over {b.layout.num_groups} KV cache groups"
-        except LogReadError:
-            conc, formula = b.num_blocks / per_req, f"{b.num_blocks:,} / {per_req:,}"
-    elif old_formula:
-        conc = b.num_blocks * b.block_size / n
-        formula = f"{b.num_blocks:,} x {b.block_size} / {n:,}"
-    else:
-        conc = b.num_blocks / per_req
-        formula = f"{b.num_blocks:,} blocks / cdiv({n:,}, {b.block_size}) = {b.num_blocks:,} / {per_req:,}"
+    conc, formula = _concurrency_at(b, n)
     users = b.capped(c.users)
     w = b.workload
     parts = [
         f"the pool stays {b.num_blocks:,} blocks (memory sets it, not the length), so the "
         f"users {'of the mix' if w.is_mix else f'at {w.tokens_held_at_end:,} tokens'} stay "
         f"{users:,}; vLLM's max concurrency becomes "
-        f"{formula} = {conc:.2f}x for {n:,}-token requests"
+        f"{formula} = {conc:.2f}x for {n:,}-token requests" + _concurrency_now(b)
     ]
-    if b.max_model_len:
-        now = (
-            b.num_blocks * b.block_size / b.max_model_len
-            if old_formula or b.layout is not None
-            else b.num_blocks / cdiv(b.max_model_len, b.block_size)
-        )
-        parts[0] += (
-            f" (about {now:.2f}x at {b.max_model_len:,} now)"
-            if b.layout
-            else f" ({now:.2f}x at {b.max_model_len:,} now)"
-        )
+    cut = _cut_at(b, n)
+    if cut is not None:
+        users = cut[0]
+        parts.append(cut[1])
+    capacity_tokens = b.num_blocks * b.block_size
+    if b.layout is None and n > capacity_tokens:
+        parts.append(f"{n:,} tokens exceed the pool ({capacity_tokens:,}): vLLM refuses to start")
+    return WhatIf(
+        change=f"max_model_len={n}",
+        pool_tokens=b.num_blocks * b.block_size,
+        users=users,
+        note="; ".join(parts),
+        is_exact=True,
+        users_mid_answer=b.capped(c.users_mid_answer),
+        num_blocks=b.num_blocks,
+        num_gpus=b.num_gpus,
+        vllm_max_concurrency=conc,
+        arithmetic=formula,
+        pool_users=c.users * b.num_engines,
+    )
+
+
+def _concurrency_at(b: Basis, n: int) -> tuple[float, str]:
+    """vLLM's "maximum concurrency" for ``n``-token requests, and its formula:
+    tokens over the length before the version that counts blocks, else blocks
+    over cdiv(n, block_size); a hybrid's through its KV cache groups."""
+    per_req = cdiv(n, b.block_size)
+    if b.layout is not None:
+        try:
+            conc = max_concurrency(
+                b.layout, num_blocks=b.num_blocks, max_model_len=n, vllm_version=b.vllm_version
+            )
+            return conc, f"{b.num_blocks:,} blocks over {b.layout.num_groups} KV cache groups"
+        except LogReadError:
+            return b.num_blocks / per_req, f"{b.num_blocks:,} / {per_req:,}"
+    if concurrency_counts_tokens(b.vllm_version, is_v0=b.is_v1 is False):
+        return b.num_blocks * b.block_size / n, f"{b.num_blocks:,} x {b.block_size} / {n:,}"
+    return (
+        b.num_blocks / per_req,
+        f"{b.num_blocks:,} blocks / cdiv({n:,}, {b.block_size}) = {b.num_blocks:,} / {per_req:,}",
+    )
+
+
+def _concurrency_now(b: Basis) -> str:
+    """`` (2.94x at 8,192 now)``: vLLM's figure at the log's max model len ("" unknown)."""
+    if not b.max_model_len:
+        return ""
+    old_formula = concurrency_counts_tokens(b.vllm_version, is_v0=b.is_v1 is False)
+    now = (
+        b.num_blocks * b.block_size / b.max_model_len
+        if old_formula or b.layout is not None
+        else b.num_blocks / cdiv(b.max_model_len, b.block_size)
+    )
+    if b.layout:
+        return f" (about {now:.2f}x at {b.max_model_len:,} now)"
+    return f" ({now:.2f}x at {b.max_model_len:,} now)"
+
+
+def _cut_at(b: Basis, n: int) -> tuple[int, str] | None:
+    """The users when ``n`` is below the workload's requests, and why: vLLM
+    rejects a prompt over it and cuts an answer at it (None: every request fits)."""
+    w = b.workload
     longest = max(r.tokens for r in w.rows)
     if w.is_mix and n < longest:
         kept = [r for r in w.requests if r.tokens <= n]
@@ -1050,41 +1130,25 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
             if kept
             else 0
         )
-        parts.append(
+        return users, (
             f"{left:,} of the mix's {w.num_requests:,} requests are over {n:,} tokens: vLLM "
             f"rejects them (HTTP 400), so {users:,} users of the {w.num_requests - left:,} "
             "left fit"
         )
-    elif n < w.tokens_per_user:
-        cut = replace(
-            w, prompt_tokens=min(w.prompt_tokens, n), output_tokens=max(0, n - w.prompt_tokens)
+    if n >= w.tokens_per_user:
+        return None
+    if w.prompt_tokens >= n:
+        return (
+            0,
+            f"{n:,} is below the workload's {w.prompt_tokens:,}-token prompts: vLLM rejects them",
         )
-        if w.prompt_tokens >= n:
-            parts.append(
-                f"{n:,} is below the workload's {w.prompt_tokens:,}-token prompts: vLLM rejects them"
-            )
-            users = 0
-        else:
-            users = b.capped(replace(b, workload=cut).fit(b.num_blocks).users)
-            parts.append(
-                f"{n:,} is below the workload's {w.tokens_per_user:,} tokens per user: answers are "
-                f"cut at {n - w.prompt_tokens:,} tokens, so {users:,} users of {n:,} tokens fit"
-            )
-    capacity_tokens = b.num_blocks * b.block_size
-    if b.layout is None and n > capacity_tokens:
-        parts.append(f"{n:,} tokens exceed the pool ({capacity_tokens:,}): vLLM refuses to start")
-    return WhatIf(
-        change=text,
-        pool_tokens=b.num_blocks * b.block_size,
-        users=users,
-        note="; ".join(parts),
-        is_exact=True,
-        users_mid_answer=b.capped(c.users_mid_answer),
-        num_blocks=b.num_blocks,
-        num_gpus=b.num_gpus,
-        vllm_max_concurrency=conc,
-        arithmetic=formula,
-        pool_users=c.users * b.num_engines,
+    cut = replace(
+        w, prompt_tokens=min(w.prompt_tokens, n), output_tokens=max(0, n - w.prompt_tokens)
+    )
+    users = b.capped(replace(b, workload=cut).fit(b.num_blocks).users)
+    return users, (
+        f"{n:,} is below the workload's {w.tokens_per_user:,} tokens per user: answers are "
+        f"cut at {n - w.prompt_tokens:,} tokens, so {users:,} users of {n:,} tokens fit"
     )
 
 
