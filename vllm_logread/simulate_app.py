@@ -20,6 +20,7 @@ from typing import Any
 
 from .errors import MissingPoolError, UsageError
 from .inputs import open_input, run
+from .jsontypes import JSONObject
 from .kv.config import load_config, resolve_spec
 from .options import CommonOptions, check_common, one_workload, output_format, report_options
 from .render.json import SCHEMA_VERSION, dumps
@@ -315,7 +316,7 @@ def run_simulate(opts: SimulateOptions, console: Any) -> int:
         except OSError as err:
             raise UsageError(f"--stats-csv {opts.stats_csv}: {err.strerror or err}") from err
     if fmt == "json":
-        head = {"schema_version": SCHEMA_VERSION, "command": "simulate"}
+        head: JSONObject = {"schema_version": SCHEMA_VERSION, "command": "simulate"}
         console.out(dumps({**head, **simulation_json(sim, source=opts.file)}))
     elif fmt == "csv":
         import io
