@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..errors import UsageError
 from ..events import InputResult
@@ -18,7 +18,7 @@ from ..rules import NEWEST_CHECKED, version_past_checked
 def json_text(
     results: Sequence[InputResult],
     *,
-    sweep: Sequence[JSONObject] | None = None,
+    sweep: Sequence[Mapping[str, JSONValue]] | None = None,
     unread: Sequence[tuple[str, int, str]] = (),
 ) -> str:
     """The ``--json`` text (also ``--format json``): one object whatever was asked.
