@@ -16,7 +16,7 @@ off, ``max_num_batched_tokens = max(max_model_len, 2048)``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .errors import MissingPoolError, UsageError
 from .inputs import open_input, run
@@ -28,6 +28,13 @@ from .render.simulation import simulation_json, simulation_text, write_steps_csv
 from .rules import V0_WATERMARK_FRACTION, v0_max_num_batched_tokens
 from .session import Session
 from .simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
+
+if TYPE_CHECKING:
+    from .app import Console
+    from .boots import Boot
+    from .render.plot import StatsRecorder, StatsRow
+    from .report.model import Report
+    from .watch import LoadSummary
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,7 +154,7 @@ def load_sizes(
 
 
 def pool_from_report(
-    report: Any, *, num_blocks: int | None = None, block_size: int | None = None
+    report: Report, *, num_blocks: int | None = None, block_size: int | None = None
 ) -> Pool:
     """The pool a report states: its blocks, block size and KV cache groups.
 
@@ -187,7 +194,7 @@ def pool_from_report(
     )
 
 
-def limits_for_report(report: Any, opts: SimulateOptions) -> SchedulerLimits:
+def limits_for_report(report: Report, opts: SimulateOptions) -> SchedulerLimits:
     """The scheduler limits: the options, else the boot's as ``read`` resolved them
     (report/resolved.scheduler_limits: stated in the log, else vLLM's default for
     its platform), so ``simulate`` and ``read`` use the same max_num_seqs and
@@ -219,7 +226,7 @@ def limits_for_report(report: Any, opts: SimulateOptions) -> SchedulerLimits:
     )
 
 
-def simulate_log(opts: SimulateOptions, *, report: Any) -> Simulation:
+def simulate_log(opts: SimulateOptions, *, report: Report) -> Simulation:
     """The simulation ``opts`` asks for, over ``report``'s pool."""
     if opts.users is None and opts.arrival_interval is None:
         raise UsageError("give --users N (closed loop) or --arrival-interval STEPS")
@@ -244,7 +251,13 @@ def simulate_log(opts: SimulateOptions, *, report: Any) -> Simulation:
     return simulate(pool, load, limits=limits_for_report(report, opts), num_steps=opts.steps)
 
 
-def read_report(path: str, opts: SimulateOptions, console: Any = None, *, stats: Any = None) -> Any:
+def read_report(
+    path: str,
+    opts: SimulateOptions,
+    console: Console | None = None,
+    *,
+    stats: StatsRecorder | None = None,
+) -> Report:
     """The report of the last boot in ``path`` (``-``: standard input).
 
     ``stats``: a :class:`~vllm_logread.render.plot.StatsRecorder` that gets the
@@ -272,7 +285,7 @@ def read_report(path: str, opts: SimulateOptions, console: Any = None, *, stats:
     return session.report_for(boot)
 
 
-def _rows_of(boot: Any, boots: list[Any], rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+def _rows_of(boot: Boot, boots: list[Boot], rows: list[StatsRow]) -> list[StatsRow]:
     """The stats rows (line number last) between ``boot``'s first fact and the next
     boot's: the load that ran on the pool simulated."""
     start = boot.facts[0].line if boot.facts else None
@@ -285,7 +298,7 @@ def _rows_of(boot: Any, boots: list[Any], rows: list[tuple[Any, ...]]) -> list[t
     ]
 
 
-def run_simulate(opts: SimulateOptions, console: Any) -> int:
+def run_simulate(opts: SimulateOptions, console: Console) -> int:
     """Read the log, simulate, tell ``console``; return the exit code (0).
 
     Raises:
@@ -334,7 +347,7 @@ def run_simulate(opts: SimulateOptions, console: Any) -> int:
 FULL_POOL_PCT = 95.0
 
 
-def log_settle(phase: list[tuple[Any, ...]], peak: int) -> int:
+def log_settle(phase: list[StatsRow], peak: int) -> int:
     """The running count a log settled at after its peak: the fewest running
     on the stats lines from the first full one (KV usage >= 95 %) at or after
     the peak, while the pool stays full; the peak itself when the pool never
@@ -368,9 +381,9 @@ def log_settle(phase: list[tuple[Any, ...]], peak: int) -> int:
 
 
 def simulated_verdict(
-    session: Any,
-    summary: Any,
-    rows: list[tuple[Any, ...]],
+    session: Session,
+    summary: LoadSummary,
+    rows: list[StatsRow],
     *,
     prompt_tokens: int,
     output_tokens: int,
