@@ -76,17 +76,22 @@ class Figure:
 _UNKNOWN = Figure(value=None)
 
 
+#: A diff row's unit ("": a count or a word).
+Unit = Literal["GiB", "tokens", "blocks", "engines", "B", ""]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Row:
     """One line of the side-by-side table.
 
     ``name``: the JSON name (a kind of docs/facts.md where there is one);
-    ``label``: the text table's; ``unit``: "GiB", "tokens", "blocks", "B" or "".
+    ``label``: the text table's; ``unit``: "GiB", "tokens", "blocks", "engines",
+    "B" or "".
     """
 
     name: str
     label: str
-    unit: str
+    unit: Unit
     old: Figure
     new: Figure
 
@@ -415,7 +420,7 @@ def _side(report: Report) -> dict[str, Figure]:
 
 
 #: The rows, in the table's order: (name, label, unit).
-ROWS: tuple[tuple[str, str, str], ...] = (
+ROWS: tuple[tuple[str, str, Unit], ...] = (
     ("vllm_version", "vLLM", ""),
     ("model", "model", ""),
     ("dtype", "dtype", ""),
