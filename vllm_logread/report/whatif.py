@@ -940,10 +940,11 @@ def _tp_note(b: Basis, tp_new: int) -> str:
     nodes than ranks; VLLM_CPU_OMP_THREADS_BIND binds them by hand). Each rank
     sets aside its own KV space on its node (--kv-cache-memory-bytes /
     VLLM_CPU_KVCACHE_SPACE, or a share of the node's memory), so the pool is
-    counted at the space this rank took for half the heads: the real 0.32
-    Mistral-7B boot's 0.93 GiB, 59 blocks of 16,777,216 B, becomes 944 blocks
-    of 1,048,576 B at TP 2 (vLLM 0.32 source only: cpu_worker.py
-    determine_available_memory, ompmultiprocessing.py; no TP boot measured).
+    counted at the space this rank took for half the heads: the real 0.32 seed
+    boot's 3.31 GiB, 753 blocks of 32 x 147,456 B = 4,718,592 B, becomes 1,506
+    blocks of 32 x 73,728 B = 2,359,296 B at TP 2 (vLLM 0.32 source only:
+    cpu_worker.py determine_available_memory, ompmultiprocessing.py; no TP boot
+    measured).
     """
     if not b.is_cpu:
         return (
