@@ -16,7 +16,7 @@ Nothing here prints: each function returns text for the CLI to write.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ..capacity import Workload
 from ..errors import UsageError
@@ -61,8 +61,12 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+#: A GitHub workflow command's level.
+Level = Literal["error", "warning", "notice"]
+
+
 def annotation(
-    level: str,
+    level: Level,
     message: str,
     *,
     file: str | None = None,
