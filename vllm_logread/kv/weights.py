@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ..jsontypes import JSONObject, JSONValue
 
@@ -305,11 +304,8 @@ def model_dtype(config: Mapping[str, JSONValue]) -> str:
     return "bfloat16"
 
 
-def quantization_of(config: Mapping[str, JSONValue]) -> dict[str, Any] | None:
-    """The config's ``quantization_config`` (a dict), or None.
-
-    Its values stay ``Any`` for report/estimate.py, which checks each one it
-    reads (``_is_count``) before using it."""
+def quantization_of(config: Mapping[str, JSONValue]) -> JSONObject | None:
+    """The config's ``quantization_config`` (a dict), or None."""
     q = config.get("quantization_config")
     if not isinstance(q, Mapping):
         nested = config.get("text_config")
