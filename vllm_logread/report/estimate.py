@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypedDict, TypeGuard, cast
+from typing import Literal, TypedDict, TypeGuard, cast
 
 from ..capacity import (
     Capacity,
@@ -145,8 +145,7 @@ class Outcome:
     capacity: Capacity | None
     users: int | None
 
-    def to_json(self) -> dict[str, Any]:
-        # (Not a JSONObject: render/estimate.py holds it as a dict[str, object].)
+    def to_json(self) -> JSONObject:
         c = self.capacity
         return {
             "available_kv_gib": round(self.available_kv_bytes / GIB, 4),
