@@ -471,8 +471,8 @@ def pool_device(pool_word: str | None, platforms: Sequence[str]) -> str | None:
     0.31+), and the CPU worker's "Explicitly set (3.0/18.96) GiB for KV cache
     on node 0." (0.10+; the only one in 0.20.2: proven on a real boot,
     sample_logs/real_vllm_0.20.2_qwen3-8b_load.log, where the word GPU had
-    the tool take 16-token blocks for vLLM's 128). Any non-GPU platform among
-    ``platforms`` (lower or upper case) wins over "GPU" or no word.
+    the tool take 16-token blocks for vLLM's 128). A non-GPU platform among
+    ``platforms`` (lower or upper case), if there is one, wins over "GPU" or no word.
 
     >>> pool_device("GPU", ["cpu"]), pool_device("GPU", ["cuda"]), pool_device(None, [])
     ('CPU', 'GPU', None)

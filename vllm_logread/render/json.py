@@ -221,8 +221,12 @@ def _said_when_known(report: Report) -> JSONObject:
     return out
 
 
-def dumps(obj: JSONValue) -> str:
-    """JSON text; never NaN (not JSON) - facts are finite by construction."""
+def dumps(obj: JSONValue | Mapping[str, object]) -> str:
+    """JSON text; never NaN (not JSON) - facts are finite by construction.
+
+    A Mapping[str, object] too: kv --json's object spreads a TypedDict
+    (report/kvshape.KVReport), which mypy reads as Mapping[str, object], never as
+    a Mapping[str, JSONValue]."""
     return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)
 
 

@@ -8,7 +8,7 @@ plus every fact (docs/facts.md), and is printed even for an incomplete log.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..events import InputResult, Output
 from ..kv.config import repo_of_snapshot
@@ -16,6 +16,7 @@ from ..kv.specs import KVSpec
 from ..read.metrics import Server
 from ..report.crosscheck import Agreement
 from ..report.knobs import Knob
+from ..report.kvshape import KVDecisions
 from ..report.model import Report
 from ..report.plan import TargetPlan
 from ..report.whatif import WhatIf
@@ -80,7 +81,7 @@ def kv_text(
     return "\n".join(lines)
 
 
-def _kv_how_lines(how: dict[str, Any]) -> list[str]:
+def _kv_how_lines(how: KVDecisions) -> list[str]:
     """The ``how:`` block of ``vllm-logread kv``: per kind, then the rules."""
     lines = [f"how:     vLLM version {how['vllm_version']}"]
     for k in how["kinds"]:
