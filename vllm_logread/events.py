@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import UsageError
-from .read.facts import Fact, ParseWarning
-from .read.metrics import Server
-from .report.crosscheck import Agreement
-from .report.model import Options, Report
-from .report.sweep import SweepRow
-from .watch import LoadSummary
+
+if TYPE_CHECKING:  # its fields' types; /metrics, crosscheck and sweep only when asked for
+    from .read.facts import Fact, ParseWarning
+    from .read.metrics import Server
+    from .report.crosscheck import Agreement
+    from .report.model import Options, Report
+    from .report.sweep import SweepRow
+    from .watch import LoadSummary
 
 #: ``report``, ``alert``, ``summary``, ``warning`` (stderr), ``echo`` (input
 #: bytes passed through, in ``data``) or ``workload`` (the workload a log's

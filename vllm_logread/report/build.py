@@ -9,7 +9,7 @@ line) or the result of a formula written out in ``arithmetic``.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..boots import Boot, Engine, _mnbt_tried, engine_generation
 from ..capacity import (
@@ -40,7 +40,6 @@ from .failure import boot_failure, start_up_end, stopped_warning
 from .knobs import rank_knobs
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
-from .plan import TargetPlan, plan_for_target
 from .request_cost import for_report as request_cost_for_report
 from .resolved import (
     ResolvedBoot,
@@ -53,6 +52,9 @@ from .resolved import (
 )
 from .solve import other_block_sizes, stated_block_size
 from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
+
+if TYPE_CHECKING:
+    from .plan import TargetPlan
 
 
 def _int(f: Fact | None) -> int | None:
@@ -1023,5 +1025,9 @@ def for_report(basis: Basis | None, options: Any) -> tuple[list[WhatIf], TargetP
     requested = tuple(getattr(options, "what_ifs", ()) or ())
     changes = tuple(c if isinstance(c, Change) else parse_change(str(c)) for c in requested)
     target = getattr(options, "target_users", None)
-    plan = None if target is None else plan_for_target(basis, int(target))
+    plan = None
+    if target is not None:
+        from .plan import plan_for_target  # --target-users alone imports report/plan.py
+
+        plan = plan_for_target(basis, int(target))
     return what_ifs(basis, changes), plan

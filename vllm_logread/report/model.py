@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..boots import Boot, Engine
 from ..capacity import Capacity, Workload
 from ..observed import ObservedWorkload
 from .knobs import KnobRanking
 from .mix import BootWorkload
-from .plan import TargetPlan
 from .request_cost import LongestRequest, RequestCost
 from .resolved import Answer, ResolvedBoot
 from .whatif import Basis, WhatIf
+
+if TYPE_CHECKING:
+    from .plan import TargetPlan
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
