@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..boots import Boot, Engine
 from ..capacity import Capacity, Workload
-from ..observed import ObservedWorkload
 from .knobs import KnobRanking
 from .mix import BootWorkload
 from .request_cost import LongestRequest, RequestCost
@@ -15,6 +14,7 @@ from .resolved import Answer, ResolvedBoot
 from .whatif import Basis, WhatIf
 
 if TYPE_CHECKING:
+    from ..observed import ObservedWorkload
     from .plan import TargetPlan
 
 
