@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 from .errors import LogReadError, MissingPoolError, UsageError
-from .events import parse_margin_pct
+from .events import ExitStatus, parse_margin_pct
 from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
 from .options import (
@@ -33,7 +33,7 @@ from .options import (
     report_options,
     unused_options,
 )
-from .outcome import ExitStatus, gate_note, judged, results_of, with_sweep, worst
+from .outcome import gate_note, judged, results_of, with_sweep, worst
 from .render.ci import Extras
 from .render.json import StatsJsonl, json_text
 from .render.tables import StatsCsv
@@ -42,12 +42,13 @@ from .session import Session
 from .terminal import Interrupted, signals_as_exceptions, signals_ignored
 
 # Names for the annotations alone; /metrics (read.metrics, report.crosscheck) is
-# imported by the options that read it, not by every report (docs/performance.md,
-# "Start-up").
+# imported by the options that read it, not by every report, and render/plot.py
+# only when --simulate asks (docs/performance.md, "Start-up").
 if TYPE_CHECKING:
     from .capacity import Workload
     from .events import Output
     from .read.facts import Fact
+    from .render.plot import StatsRecorder
     from .report.crosscheck import Agreement
     from .report.model import Options
     from .session import StatsSink
@@ -288,7 +289,7 @@ class _Job:
     on_stats_facts: Callable[[list[Fact]], None] | None = None  # --stats-jsonl
     failures: Unread = field(default_factory=list)  # inputs that could not be opened
     sessions: list[Session] = field(default_factory=list)
-    sim_rows: Any = None  # --simulate: a StatsRecorder of every stats line
+    sim_rows: StatsRecorder | None = None  # --simulate: every stats line
 
     def read(self, inputs: Inputs) -> None:
         """Each input through its own Session, outputs shown as they come."""
@@ -393,7 +394,7 @@ class _Job:
 
         from .simulate_app import simulated_verdict
 
-        if item.summary is None or not self.sessions:
+        if item.summary is None or not self.sessions or self.sim_rows is None:
             return item
         said = simulated_verdict(
             self.sessions[-1],

@@ -105,6 +105,8 @@ RECIPES: dict[str, VersionRecipe] = {
     "0.20.2": VersionRecipe(vllm="0.20.2", torch="2.11.0"),
     "0.26.0": VersionRecipe(vllm="0.26.0", torch="2.11.0"),
     "0.30.0": VersionRecipe(vllm="0.30.0", torch="2.13.0"),
+    # The last 0.31 (issue 30: the max_num_batched_tokens pair, tests/real_vllm/NOTES.md).
+    "0.31.0": VersionRecipe(vllm="0.31.0", torch="2.13.0"),
 }
 
 

@@ -14,6 +14,7 @@ from ..events import InputResult, Output
 from ..kv.config import repo_of_snapshot
 from ..kv.specs import KVSpec
 from ..report.knobs import Knob
+from ..report.kvshape import KVDecisions
 from ..report.model import Report
 from ..report.whatif import WhatIf
 from ..watch import LoadSummary
@@ -78,7 +79,7 @@ def kv_text(
     return "\n".join(lines)
 
 
-def _kv_how_lines(how: dict[str, Any]) -> list[str]:
+def _kv_how_lines(how: KVDecisions) -> list[str]:
     """The ``how:`` block of ``vllm-logread kv``: per kind, then the rules."""
     lines = [f"how:     vLLM version {how['vllm_version']}"]
     for k in how["kinds"]:
@@ -383,6 +384,9 @@ def _short_note(wi: WhatIf, report: Report) -> str:
         return "overheads as measured"
     if key == "max_model_len" and wi.vllm_max_concurrency is not None:
         return f"vLLM would say {wi.vllm_max_concurrency:.2f}x"
+    if key == "max_num_batched_tokens" and wi.vllm_max_concurrency is not None:
+        pool = "" if wi.vllm_pool_tokens is None else f"{wi.vllm_pool_tokens:,} tokens, "
+        return f"vLLM would say {pool}{wi.vllm_max_concurrency:.2f}x"
     return ""
 
 
