@@ -17,13 +17,13 @@ from types import ModuleType
 from typing import TYPE_CHECKING, TypeAlias
 
 from ..errors import UsageError
-from ..report.sweep import SweepRow
 
 if TYPE_CHECKING:
     from pandas import DataFrame
     from typing_extensions import Unpack
 
     from ..report.model import Report
+    from ..report.sweep import SweepRow
     from .plot import StatsRow
 
 #: One cell of a table: what the text, Markdown, CSV and JSON tables write.
