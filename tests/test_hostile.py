@@ -44,6 +44,10 @@ from vllm_logread.session import Session
 SEED = (SAMPLE_LOGS / "seed_qwen3-8b_l4.log").read_bytes()
 SEED_USERS = 37  # 24,096 tokens / 16 = 1,506 blocks - 1 null = 1,505 // 40 blocks per user
 H = b"INFO 11-29 10:00:40 [kv_cache_utils.py:1087] "
+# A fragment that names no model is read as plain attention only when its figures confirm
+# it (tests/test_nameless.py); the fragments below that test other things name the seed's
+# model (plain: the shipped table), so that their users stay the seed's 37.
+NAMED = b"INFO 11-29 10:00:01 [utils.py:233] non-default args: {'model': 'Qwen/Qwen3-8B'}\n"
 EXE = Path(sys.executable).with_name("vllm-logread")
 # A minimal config.json of Qwen/Qwen3-8B: 36 x 8 x 128 x 2 x 2 = 147,456 B per token.
 QWEN3_8B = {
@@ -227,11 +231,11 @@ LOG_CASES: list[tuple[str, bytes, tuple[str, ...], int, tuple[str, ...], int | N
     ),
     (
         "nan_concurrency",
-        H + b"GPU KV cache size: 24,096 tokens\n"
+        NAMED + H + b"GPU KV cache size: 24,096 tokens\n"
         b"INFO 11-29 10:00:40 [x.py:1] Maximum concurrency for 0 tokens per request: nanx\n",
         (),
         0,
-        (":2: max_concurrency: 'nan' is not a finite number",),
+        (":3: max_concurrency: 'nan' is not a finite number",),
         SEED_USERS,
     ),
     (
@@ -300,7 +304,8 @@ LOG_CASES: list[tuple[str, bytes, tuple[str, ...], int, tuple[str, ...], int | N
     ),
     (
         "negative_concurrency_tokens",
-        H
+        NAMED
+        + H
         + b"Using max model len -8192\n"
         + H
         + b"GPU KV cache size: 24,096 tokens, Maximum concurrency for -8,192 tokens per request: 2.94x\n",
@@ -490,7 +495,7 @@ def test_pool_repeated_with_other_values(tmp_path: Path) -> None:
 
 
 LATER_POOL = (
-    H + b"GPU KV cache size: 24,096 tokens\n"
+    NAMED + H + b"GPU KV cache size: 24,096 tokens\n"
     b"INFO 11-29 10:00:52 [gpu_model_runner.py:5210] Graph capturing finished in 12 secs, "
     b"took 0.53 GiB\n"
 )
@@ -506,7 +511,7 @@ def test_a_later_smaller_pool_line_is_reported_again(tmp_path: Path) -> None:
     check(
         result,
         1,
-        "rep.log:3: the pool was stated again, with other figures",
+        "rep.log:4: the pool was stated again, with other figures",
         "--min-users 20: only 12 users fit",
     )
     reports = result.stdout.split("== vllm-logread")[1:]
@@ -517,8 +522,8 @@ def test_a_later_smaller_pool_line_is_reported_again(tmp_path: Path) -> None:
     reports = live.stdout.split("== vllm-logread")[1:]
     assert len(reports) == 2
     assert reports[0].startswith(": 37 users fit")
-    assert reports[1].startswith(" (update, line 3): 12 users fit")
-    assert "-:3: the pool was stated again after the report above" in live.stderr
+    assert reports[1].startswith(" (update, line 4): 12 users fit")
+    assert "-:4: the pool was stated again after the report above" in live.stderr
     # A repeat with the same figures says nothing more.
     again = LATER_POOL + H + b"GPU KV cache size: 24,096 tokens\n"
     result = cli(write(tmp_path, "same.log", again))
@@ -555,7 +560,7 @@ def test_a_later_pool_line_reaches_serving_mode_too(pool_line: bytes) -> None:
         outs += s.finish()
         results.append([(o.kind, o.line, o.report.users if o.report else o.text) for o in outs])
     assert results[0] == results[1]
-    assert [x for x in results[0] if x[0] == "report"] == [("report", 2, 37), ("report", 5003, 12)]
+    assert [x for x in results[0] if x[0] == "report"] == [("report", 3, 37), ("report", 5004, 12)]
 
 
 # -- big inputs: the installed command, time and memory bounds ------------------

@@ -86,11 +86,25 @@ def test_a_wrong_model_shape_the_tool_found_itself_is_not_a_contradiction() -> N
     assert [u.name for u in r.unknowns] == ["kv_layout"]
 
 
-def test_unknown_model_leaves_the_check_unknown_but_users_known() -> None:
+def test_an_unnamed_unversioned_model_leaves_the_users_a_candidate() -> None:
+    # No model, no version: the pool line may be vLLM 0.20.1+'s int(2.94 x 8,192),
+    # which a hybrid prints too; plain attention's 37 users is a candidate only.
     r = report_of(SEED, spec=None)
+    assert r.users is None and not r.contradicts
+    assert r.kv_bytes_per_token is None
+    [u] = r.unknowns
+    assert u.name == "attention_layout" and u.candidates[0] == "plain full attention: 37 users"
+
+
+def test_unknown_model_on_0_11_leaves_the_check_unknown_but_users_known() -> None:
+    # vLLM 0.11 prints a hybrid's pool as blocks // groups x 16: 24,096 / 16 = 1,506
+    # blocks, 1,506 / 512 = 2.94x is the plain reading's, the log's figure confirms it.
+    version = "(APIServer pid=1) INFO 11-29 10:00:01 [api_server.py:1839] vLLM API server version 0.11.0\n"
+    r = report_of(version + SEED, spec=None)
     assert r.users == 37
     assert not r.contradicts
     assert r.kv_bytes_per_token is None
+    assert {c.name: c.status for c in r.checks}["attention_layout"] == "pass"
 
 
 def test_v0_blocks_line_has_no_null_block() -> None:
@@ -180,13 +194,13 @@ def test_dp_engines_sum_users() -> None:
         "(EngineCore_DP0 pid=1) INFO 11-29 10:00:40 [k.py:1] GPU KV cache size: 24,096 tokens\n"
         "(EngineCore_DP1 pid=2) INFO 11-29 10:00:40 [k.py:1] GPU KV cache size: 24,096 tokens\n"
     )
-    r = report_of(text, spec=None)
+    r = report_of(text)  # the model's spec given (Qwen3-8B: plain attention)
     assert [e.users for e in r.engines] == [37, 37]
     assert r.users == 74
 
 
 def test_workload_changes_users() -> None:
-    r = report_of(SEED, spec=None, workload=Workload(prompt_tokens=7000, output_tokens=1000))
+    r = report_of(SEED, workload=Workload(prompt_tokens=7000, output_tokens=1000))
     # 8,000 tokens = 500 blocks; 1,505 // 500 = 3.
     assert r.users == 3
 

@@ -306,6 +306,24 @@ def stated_pool_tokens_from_concurrency(version: object) -> bool:
     return stated_at_least(version, POOL_TOKENS_FROM_CONCURRENCY)
 
 
+def concurrency_tells_layout(version: object) -> bool:
+    """The printed max concurrency can tell plain attention from KV cache groups:
+    only when the log states a version before 0.20.1, whose pool line is not
+    derived from the concurrency (blocks x block size for one group, blocks //
+    groups x block size for several), so a hybrid prints a concurrency plain
+    attention would not (gpt-oss-20b on 0.11: 3.28x where plain reads 3.63x).
+    From 0.20.1 the pool line is int(concurrency x max_model_len) for any layout
+    and an unversioned log may be that new: the concurrency then fits every
+    layout alike and confirms none (docs/vllm-numbers.md, sections 4 and 5).
+
+    >>> concurrency_tells_layout("0.11.0"), concurrency_tells_layout("0.20.1")
+    (True, False)
+    >>> concurrency_tells_layout(None), concurrency_tells_layout("0.20.0")
+    (False, True)
+    """
+    return version_of(version) is not None and before(version, POOL_TOKENS_FROM_CONCURRENCY)
+
+
 def can_be_hybrid(version: object, generation: str | None) -> bool:
     """KV cache groups exist: V1 from 0.9.1 (an unversioned V1 log may be any).
 

@@ -35,8 +35,14 @@ from ..rules import (
 )
 from ..versions import cdiv, version_or_none
 from .checks import _checks, _hybrid_checks, check_basis, tool_model_failures
-from .exactness import drafter_checks, layout_unknown, spec_source, speculative_unknown
-from .failure import boot_failure, start_up_end, stopped_warning
+from .exactness import (
+    drafter_checks,
+    layout_unknown,
+    nameless_layout,
+    spec_source,
+    speculative_unknown,
+)
+from .failure import boot_failure, died_before_serving, start_up_end, stopped_warning
 from .knobs import rank_knobs
 from .mix import boot_workload, users_arithmetic
 from .model import Check, EngineReport, Options, Report, Unknown
@@ -248,7 +254,7 @@ def build_vllm_report(
     if stopped is not None and boot.has_pool:
         warnings.append(stopped)
     died = boot.first("engine_died")
-    if died is not None:
+    if died is not None and died_before_serving(boot) is None:
         warnings.append(
             f"a vLLM worker failed while serving (line {died.line}): the pool below is what "
             "vLLM allocated, but the server stopped answering"
@@ -309,6 +315,20 @@ def build_vllm_report(
             can_be_hybrid=_can_be_hybrid(ctx),
             users=_n_users(trial.users[0]),
         )
+        if assumed is None and spec is None and not st.model and engines[0].pool_tokens != 0:
+            # No model named: plain attention is a candidate the log must confirm
+            # (a pool of 0 tokens holds nobody in any layout).
+            settled = nameless_layout(
+                boot,
+                version=str(st.version) if st.version else None,
+                generation=st.gen,
+                checks=trial.checks,
+                users=_n_users(trial.users[0]),
+            )
+            if isinstance(settled, Check):
+                trial = replace(trial, checks=[*trial.checks, settled])
+            else:
+                assumed = settled
         unknowns = () if assumed is None else (assumed,)
     if not unknowns and first_cap is not None:
         drafted = speculative_unknown(

