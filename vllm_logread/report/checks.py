@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ..boots import Boot, _mnbt_tried
 from ..capacity import max_concurrency, num_blocks_for_memory
 from ..errors import LogReadError
-from ..read.facts import Fact
+from ..kv.groups import KVCacheLayout
+from ..kv.specs import KVSpec
+from ..read.facts import Fact, Value
 from ..rules import (
     concurrency_counts_tokens,
     max_num_batched_tokens_source,
     stated_pool_tokens_from_concurrency,
 )
 from ..versions import cdiv
-from .model import Check, Unknown
+from .model import Check, CheckName, Unknown
 
 GIB = 1 << 30
 
 
 def range_check(
-    name: str,
+    name: CheckName,
     *,
     low: float,
     high: float,
@@ -58,7 +59,7 @@ def range_check(
 
 def _checks(
     boot: Boot,
-    spec: Any,
+    spec: KVSpec | None,
     num_blocks: int | None,
     block_size: int | None,
     max_model_len: int | None,
@@ -162,7 +163,7 @@ def _concurrency_check(
 
 
 def _memory_check(
-    spec: Any, avail_f: Fact, num_blocks: int, block_size: int, uniform: bool
+    spec: KVSpec, avail_f: Fact, num_blocks: int, block_size: int, uniform: bool
 ) -> Check:
     """The pool against the KV memory and the model's bytes per token."""
     avail = float(avail_f.value)
@@ -195,13 +196,13 @@ def _memory_check(
 
 
 def _hybrid_checks(
-    layout: Any,
+    layout: KVCacheLayout,
     boot: Boot,
     num_blocks: int | None,
     max_model_len: int | None,
     conc_f: Fact | None,
     avail_f: Fact | None,
-    version: Any,
+    version: Value | None,
     *,
     num_blocks_high: int | None = None,
 ) -> list[Check]:
@@ -268,7 +269,7 @@ def _hybrid_checks(
     return out
 
 
-def _group_sizes_check(layout: Any, stated: str, line: int | None) -> Check:
+def _group_sizes_check(layout: KVCacheLayout, stated: str, line: int | None) -> Check:
     """vLLM 0.31+'s "kv cache group sizes (...)": the block size of every group."""
     ours = sorted(g.block_size for g in layout.groups)
     theirs = sorted(int(p) for p in stated.split(",") if p.strip())

@@ -22,8 +22,8 @@ every estimate.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypedDict, TypeGuard, cast
 
 from ..capacity import (
     Capacity,
@@ -34,6 +34,7 @@ from ..capacity import (
     users_for_layout,
 )
 from ..errors import LogReadError, UsageError
+from ..jsontypes import JSONObject, JSONValue
 from ..kv.config import TABLE_SOURCE, config_for_argument, spec_for_argument, table_weights
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
@@ -62,6 +63,11 @@ from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 
 GIB = 1 << 30
 
+#: Whether one request of max_model_len boots: at every end of the estimate
+#: ("yes"), unless the profile takes far more than any text model's ("likely"),
+#: at some ends only ("maybe"), at none ("no"), or not estimated ("unknown").
+MaxLenFits = Literal["yes", "likely", "maybe", "no", "unknown"]
+
 #: The real logs load 0.0-0.6% more than the parameters x dtype bytes counted
 #: here (rotary caches and buffers): Qwen3-8B counts 15.256 GiB, loads 15.2683;
 #: Llama-3.1-8B 14.957, loads 14.9575-14.9889; Llama-3.3-70B TP 4 32.854,
@@ -71,6 +77,19 @@ WEIGHTS_SPREAD = 0.01
 #: The typical excess, for the central figure (Qwen3-8B +0.08%, Llama-3.1-8B
 #: +0.0/+0.2%, Llama-3.3-70B +0.1%).
 WEIGHTS_CENTRAL = 0.002
+
+
+class TableWeights(TypedDict, total=False):
+    """An entry's ``weights`` fields in data/models.json (kv.config.table_weights):
+    what real boots loaded per GPU at a TP, or the model card's parameters."""
+
+    loaded_gib: list[float]  # [low, high] per GPU
+    loaded_tensor_parallel_size: int
+    num_parameters: list[int]  # [low, high]
+    extra_parameters: int  # a tower the config does not count
+    extra_parameters_source: str
+    quantization: str
+    source: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,7 +109,7 @@ class Figure:
     replaced_by: str = ""
     brief: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "name": self.name,
             "gib": round(self.gib, 4),
@@ -127,6 +146,7 @@ class Outcome:
     users: int | None
 
     def to_json(self) -> dict[str, Any]:
+        # (Not a JSONObject: render/estimate.py holds it as a dict[str, object].)
         c = self.capacity
         return {
             "available_kv_gib": round(self.available_kv_bytes / GIB, 4),
@@ -163,7 +183,7 @@ class BootEstimate:
     best: Outcome | None
     worst: Outcome | None
     max_len_blocks: int
-    max_len_fits: str
+    max_len_fits: MaxLenFits
     max_len_message: str
     estimated_max_model_len: int | None
     unknown: str = ""
@@ -188,7 +208,7 @@ def _gib_range(low: float, high: float | None, digits: int = 2) -> str:
     return f"{low:.{digits}f}-{high:.{digits}f} GiB"
 
 
-def _compressed_tensors_bits(qcfg: Mapping[str, Any]) -> tuple[int, int] | None:
+def _compressed_tensors_bits(qcfg: Mapping[str, JSONValue]) -> tuple[int, int] | None:
     """(bits, group size or 0) of a compressed-tensors config's weights, when
     every config group agrees; None otherwise."""
     groups = qcfg.get("config_groups")
@@ -197,15 +217,20 @@ def _compressed_tensors_bits(qcfg: Mapping[str, Any]) -> tuple[int, int] | None:
     found = set()
     for group in groups.values():
         weights = group.get("weights") if isinstance(group, Mapping) else None
-        if not isinstance(weights, Mapping) or not _is_count(weights.get("num_bits")):
+        if not isinstance(weights, Mapping):
+            return None
+        bits = weights.get("num_bits")
+        if not _is_count(bits):
             return None
         # "tensor_group" is NVFP4's: groups of group_size under one per-tensor scale.
         size = (
             weights.get("group_size") if weights.get("strategy") in ("group", "tensor_group") else 0
         )
-        if size is not None and not _is_count(size):
+        if size is None:
+            size = 0
+        elif not _is_count(size):
             return None
-        found.add((int(weights["num_bits"]), int(size or 0)))
+        found.add((int(bits), int(size)))
     return found.pop() if len(found) == 1 else None
 
 
@@ -218,12 +243,17 @@ def _served(dtype: str) -> str:
     return f"{dtype} served in 16 bits" if dtype in ("float32", "float") else dtype
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: object) -> TypeGuard[int]:
     """A positive int of a plausible size (a config's bits or group size), not a bool."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 20
 
 
-def _is_nvfp4(method: str, qcfg: Mapping[str, Any]) -> bool:
+def _is_group_size(value: object) -> TypeGuard[int]:
+    """A count, or GPTQ's -1 (one group per output channel)."""
+    return value == -1 or _is_count(value)
+
+
+def _is_nvfp4(method: str, qcfg: Mapping[str, JSONValue]) -> bool:
     """NVFP4 weights: modelopt's ``quant_algo: NVFP4`` or compressed-tensors'
     nvfp4-pack-quantized format (4-bit floats, an FP8 scale per 16)."""
     if method in ("modelopt", "modelopt_fp4"):
@@ -233,29 +263,47 @@ def _is_nvfp4(method: str, qcfg: Mapping[str, Any]) -> bool:
     return False
 
 
-def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> WeightsBasis | str:
-    """The model's weight bytes (all GPUs) as a range, or why they are unknown."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Params:
+    """The model's parameters (a range from a model card's total), and how they were found."""
+
+    low: int
+    high: int
+    num_embedding: int
+    num_replicated: int
+    how: str
+    is_counted: bool  # counted from the config (else the model card's total)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Bytes:
+    """The parameters' bytes at the weights' dtype or quantization, and how."""
+
+    low_bytes: float
+    high_bytes: float
+    replicated_bytes: float
+    how: str
+
+
+def _loaded(extra: TableWeights) -> WeightsBasis | None:
+    """What real boots loaded, when the table has it (per GPU, x its TP)."""
     loaded = extra.get("loaded_gib")
-    if isinstance(loaded, list) and len(loaded) == 2:
-        tp = int(extra.get("loaded_tensor_parallel_size", 1))
-        lo, hi = float(loaded[0]) * tp * GIB, float(loaded[1]) * tp * GIB
-        return WeightsBasis(
-            low_bytes=lo,
-            high_bytes=hi,
-            how=f"{_gib_range(lo / GIB, hi / GIB)} in all, "
-            + (f"{tp} x the per-GPU figure: " if tp > 1 else "")
-            + str(extra.get("source", "the table")),
-            brief="what real boots loaded (the table)",
-        )
-    quant = extra.get("quantization")
-    qcfg = quantization_of(config)
-    method = str(quant or (qcfg or {}).get("quant_method") or "").lower()
-    if method == "int4-experts":
-        return f"{extra.get('source', 'INT4 experts')}"
-    dtype = model_dtype(config)
-    dtype_bytes = DTYPE_BYTES.get(dtype)
-    if dtype_bytes is None:
-        return f"the weights' dtype {dtype!r} is not one vLLM serves in 16 bits"
+    if not (isinstance(loaded, list) and len(loaded) == 2):
+        return None
+    tp = int(extra.get("loaded_tensor_parallel_size", 1))
+    lo, hi = float(loaded[0]) * tp * GIB, float(loaded[1]) * tp * GIB
+    return WeightsBasis(
+        low_bytes=lo,
+        high_bytes=hi,
+        how=f"{_gib_range(lo / GIB, hi / GIB)} in all, "
+        + (f"{tp} x the per-GPU figure: " if tp > 1 else "")
+        + str(extra.get("source", "the table")),
+        brief="what real boots loaded (the table)",
+    )
+
+
+def _parameters(config: Mapping[str, JSONValue], extra: TableWeights) -> _Params | str:
+    """The model card's total (the table), else the config's count, or why neither."""
     published = extra.get("num_parameters")
     count = count_parameters(config)
     if isinstance(published, list) and len(published) == 2:
@@ -280,97 +328,154 @@ def weights_basis(config: Mapping[str, Any], extra: Mapping[str, Any]) -> Weight
             f"the parameters of model_type {config.get('model_type')!r} are not counted here "
             "and the table has no total for it"
         )
-    repl = 0 if count is None or lo_p != hi_p else count.num_replicated_params
+    return _Params(
+        low=lo_p,
+        high=hi_p,
+        num_embedding=emb,
+        num_replicated=0 if count is None or lo_p != hi_p else count.num_replicated_params,
+        how=how,
+        is_counted=count is not None,
+    )
+
+
+def _weight_bytes(
+    method: str,
+    qcfg: Mapping[str, JSONValue],
+    dtype: str,
+    dtype_bytes: int,
+    p: _Params,
+    source: str,
+) -> _Bytes | str:
+    """The parameters' bytes by the weights' quantization method ("" or "none": the
+    dtype's), or why they are not modelled (``source``: where the method was read)."""
+    lo_p, hi_p, emb, repl = p.low, p.high, p.num_embedding, p.num_replicated
     if method in ("", "none"):
         per = float(dtype_bytes)
-        repl_b = repl * per
-        lo_b, hi_b = lo_p * per, hi_p * per
-        how += f"; x {dtype_bytes} B ({_served(dtype)})"
-    elif _is_nvfp4(method, qcfg or {}):
+        return _Bytes(
+            low_bytes=lo_p * per,
+            high_bytes=hi_p * per,
+            replicated_bytes=repl * per,
+            how=f"; x {dtype_bytes} B ({_served(dtype)})",
+        )
+    if _is_nvfp4(method, qcfg):
         # NVFP4: 4-bit weights, one FP8 (1 B) scale per 16 and one FP32 scale a
         # tensor (negligible): 0.5 + 1 / 16 = 0.5625 B a linear weight.
         per_linear = 0.5625
-        lo_b = (lo_p - emb) * per_linear + emb * 2.0
-        hi_b = (hi_p - emb) * per_linear * 1.01 + emb * 2.0
-        repl_b = repl * per_linear
-        how += "; NVFP4: 0.5625 B a linear weight (an FP8 scale per 16), embeddings 2 B"
-    elif method in ("modelopt", "modelopt_fp8") and str(
-        (qcfg or {}).get("quant_algo") or "FP8"
+        return _Bytes(
+            low_bytes=(lo_p - emb) * per_linear + emb * 2.0,
+            high_bytes=(hi_p - emb) * per_linear * 1.01 + emb * 2.0,
+            replicated_bytes=repl * per_linear,
+            how="; NVFP4: 0.5625 B a linear weight (an FP8 scale per 16), embeddings 2 B",
+        )
+    if method in ("modelopt", "modelopt_fp8") and str(
+        qcfg.get("quant_algo") or "FP8"
     ).upper() not in ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO"):
         return (
-            f"weights quantized by modelopt as {(qcfg or {}).get('quant_algo')!r}: their "
+            f"weights quantized by modelopt as {qcfg.get('quant_algo')!r}: their "
             "bytes are not modelled here"
         )
-    elif method in ("fp8", "fbgemm_fp8", "modelopt", "modelopt_fp8"):
+    if method in ("fp8", "fbgemm_fp8", "modelopt", "modelopt_fp8"):
         # Linear layers 1 byte (block or channel scales add < 0.1%); embeddings
         # and lm_head stay 16-bit.
-        lo_b, hi_b = (lo_p - emb) + emb * 2.0, (hi_p - emb) * 1.001 + emb * 2.0
-        repl_b = float(repl)
-        how += f"; FP8: the linear layers 1 B, the {emb / 1e9:.2f} B embedding parameters 2 B"
-    elif method in ("w8a8", "int8") or (
-        method == "compressed-tensors" and _compressed_tensors_bits(qcfg or {}) in ((8, 0),)
+        return _Bytes(
+            low_bytes=(lo_p - emb) + emb * 2.0,
+            high_bytes=(hi_p - emb) * 1.001 + emb * 2.0,
+            replicated_bytes=float(repl),
+            how=f"; FP8: the linear layers 1 B, the {emb / 1e9:.2f} B embedding parameters 2 B",
+        )
+    if method in ("w8a8", "int8") or (
+        method == "compressed-tensors" and _compressed_tensors_bits(qcfg) in ((8, 0),)
     ):
         # 8-bit weights (INT8 or FP8 in compressed-tensors) with channel scales:
         # the same bytes as FP8. Llama-3.1-70B w8a8: 68,452,360,192 x 1 B + 2 x
         # 2,101,346,304 embedding parameters x 2 B = 72,655,052,800 B = 67.67
         # GiB; a real boot loaded 67.7229 (real_logs/019).
-        lo_b, hi_b = (lo_p - emb) + emb * 2.0, (hi_p - emb) * 1.001 + emb * 2.0
-        repl_b = float(repl)
-        how += f"; 8-bit weights: the linear layers 1 B, the {emb / 1e9:.2f} B embedding ones 2 B"
-    elif method in ("awq", "gptq", "awq_marlin", "gptq_marlin", "compressed-tensors"):
-        ct = _compressed_tensors_bits(qcfg or {}) if method == "compressed-tensors" else None
-        if method == "compressed-tensors" and (ct is None or ct[0] not in (4, 8)):
-            return "a compressed-tensors scheme whose weight bits are not one number"
-        q = qcfg or {}
-        raw_bits = ct[0] if ct else q.get("bits", q.get("w_bit", 4))
-        raw_group = (ct[1] or 128) if ct else q.get("group_size", q.get("q_group_size", 128))
-        if raw_group is None:
-            raw_group = 128
-        if not _is_count(raw_bits) or not (raw_group == -1 or _is_count(raw_group)):
-            return (
-                f"the {method} config's bits {raw_bits!r} or group size {raw_group!r} "
-                "is not a whole number"
-            )
-        bits, group = int(raw_bits), int(raw_group)
-        # Packed weights bits/8 B, a 16-bit scale and a packed zero per group.
-        # GPTQ's group_size -1 is one group per output channel (thousands of
-        # weights): its scales are under the +1% of the high end.
-        per_linear = bits / 8 + ((2 + bits / 8) / group if group > 0 else 0.0)
-        lo_b = (lo_p - emb) * per_linear + emb * 2.0
-        hi_b = (hi_p - emb) * per_linear * 1.01 + emb * 2.0
-        repl_b = repl * per_linear
-        how += (
-            f"; {method} {bits}-bit, group {group}: {per_linear:.4f} B a linear weight, "
-            "embeddings 2 B"
+        return _Bytes(
+            low_bytes=(lo_p - emb) + emb * 2.0,
+            high_bytes=(hi_p - emb) * 1.001 + emb * 2.0,
+            replicated_bytes=float(repl),
+            how=f"; 8-bit weights: the linear layers 1 B, the {emb / 1e9:.2f} B embedding ones 2 B",
         )
-    else:
+    if method in ("awq", "gptq", "awq_marlin", "gptq_marlin", "compressed-tensors"):
+        return _packed_bytes(method, qcfg, p)
+    return f"weights quantized as {method!r}: their bytes are not modelled here ({source})"
+
+
+def _packed_bytes(method: str, qcfg: Mapping[str, JSONValue], p: _Params) -> _Bytes | str:
+    """AWQ / GPTQ / compressed-tensors weights packed in 4 or 8 bits, with group scales."""
+    lo_p, hi_p, emb = p.low, p.high, p.num_embedding
+    ct = _compressed_tensors_bits(qcfg) if method == "compressed-tensors" else None
+    if method == "compressed-tensors" and (ct is None or ct[0] not in (4, 8)):
+        return "a compressed-tensors scheme whose weight bits are not one number"
+    raw_bits = ct[0] if ct else qcfg.get("bits", qcfg.get("w_bit", 4))
+    raw_group = (ct[1] or 128) if ct else qcfg.get("group_size", qcfg.get("q_group_size", 128))
+    if raw_group is None:
+        raw_group = 128
+    if not _is_count(raw_bits) or not _is_group_size(raw_group):
         return (
-            f"weights quantized as {method!r}: their bytes are not modelled here "
-            f"({extra.get('source', 'the config')})"
+            f"the {method} config's bits {raw_bits!r} or group size {raw_group!r} "
+            "is not a whole number"
         )
-    central: float | None = None
+    bits, group = int(raw_bits), int(raw_group)
+    # Packed weights bits/8 B, a 16-bit scale and a packed zero per group.
+    # GPTQ's group_size -1 is one group per output channel (thousands of
+    # weights): its scales are under the +1% of the high end.
+    per_linear = bits / 8 + ((2 + bits / 8) / group if group > 0 else 0.0)
+    return _Bytes(
+        low_bytes=(lo_p - emb) * per_linear + emb * 2.0,
+        high_bytes=(hi_p - emb) * per_linear * 1.01 + emb * 2.0,
+        replicated_bytes=p.num_replicated * per_linear,
+        how=f"; {method} {bits}-bit, group {group}: {per_linear:.4f} B a linear weight, "
+        "embeddings 2 B",
+    )
+
+
+def weights_basis(config: Mapping[str, JSONValue], extra: TableWeights) -> WeightsBasis | str:
+    """The model's weight bytes (all GPUs) as a range, or why they are unknown."""
+    loaded = _loaded(extra)
+    if loaded is not None:
+        return loaded
+    quant = extra.get("quantization")
+    qcfg: Mapping[str, JSONValue] = quantization_of(config) or {}
+    method = str(quant or qcfg.get("quant_method") or "").lower()
+    if method == "int4-experts":
+        return f"{extra.get('source', 'INT4 experts')}"
+    dtype = model_dtype(config)
+    dtype_bytes = DTYPE_BYTES.get(dtype)
+    if dtype_bytes is None:
+        return f"the weights' dtype {dtype!r} is not one vLLM serves in 16 bits"
+    p = _parameters(config, extra)
+    if isinstance(p, str):
+        return p
+    by = _weight_bytes(method, qcfg, dtype, dtype_bytes, p, f"{extra.get('source', 'the config')}")
+    if isinstance(by, str):
+        return by
+    lo_p, hi_p = p.low, p.high
+    how, hi_b, central = p.how + by.how, by.high_bytes, None
     if lo_p == hi_p:
-        central = lo_b * (1 + WEIGHTS_CENTRAL)
+        central = by.low_bytes * (1 + WEIGHTS_CENTRAL)
         hi_b *= 1 + WEIGHTS_SPREAD
         how += (
             f"; + 0-{WEIGHTS_SPREAD:.0%} (what real boots load beyond the count; "
             f"{WEIGHTS_CENTRAL:.1%} typical)"
         )
-    if repl_b:
-        how += f"; {repl_b / GIB:.2f} GiB of it on every GPU (MLA's kv_a_proj_with_mqa)"
+    if by.replicated_bytes:
+        how += (
+            f"; {by.replicated_bytes / GIB:.2f} GiB of it on every GPU (MLA's kv_a_proj_with_mqa)"
+        )
     return WeightsBasis(
-        low_bytes=lo_b,
+        low_bytes=by.low_bytes,
         high_bytes=hi_b,
         how=how,
         num_params=lo_p,
         central_bytes=central,
-        replicated_bytes=repl_b,
+        replicated_bytes=by.replicated_bytes,
         brief=(
             f"{lo_p / 1e9:,.2f} B params"
             if lo_p == hi_p
             else f"{lo_p / 1e9:,.1f}-{hi_p / 1e9:,.1f} B params"
         )
-        + (" (config)" if count is not None and lo_p == hi_p else " (model card)")
+        + (" (config)" if p.is_counted and lo_p == hi_p else " (model card)")
         + f" {'FP8' if method.startswith('fp8') else method or _served(dtype)}"
         + ("" if lo_p != hi_p else f" +0-{WEIGHTS_SPREAD:.0%}"),
     )
@@ -522,6 +627,349 @@ def _max_len_for_blocks(
     return lo
 
 
+def _utilization(version: str, gpu_memory_utilization: float | None) -> tuple[float, str]:
+    """--gpu-memory-utilization, else the version's default, with its source.
+
+    Raises:
+        UsageError: a utilization outside (0, 1].
+    """
+    if gpu_memory_utilization is None:
+        util, util_src = default_utilization(version)
+        return util, util_src.replace(
+            "(not stated in the log)", "(--gpu-memory-utilization changes it)"
+        )
+    if not 0 < gpu_memory_utilization <= 1:
+        raise UsageError(
+            f"--gpu-memory-utilization must be in (0, 1], got {gpu_memory_utilization}"
+        )
+    return gpu_memory_utilization, "--gpu-memory-utilization"
+
+
+def _check_weights_gib(weights_gib: float | None) -> None:
+    """Raises UsageError for --weights-gib beyond any card (or nan)."""
+    if weights_gib is not None and not 0 <= weights_gib < MAX_GPU_GIB:  # nan too
+        # 1e300 GiB is inf bytes: no pool arithmetic survives it.
+        raise UsageError(
+            f"--weights-gib {weights_gib:g}: give the weights per GPU in GiB, from 0 to below "
+            f"{MAX_GPU_GIB:,.0f}"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Weights:
+    """The weights per GPU (None: unknown, and why), and the parameters counted."""
+
+    figure: Figure | None
+    unknown: str = ""
+    num_params: int | None = None
+
+
+def _weights(
+    weights_gib: float | None, config: Mapping[str, JSONValue], extra: TableWeights, tp: int
+) -> _Weights:
+    """--weights-gib, else the weights counted from the config (or the table) per GPU."""
+    if weights_gib is not None:
+        return _Weights(
+            figure=Figure(
+                name="weights",
+                gib=weights_gib,
+                low_gib=weights_gib,
+                high_gib=weights_gib,
+                source="--weights-gib",
+                brief="--weights-gib",
+                is_estimate=False,
+                replaced_by="'Model loading took X GiB'",
+            )
+        )
+    basis = weights_basis(config, extra)
+    if isinstance(basis, str):
+        return _Weights(
+            figure=None, unknown=f"weights per GPU unknown because {basis}; pass --weights-gib G"
+        )
+    r = basis.replicated_bytes
+
+    def per_gpu(num_bytes: float) -> float:
+        # Sharded over the GPUs, but the replicated part whole on each.
+        return ((num_bytes - r) / tp + r) / GIB
+
+    lo, hi = per_gpu(basis.low_bytes), per_gpu(basis.high_bytes)
+    mid = (lo + hi) / 2 if basis.central_bytes is None else per_gpu(basis.central_bytes)
+    return _Weights(
+        figure=Figure(
+            name="weights",
+            gib=mid,
+            low_gib=lo,
+            high_gib=hi,
+            source=f"estimate: {basis.how}" + (f"; / {tp} GPUs" if tp > 1 else ""),
+            brief="estimate: " + basis.brief + (f", / {tp} GPUs" if tp > 1 else ""),
+            replaced_by="'Model loading took X GiB'",
+        ),
+        num_params=basis.num_params,
+    )
+
+
+def _unusual(
+    model_type: str, config: Mapping[str, JSONValue], extra: TableWeights, spec: KVSpec
+) -> str:
+    """Why this model's profile can take more than any text model's ("": it cannot)."""
+    if model_type in MULTIMODAL_TYPES or other_towers(config) or extra.get("extra_parameters"):
+        return "a multimodal model's encoder profile can take more"
+    if spec.state_bytes_per_request:
+        return "a Mamba / linear-attention hybrid's profile can take more"
+    return ""
+
+
+def _max_model_len(max_model_len: int | None, config: Mapping[str, JSONValue]) -> tuple[int, str]:
+    """max_model_len: the option, else the config's max_position_embeddings."""
+    mpe = config.get("max_position_embeddings")
+    nested = config.get("text_config")
+    if not isinstance(mpe, int) and isinstance(nested, Mapping):
+        mpe = nested.get("max_position_embeddings")
+    if max_model_len is not None:
+        return max_model_len, "--max-model-len"
+    if isinstance(mpe, int) and mpe > 0:
+        return mpe, "vLLM's default: the config's max_position_embeddings"
+    # vLLM's _get_and_verify_max_len falls back to 2,048 when the config
+    # names no length (Falcon-7B's config has none).
+    return (
+        MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH,
+        "vLLM's default when the config states no length (2,048)",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Budget:
+    """What the pool of one boot is sized against, besides the layout."""
+
+    requested_gib: float
+    weights: Figure
+    overheads: tuple[Figure, ...]
+    workload: Workload
+    version: str
+    max_model_len: int
+    max_num_batched_tokens: int
+    max_num_seqs: int
+
+    def outcome(self, layout: KVCacheLayout, available_gib: float) -> Outcome:
+        return _outcome(
+            layout,
+            available_gib * GIB,
+            workload=self.workload,
+            version=self.version,
+            max_model_len=self.max_model_len,
+            max_num_batched_tokens=self.max_num_batched_tokens,
+            max_num_seqs=self.max_num_seqs,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Ends:
+    """The pool at the central estimate and at both ends, and whether max_model_len boots."""
+
+    central: Outcome | None = None
+    best: Outcome | None = None
+    worst: Outcome | None = None
+    max_len_blocks: int = 0
+    fits: MaxLenFits = "unknown"
+    message: str = ""
+    estimated_max_model_len: int | None = None
+
+
+def _ends(layout: KVCacheLayout, b: _Budget) -> _Ends:
+    """The pool and users at the central figures and the two ends of their ranges."""
+    overheads, weights = b.overheads, b.weights
+    over_c = sum(f.gib for f in overheads)
+    over_lo = sum(f.low_gib for f in overheads)
+    highs = [f.high_gib for f in overheads]
+    over_hi = None if any(h is None for h in highs) else sum(h or 0.0 for h in highs)
+    w_hi = weights.high_gib if weights.high_gib is not None else weights.gib
+    central = b.outcome(layout, b.requested_gib - weights.gib - over_c)
+    best = b.outcome(layout, b.requested_gib - weights.low_gib - over_lo)
+    worst = None if over_hi is None else b.outcome(layout, b.requested_gib - w_hi - over_hi)
+    max_len_blocks = blocks_per_max_len_request(
+        layout, max_model_len=b.max_model_len, max_num_batched_tokens=b.max_num_batched_tokens
+    )
+    ok = [o.num_blocks >= max_len_blocks for o in (worst, central, best) if o is not None]
+    ends = _Ends(central=central, best=best, worst=worst, max_len_blocks=max_len_blocks)
+    if central.available_kv_bytes <= 0 and best.available_kv_bytes <= 0:
+        return replace(
+            ends,
+            fits="no",
+            message=f"the boot would fail: the weights ({_gib_range(weights.low_gib, w_hi)} "
+            f"per GPU) and overheads leave no KV memory of the {b.requested_gib:.2f} GiB asked "
+            "for (vLLM: 'No available memory for the cache blocks'); more GPUs (--tp) or "
+            "smaller weights",
+        )
+    if all(ok):
+        # No worst end (an unbounded profile): it fits unless the profile
+        # takes far more than any text model's.
+        return replace(ends, fits="yes" if worst is not None else "likely")
+    return _short_of_max_len(layout, b, replace(ends, fits="no" if not any(ok) else "maybe"))
+
+
+def _short_of_max_len(layout: KVCacheLayout, b: _Budget, ends: _Ends) -> _Ends:
+    """Why one request of max_model_len may not fit, and the length that does."""
+    central, worst, max_len_blocks, mml = (
+        ends.central,
+        ends.worst,
+        ends.max_len_blocks,
+        b.max_model_len,
+    )
+    assert central is not None
+    need_gib = max_len_blocks * layout.bytes_per_block / GIB
+    avail_c = central.available_kv_bytes / GIB
+    est_len = _max_len_for_blocks(layout, central.num_blocks, b.max_num_batched_tokens, mml)
+    short = need_gib - avail_c
+    vllm_says = (
+        f"vLLM: 'To serve at least one request with the model's max seq len ({mml})"
+        "... the estimated maximum model length is N'"
+    )
+    need = (
+        f"one request of max_model_len {mml:,} needs {max_len_blocks:,} blocks = "
+        f"{need_gib:.2f} GiB of KV cache"
+    )
+    if ends.fits == "maybe" and central.num_blocks >= max_len_blocks:
+        # The central estimate fits; only the top of the overhead ranges does not.
+        worst_gib = 0.0 if worst is None else max(worst.available_kv_bytes, 0) / GIB
+        message = (
+            f"{need}: the central estimate leaves {avail_c:.2f} GiB (it fits); with "
+            f"the overheads at the top of their ranges {worst_gib:.2f} GiB, and the "
+            f"boot would fail ({vllm_says})"
+        )
+    else:
+        message = (
+            f"the boot {'would' if ends.fits == 'no' else 'may'} fail: {need}, the estimate "
+            f"leaves {avail_c:.2f} GiB"
+            + (f" ({short:.2f} GiB short)" if short > 0 else "")
+            + f" ({vllm_says}); --max-model-len {est_len} or lower fits the central "
+            "estimate"
+        )
+    return replace(ends, message=message, estimated_max_model_len=est_len)
+
+
+def _layout_notes(layout: KVCacheLayout, max_num_batched_tokens: int) -> tuple[str, ...]:
+    """The layout's caveats, and what a windowed layer's pool line depends on."""
+    notes = list(layout.notes)
+    if any(g.kind in ("sliding", "chunked") for g in layout.groups):
+        notes.append(
+            f"the pool line's token count divides by what one max-length request is charged, "
+            f"which for windowed layers depends on max_num_batched_tokens "
+            f"({max_num_batched_tokens:,} assumed: "
+            f"{max_num_batched_tokens_source(max_num_batched_tokens, is_proven=False)}); "
+            "the blocks and users do not"
+        )
+    return tuple(notes)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Asked:
+    """estimate_boot's options as given, again for the estimate at a wider tensor
+    parallel size (_more_gpus)."""
+
+    gpu: str | Gpu
+    workload: Workload
+    max_model_len: int | None
+    block_size: int | None
+    gpu_memory_utilization: float | None
+    vllm_version: str | None
+    max_num_seqs: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Inputs:
+    """What the estimate starts from: the card, the memory figures, the layout and
+    the scheduler's limits, each with its source."""
+
+    card: Gpu
+    version: str
+    gpu_memory_utilization: float
+    utilization_source: str
+    weights: _Weights
+    overheads: tuple[Figure, ...]
+    layout: KVCacheLayout
+    max_model_len: int
+    max_model_len_source: str
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    max_num_seqs_source: str
+
+    @property
+    def requested_gib(self) -> float:
+        return self.card.total_gib * self.gpu_memory_utilization
+
+    def ends(self, workload: Workload) -> _Ends:
+        """The pool at the estimate's ends; no pool without the weights."""
+        if self.weights.figure is None or not self.max_model_len:
+            return _Ends()
+        budget = _Budget(
+            requested_gib=self.requested_gib,
+            weights=self.weights.figure,
+            overheads=self.overheads,
+            workload=workload,
+            version=self.version,
+            max_model_len=self.max_model_len,
+            max_num_batched_tokens=self.max_num_batched_tokens,
+            max_num_seqs=self.max_num_seqs,
+        )
+        return _ends(self.layout, budget)
+
+
+def _inputs(model: str, spec: KVSpec, asked: _Asked, weights_gib: float | None) -> _Inputs:
+    """The card, the weights, the overheads, the layout and the scheduler's defaults.
+
+    Raises:
+        UsageError: an unknown GPU, a utilization outside (0, 1], weights
+            beyond any card.
+    """
+    gpu = asked.gpu
+    card = gpu if isinstance(gpu, Gpu) else find_gpu(gpu)  # Gpu: --gpu-memory-gib
+    version = asked.vllm_version or ESTIMATE_VERSION
+    parsed = parse_version(version)
+    tp = spec.tensor_parallel_size * spec.pipeline_parallel_size
+    util, util_src = _utilization(version, asked.gpu_memory_utilization)
+    _check_weights_gib(weights_gib)
+    found = config_for_argument(model)
+    config: Mapping[str, JSONValue] = found[0] if found else {}
+    table = table_weights(model) if found and found[1].startswith(TABLE_SOURCE) else None
+    # The table's fields as data/models.json gives them.
+    extra = TableWeights() if table is None else cast(TableWeights, table[1])
+    weights = _weights(weights_gib, config, extra, tp)
+    model_type = str(config.get("model_type") or spec.model_type or "")
+    total_params = weights.num_params or 0
+    is_big = total_params >= 100e9 or model_type in ("deepseek_v3", "deepseek_v2", "kimi_k2")
+    big_gpu = is_big_gpu(card.total_gib, card.name)
+    overheads = _overheads(
+        tp=tp,
+        version=parsed,
+        is_big=is_big,
+        is_unusual=_unusual(model_type, config, extra, spec),
+        is_big_batch=big_gpu,
+    )
+    mml, mml_src = _max_model_len(asked.max_model_len, config)
+    # V1 is the engine from 0.8.0 (V0's default max_num_seqs is 256 on any GPU).
+    seqs, seqs_src = default_max_num_seqs(
+        default_generation(parsed), card.total_gib, card.name, total_source="--gpu"
+    )
+    seqs_src = seqs_src.replace("; not in the log", "; --max-num-seqs changes it")
+    if asked.max_num_seqs is not None:
+        seqs, seqs_src = asked.max_num_seqs, "--max-num-seqs"
+    return _Inputs(
+        card=card,
+        version=version,
+        gpu_memory_utilization=util,
+        utilization_source=util_src,
+        weights=weights,
+        overheads=overheads,
+        # The KV layout, as the boot report forms it.
+        layout=kv_cache_layout(spec, block_size=asked.block_size, vllm_version=version),
+        max_model_len=mml,
+        max_model_len_source=mml_src,
+        max_num_batched_tokens=default_max_num_batched_tokens(is_big_gpu=big_gpu),
+        max_num_seqs=seqs,
+        max_num_seqs_source=seqs_src,
+    )
+
+
 def estimate_boot(
     model: str,
     spec: KVSpec,
@@ -544,246 +992,55 @@ def estimate_boot(
         UsageError: an unknown GPU, a utilization outside (0, 1], weights
             beyond any card.
     """
-    card = gpu if isinstance(gpu, Gpu) else find_gpu(gpu)  # Gpu: --gpu-memory-gib
-    version = vllm_version or ESTIMATE_VERSION
-    parsed = parse_version(version)
-    tp = spec.tensor_parallel_size * spec.pipeline_parallel_size
-    if gpu_memory_utilization is None:
-        util, util_src = default_utilization(version)
-        util_src = util_src.replace(
-            "(not stated in the log)", "(--gpu-memory-utilization changes it)"
-        )
-    else:
-        if not 0 < gpu_memory_utilization <= 1:
-            raise UsageError(
-                f"--gpu-memory-utilization must be in (0, 1], got {gpu_memory_utilization}"
-            )
-        util, util_src = gpu_memory_utilization, "--gpu-memory-utilization"
-    if weights_gib is not None and not 0 <= weights_gib < MAX_GPU_GIB:  # nan too
-        # 1e300 GiB is inf bytes: no pool arithmetic survives it.
-        raise UsageError(
-            f"--weights-gib {weights_gib:g}: give the weights per GPU in GiB, from 0 to below "
-            f"{MAX_GPU_GIB:,.0f}"
-        )
-    requested = card.total_gib * util
-    notes: list[str] = []
-    found = config_for_argument(model)
-    config: Mapping[str, Any] = found[0] if found else {}
-    extra: dict[str, Any] = {}
-    table = table_weights(model) if found and found[1].startswith(TABLE_SOURCE) else None
-    if table is not None:
-        extra = table[1]
-    # The weights.
-    weights: Figure | None
-    unknown = ""
-    num_params: int | None = None
-    if weights_gib is not None:
-        weights = Figure(
-            name="weights",
-            gib=weights_gib,
-            low_gib=weights_gib,
-            high_gib=weights_gib,
-            source="--weights-gib",
-            brief="--weights-gib",
-            is_estimate=False,
-            replaced_by="'Model loading took X GiB'",
-        )
-    else:
-        basis = weights_basis(config, extra)
-        if isinstance(basis, str):
-            weights = None
-            unknown = f"weights per GPU unknown because {basis}; pass --weights-gib G"
-        else:
-            num_params = basis.num_params
-            r = basis.replicated_bytes
-
-            def per_gpu(num_bytes: float) -> float:
-                # Sharded over the GPUs, but the replicated part whole on each.
-                return ((num_bytes - r) / tp + r) / GIB
-
-            lo, hi = per_gpu(basis.low_bytes), per_gpu(basis.high_bytes)
-            mid = (lo + hi) / 2 if basis.central_bytes is None else per_gpu(basis.central_bytes)
-            weights = Figure(
-                name="weights",
-                gib=mid,
-                low_gib=lo,
-                high_gib=hi,
-                source=f"estimate: {basis.how}" + (f"; / {tp} GPUs" if tp > 1 else ""),
-                brief="estimate: " + basis.brief + (f", / {tp} GPUs" if tp > 1 else ""),
-                replaced_by="'Model loading took X GiB'",
-            )
-    model_type = str(config.get("model_type") or spec.model_type or "")
-    unusual = ""
-    if model_type in MULTIMODAL_TYPES or other_towers(config) or extra.get("extra_parameters"):
-        unusual = "a multimodal model's encoder profile can take more"
-    elif spec.state_bytes_per_request:
-        unusual = "a Mamba / linear-attention hybrid's profile can take more"
-    total_params = num_params or 0
-    is_big = total_params >= 100e9 or model_type in ("deepseek_v3", "deepseek_v2", "kimi_k2")
-    big_gpu = is_big_gpu(card.total_gib, card.name)
-    overheads = _overheads(
-        tp=tp, version=parsed, is_big=is_big, is_unusual=unusual, is_big_batch=big_gpu
+    asked = _Asked(
+        gpu=gpu,
+        workload=workload,
+        max_model_len=max_model_len,
+        block_size=block_size,
+        gpu_memory_utilization=gpu_memory_utilization,
+        vllm_version=vllm_version,
+        max_num_seqs=max_num_seqs,
     )
-    # The KV layout, as the boot report forms it.
-    layout = kv_cache_layout(spec, block_size=block_size, vllm_version=version)
-    # max_model_len: the option, else the config's max_position_embeddings.
-    mpe = config.get("max_position_embeddings")
-    nested = config.get("text_config")
-    if not isinstance(mpe, int) and isinstance(nested, Mapping):
-        mpe = nested.get("max_position_embeddings")
-    if max_model_len is not None:
-        mml, mml_src = max_model_len, "--max-model-len"
-    elif isinstance(mpe, int) and mpe > 0:
-        mml, mml_src = mpe, "vLLM's default: the config's max_position_embeddings"
-    else:
-        # vLLM's _get_and_verify_max_len falls back to 2,048 when the config
-        # names no length (Falcon-7B's config has none).
-        mml, mml_src = (
-            MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH,
-            "vLLM's default when the config states no length (2,048)",
-        )
-    mnbt = default_max_num_batched_tokens(is_big_gpu=big_gpu)
-    # V1 is the engine from 0.8.0 (V0's default max_num_seqs is 256 on any GPU).
-    generation = default_generation(parsed)
-    seqs, seqs_src = default_max_num_seqs(
-        generation, card.total_gib, card.name, total_source="--gpu"
-    )
-    seqs_src = seqs_src.replace("; not in the log", "; --max-num-seqs changes it")
-    if max_num_seqs is not None:
-        seqs, seqs_src = max_num_seqs, "--max-num-seqs"
-    central = best = worst = None
-    max_len_blocks = 0
-    fits, fit_msg, est_len = "unknown", "", None
-    if weights is not None and mml:
-        over_c = sum(f.gib for f in overheads)
-        over_lo = sum(f.low_gib for f in overheads)
-        highs = [f.high_gib for f in overheads]
-        over_hi = None if any(h is None for h in highs) else sum(h or 0.0 for h in highs)
-        kw: dict[str, Any] = {
-            "workload": workload,
-            "version": version,
-            "max_model_len": mml,
-            "max_num_batched_tokens": mnbt,
-            "max_num_seqs": seqs,
-        }
-        w_hi = weights.high_gib if weights.high_gib is not None else weights.gib
-        central = _outcome(layout, (requested - weights.gib - over_c) * GIB, **kw)
-        best = _outcome(layout, (requested - weights.low_gib - over_lo) * GIB, **kw)
-        worst = (
-            None if over_hi is None else _outcome(layout, (requested - w_hi - over_hi) * GIB, **kw)
-        )
-        max_len_blocks = blocks_per_max_len_request(
-            layout, max_model_len=mml, max_num_batched_tokens=mnbt
-        )
-        need_gib = max_len_blocks * layout.bytes_per_block / GIB
-        ends = [o for o in (worst, central, best) if o is not None]
-        ok = [o.num_blocks >= max_len_blocks for o in ends]
-        if central.available_kv_bytes <= 0 and best.available_kv_bytes <= 0:
-            fits = "no"
-            fit_msg = (
-                f"the boot would fail: the weights ({_gib_range(weights.low_gib, w_hi)} per GPU) "
-                f"and overheads leave no KV memory of the {requested:.2f} GiB asked for "
-                "(vLLM: 'No available memory for the cache blocks'); more GPUs (--tp) or "
-                "smaller weights"
-            )
-        elif all(ok):
-            # No worst end (an unbounded profile): it fits unless the profile
-            # takes far more than any text model's.
-            fits = "yes" if worst is not None else "likely"
-        elif not any(ok):
-            fits = "no"
-        else:
-            fits = "maybe"
-        if fits in ("no", "maybe") and not fit_msg:
-            avail_c = central.available_kv_bytes / GIB
-            upper = mml
-            est_len = _max_len_for_blocks(layout, central.num_blocks, mnbt, upper)
-            short = need_gib - avail_c
-            vllm_says = (
-                f"vLLM: 'To serve at least one request with the model's max seq len ({mml})"
-                "... the estimated maximum model length is N'"
-            )
-            need = (
-                f"one request of max_model_len {mml:,} needs {max_len_blocks:,} blocks = "
-                f"{need_gib:.2f} GiB of KV cache"
-            )
-            if fits == "maybe" and central.num_blocks >= max_len_blocks:
-                # The central estimate fits; only the top of the overhead ranges does not.
-                worst_gib = 0.0 if worst is None else max(worst.available_kv_bytes, 0) / GIB
-                fit_msg = (
-                    f"{need}: the central estimate leaves {avail_c:.2f} GiB (it fits); with "
-                    f"the overheads at the top of their ranges {worst_gib:.2f} GiB, and the "
-                    f"boot would fail ({vllm_says})"
-                )
-            else:
-                fit_msg = (
-                    f"the boot {'would' if fits == 'no' else 'may'} fail: {need}, the estimate "
-                    f"leaves {avail_c:.2f} GiB"
-                    + (f" ({short:.2f} GiB short)" if short > 0 else "")
-                    + f" ({vllm_says}); --max-model-len {est_len} or lower fits the central "
-                    "estimate"
-                )
-    if layout.notes:
-        notes.extend(layout.notes)
-    if any(g.kind in ("sliding", "chunked") for g in layout.groups):
-        notes.append(
-            f"the pool line's token count divides by what one max-length request is charged, "
-            f"which for windowed layers depends on max_num_batched_tokens ({mnbt:,} assumed: "
-            f"{max_num_batched_tokens_source(mnbt, is_proven=False)}); the blocks and users "
-            "do not"
-        )
+    inp = _inputs(model, spec, asked, weights_gib)
+    ends = inp.ends(workload)
+    central = ends.central
+    serves = central is not None and bool(central.users) and ends.fits in ("yes", "likely", "maybe")
+    is_estimated = inp.weights.figure is not None and weights_gib is None
     suggestion = ""
-    serves = central is not None and bool(central.users) and fits in ("yes", "likely", "maybe")
-    if (
-        suggest
-        and weights is not None
-        and weights_gib is None
-        and central is not None
-        and not serves
-    ):
-        suggestion = _more_gpus(
-            model,
-            spec,
-            gpu=gpu,
-            workload=workload,
-            max_model_len=max_model_len,
-            block_size=block_size,
-            gpu_memory_utilization=gpu_memory_utilization,
-            vllm_version=vllm_version,
-            max_num_seqs=max_num_seqs,
-        )
+    if suggest and is_estimated and central is not None and not serves:
+        suggestion = _more_gpus(model, spec, asked)
     return BootEstimate(
         model=model,
-        gpu=card,
-        vllm_version=version,
+        gpu=inp.card,
+        vllm_version=inp.version,
         tensor_parallel_size=spec.tensor_parallel_size,
-        gpu_memory_utilization=util,
-        utilization_source=util_src,
-        requested_gib=requested,
-        weights=weights,
-        overheads=overheads,
-        layout=layout,
-        block_size=layout.block_size,
+        gpu_memory_utilization=inp.gpu_memory_utilization,
+        utilization_source=inp.utilization_source,
+        requested_gib=inp.requested_gib,
+        weights=inp.weights.figure,
+        overheads=inp.overheads,
+        layout=inp.layout,
+        block_size=inp.layout.block_size,
         workload=workload,
-        max_model_len=mml,
-        max_model_len_source=mml_src,
-        max_num_seqs=seqs,
-        max_num_seqs_source=seqs_src,
-        max_num_batched_tokens=mnbt,
+        max_model_len=inp.max_model_len,
+        max_model_len_source=inp.max_model_len_source,
+        max_num_seqs=inp.max_num_seqs,
+        max_num_seqs_source=inp.max_num_seqs_source,
+        max_num_batched_tokens=inp.max_num_batched_tokens,
         central=central,
-        best=best,
-        worst=worst,
-        max_len_blocks=max_len_blocks,
-        max_len_fits=fits,
-        max_len_message=fit_msg,
-        estimated_max_model_len=est_len,
-        unknown=unknown,
-        notes=tuple(notes),
+        best=ends.best,
+        worst=ends.worst,
+        max_len_blocks=ends.max_len_blocks,
+        max_len_fits=ends.fits,
+        max_len_message=ends.message,
+        estimated_max_model_len=ends.estimated_max_model_len,
+        unknown=inp.weights.unknown,
+        notes=_layout_notes(inp.layout, inp.max_num_batched_tokens),
         suggestion=suggestion,
     )
 
 
-def _more_gpus(model: str, spec: KVSpec, **kwargs: Any) -> str:
+def _more_gpus(model: str, spec: KVSpec, asked: _Asked) -> str:
     """The smallest tensor parallel size (2, 4, 8, 16) at which one user fits and
     max_model_len boots, by the same estimate; or why none does."""
     for tp in (2, 4, 8, 16):
@@ -796,7 +1053,18 @@ def _more_gpus(model: str, spec: KVSpec, **kwargs: Any) -> str:
                 pipeline_parallel_size=spec.pipeline_parallel_size,
                 kv_cache_dtype=spec.kv_cache_dtype,
             )
-            est = estimate_boot(model, wider, suggest=False, **kwargs)
+            est = estimate_boot(
+                model,
+                wider,
+                suggest=False,
+                gpu=asked.gpu,
+                workload=asked.workload,
+                max_model_len=asked.max_model_len,
+                block_size=asked.block_size,
+                gpu_memory_utilization=asked.gpu_memory_utilization,
+                vllm_version=asked.vllm_version,
+                max_num_seqs=asked.max_num_seqs,
+            )
         except LogReadError:
             continue
         c = est.central

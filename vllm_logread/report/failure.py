@@ -210,23 +210,7 @@ def boot_failure(
     """
     too_small = boot.first("kv_too_small")
     if too_small is not None:
-        fits = int(too_small.value)
-        asked = f"max model len {max_model_len:,}" if max_model_len else "the max model len"
-        fix = [
-            f"--max-model-len {fits} or less (the most tokens the KV cache holds here); "
-            + _users_once_booted(fits, block_size, workload, gen),
-            "--kv-cache-dtype fp8: half the bytes per token, about twice the tokens "
-            f"({2 * fits:,}) [estimate]; measure quality first",
-            "a higher --gpu-memory-utilization (or --kv-cache-memory-bytes), or more GPUs "
-            "(--tensor-parallel-size)",
-        ]
-        return Failure(
-            cause=f"KV cache too small: one request of {asked} does not fit; the KV cache "
-            f"holds {fits:,} tokens, so vLLM refused to start",
-            line=too_small.line,
-            fix=tuple(f.rstrip("; ") for f in fix),
-            serve_args=("--max-model-len", str(fits)),
-        )
+        return _kv_too_small(too_small, gen, block_size, max_model_len, workload)
     end = end if end is not None else start_up_end(boot)
     if end.error is not None and end.cause is not None and boot.has_pool:
         said = "" if end.cause.kind == "engine_failed" else f" ({end.cause.value})"
@@ -264,25 +248,64 @@ def boot_failure(
             ),
         )
     if gen == "V0" and num_blocks is not None and block_size:
-        pool_tokens = num_blocks * block_size
-        line = boot.first("gpu_blocks")
-        if num_blocks == 0:
-            return Failure(
-                cause="the pool has 0 blocks: V0 raises 'No available memory for the cache "
-                "blocks' and does not start",
-                line=None if line is None else line.line,
-                fix=("a higher --gpu-memory-utilization, FP8 weights, or more GPUs",),
-            )
-        if max_model_len is not None and pool_tokens < max_model_len:
-            return Failure(
-                cause=f"the pool ({pool_tokens:,} tokens = {num_blocks:,} blocks of "
-                f"{block_size}) is smaller than max model len {max_model_len:,}: V0 refuses "
-                "to start",
-                line=None if line is None else line.line,
-                fix=(
-                    f"--max-model-len {pool_tokens} or less; "
-                    + _users_once_booted(pool_tokens, block_size, workload, gen),
-                ),
-                serve_args=("--max-model-len", str(pool_tokens)),
-            )
+        return _v0_pool_failure(boot, num_blocks, block_size, max_model_len, workload)
+    return None
+
+
+def _kv_too_small(
+    too_small: Fact,
+    gen: str | None,
+    block_size: int | None,
+    max_model_len: int | None,
+    workload: Workload,
+) -> Failure:
+    """vLLM refused to start: one request of max_model_len does not fit the KV cache."""
+    fits = int(too_small.value)
+    asked = f"max model len {max_model_len:,}" if max_model_len else "the max model len"
+    fix = [
+        f"--max-model-len {fits} or less (the most tokens the KV cache holds here); "
+        + _users_once_booted(fits, block_size, workload, gen),
+        "--kv-cache-dtype fp8: half the bytes per token, about twice the tokens "
+        f"({2 * fits:,}) [estimate]; measure quality first",
+        "a higher --gpu-memory-utilization (or --kv-cache-memory-bytes), or more GPUs "
+        "(--tensor-parallel-size)",
+    ]
+    return Failure(
+        cause=f"KV cache too small: one request of {asked} does not fit; the KV cache "
+        f"holds {fits:,} tokens, so vLLM refused to start",
+        line=too_small.line,
+        fix=tuple(f.rstrip("; ") for f in fix),
+        serve_args=("--max-model-len", str(fits)),
+    )
+
+
+def _v0_pool_failure(
+    boot: Boot,
+    num_blocks: int,
+    block_size: int,
+    max_model_len: int | None,
+    workload: Workload,
+) -> Failure | None:
+    """V0 does not start with no blocks, nor with a pool smaller than max_model_len."""
+    pool_tokens = num_blocks * block_size
+    line = boot.first("gpu_blocks")
+    if num_blocks == 0:
+        return Failure(
+            cause="the pool has 0 blocks: V0 raises 'No available memory for the cache "
+            "blocks' and does not start",
+            line=None if line is None else line.line,
+            fix=("a higher --gpu-memory-utilization, FP8 weights, or more GPUs",),
+        )
+    if max_model_len is not None and pool_tokens < max_model_len:
+        return Failure(
+            cause=f"the pool ({pool_tokens:,} tokens = {num_blocks:,} blocks of "
+            f"{block_size}) is smaller than max model len {max_model_len:,}: V0 refuses "
+            "to start",
+            line=None if line is None else line.line,
+            fix=(
+                f"--max-model-len {pool_tokens} or less; "
+                + _users_once_booted(pool_tokens, block_size, workload, "V0"),
+            ),
+            serve_args=("--max-model-len", str(pool_tokens)),
+        )
     return None

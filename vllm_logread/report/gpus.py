@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ..errors import UsageError
 
@@ -33,8 +33,15 @@ class Gpu:
         return self.source.startswith("estimate")
 
 
+class _GpuRow(TypedDict):
+    """One row of data/gpus.json."""
+
+    total_gib: float
+    source: str
+
+
 @lru_cache(maxsize=1)
-def _table() -> tuple[dict[str, Any], dict[str, str]]:
+def _table() -> tuple[dict[str, _GpuRow], dict[str, str]]:
     # Beside this module in every install, like data/models.json.
     text = (Path(__file__).resolve().parent.parent / "data" / "gpus.json").read_text(
         encoding="utf-8"

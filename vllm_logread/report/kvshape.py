@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..kv.groups import KVCacheLayout, kv_cache_layout
-from ..kv.specs import KVSpec
+from ..jsontypes import JSONObject
+from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
+from ..kv.specs import KVCacheSpec, KVSpec
 from ..rules import DEFAULT_MAX_NUM_BATCHED_TOKENS
 from ..versions import cdiv
 
@@ -31,23 +32,34 @@ def kv_report(
     ``how``: per kind its layers, page, the blocks a request of ``num_tokens``
     holds and the rule behind each number.
     """
-
     layout = kv_cache_layout(spec, block_size=block_size, vllm_version=vllm_version)
-    windows: dict[str, Any] = {}
-    if spec.sliding_window_tokens is not None:
-        w = spec.sliding_window_tokens
-        windows["sliding_window_tokens"] = w
-        # Steady decode: a sliding layer holds at most cdiv(W - 1, bs) + 1
-        # blocks (gpt-oss, W = 128: 9 blocks = 144 tokens): its spec's own peak,
-        # SlidingWindowSpec.blocks_charged, at any length past the window.
-        sliding = next((g for g in layout.groups if g.kind == "sliding"), None)
-        windows["sliding_max_tokens_held_per_layer"] = (
-            sliding.spec.blocks_charged(w + sliding.block_size) * sliding.block_size
-            if sliding is not None
-            else (cdiv(w - 1, layout.block_size) + 1) * layout.block_size
-        )
-    if spec.attention_chunk_size is not None:
-        windows["attention_chunk_size"] = spec.attention_chunk_size
+    return {
+        **_spec_fields(spec),
+        "window_caps": _window_caps(spec, layout),
+        "kv_cache_groups": [
+            {
+                "kind": g.kind,
+                "num_layers": g.num_layers,
+                "num_padding_layers": g.num_padding_layers,
+                "block_size": g.block_size,
+                "window_tokens": g.window_tokens,
+            }
+            for g in layout.groups
+        ],
+        "group_size": layout.group_size,
+        "block_size": layout.block_size,
+        "page_size_bytes": layout.page_size_bytes,
+        "is_hybrid_kv_cache_manager": layout.is_hybrid_manager,
+        "describe": spec.describe(),
+        "notes": list(spec.notes) + list(layout.notes),
+        "how": kv_decisions(
+            layout, num_tokens=num_tokens, max_num_batched_tokens=max_num_batched_tokens
+        ),
+    }
+
+
+def _spec_fields(spec: KVSpec) -> JSONObject:
+    """The spec's own figures, in vLLM's names, in kv --json's order."""
     return {
         "model": spec.model,
         "source": spec.source,
@@ -77,27 +89,27 @@ def kv_report(
         "state_bytes_per_layer": spec.state_bytes_per_layer,
         "state_bytes_per_request": spec.state_bytes_per_request,
         "is_uniform": spec.is_uniform,
-        "window_caps": windows,
-        "kv_cache_groups": [
-            {
-                "kind": g.kind,
-                "num_layers": g.num_layers,
-                "num_padding_layers": g.num_padding_layers,
-                "block_size": g.block_size,
-                "window_tokens": g.window_tokens,
-            }
-            for g in layout.groups
-        ],
-        "group_size": layout.group_size,
-        "block_size": layout.block_size,
-        "page_size_bytes": layout.page_size_bytes,
-        "is_hybrid_kv_cache_manager": layout.is_hybrid_manager,
-        "describe": spec.describe(),
-        "notes": list(spec.notes) + list(layout.notes),
-        "how": kv_decisions(
-            layout, num_tokens=num_tokens, max_num_batched_tokens=max_num_batched_tokens
-        ),
     }
+
+
+def _window_caps(spec: KVSpec, layout: KVCacheLayout) -> JSONObject:
+    """The sliding window (and the most a sliding layer holds) and the attention chunk."""
+    windows: JSONObject = {}
+    if spec.sliding_window_tokens is not None:
+        w = spec.sliding_window_tokens
+        windows["sliding_window_tokens"] = w
+        # Steady decode: a sliding layer holds at most cdiv(W - 1, bs) + 1
+        # blocks (gpt-oss, W = 128: 9 blocks = 144 tokens): its spec's own peak,
+        # SlidingWindowSpec.blocks_charged, at any length past the window.
+        sliding = next((g for g in layout.groups if g.kind == "sliding"), None)
+        windows["sliding_max_tokens_held_per_layer"] = (
+            sliding.spec.blocks_charged(w + sliding.block_size) * sliding.block_size
+            if sliding is not None
+            else (cdiv(w - 1, layout.block_size) + 1) * layout.block_size
+        )
+    if spec.attention_chunk_size is not None:
+        windows["attention_chunk_size"] = spec.attention_chunk_size
+    return windows
 
 
 # What each page formula is and the vLLM version it was read from.
@@ -148,7 +160,7 @@ def kv_decisions(
     layers, the page, the blocks a request of ``num_tokens`` tokens holds and
     is budgeted at the max model length, each with its rule.
     """
-    by_spec: dict[Any, list[Any]] = {}
+    by_spec: dict[KVCacheSpec, list[KVCacheGroup]] = {}
     for g in layout.groups:
         by_spec.setdefault(g.spec, []).append(g)
     in_flight = layout.max_concurrent_batches * max_num_batched_tokens

@@ -21,9 +21,10 @@ and are evicted, so there it is not counted as shared (said, never guessed).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
+from ..boots import Boot
 from ..capacity import Capacity, Workload, shared_prefix_blocks
+from ..kv.groups import KVCacheLayout
 from ..rules import default_prefix_caching
 
 
@@ -49,7 +50,7 @@ class BootWorkload:
     shared_prefix_tokens_asked: int = 0
 
 
-def prefix_caching_state(boot: Any, gen: str | None) -> tuple[bool | None, str]:
+def prefix_caching_state(boot: Boot, gen: str | None) -> tuple[bool | None, str]:
     """Whether prefix caching is on in this boot, and how that is known."""
     fact = boot.last("enable_prefix_caching")
     if fact is not None:
@@ -64,10 +65,10 @@ def boot_workload(
     workload: Workload,
     *,
     shared_prefix_tokens: int,
-    boot: Any,
+    boot: Boot,
     gen: str | None,
     max_model_len: int | None,
-    layout: Any,
+    layout: KVCacheLayout | None,
     device: str | None = None,
 ) -> BootWorkload:
     """The mix's accepted requests and the shared prefix, for one boot."""
@@ -105,7 +106,7 @@ def boot_workload(
                 f"--shared-prefix {shared_prefix_tokens} not counted: prefix caching is {how}; "
                 "the users are as if nothing were shared"
             )
-        elif not all_full:
+        elif layout is not None and not all_full:
             kinds = sorted({g.kind for g in layout.groups if g.kind != "full"})
             notes.append(
                 f"--shared-prefix {shared_prefix_tokens} not counted: this model has "
@@ -145,7 +146,7 @@ def prefix_cannot_hit(tokens: int, block_size: int, *, what: str) -> str:
     )
 
 
-def _can_it_hit(layout: Any, shared_prefix_tokens: int, prompt_tokens: int) -> str:
+def _can_it_hit(layout: KVCacheLayout, shared_prefix_tokens: int, prompt_tokens: int) -> str:
     """On a hybrid with state groups (Mamba, gated delta net) the attention
     block is raised to fit a state page (Qwen3-Next at TP 4: 272 tokens), and a
     prefix hit needs a whole block: a shorter shared prefix never hits.

@@ -2,18 +2,53 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal, TypeAlias
 
 from ..boots import Boot, Engine
 from ..capacity import Capacity, Workload
+from ..jsontypes import JSONObject
+from ..kv.specs import KVSpec
 from ..observed import ObservedWorkload
+from .gpus import Gpu
 from .knobs import KnobRanking
 from .mix import BootWorkload
 from .plan import TargetPlan
 from .request_cost import LongestRequest, RequestCost
 from .resolved import Answer, ResolvedBoot
-from .whatif import Basis, WhatIf
+from .whatif import Basis, Change, WhatIf
+
+#: ``kv.config.resolve_spec`` or a test's own: (model, config=..., tensor_parallel_size=...,
+#: kv_cache_dtype=..., dtype=...) -> the model's KV spec, or None when no source knows it.
+SpecResolver: TypeAlias = Callable[..., KVSpec | None]
+
+#: A check passes, fails (the log contradicts the model), or cannot be made.
+CheckStatus = Literal["pass", "fail", "unknown"]
+
+#: What a check holds against what: vLLM's printed concurrency recomputed, the pool
+#: against the KV memory, blocks against tokens, the groups' block sizes, V0's
+#: served lines, SGLang's KV Cache line, a nameless log's layout confirmed.
+CheckName = Literal[
+    "max_concurrency",
+    "pool_vs_memory",
+    "blocks_vs_tokens",
+    "kv_cache_groups",
+    "v0_served",
+    "kv_bytes_per_token",
+    "pool_tokens",
+    "attention_layout",
+]
+
+#: The assumption a users figure rests on that the log's figures did not settle.
+UnknownName = Literal[
+    "architecture",
+    "attention_layout",
+    "block_size",
+    "kv_layout",
+    "speculative_decoding",
+    "swa_pool",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,9 +61,9 @@ class Options:
     tensor_parallel_size: int | None = None
     # --what-if changes (whatif.Change or their text), --target-users, and
     # --gpu: the card the log came from when it does not state its memory.
-    what_ifs: tuple[Any, ...] = ()
+    what_ifs: tuple[Change | str, ...] = ()
     target_users: int | None = None
-    gpu: Any = None  # a gpus.Gpu (options.gpu_card: --gpu or --gpu-memory-gib) or a name
+    gpu: Gpu | str | None = None  # options.gpu_card: --gpu or --gpu-memory-gib, or a name
     # --shared-prefix N: system-prompt tokens every request starts with (held
     # once when the log's prefix caching is on; report/mix.py).
     shared_prefix_tokens: int = 0
@@ -38,12 +73,12 @@ class Options:
 class Check:
     """One cross-check of the log against itself or the model config."""
 
-    name: str
-    status: str  # "pass" | "fail" | "unknown"
+    name: CheckName
+    status: CheckStatus
     detail: str
     line: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"name": self.name, "status": self.status, "detail": self.detail}
 
 
@@ -55,12 +90,12 @@ class Unknown:
     the users it gives, when it gives any); ``settle`` says what would decide.
     """
 
-    name: str
+    name: UnknownName
     candidates: tuple[str, ...]
     why: str
     settle: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "name": self.name,
             "candidates": list(self.candidates),
@@ -80,7 +115,7 @@ class Failure:
     # "24096"]): pasted after the model, beside the boot's other options.
     serve_args: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "cause": self.cause,
             "line": self.line,
@@ -115,7 +150,7 @@ class EngineReport:
         *,
         pool_tokens: int | None,
         num_blocks: int | None,
-        c: Any,
+        c: Capacity | None,
         num_blocks_high: int | None = None,
     ) -> EngineReport:
         """One engine's row from its pool and its capacity (None: unknown)."""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TypeVar
 
 from ..errors import LogReadError
+from ..jsontypes import JSONObject
 from .gpus import Gpu, all_gpus
 from .whatif import TARGET_UTILIZATION, Basis, Change, WhatIf, evaluate
 
@@ -45,7 +46,7 @@ class TargetPlan:
     note: str
     kv_cache_memory: KVMemoryForTarget | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "target_users": self.target_users,
             "users": self.users,
@@ -86,7 +87,7 @@ class KVMemoryForTarget:
             return None
         return self.kv_cache_memory_bytes >= (self.available_kv_gib + 0.005) * (1 << 30)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "users_per_engine": self.users_per_engine,
             "num_blocks": self.num_blocks,
@@ -142,43 +143,58 @@ def kv_memory_for_target(b: Basis, target: int) -> KVMemoryForTarget | None:
     )
 
 
-def _rank(value: Any, order: Sequence[Any]) -> int:
+def _rank(value: object, order: Sequence[object]) -> int:
     return order.index(value)
 
 
-def _memoized(resolver: Callable[..., Any]) -> Callable[..., Any]:
+_R = TypeVar("_R")
+
+
+def _memoized(resolver: Callable[..., _R]) -> Callable[..., _R]:
     """The resolver, each (model, TP, KV dtype) looked up once: the plan tries
     a few hundred combinations of a handful of shapes."""
-    seen: dict[Any, tuple[bool, Any]] = {}
+    results: dict[Hashable, _R] = {}
+    errors: dict[Hashable, LogReadError] = {}
 
-    def call(*args: Any, **kwargs: Any) -> Any:
+    def call(*args: Hashable, **kwargs: Hashable) -> _R:
         key = (args, tuple(sorted(kwargs.items())))
-        if key not in seen:
+        if key not in results and key not in errors:
             try:
-                seen[key] = (True, resolver(*args, **kwargs))
+                results[key] = resolver(*args, **kwargs)
             except LogReadError as err:
-                seen[key] = (False, err)
-        ok, value = seen[key]
-        if not ok:
-            raise value
-        return value
+                errors[key] = err
+        if key in errors:
+            raise errors[key]
+        return results[key]
 
     return call
 
 
-def plan_for_target(b: Basis, target: int) -> TargetPlan:
-    """Search FP8 KV, FP8 weights, utilization 0.95, bigger GPUs and TP 2/4/8,
-    alone and combined, for the smallest changes that reach ``target`` users.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Axes:
+    """What each change can be (None / False: as the log ran), in the order tried,
+    and the changes left out with why."""
 
-    ``now`` is the answer (the pool's users capped by max_num_seqs); each
-    change is searched on the pool alone, since every plan sets
-    ``--max-num-seqs`` to its users.
-    """
-    pool_now = b.fit(b.num_blocks).users
-    now = b.capped(pool_now)
-    b = replace(b, max_num_seqs=None)
-    if b.spec_resolver is not None:
-        b = replace(b, spec_resolver=_memoized(b.spec_resolver))
+    kv_cache_dtypes: tuple[str | None, ...]
+    weights_fp8: tuple[bool, ...]
+    utilizations: tuple[float | None, ...]
+    gpus: tuple[Gpu | None, ...]
+    tensor_parallel_sizes: tuple[int | None, ...]
+    left_out: tuple[str, ...]
+
+    def rank(self, ch: Change) -> tuple[int, ...]:
+        """Each change's place on its axis: a plan no bigger on every axis beats it."""
+        return (
+            _rank(ch.kv_cache_dtype, self.kv_cache_dtypes),
+            _rank(ch.weights_fp8, self.weights_fp8),
+            _rank(ch.gpu_memory_utilization, self.utilizations),
+            _rank(ch.gpu, self.gpus),
+            _rank(ch.tensor_parallel_size, self.tensor_parallel_sizes),
+        )
+
+
+def _axes(b: Basis) -> _Axes:
+    """FP8 KV, FP8 weights, utilization 0.95, bigger GPUs and TP 2/4/8, as this log allows."""
     left_out: list[str] = []
     kv_opts: list[str | None] = [None] if b.kv_is_fp8 else [None, "fp8"]
     w_opts = [False]
@@ -209,9 +225,28 @@ def plan_for_target(b: Basis, target: int) -> TargetPlan:
         t_opts += [t for t in TARGET_TP_SIZES if t > b.tensor_parallel_size]
     else:
         left_out.append("tensor parallelism (the model's KV shape is unknown)")
+    return _Axes(
+        kv_cache_dtypes=tuple(kv_opts),
+        weights_fp8=tuple(w_opts),
+        utilizations=tuple(u_opts),
+        gpus=tuple(g_opts),
+        tensor_parallel_sizes=tuple(t_opts),
+        left_out=tuple(left_out),
+    )
+
+
+def _reaching(b: Basis, axes: _Axes, target: int) -> list[WhatIf]:
+    """Every combination of changes that reaches ``target``, none a superset of
+    another, the fewest GPUs (then the least memory, the fewest changes) first."""
     found: list[tuple[tuple[int, ...], Change, WhatIf]] = []
-    combos = itertools.product(kv_opts, w_opts, u_opts, g_opts, t_opts)
-    for kv, wf, u, g, t in combos if pool_now * b.num_engines < target else ():
+    combos = itertools.product(
+        axes.kv_cache_dtypes,
+        axes.weights_fp8,
+        axes.utilizations,
+        axes.gpus,
+        axes.tensor_parallel_sizes,
+    )
+    for kv, wf, u, g, t in combos:
         ch = Change(
             kv_cache_dtype=kv,
             weights_fp8=wf,
@@ -224,14 +259,7 @@ def plan_for_target(b: Basis, target: int) -> TargetPlan:
         wi = evaluate(b, ch)
         if wi.users is None or wi.users < target:
             continue
-        key = (
-            _rank(kv, kv_opts),
-            _rank(wf, w_opts),
-            _rank(u, u_opts),
-            _rank(g, g_opts),
-            _rank(t, t_opts),
-        )
-        found.append((key, ch, wi))
+        found.append((axes.rank(ch), ch, wi))
     minimal = [
         (k, ch, wi)
         for k, ch, wi in found
@@ -244,6 +272,14 @@ def plan_for_target(b: Basis, target: int) -> TargetPlan:
         return (wi.num_gpus or b.num_gpus, total, ch.num_changes, -(wi.users or 0))
 
     minimal.sort(key=cost)
+    return [wi for _, _, wi in minimal]
+
+
+def _note(
+    b: Basis, *, now: int, pool_now: int, target: int, left_out: Sequence[str]
+) -> tuple[str, int | None]:
+    """What was searched and left out, and the copies of this engine that reach
+    ``target`` (data parallel), with their number."""
     per_engine = now // b.num_engines
     replicas = math.ceil(target / per_engine) if per_engine > 0 else None
     pool_all = pool_now * b.num_engines
@@ -270,11 +306,30 @@ def plan_for_target(b: Basis, target: int) -> TargetPlan:
             f"or {replicas} copies of this engine behind a load balancer (data parallel): "
             f"{replicas:,} x {per_engine:,} = {replicas * per_engine:,} users on {gpus:,} GPUs, exact"
         )
+    return "; ".join(note_parts), replicas
+
+
+def plan_for_target(b: Basis, target: int) -> TargetPlan:
+    """Search FP8 KV, FP8 weights, utilization 0.95, bigger GPUs and TP 2/4/8,
+    alone and combined, for the smallest changes that reach ``target`` users.
+
+    ``now`` is the answer (the pool's users capped by max_num_seqs); each
+    change is searched on the pool alone, since every plan sets
+    ``--max-num-seqs`` to its users.
+    """
+    pool_now = b.fit(b.num_blocks).users
+    now = b.capped(pool_now)
+    b = replace(b, max_num_seqs=None)
+    if b.spec_resolver is not None:
+        b = replace(b, spec_resolver=_memoized(b.spec_resolver))
+    axes = _axes(b)
+    options = _reaching(b, axes, target) if pool_now * b.num_engines < target else []
+    note, replicas = _note(b, now=now, pool_now=pool_now, target=target, left_out=axes.left_out)
     return TargetPlan(
         target_users=target,
         users=now,
-        options=tuple(wi for _, _, wi in minimal[:MAX_PLAN_ROWS]),
+        options=tuple(options[:MAX_PLAN_ROWS]),
         replicas=replicas,
-        note="; ".join(note_parts),
+        note=note,
         kv_cache_memory=kv_memory_for_target(b, target),
     )

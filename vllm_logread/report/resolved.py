@@ -23,12 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar
 
 from ..boots import Boot
 from ..capacity import max_concurrency
 from ..errors import LogReadError
+from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheLayout
+from ..kv.specs import KVSpec
 from ..read.facts import Fact
 from ..rules import (
     A100_MAX_GIB,
@@ -99,6 +101,39 @@ class SchedulerLimits:
     max_num_seqs_candidates: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Platform:
+    """What vLLM's scheduler defaults depend on, for one boot."""
+
+    boot: Boot
+    version: str | None
+    generation: str | None
+    world_size: int  # tensor x pipeline parallel ranks
+    is_cpu_rule: bool  # vLLM's CPU defaults apply (rules.cpu_batch_defaults_apply)
+    gpu: str | Gpu | None
+    available_kv: Fact | None
+    layout: KVCacheLayout | None
+    num_blocks: int | None
+    max_model_len: int | None
+
+    def gpu_default(self) -> tuple[int, str, bool]:
+        """vLLM's GPU default max_num_seqs, its source, and whether it is settled."""
+        return _gpu_max_num_seqs(
+            self.boot,
+            self.generation,
+            self.gpu,
+            self.available_kv,
+            self.layout,
+            self.num_blocks,
+            self.max_model_len,
+            self.version,
+        )
+
+    def is_big_gpu(self, max_num_seqs: int) -> bool:
+        """A GPU of 70 GiB or more (not an A100), V1: its default max_num_seqs says so."""
+        return max_num_seqs == DEFAULT_MAX_NUM_SEQS_BIG_GPU and self.generation != "V0"
+
+
 def scheduler_limits(
     boot: Boot,
     *,
@@ -125,68 +160,22 @@ def scheduler_limits(
     pp_v = boot.value("pipeline_parallel_size")
     world = max(tensor_parallel_size, 1) * (int(pp_v) if isinstance(pp_v, int) and pp_v > 0 else 1)
     is_cpu = (device or "").upper() == "CPU"
-    cpu_rule = is_cpu and cpu_batch_defaults_apply(version_s, generation)
-    seqs_f = boot.last("max_num_seqs")
-    mnbt_f = boot.last("max_num_batched_tokens")
-    big: bool | None = None
-    seqs: Sourced[int]
-    candidates: tuple[int, ...] = ()
-    if seqs_f is not None:
-        seqs = Sourced(value=int(seqs_f.value), kind="stated", source=f"line {seqs_f.line}")
-    elif cpu_rule:
-        seqs = Sourced(
-            value=CPU_MAX_NUM_SEQS_PER_RANK * world,
-            kind="default",
-            source=f"vLLM {version_s}'s default for vllm serve on CPU: "
-            f"{CPU_MAX_NUM_SEQS_PER_RANK} x {world} rank{'s' if world > 1 else ''}; not in the log",
-        )
-    else:
-        value, source, settled = _gpu_max_num_seqs(
-            boot, generation, gpu, available_kv, layout, num_blocks, max_model_len, version_s
-        )
-        big = value == DEFAULT_MAX_NUM_SEQS_BIG_GPU and generation != "V0"
-        if not settled:
-            candidates = GPU_MAX_NUM_SEQS_CANDIDATES
-            if value != min(candidates):
-                # Weights + KV cache of 70 to 80 GiB: an A100-80GB (256) or not (1,024).
-                source = f"{min(candidates)} on an A100, else {value:,}: {source}"
-                value = min(candidates)
-        seqs = Sourced(value=value, kind="default", source=source)
+    platform = _Platform(
+        boot=boot,
+        version=version_s,
+        generation=generation,
+        world_size=world,
+        is_cpu_rule=is_cpu and cpu_batch_defaults_apply(version_s, generation),
+        gpu=gpu,
+        available_kv=available_kv,
+        layout=layout,
+        num_blocks=num_blocks,
+        max_model_len=max_model_len,
+    )
+    seqs, candidates, big = _max_num_seqs(platform)
+    mnbt = _max_num_batched_tokens(platform, big)
     chunked = not (is_cpu and is_mla)
-    mnbt: Sourced[int]
-    if mnbt_f is not None:
-        mnbt = Sourced(value=int(mnbt_f.value), kind="stated", source=f"line {mnbt_f.line}")
-    elif cpu_rule:
-        mnbt = Sourced(
-            value=CPU_MAX_NUM_BATCHED_TOKENS_PER_RANK * world,
-            kind="default",
-            source=f"vLLM {version_s}'s default for vllm serve on CPU: "
-            f"{CPU_MAX_NUM_BATCHED_TOKENS_PER_RANK:,} x {world}; not in the log",
-        )
-    else:
-        if big is None:
-            big = (
-                _gpu_max_num_seqs(
-                    boot,
-                    generation,
-                    gpu,
-                    available_kv,
-                    layout,
-                    num_blocks,
-                    max_model_len,
-                    version_s,
-                )[0]
-                == DEFAULT_MAX_NUM_SEQS_BIG_GPU
-                and generation != "V0"
-            )
-        value = DEFAULT_MAX_NUM_BATCHED_TOKENS if big else SMALL_GPU_MAX_NUM_BATCHED_TOKENS
-        mnbt = Sourced(
-            value=value,
-            kind="default",
-            source=f"vLLM serve's default {'on GPUs of 70 GiB or more' if big else 'below 70 GiB'}"
-            " (the same rule as max_num_seqs); not in the log",
-        )
-    if not chunked and mnbt_f is None and max_model_len:
+    if not chunked and boot.last("max_num_batched_tokens") is None and max_model_len:
         # vLLM 0.32 platforms/cpu.py turns chunked prefill off for MLA models;
         # then a whole prompt must fit one step: max(max_model_len, the default).
         mnbt = Sourced(
@@ -206,6 +195,60 @@ def scheduler_limits(
             else "off: vLLM on CPU turns chunked prefill off for MLA models",
         ),
         max_num_seqs_candidates=candidates or (seqs.value,),
+    )
+
+
+def _max_num_seqs(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool | None]:
+    """max_num_seqs stated, else vLLM's default on CPU or on this GPU; the values
+    vLLM's rule allows when the card is not settled; and whether the card is big
+    (None: not looked at)."""
+    seqs_f = p.boot.last("max_num_seqs")
+    if seqs_f is not None:
+        return (
+            Sourced(value=int(seqs_f.value), kind="stated", source=f"line {seqs_f.line}"),
+            (),
+            None,
+        )
+    if p.is_cpu_rule:
+        world = p.world_size
+        seqs = Sourced(
+            value=CPU_MAX_NUM_SEQS_PER_RANK * world,
+            kind="default",
+            source=f"vLLM {p.version}'s default for vllm serve on CPU: "
+            f"{CPU_MAX_NUM_SEQS_PER_RANK} x {world} rank{'s' if world > 1 else ''}; not in the log",
+        )
+        return seqs, (), None
+    value, source, settled = p.gpu_default()
+    big = p.is_big_gpu(value)
+    candidates: tuple[int, ...] = ()
+    if not settled:
+        candidates = GPU_MAX_NUM_SEQS_CANDIDATES
+        if value != min(candidates):
+            # Weights + KV cache of 70 to 80 GiB: an A100-80GB (256) or not (1,024).
+            source = f"{min(candidates)} on an A100, else {value:,}: {source}"
+            value = min(candidates)
+    return Sourced(value=value, kind="default", source=source), candidates, big
+
+
+def _max_num_batched_tokens(p: _Platform, big: bool | None) -> Sourced[int]:
+    """max_num_batched_tokens stated, else vLLM's default on CPU or on a GPU of this size."""
+    mnbt_f = p.boot.last("max_num_batched_tokens")
+    if mnbt_f is not None:
+        return Sourced(value=int(mnbt_f.value), kind="stated", source=f"line {mnbt_f.line}")
+    if p.is_cpu_rule:
+        return Sourced(
+            value=CPU_MAX_NUM_BATCHED_TOKENS_PER_RANK * p.world_size,
+            kind="default",
+            source=f"vLLM {p.version}'s default for vllm serve on CPU: "
+            f"{CPU_MAX_NUM_BATCHED_TOKENS_PER_RANK:,} x {p.world_size}; not in the log",
+        )
+    if big is None:
+        big = p.is_big_gpu(p.gpu_default()[0])
+    return Sourced(
+        value=DEFAULT_MAX_NUM_BATCHED_TOKENS if big else SMALL_GPU_MAX_NUM_BATCHED_TOKENS,
+        kind="default",
+        source=f"vLLM serve's default {'on GPUs of 70 GiB or more' if big else 'below 70 GiB'}"
+        " (the same rule as max_num_seqs); not in the log",
     )
 
 
@@ -319,7 +362,7 @@ class ResolvedBoot:
     device: str | None
     block_size: Sourced[int | None]
     layout: KVCacheLayout | None
-    spec: Any
+    spec: KVSpec | None
     engine_num_blocks: tuple[int | None, ...]
     has_null_block: bool
     max_model_len: Sourced[int | None]
@@ -383,7 +426,7 @@ class Answer:
         """max_num_seqs, not the pool, sets the users at the end of the answers."""
         return self.limit == "max_num_seqs"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         m = self.max_num_seqs
         return {
             "users": self.users,

@@ -29,16 +29,16 @@ users of 512 + 128 tokens: 250,000 // 640 = 390 (434 mid-answer, at 576).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ..boots import Boot, Engine
 from ..capacity import Capacity, Workload, users_that_fit
 from ..errors import LogReadError
-from ..read.facts import Fact
+from ..kv.specs import KVSpec
+from ..read.facts import Fact, Value
 from .checks import CheckBasis, range_check, tool_model_failures
 from .failure import start_up_end, stopped_warning
 from .mix import BootWorkload, boot_workload, users_arithmetic
-from .model import Check, EngineReport, Failure, Options, Report, Unknown
+from .model import Check, EngineReport, Failure, Options, Report, SpecResolver, Unknown
 from .whatif import WhatIf
 
 GIB = 1 << 30
@@ -98,8 +98,22 @@ def measured_bytes_per_token(
     return low, high, slots, tokens, sizes
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Pools:
+    """Every engine's users from its pool, and what the second (SWA) pool leaves unknown."""
+
+    engines: list[EngineReport]
+    first_cap: Capacity | None
+    unknowns: tuple[Unknown, ...]
+    users_range: tuple[int, int] | None
+
+    @property
+    def pool_tokens(self) -> int | None:
+        return self.engines[0].pool_tokens if self.engines else None
+
+
 def build_sglang_report(
-    boot: Boot, opts: Options, *, source: str = "-", spec_resolver: Any = None
+    boot: Boot, opts: Options, *, source: str = "-", spec_resolver: SpecResolver | None = None
 ) -> Report:
     """The report for one SGLang boot (same shape as report.build_report's)."""
     warnings: list[str] = []
@@ -115,6 +129,68 @@ def build_sglang_report(
     workload = served.workload
     spec = _spec(boot, opts, spec_resolver, tp, kv_cache_dtype, warnings)
     is_uniform = spec is None or bool(getattr(spec, "is_uniform", True))
+    pools = _pools(boot, page, workload, spec, is_uniform, arithmetic, warnings)
+    kv = _kv_said(boot, page, spec, pools.pool_tokens, model, warnings)
+    checks, not_understood = _sglang_checks(kv, opts, spec, is_uniform, warnings)
+    engines, unknowns, users_range = pools.engines, pools.unknowns, pools.users_range
+    if not_understood is not None:
+        unknowns, users_range = (*unknowns, not_understood), None
+    if unknowns or any(c.status == "fail" for c in checks):
+        engines = [replace(e, users=None, users_mid_answer=None) for e in engines]
+    failure, stopped = _start_up_failure(boot, engines)
+    if stopped is not None:
+        warnings.append(stopped)
+    if failure is not None:
+        engines = [replace(e, users=0, users_mid_answer=0) for e in engines]
+        users_range = None
+    first_cap = pools.first_cap
+    what_if = _what_ifs(boot, first_cap, page, kv.bytes_per_token, kv_cache_dtype, workload)
+    return Report(
+        source=source,
+        boot=boot,
+        model=str(model) if model else None,
+        vllm_version=None,
+        engine_generation=None,
+        device=None,
+        pool_tokens=pools.pool_tokens,
+        num_blocks=engines[0].num_blocks if engines else None,
+        block_size=page,
+        block_size_source=page_src,
+        max_model_len=max_model_len,
+        vllm_max_concurrency=None,
+        concurrency_tokens=None,
+        available_kv_gib=kv.memory_gib,
+        kv_cache_dtype=kv_cache_dtype,
+        tensor_parallel_size=tp,
+        kv_bytes_per_token=kv.bytes_per_token,
+        kv_bytes_per_token_source=kv.source,
+        kv_shape=kv.shape,
+        is_exact=first_cap.is_exact if first_cap is not None else is_uniform,
+        workload=workload,
+        capacity=first_cap,
+        engines=tuple(engines),
+        checks=tuple(checks),
+        what_if=tuple(what_if),
+        warnings=tuple(warnings),
+        arithmetic=tuple(arithmetic),
+        users_range=users_range,
+        unknowns=unknowns,
+        failure=failure,
+        served=served,
+    )
+
+
+def _pools(
+    boot: Boot,
+    page: int,
+    workload: Workload,
+    spec: KVSpec | None,
+    is_uniform: bool,
+    arithmetic: list[str],
+    warnings: list[str],
+) -> _Pools:
+    """Each engine's users from its pool, held against the SWA pool and capped by
+    max_running_requests; a pool no line names is no pool."""
     swa = _swa_pool(boot, spec, page, workload)
     if not is_uniform and swa is None:
         warnings.append(
@@ -122,7 +198,6 @@ def build_sglang_report(
             "(full and sliding-window tokens), which are not modelled here: the users figure "
             "counts every layer as full attention"
         )
-
     engines: list[EngineReport] = []
     first_cap: Capacity | None = None
     unknowns: list[Unknown] = []
@@ -147,26 +222,50 @@ def build_sglang_report(
             if unknown is not None:
                 unknowns.append(unknown)
                 users_range = rng
-        er = _capped(er, boot, arithmetic, warnings)
-        engines.append(er)
+        engines.append(_capped(er, boot, arithmetic, warnings))
         first_cap = first_cap or c
     if first_cap is not None and not is_uniform and swa is None:
         first_cap = replace(first_cap, is_exact=False)
-    pool_tokens = engines[0].pool_tokens if engines else None
+    return _Pools(
+        engines=engines, first_cap=first_cap, unknowns=tuple(unknowns), users_range=users_range
+    )
 
+
+def _kv_said(
+    boot: Boot,
+    page: int,
+    spec: KVSpec | None,
+    pool_tokens: int | None,
+    model: Value | None,
+    warnings: list[str],
+) -> _KVFromLog:
+    """The KV bytes per token the report states (_kv_from_log), said to be one pool's
+    when SGLang keeps two and the model's own shape is unknown."""
     kv = _kv_from_log(boot, page, spec, pool_tokens, model)
-    if spec is None and boot.last("sglang_swa_tokens") is not None and kv.bytes_per_token:
-        # Two pools, each with its own KV Cache line: the first holds some layers only.
-        kv = replace(
-            kv,
-            source=f"{kv.source}; of one of its two pools (full and sliding-window layers "
-            "apart), not every layer's",
-        )
-        warnings.append(
-            "the KV bytes per token are one pool's (SGLang keeps the full-attention and the "
-            "sliding-window layers in two pools): the what-ifs that divide memory by them are "
-            "rough; pass --config PATH for the model's own"
-        )
+    if spec is not None or boot.last("sglang_swa_tokens") is None or not kv.bytes_per_token:
+        return kv
+    # Two pools, each with its own KV Cache line: the first holds some layers only.
+    warnings.append(
+        "the KV bytes per token are one pool's (SGLang keeps the full-attention and the "
+        "sliding-window layers in two pools): the what-ifs that divide memory by them are "
+        "rough; pass --config PATH for the model's own"
+    )
+    return replace(
+        kv,
+        source=f"{kv.source}; of one of its two pools (full and sliding-window layers "
+        "apart), not every layer's",
+    )
+
+
+def _sglang_checks(
+    kv: _KVFromLog,
+    opts: Options,
+    spec: KVSpec | None,
+    is_uniform: bool,
+    warnings: list[str],
+) -> tuple[list[Check], Unknown | None]:
+    """The KV Cache line's checks, with the tool's own failure (the model's shape
+    it does not understand) named in SGLang's words, not vLLM's."""
     checks, not_understood = tool_model_failures(
         list(kv.checks),
         CheckBasis(
@@ -178,60 +277,17 @@ def build_sglang_report(
             vllm_version=None,
         ),
     )
-    if not_understood is not None:
-        # (SGLang's shape, not vLLM's: the sentence names the engine.)
-        not_understood = replace(
-            not_understood, why=not_understood.why.replace("vLLM (version not stated)", "SGLang")
-        )
-        checks = [
-            replace(c, detail=c.detail.replace("vLLM (version not stated)", "SGLang"))
-            for c in checks
-        ]
-        unknowns.append(not_understood)
-        users_range = None
-        warnings.append(f"{not_understood.why}; users unknown")
-    if unknowns or any(c.status == "fail" for c in checks):
-        engines = [replace(e, users=None, users_mid_answer=None) for e in engines]
-    failure, stopped = _start_up_failure(boot, engines)
-    if stopped is not None:
-        warnings.append(stopped)
-    if failure is not None:
-        engines = [replace(e, users=0, users_mid_answer=0) for e in engines]
-        users_range = None
-    what_if = _what_ifs(boot, first_cap, page, kv.bytes_per_token, kv_cache_dtype, workload)
-    return Report(
-        source=source,
-        boot=boot,
-        model=str(model) if model else None,
-        vllm_version=None,
-        engine_generation=None,
-        device=None,
-        pool_tokens=pool_tokens,
-        num_blocks=engines[0].num_blocks if engines else None,
-        block_size=page,
-        block_size_source=page_src,
-        max_model_len=max_model_len,
-        vllm_max_concurrency=None,
-        concurrency_tokens=None,
-        available_kv_gib=kv.memory_gib,
-        kv_cache_dtype=kv_cache_dtype,
-        tensor_parallel_size=tp,
-        kv_bytes_per_token=kv.bytes_per_token,
-        kv_bytes_per_token_source=kv.source,
-        kv_shape=kv.shape,
-        is_exact=first_cap.is_exact if first_cap is not None else is_uniform,
-        workload=workload,
-        capacity=first_cap,
-        engines=tuple(engines),
-        checks=tuple(checks),
-        what_if=tuple(what_if),
-        warnings=tuple(warnings),
-        arithmetic=tuple(arithmetic),
-        users_range=users_range,
-        unknowns=tuple(unknowns),
-        failure=failure,
-        served=served,
+    if not_understood is None:
+        return checks, None
+    # (SGLang's shape, not vLLM's: the sentence names the engine.)
+    not_understood = replace(
+        not_understood, why=not_understood.why.replace("vLLM (version not stated)", "SGLang")
     )
+    warnings.append(f"{not_understood.why}; users unknown")
+    checks = [
+        replace(c, detail=c.detail.replace("vLLM (version not stated)", "SGLang")) for c in checks
+    ]
+    return checks, not_understood
 
 
 def _start_up_failure(boot: Boot, engines: list[EngineReport]) -> tuple[Failure | None, str | None]:
@@ -299,18 +355,18 @@ def _served(boot: Boot, opts: Options, max_model_len: int | None) -> BootWorkloa
 def _spec(
     boot: Boot,
     opts: Options,
-    spec_resolver: Any,
+    spec_resolver: SpecResolver | None,
     tp: int,
     kv_cache_dtype: str | None,
     warnings: list[str],
-) -> Any:
+) -> KVSpec | None:
     """The model's KV spec from its config (None: no resolver, or it failed: warned)."""
     if spec_resolver is None:
         return None
     model = boot.value("model")
     dtype_f = boot.first("dtype")
     pp = _int_fact(boot, "pipeline_parallel_size") or 1
-    kwargs: dict[str, Any] = {
+    kwargs: dict[str, str | int | None] = {
         "config": opts.config,
         "tensor_parallel_size": tp,
         "kv_cache_dtype": kv_cache_dtype or "auto",
@@ -337,7 +393,7 @@ class _KVFromLog:
 
 
 def _kv_from_log(
-    boot: Boot, page: int, spec: Any, pool_tokens: int | None, model: Any
+    boot: Boot, page: int, spec: KVSpec | None, pool_tokens: int | None, model: Value | None
 ) -> _KVFromLog:
     """SGLang's KV Cache line (K + V GiB over its slots) held against the model's shape;
     without a model config, the bytes the line states stand in for it."""
@@ -473,7 +529,7 @@ class _SWAPool:
     users_if_window_held: int | None
 
 
-def _swa_pool(boot: Boot, spec: Any, page: int, workload: Workload) -> _SWAPool | None:
+def _swa_pool(boot: Boot, spec: KVSpec | None, page: int, workload: Workload) -> _SWAPool | None:
     """The SWA pool of a hybrid whose full pool is stated too, or None."""
     swa_f = boot.last("sglang_swa_tokens")
     if swa_f is None or boot.last("sglang_full_tokens") is None or workload.is_mix:
