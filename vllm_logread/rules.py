@@ -159,6 +159,7 @@ CPU_MLA_BLOCK_16_FROM = Version((0, 28))
 #: real_vllm_0.11.0_qwen3-8b_load.log (V1) and real_vllm_0.9.1_qwen3-8b_load.log
 #: (V0); the floors, and 16 without IPEX, are source only.
 CPU_BLOCK_128_FROM = Version((0, 11, 1))
+CPU_IPEX_BLOCK_128_FROM = Version((0, 8, 4))
 
 #: From 0.26 to 0.29 a sliding-window layer takes the attention backend's smallest
 #: kernel block (attention.py, _largest_kernel_block_within, its page unpadded), not
@@ -174,7 +175,6 @@ CPU_BLOCK_128_FROM = Version((0, 11, 1))
 CPU_SLIDING_KERNEL_BLOCK_FROM = Version((0, 26, 0))
 CPU_SLIDING_KERNEL_BLOCK_32_FROM = Version((0, 29, 0))
 CPU_SLIDING_PRIMARY_BLOCK_FROM = Version((0, 30, 0))
-CPU_IPEX_BLOCK_128_FROM = Version((0, 8, 4))
 
 #: XPU's default block size 64 (16 before). Source only.
 XPU_BLOCK_64_FROM = Version((0, 9, 2))
