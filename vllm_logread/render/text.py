@@ -356,6 +356,13 @@ def _per_user(report: Report, c: Any, users: int | None) -> str:
         s = c.shared_prefix_blocks
         held = f"{tokens} = {c.blocks_per_user + s:,} blocks{groups}, {s:,} shared"
         pool = f"({c.num_blocks:,}{' - 1 null' if c.usable_blocks < c.num_blocks else ''} - {s:,})"
+    if getattr(c, "peak_blocks_per_user", 0) and users == c.users:
+        # A Mamba align group's busiest step (capacity.state_peak): one request at a time.
+        peak = c.peak_blocks_per_user
+        return (
+            f"{held}, {peak} at the step that crosses a state block; 1 + ({pool} - {peak}) // "
+            f"{c.blocks_per_user:,} = {_n(users)} users"
+        )
     return f"{held}; {pool} // {c.blocks_per_user:,} = {_n(users)} users"
 
 

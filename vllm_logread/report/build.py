@@ -1230,13 +1230,24 @@ def _hybrid_engine_users(
         eng, layout, boot, max_model_len, version, conc_f, warnings
     )
     c = None
+    # The budget the log states decides a Mamba align group's first prompt step
+    # (capacity.state_peak); None: vLLM's defaults are tried.
+    mnbt_f = boot.last("max_num_batched_tokens")
+    stated_mnbt = None if mnbt_f is None else int(mnbt_f.value)
     if num_blocks is not None and num_blocks >= 0:
-        c = users_for_layout(layout, num_blocks=num_blocks, workload=workload)
+        c = users_for_layout(
+            layout, num_blocks=num_blocks, workload=workload, max_num_batched_tokens=stated_mnbt
+        )
         if high_blocks is not None:
             # Users grow with the pool, so when both ends of the range give the
             # same users they are exact (gpt-oss-20b 0.11: 147,594 or 147,595
             # blocks, 3,012 users either way).
-            top = users_for_layout(layout, num_blocks=high_blocks, workload=workload)
+            top = users_for_layout(
+                layout,
+                num_blocks=high_blocks,
+                workload=workload,
+                max_num_batched_tokens=stated_mnbt,
+            )
             if (top.users, top.users_mid_answer) != (c.users, c.users_mid_answer):
                 c = replace(c, is_exact=False)
         arithmetic.append(_hybrid_arithmetic(eng, layout, c, num_blocks, how, workload))

