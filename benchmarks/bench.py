@@ -15,7 +15,13 @@ one run (the commands' repetitions interleaved):
 * ``cat FILE > /dev/null``: the floor (reading the bytes);
 * ``cat FILE | vllm-logread --no-echo``: the full report through a pipe, as
   from a live server (every line counted as it passes), against
-  ``cat FILE | grep -E`` in the same run.
+  ``cat FILE | grep -E`` in the same run;
+* the floor of any reader written in Python, three few-line programs: reading
+  the file in the tool's 1 MiB chunks; that and ``re`` finding the stats
+  line's marker in each chunk (the least a regex reader can do: one pass of
+  CPython's regex engine over every byte); that and the stats line's values
+  (the tool's own regex, ``STATS_FAST``). What the report does beyond the
+  last is the fold of the values and everything else.
 
 Each is given as a ratio to ``grep -E`` (the pipe to grep's pipe), ``--json``
 also to the text report. Peak RSS is measured for every output mode (text,
@@ -159,6 +165,36 @@ def run(
     return Run(name, walls, cpus, peak)
 
 
+# The floor programs (see the module's docstring): the tool's chunk size and its
+# regexes, nothing else. They run with the package importable (its venv's python).
+_FLOOR_READ = """
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+while os.read(fd, 1 << 20):
+    pass
+"""
+_FLOOR_RX = """
+import os, re, sys
+from vllm_logread.read.stats import STATS_FAST, STATS_MARKER
+rx = {rx}
+fd = os.open(sys.argv[1], os.O_RDONLY)
+n = 0
+while b := os.read(fd, 1 << 20):
+    n += len(rx.findall(b))
+print(n)
+"""
+
+
+def _floor_programs(path: str) -> dict[str, list[str]]:
+    """The Python floor's three commands on ``path``."""
+    py = sys.executable
+    return {
+        "py_read": [py, "-c", _FLOOR_READ, path],
+        "py_marker": [py, "-c", _FLOOR_RX.format(rx="re.compile(re.escape(STATS_MARKER))"), path],
+        "py_stats": [py, "-c", _FLOOR_RX.format(rx="STATS_FAST"), path],
+    }
+
+
 def generate(path: Path, lines: int) -> None:
     print(f"generating {lines:,} lines -> {path} ...", file=sys.stderr, flush=True)
     with open(path, "wb") as out:
@@ -245,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         # as grep's pipe does.
         pipe = ["sh", "-c", 'cat "$1" | "$2" --no-echo', "sh", str(big), tool]
         grep_pipe = ["sh", "-c", 'cat "$1" | grep -E "$2"', "sh", str(big), GREP_E]
+        floor = _floor_programs(str(big))
         cmds = {
             "full": ([tool, str(big), "--no-echo"], True),
             "json": ([tool, str(big), "--json"], True),
@@ -254,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             "cat": (["cat", str(big)], False),
             "pipe": (pipe, True),
             "grep_pipe": (grep_pipe, False),
+            **{key: (cmd, False) for key, cmd in floor.items()},
         }
         runs: dict[str, Run] = {}
         # Interleave the commands' repetitions so that a burst of load on the
@@ -343,6 +381,9 @@ def main(argv: list[str] | None = None) -> int:
         row("`cat FILE > /dev/null`", runs["cat"]),
         row("`cat FILE \\| vllm-logread --no-echo` (vs the grep pipe below)", pp, gp),
         row("`cat FILE \\| grep -E '...'`", gp, gp),
+        row("Python floor: read FILE in 1 MiB chunks", runs["py_read"]),
+        row("Python floor: read, and `re` finds the stats marker", runs["py_marker"]),
+        row("Python floor: read, and `re` reads the stats values (STATS_FAST)", runs["py_stats"]),
         "",
         f"Peak RSS per output mode, on {small_lines:,} lines ({small_b / 1e6:.0f} MB) and "
         f"{args.lines:,} lines ({size_b / 1e9:.2f} GB):",

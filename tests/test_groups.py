@@ -71,13 +71,14 @@ def test_mamba2_checkpoint_page_from_0_32() -> None:
         assert {g.spec.blocks_charged(640) for g in mamba} == {1}, version
 
 
-def test_in_flight_budget_doubles_from_0_31() -> None:
-    # gpt-oss-20b, L 131,072, 8,192 batched: 0.30 sliding cdiv(127 + 8,192, 16) + 1
-    # = 521 -> 8,192 + 521 = 8,713; 0.31 (2 batches in flight) cdiv(127 + 16,384,
-    # 16) + 1 = 1,033 -> 9,225 (the audit's worked example).
+def test_in_flight_budget_doubles_from_0_26() -> None:
+    # gpt-oss-20b, L 131,072, 8,192 batched: 0.25 sliding cdiv(127 + 8,192, 16) + 1
+    # = 521 -> 8,192 + 521 = 8,713; 0.26 (2 batches in flight: max_in_flight_tokens,
+    # absent from the 0.25.1 wheel, present in 0.26.0's) cdiv(127 + 16,384, 16) + 1
+    # = 1,033 -> 9,225.
     g = spec("openai/gpt-oss-20b")
-    old = kv_cache_layout(g, vllm_version="0.30.0")
-    new = kv_cache_layout(g, vllm_version="0.31.0")
+    old = kv_cache_layout(g, vllm_version="0.25.1")
+    new = kv_cache_layout(g, vllm_version="0.26.0")
     assert (old.max_concurrent_batches, new.max_concurrent_batches) == (1, 2)
     kw: dict[str, Any] = {"max_model_len": 131072, "max_num_batched_tokens": 8192}
     assert cap.blocks_per_max_len_request(old, **kw) == 8713

@@ -38,6 +38,95 @@ def test_gptq_group_minus_one_is_per_channel() -> None:
     assert round(basis.low_bytes / GIB, 4) == 5.2072
 
 
+def _ct_weights(num_bits: int, kind: str, strategy: str) -> dict[str, Any]:
+    """A compressed-tensors quantization_config of one group, as RedHatAI's
+    (neuralmagic's) Llama-3.1-8B-Instruct checkpoints publish it in config.json:
+    "-quantized.w8a8" (int, channel), "-FP8-dynamic" (float, channel), "-FP8"
+    (float, tensor, static input scales)."""
+    return {
+        "config_groups": {
+            "group_0": {
+                "input_activations": {
+                    "actorder": None,
+                    "block_structure": None,
+                    "dynamic": strategy == "channel",
+                    "group_size": None,
+                    "num_bits": 8,
+                    "observer": "memoryless",
+                    "observer_kwargs": {},
+                    "strategy": "token" if strategy == "channel" else "tensor",
+                    "symmetric": True,
+                    "type": kind,
+                },
+                "output_activations": None,
+                "targets": ["Linear"],
+                "weights": {
+                    "actorder": None,
+                    "block_structure": None,
+                    "dynamic": False,
+                    "group_size": None,
+                    "num_bits": num_bits,
+                    "observer": "minmax",
+                    "observer_kwargs": {},
+                    "strategy": strategy,
+                    "symmetric": True,
+                    "type": kind,
+                },
+            }
+        },
+        "format": f"{kind}-quantized",
+        "ignore": ["lm_head"],
+        "kv_cache_scheme": None,
+        "quant_method": "compressed-tensors",
+        "quantization_status": "compressed",
+    }
+
+
+@pytest.mark.parametrize(
+    "kind,strategy", [("int", "channel"), ("float", "channel"), ("float", "tensor")]
+)
+def test_compressed_tensors_8_bit_by_channel_or_tensor(kind: str, strategy: str) -> None:
+    # W8A8 INT8 / FP8 weights with one scale a channel (or a tensor): 1 B a
+    # linear weight, embeddings and lm_head 16-bit. 6,979,588,096 x 1 B +
+    # 2,101,346,304 B = 9,080,934,400 B = 8.4573 GiB (it was "weight bits are not
+    # one number": the group size 0 of these strategies was refused).
+    basis = weights_basis(llama_8b(quantization_config=_ct_weights(8, kind, strategy)), {})
+    assert not isinstance(basis, str), basis
+    assert round(basis.low_bytes / GIB, 4) == 8.4573
+    assert "8-bit weights" in basis.how
+
+
+def test_compressed_tensors_4_bit_by_channel_has_no_group_scales() -> None:
+    # 4-bit weights, one scale a channel: as GPTQ's group_size -1, 0.5 B a
+    # linear weight. 6,979,588,096 x 0.5 = 3,489,794,048 + 2,101,346,304 =
+    # 5,591,140,352 B = 5.2072 GiB (not groups of 128: 5.3339).
+    basis = weights_basis(llama_8b(quantization_config=_ct_weights(4, "int", "channel")), {})
+    assert not isinstance(basis, str), basis
+    assert round(basis.low_bytes / GIB, 4) == 5.2072
+    assert "a scale per channel or tensor" in basis.how
+
+
+@pytest.mark.parametrize("strategy", ["group", "block", None])
+def test_compressed_tensors_group_without_a_size_is_unknown(strategy: str | None) -> None:
+    # compressed-tensors refuses "group" without a group_size; "block" and a
+    # missing strategy are not read here: unknown, not a guessed group of 128.
+    qcfg = _ct_weights(4, "int", "channel")
+    qcfg["config_groups"]["group_0"]["weights"]["strategy"] = strategy
+    assert isinstance(weights_basis(llama_8b(quantization_config=qcfg), {}), str)
+
+
+def test_kv_gpu_on_a_w8a8_config_estimates_its_weights(tmp_path: Any) -> None:
+    import json
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(llama_8b(quantization_config=_ct_weights(8, "int", "channel"))))
+    r = CliRunner().invoke(main, ["kv", str(path), "--gpu", "H100-80GB"])
+    assert r.exit_code == 0, r.output
+    # 8.4573 GiB + 0.2% typical (WEIGHTS_CENTRAL) = 8.47; the range 8.46-8.55.
+    assert "weights:       ~8.47 GiB" in r.stdout, r.stdout
+    assert "not one number" not in r.stdout
+
+
 @pytest.mark.parametrize(
     "qcfg",
     [

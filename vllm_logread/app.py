@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 from .capacity import Workload
 from .errors import LogReadError, MissingPoolError, UsageError
-from .events import Output, parse_margin_pct
+from .events import ExitStatus, Output, parse_margin_pct
 from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
 from .options import (
@@ -34,7 +34,7 @@ from .options import (
     report_options,
     unused_options,
 )
-from .outcome import ExitStatus, gate_note, judged, results_of, with_sweep, worst
+from .outcome import gate_note, judged, results_of, with_sweep, worst
 from .read.facts import Fact
 from .read.metrics import fetch_metrics, read_metrics, read_metrics_file
 from .render.ci import Extras
@@ -45,6 +45,9 @@ from .report.crosscheck import Agreement, crosscheck, pick_server
 from .report.model import Options
 from .session import Session, StatsSink
 from .terminal import Interrupted, signals_as_exceptions, signals_ignored
+
+if TYPE_CHECKING:  # render/plot.py is imported only when --simulate asks
+    from .render.plot import StatsRecorder
 
 Inputs = list[tuple[str, IO[bytes]]]
 Unread = list[tuple[str, "ExitStatus"]]  # inputs that could not be opened, and why
@@ -280,7 +283,7 @@ class _Job:
     on_stats_facts: Callable[[list[Fact]], None] | None = None  # --stats-jsonl
     failures: Unread = field(default_factory=list)  # inputs that could not be opened
     sessions: list[Session] = field(default_factory=list)
-    sim_rows: Any = None  # --simulate: a StatsRecorder of every stats line
+    sim_rows: StatsRecorder | None = None  # --simulate: every stats line
 
     def read(self, inputs: Inputs) -> None:
         """Each input through its own Session, outputs shown as they come."""
@@ -382,7 +385,7 @@ class _Job:
 
         from .simulate_app import simulated_verdict
 
-        if item.summary is None or not self.sessions:
+        if item.summary is None or not self.sessions or self.sim_rows is None:
             return item
         said = simulated_verdict(
             self.sessions[-1],

@@ -672,7 +672,7 @@ def blocks_at_max_len(
     sliding ``cdiv(min(W - 1 + in-flight, L), bs) + 1``; chunked
     ``cdiv(min(C + in-flight, L), bs)``; Mamba its pages (1 in mode none,
     2 + checkpoint in align). In-flight tokens = ``max_concurrent_batches x
-    max_num_batched_tokens`` (2 x with async scheduling, vLLM 0.31+).
+    max_num_batched_tokens`` (2 x with async scheduling, vLLM 0.26+).
 
     >>> from vllm_logread.kv.specs import SlidingWindowSpec
     >>> sw = KVCacheGroup(spec=SlidingWindowSpec(sliding_window=128), num_layers=12,

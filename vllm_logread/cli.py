@@ -375,7 +375,7 @@ Examples:
     metavar="CHANGE",
     help="Users under a change, added to 'What to change' (repeatable): kv_cache_dtype=fp8, "
     "weights=fp8, gpu_memory_utilization=0.95, max_model_len=4096, tensor_parallel_size=2, "
-    "gpu=H100-80GB, gpu_memory_gib=80; combine with '+'.",
+    "gpu=H100-80GB, gpu_memory_gib=80, max_num_batched_tokens=8192; combine with '+'.",
 )
 @click.option(
     "--target-users",

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import LogReadError, UsageError
+from .events import ExitStatus
 from .inputs import open_input, run
 from .kv.config import load_config, resolve_spec
 from .options import CommonOptions, check_common, one_workload, output_format, report_options
-from .outcome import ExitStatus, reading_status, results_of, worst
+from .outcome import reading_status, results_of, worst
 from .render.diff import diff_json, diff_table, diff_text
 from .render.json import dumps
 from .report.diff import Diff, diff_reports

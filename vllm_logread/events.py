@@ -6,15 +6,15 @@ sit below both (the session knows nothing of text; the renderers nothing of sess
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from .errors import UsageError
+from .jsontypes import JSONObject
 from .read.facts import Fact, ParseWarning
 from .read.metrics import Server
 from .report.crosscheck import Agreement
-from .report.model import Options, Report
+from .report.model import Options, Report, SpecResolver
 from .report.sweep import SweepRow
 from .watch import LoadSummary
 
@@ -76,6 +76,15 @@ def parse_margin_pct(text: str | None) -> float:
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class ExitStatus:
+    """A command's exit code and what it says on stderr (docs/exit-codes.md):
+    one input's, or the worst of several (outcome.worst)."""
+
+    code: int
+    message: str = ""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GateResult:
     """What ``--min-users`` judged of one input: the lowest users over its workloads
@@ -114,7 +123,7 @@ class GateResult:
         """Passed only thanks to the margin (below min_users itself)."""
         return self.passed and self.users is not None and self.users < self.min_users
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "min_users": self.min_users,
             "margin_pct": self.margin_pct,
@@ -143,7 +152,7 @@ class InputResult:
     missing_pool: str
     is_reported: bool
     options: Options | None = None
-    spec_resolver: Callable[..., Any] | None = field(default=None)
+    spec_resolver: SpecResolver | None = field(default=None)
     # What is wrong with this input on its own (no pool, a failed engine, a
     # contradiction): its exit code (0: nothing) and message. Tables, totals
     # and JSON totals count only the inputs with error_code 0.

@@ -20,7 +20,7 @@ from .events import GateResult
 from .read.metrics import read_samples
 from .read.prometheus import FleetRead, FleetServer, mean_of
 from .report import build_report
-from .report.model import Options, Report
+from .report.model import Options, Report, SpecResolver
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,7 +90,9 @@ class Fleet:
         return [r for r in self.rows if r.server.status == "up"]
 
 
-def fleet_of(read: FleetRead, options: Options, *, spec_resolver: object = None) -> Fleet:
+def fleet_of(
+    read: FleetRead, options: Options, *, spec_resolver: SpecResolver | None = None
+) -> Fleet:
     """Each server's report and each model's total."""
     rows: list[FleetRow] = []
     for server in read.servers:

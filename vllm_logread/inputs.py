@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import IO
 
 from .errors import InputError
 from .events import Output
@@ -15,7 +15,7 @@ from .session import Session
 READ_CHUNK_BYTES = 1 << 20
 
 
-def open_input(name: str) -> Any:
+def open_input(name: str) -> IO[bytes]:
     """Open a log file for binary reading, with a clear error when it cannot be.
 
     A FIFO is fine (it is read like a pipe); a directory is not a log.
@@ -34,7 +34,7 @@ def open_input(name: str) -> Any:
         raise InputError(f"{name}: cannot read it ({err.strerror})") from None
 
 
-def _fileno(stream: Any) -> int | None:
+def _fileno(stream: IO[bytes]) -> int | None:
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):
@@ -53,7 +53,7 @@ def _grow_pipe(fd: int) -> None:
         pass
 
 
-def read_chunks(stream: Any, session: Session | None = None) -> Iterator[bytes | None]:
+def read_chunks(stream: IO[bytes], session: Session | None = None) -> Iterator[bytes | None]:
     """Yield byte chunks as they arrive: a pipe's data is handled at once.
 
     On a real file descriptor, reads go straight to ``os.read`` (what the
@@ -91,7 +91,7 @@ def read_chunks(stream: Any, session: Session | None = None) -> Iterator[bytes |
         yield chunk
 
 
-def is_live_stream(stream: Any, *, is_stdin: bool) -> bool:
+def is_live_stream(stream: IO[bytes], *, is_stdin: bool) -> bool:
     """A pipe, a socket or a terminal (a server's output as it is written), not a
     regular file, which is read to its end: a live input is reported the moment a
     boot states its pool, a file once per boot at its end. Standard input without a
@@ -105,7 +105,7 @@ def is_live_stream(stream: Any, *, is_stdin: bool) -> bool:
         return False
 
 
-def file_recount(stream: Any, name: str = "the input") -> Callable[[int, int], int] | None:
+def file_recount(stream: IO[bytes], name: str = "the input") -> Callable[[int, int], int] | None:
     """``Session.recount`` for a regular file: its bytes read again with
     ``os.pread`` (offsets from where reading starts); None for anything
     else (a pipe, a socket, a terminal)."""
@@ -145,7 +145,7 @@ def _read_failed(err: OSError, session: Session | None) -> Exception:
     return InputError(f"{name}: cannot read it ({err.strerror or err})")
 
 
-def run(session: Session, stream: Any, *, echo: bool = False) -> Iterator[Output]:
+def run(session: Session, stream: IO[bytes], *, echo: bool = False) -> Iterator[Output]:
     """Read ``stream`` to its end through ``session``, yielding outputs as they
     arise. With ``echo``, every input byte comes out too (``Output.kind ==
     "echo"``), unchanged, and each report, alert or summary right after the

@@ -31,9 +31,9 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from .capacity import Workload
+from .jsontypes import JSONObject
 
 #: The quantiles summarized, in percent.
 QUANTILES_PCT: tuple[int, ...] = (50, 90, 99)
@@ -89,7 +89,7 @@ class BucketRange:
             return f"> {_num(self.lower_tokens)}"
         return f"({_num(self.lower_tokens)}, {_num(self.upper_tokens)}]"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"lower_tokens": self.lower_tokens, "upper_tokens": self.upper_tokens}
 
 
@@ -139,8 +139,8 @@ class TokenSummary:
             return "unknown"
         return f"{q:,}" if isinstance(q, int) else q.text()
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {
             "count": self.count,
             "sum": self.sum_tokens,
             "mean": self.mean_tokens,
@@ -280,7 +280,7 @@ class UsersAt:
     why: str = ""
     arithmetic: str = ""  # the report's own, at that workload
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         w = self.workload
         return {
             "label": self.label,
@@ -322,7 +322,7 @@ class ObservedWorkload:
         s = self.prompt or self.output
         return 0 if s is None else s.count
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         at_mean = next((u for u in self.users if u.label == "mean"), None)
         return {
             "source": self.source,

@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from .boots import Boot
 from .capacity import Workload
-from .events import BootResult, GateResult, InputResult
+from .events import BootResult, ExitStatus, GateResult, InputResult
 from .read.facts import Fact
 from .report.model import Report
 from .report.sweep import sweep_of
 from .session import Session
 from .watch import Estimate
-
-
-@dataclass(frozen=True, slots=True)
-class ExitStatus:
-    code: int
-    message: str = ""
 
 
 def results_of(sessions: Sequence[Session], *, all_boots: bool) -> list[InputResult]:

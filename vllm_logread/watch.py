@@ -30,8 +30,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
+from .jsontypes import JSONObject
 from .read.facts import Fact
 from .read.stats import _DAY_S, _YEAR_S, StatsBatch, StatsFacts, _forward_s, header_seconds
 from .report.model import Report
@@ -207,7 +207,7 @@ class EngineSummary:
         """The label as shown: ``000``, ``2 engines``, or ``unlabelled``."""
         return self.label or "unlabelled"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "engine": self.label,
             "num_stats_lines": self.num_stats_lines,
@@ -243,9 +243,9 @@ class LoadSummary:
     engines: tuple[EngineSummary, ...]
     server: str = "vLLM"  # who printed the stats lines ("SGLang")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The ``load`` object of ``--json``."""
-        out: dict[str, Any] = {
+        out: JSONObject = {
             "num_stats_lines": self.num_stats_lines,
             "peak_running": self.peak_running,
             "peak_waiting": self.peak_waiting,

@@ -111,6 +111,8 @@ RECIPES: dict[str, VersionRecipe] = {
     # 0.28.0 pins torch 2.13.0+cpu: the local /opt/wheels build satisfies it, as for 0.30.
     "0.28.0": VersionRecipe(vllm="0.28.0", torch="2.13.0"),
     "0.30.0": VersionRecipe(vllm="0.30.0", torch="2.13.0"),
+    # The last 0.31 (issue 30: the max_num_batched_tokens pair, tests/real_vllm/NOTES.md).
+    "0.31.0": VersionRecipe(vllm="0.31.0", torch="2.13.0"),
 }
 
 

@@ -26,7 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+from ..jsontypes import JSONValue
 
 Status = Literal["verified", "modelled", "not verified", "generic"]
 
@@ -261,7 +263,7 @@ _MODEL_TYPE_ARCH = {
 }
 
 
-def _not_understood(config: Mapping[str, Any], text: Mapping[str, Any]) -> list[str]:
+def _not_understood(config: Mapping[str, JSONValue], text: Mapping[str, JSONValue]) -> list[str]:
     keys = set(text)
     if text.get("model_type") == "nemotron-nas":
         keys.discard("block_configs")  # DeciLM's per-layer heads, read by build.py
@@ -276,7 +278,9 @@ def _not_understood(config: Mapping[str, Any], text: Mapping[str, Any]) -> list[
     return odd
 
 
-def architecture_status(config: Mapping[str, Any], text: Mapping[str, Any]) -> ArchitectureStatus:
+def architecture_status(
+    config: Mapping[str, JSONValue], text: Mapping[str, JSONValue]
+) -> ArchitectureStatus:
     """The config's architecture and the tool's status for it.
 
     >>> architecture_status({"architectures": ["Qwen3ForCausalLM"]}, {}).status

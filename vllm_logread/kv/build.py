@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TypedDict
 
 from ..errors import ConfigError, LogReadError
+from ..jsontypes import JSONValue
 from .architectures import architecture_status
 from .cfgread import (
     DTYPE_BYTES,
@@ -123,7 +124,7 @@ class _AttnShape:
 
 
 def spec_from_config(
-    config: Mapping[str, Any],
+    config: Mapping[str, JSONValue],
     *,
     model: str | None = None,
     source: str = "config.json",
@@ -202,7 +203,7 @@ def _refuse_unmodelled(name: str, model_type: str, cfg: Cfg) -> None:
 
 
 def _spec_from_config(
-    config: Mapping[str, Any],
+    config: Mapping[str, JSONValue],
     *,
     model: str | None,
     name: str,
@@ -280,7 +281,7 @@ def _spec_from_config(
     )
 
 
-def _quant_note(config: Mapping[str, Any], kvd: KVDType, notes: list[str]) -> None:
+def _quant_note(config: Mapping[str, JSONValue], kvd: KVDType, notes: list[str]) -> None:
     quant = config.get("quantization_config")
     if isinstance(quant, dict) and quant.get("kv_cache_scheme") is not None and kvd.name == "auto":
         notes.append(
@@ -585,7 +586,18 @@ def _skip_layers(
     return out
 
 
-def _attn_fields(spec: AttentionSpec) -> dict[str, Any]:
+class _AttnFields(TypedDict):
+    """An AttentionSpec's own fields, to build another attention kind from it."""
+
+    num_kv_heads: int
+    head_size: int
+    head_size_v: int
+    dtype: str
+    dtype_bytes: int
+    state_content_bytes: int | None
+
+
+def _attn_fields(spec: AttentionSpec) -> _AttnFields:
     return {
         "num_kv_heads": spec.num_kv_heads,
         "head_size": spec.head_size,

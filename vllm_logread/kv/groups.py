@@ -302,7 +302,7 @@ def _hybrid_manager(
 
 
 def _max_concurrent_batches(spec: KVSpec, version: tuple[int, ...] | None) -> int:
-    """vLLM 0.31+: 2 batches in flight with async scheduling (the default) at PP 1."""
+    """vLLM 0.26+: 2 batches in flight with async scheduling (the default) at PP 1."""
     return max_concurrent_batches(version, spec.pipeline_parallel_size)
 
 

@@ -8,9 +8,10 @@ layers, the hybrids' layer patterns).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from ..errors import ConfigError
+from ..jsontypes import JSONValue
 from .cfgread import MAX_LAYERS, Cfg
 from .specs import CHUNKED, FULL, LINEAR, MAMBA, NONE, SLIDING
 
@@ -80,7 +81,10 @@ def _window_setting(cfg: Cfg) -> tuple[int | None, list[int | None] | None]:
 
 
 def _kinds_from_layer_types(
-    cfg: Cfg, layer_types: list[Any], window: int | None, window_list: list[int | None] | None
+    cfg: Cfg,
+    layer_types: Sequence[JSONValue],
+    window: int | None,
+    window_list: list[int | None] | None,
 ) -> Kinds:
     kinds: list[str] = []
     for i, lt in enumerate(layer_types):
@@ -220,12 +224,12 @@ def _hybrid_layers(cfg: Cfg, model_type: str, num_layers: int) -> Kinds | None:
     return None
 
 
-def decilm_attention(cfg: Cfg, num_layers: int) -> list[dict[str, Any]]:
+def decilm_attention(cfg: Cfg, num_layers: int) -> list[Mapping[str, JSONValue]]:
     """DeciLM's per-layer ``block_configs[i].attention`` objects, checked."""
     blocks = cfg.list_("block_configs", num_layers)
     if blocks is None:
         raise ConfigError(f"{cfg.name}: nemotron-nas without block_configs")
-    out: list[dict[str, Any]] = []
+    out: list[Mapping[str, JSONValue]] = []
     for i, block in enumerate(blocks):
         attn = block.get("attention") if isinstance(block, dict) else None
         if not isinstance(attn, dict):

@@ -9,7 +9,8 @@ use that interval instead of a magic tolerance.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from ..jsontypes import JSONObject
 
 Value = int | float | str | bool
 
@@ -48,7 +49,7 @@ class Fact:
             return 0.0
         return 0.5 * 10.0 ** (-self.decimals)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The JSON shape of docs/facts.md: kind, value, line, process."""
         return {"kind": self.kind, "value": self.value, "line": self.line, "process": self.process}
 

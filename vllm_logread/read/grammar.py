@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, cast
+from typing import cast
 
 import regex as re
 
@@ -87,18 +87,37 @@ class _LazyPattern:
             self._compiled = re.compile(self._source, self._flags)
         return self._compiled
 
-    def search(self, string: str, *args: Any, **kwargs: Any) -> re.Match[str] | None:
-        return self._get().search(string, *args, **kwargs)
+    # search and match take regex.Pattern's arguments and defaults (types-regex).
+    def search(
+        self,
+        string: str,
+        pos: int | None = None,
+        endpos: int | None = None,
+        concurrent: bool | None = None,
+        partial: bool = False,
+        timeout: float | None = None,
+    ) -> re.Match[str] | None:
+        return self._get().search(string, pos, endpos, concurrent, partial, timeout)
 
-    def match(self, string: str, *args: Any, **kwargs: Any) -> re.Match[str] | None:
-        return self._get().match(string, *args, **kwargs)
+    def match(
+        self,
+        string: str,
+        pos: int | None = None,
+        endpos: int | None = None,
+        concurrent: bool | None = None,
+        partial: bool = False,
+        timeout: float | None = None,
+    ) -> re.Match[str] | None:
+        return self._get().match(string, pos, endpos, concurrent, partial, timeout)
 
-    def __getattr__(self, name: str) -> Any:  # pattern, finditer, groupindex, ...
+    def __getattr__(self, name: str) -> object:  # pattern, finditer, groupindex, ...
+        # (object: callers see this class as the re.Pattern[str] it is cast to.)
         return getattr(self._get(), name)
 
     @property  # type: ignore[misc]
-    def __class__(self) -> Any:
-        # isinstance(row.regex, regex.Pattern) holds, as for the compiled pattern.
+    def __class__(self) -> type[re.Pattern[str]]:  # type: ignore[override]
+        # isinstance(row.regex, regex.Pattern) holds, as for the compiled pattern
+        # (the override on purpose: this stands in for the pattern's class).
         return type(self._get())
 
 

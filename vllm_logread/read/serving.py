@@ -256,6 +256,11 @@ class _Heads:
         if engine is not _MISS:
             return [engine] * len(digits)
         names = self.engine_names
+        if digits and digits.count(digits[0]) == len(digits):  # one engine: the common chunk
+            name = names.get(digits[0])
+            if name is None:
+                name = names[digits[0]] = digits[0].decode()
+            return [name] * len(digits)
         engines = list(map(names.get, digits))
         if None in engines:
             for d in set(digits):
@@ -490,7 +495,13 @@ class ServingReader(Generic[T]):
         waiting = values[_WAITING[0]]
         for other in _WAITING[1:]:  # one of them in each line
             if absent in waiting:
-                waiting = [w or q for w, q in zip(waiting, values[other], strict=True)]
+                # A chunk of one wording (V1's "Waiting" or V0's "Pending") takes the
+                # other column whole; lines of both are merged line by line.
+                q = values[other]
+                if waiting.count(absent) == n:
+                    waiting = q
+                else:
+                    waiting = [w or x for w, x in zip(waiting, q, strict=True)]
         preemptions = [0] * n if pre.count(absent) == n else [int(x) if x else 0 for x in pre]
         return self.sink.fold_stats(
             StatsBatch(

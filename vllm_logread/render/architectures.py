@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..jsontypes import JSONObject
 from ..kv.architectures import ArchitectureInfo
 
 _STATUS_WORDS = {
@@ -36,7 +35,7 @@ def architectures_text(archs: list[ArchitectureInfo], *, vllm_version: str) -> s
     return "\n".join(lines)
 
 
-def architectures_json(archs: list[ArchitectureInfo], *, vllm_version: str) -> dict[str, Any]:
+def architectures_json(archs: list[ArchitectureInfo], *, vllm_version: str) -> JSONObject:
     """The same as JSON: one object per architecture."""
     return {
         "vllm_version": vllm_version,

@@ -5,14 +5,11 @@ definition ``diff``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from ..events import ExitStatus
 from ..report.diff import Diff, Figure, Row
 from .json import SCHEMA_VERSION, report_json
 from .text import WIDTH, wrap_line
-
-if TYPE_CHECKING:
-    from ..outcome import ExitStatus
 
 _LABEL_W = 16
 _VALUE_W = 28

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import textwrap
 
+from ..jsontypes import JSONObject
 from ..report.estimate import BootEstimate, Figure, Outcome
 from ..rules import max_num_batched_tokens_source
 
@@ -240,11 +241,11 @@ def _replaced_by(e: BootEstimate) -> list[str]:
     return lines
 
 
-def _outcome_json(o: Outcome | None) -> dict[str, object] | None:
+def _outcome_json(o: Outcome | None) -> JSONObject | None:
     return None if o is None else o.to_json()
 
 
-def estimate_json(e: BootEstimate) -> dict[str, object]:
+def estimate_json(e: BootEstimate) -> JSONObject:
     """The estimate as the ``boot_estimate`` object of ``kv --json``."""
     return {
         "is_estimate": True,

@@ -16,6 +16,7 @@ from ..kv.specs import KVSpec
 from ..read.metrics import Server
 from ..report.crosscheck import Agreement
 from ..report.knobs import Knob
+from ..report.kvshape import KVDecisions
 from ..report.model import Report
 from ..report.plan import TargetPlan
 from ..report.whatif import WhatIf
@@ -76,7 +77,7 @@ def kv_text(
     return "\n".join(lines)
 
 
-def _kv_how_lines(how: dict[str, Any]) -> list[str]:
+def _kv_how_lines(how: KVDecisions) -> list[str]:
     """The ``how:`` block of ``vllm-logread kv``: per kind, then the rules."""
     lines = [f"how:     vLLM version {how['vllm_version']}"]
     for k in how["kinds"]:
@@ -381,6 +382,9 @@ def _short_note(wi: WhatIf, report: Report) -> str:
         return "overheads as measured"
     if key == "max_model_len" and wi.vllm_max_concurrency is not None:
         return f"vLLM would say {wi.vllm_max_concurrency:.2f}x"
+    if key == "max_num_batched_tokens" and wi.vllm_max_concurrency is not None:
+        pool = "" if wi.vllm_pool_tokens is None else f"{wi.vllm_pool_tokens:,} tokens, "
+        return f"vLLM would say {pool}{wi.vllm_max_concurrency:.2f}x"
     return ""
 
 

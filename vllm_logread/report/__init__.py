@@ -7,16 +7,14 @@ vLLM's report or SGLang's, by the boot's engine.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..boots import Boot
 from .build import build_vllm_report
-from .model import Options, Report
+from .model import Options, Report, SpecResolver
 from .sglang import build_sglang_report
 
 
 def build_report(
-    boot: Boot, opts: Options, *, source: str = "-", spec_resolver: Any = None
+    boot: Boot, opts: Options, *, source: str = "-", spec_resolver: SpecResolver | None = None
 ) -> Report:
     """The report for one boot: SGLang's (its pool is in tokens of pages) or vLLM's."""
     build = build_sglang_report if boot.value("engine_kind") == "sglang" else build_vllm_report

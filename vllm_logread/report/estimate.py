@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypedDict, TypeGuard, cast
+from typing import Literal, TypedDict, TypeGuard, cast
 
 from ..capacity import (
     Capacity,
@@ -145,8 +145,7 @@ class Outcome:
     capacity: Capacity | None
     users: int | None
 
-    def to_json(self) -> dict[str, Any]:
-        # (Not a JSONObject: render/estimate.py holds it as a dict[str, object].)
+    def to_json(self) -> JSONObject:
         c = self.capacity
         return {
             "available_kv_gib": round(self.available_kv_bytes / GIB, 4),
@@ -209,8 +208,17 @@ def _gib_range(low: float, high: float | None, digits: int = 2) -> str:
 
 
 def _compressed_tensors_bits(qcfg: Mapping[str, JSONValue]) -> tuple[int, int] | None:
-    """(bits, group size or 0) of a compressed-tensors config's weights, when
-    every config group agrees; None otherwise."""
+    """(bits, group size) of a compressed-tensors config's weights, when every
+    config group agrees; None otherwise.
+
+    The group size is 0 for the "channel" and "tensor" strategies: one scale
+    an output channel or a tensor, no groups (W8A8 INT8 and FP8-dynamic
+    checkpoints scale by channel, static FP8 by tensor). "group" and
+    "tensor_group" (NVFP4's: groups under one per-tensor scale) need a
+    positive group_size: compressed-tensors itself rejects one without
+    (source only, compressed-tensors 0.20.1). Other strategies ("block", a
+    missing one) are not read: None.
+    """
     groups = qcfg.get("config_groups")
     if not isinstance(groups, Mapping) or not groups:
         return None
@@ -222,16 +230,21 @@ def _compressed_tensors_bits(qcfg: Mapping[str, JSONValue]) -> tuple[int, int] |
         bits = weights.get("num_bits")
         if not _is_count(bits):
             return None
-        # "tensor_group" is NVFP4's: groups of group_size under one per-tensor scale.
-        size = (
-            weights.get("group_size") if weights.get("strategy") in ("group", "tensor_group") else 0
-        )
+        size = _ct_group_size(weights)
         if size is None:
-            size = 0
-        elif not _is_count(size):
             return None
-        found.add((int(bits), int(size)))
+        found.add((int(bits), size))
     return found.pop() if len(found) == 1 else None
+
+
+def _ct_group_size(weights: Mapping[str, JSONValue]) -> int | None:
+    """A compressed-tensors weights scheme's group size, 0 for "channel" and
+    "tensor"; None when the strategy is another or the group size is no count."""
+    strategy = weights.get("strategy")
+    if strategy in ("channel", "tensor"):
+        return 0
+    size = weights.get("group_size")
+    return size if strategy in ("group", "tensor_group") and _is_count(size) else None
 
 
 def _served(dtype: str) -> str:
@@ -386,8 +399,8 @@ def _weight_bytes(
     if method in ("w8a8", "int8") or (
         method == "compressed-tensors" and _compressed_tensors_bits(qcfg) in ((8, 0),)
     ):
-        # 8-bit weights (INT8 or FP8 in compressed-tensors) with channel scales:
-        # the same bytes as FP8. Llama-3.1-70B w8a8: 68,452,360,192 x 1 B + 2 x
+        # 8-bit weights (INT8 or FP8 in compressed-tensors) with channel or
+        # tensor scales: the same bytes as FP8. Llama-3.1-70B w8a8: 68,452,360,192 x 1 B + 2 x
         # 2,101,346,304 embedding parameters x 2 B = 72,655,052,800 B = 67.67
         # GiB; a real boot loaded 67.7229 (real_logs/019).
         return _Bytes(
@@ -408,7 +421,8 @@ def _packed_bytes(method: str, qcfg: Mapping[str, JSONValue], p: _Params) -> _By
     if method == "compressed-tensors" and (ct is None or ct[0] not in (4, 8)):
         return "a compressed-tensors scheme whose weight bits are not one number"
     raw_bits = ct[0] if ct else qcfg.get("bits", qcfg.get("w_bit", 4))
-    raw_group = (ct[1] or 128) if ct else qcfg.get("group_size", qcfg.get("q_group_size", 128))
+    # A compressed-tensors group size 0 is a scale per channel or tensor: GPTQ's -1.
+    raw_group = (ct[1] or -1) if ct else qcfg.get("group_size", qcfg.get("q_group_size", 128))
     if raw_group is None:
         raw_group = 128
     if not _is_count(raw_bits) or not _is_group_size(raw_group):
@@ -425,8 +439,9 @@ def _packed_bytes(method: str, qcfg: Mapping[str, JSONValue], p: _Params) -> _By
         low_bytes=(lo_p - emb) * per_linear + emb * 2.0,
         high_bytes=(hi_p - emb) * per_linear * 1.01 + emb * 2.0,
         replicated_bytes=p.num_replicated * per_linear,
-        how=f"; {method} {bits}-bit, group {group}: {per_linear:.4f} B a linear weight, "
-        "embeddings 2 B",
+        how=f"; {method} {bits}-bit, "
+        + (f"group {group}" if group > 0 else "a scale per channel or tensor")
+        + f": {per_linear:.4f} B a linear weight, embeddings 2 B",
     )
 
 

@@ -29,10 +29,10 @@ that concurrency confirms nothing, and neither does a log that prints none.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from ..boots import Boot
 from ..kv.architectures import family_of_name
+from ..kv.specs import KVSpec
 from ..rules import POOL_TOKENS_FROM_CONCURRENCY, can_be_hybrid, concurrency_tells_layout
 from .model import Check, Unknown
 
@@ -43,7 +43,7 @@ SETTLE = (
 )
 
 
-def spec_source(spec: Any) -> str:
+def spec_source(spec: KVSpec) -> str:
     """Where the bytes per token come from, and "not verified" when they are not."""
     source = str(spec.source)
     if bool(getattr(spec, "is_verified", True)):
@@ -58,7 +58,7 @@ def _one_group_stated(boot: Boot) -> bool:
 
 
 def layout_unknown(
-    boot: Boot, spec: Any, model: str | None, *, can_be_hybrid: bool, users: str
+    boot: Boot, spec: KVSpec | None, model: str | None, *, can_be_hybrid: bool, users: str
 ) -> Unknown | None:
     """An Unknown when the users rest on a layout the tool assumed, else None.
 
@@ -273,7 +273,7 @@ def speculative_unknown(
     )
 
 
-def drafter_checks(checks: list[Any], boot: Boot) -> list[Any]:
+def drafter_checks(checks: list[Check], boot: Boot) -> list[Check]:
     """With a drafter, the pool also holds its layers: a pool-vs-memory figure off by
     them is the tool's missing drafter, not the log contradicting itself."""
     method_f = boot.last("speculative_method")

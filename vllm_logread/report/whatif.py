@@ -44,6 +44,7 @@ from ..kv.groups import kv_cache_layout
 from ..read.facts import Fact
 from ..rules import concurrency_counts_tokens, default_max_num_seqs, default_utilization
 from ..versions import cdiv
+from .batched_tokens import budget_change, kv_cache_memory_set
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 from .mix import users_arithmetic
 from .resolved import ResolvedBoot
@@ -93,6 +94,8 @@ class WhatIf:
     kv_gib: float | None = None
     num_gpus: int | None = None
     vllm_max_concurrency: float | None = None
+    # vLLM's "KV cache size: N tokens" after the change (max_num_batched_tokens).
+    vllm_pool_tokens: int | None = None
     arithmetic: str = ""
     # Asked for with --what-if (the text report lists every one asked for;
     # of its own suggestions, only those that add users). Not in the JSON.
@@ -116,6 +119,8 @@ class WhatIf:
         }
         if self.vllm_max_concurrency is not None:
             out["vllm_max_concurrency"] = round(self.vllm_max_concurrency, 2)
+        if self.vllm_pool_tokens is not None:
+            out["vllm_pool_tokens"] = self.vllm_pool_tokens
         return out
 
 
@@ -130,6 +135,7 @@ class Change:
     tensor_parallel_size: int | None = None
     gpu: Gpu | None = None
     gpu_memory_gib: float | None = None
+    max_num_batched_tokens: int | None = None
 
     @property
     def text(self) -> str:
@@ -149,6 +155,8 @@ class Change:
             parts.append(f"kv_cache_dtype={self.kv_cache_dtype}")
         if self.max_model_len is not None:
             parts.append(f"max_model_len={self.max_model_len}")
+        if self.max_num_batched_tokens is not None:
+            parts.append(f"max_num_batched_tokens={self.max_num_batched_tokens}")
         return " + ".join(parts)
 
     @property
@@ -177,12 +185,15 @@ _KEYS = {
     "gpu": "gpu",
     "gpu_memory_gib": "gpu_memory_gib",
     "gpu-memory-gib": "gpu_memory_gib",
+    "max_num_batched_tokens": "max_num_batched_tokens",
+    "max-num-batched-tokens": "max_num_batched_tokens",
 }
 
 
 WHAT_IF_HELP = (
     "kv_cache_dtype=fp8, weights=fp8, gpu_memory_utilization=0.95, max_model_len=4096, "
-    "tensor_parallel_size=2, gpu=H100-80GB, gpu_memory_gib=80; combine with '+'"
+    "tensor_parallel_size=2, gpu=H100-80GB, gpu_memory_gib=80, max_num_batched_tokens=8192; "
+    "combine with '+'"
 )
 
 
@@ -219,7 +230,7 @@ def parse_change(text: str) -> Change:
                 if not 0 < u <= 1:
                     raise UsageError(f"--what-if {text!r}: utilization must be in (0, 1]")
                 values[name] = u
-            elif name in ("max_model_len", "tensor_parallel_size"):
+            elif name in ("max_model_len", "tensor_parallel_size", "max_num_batched_tokens"):
                 n = int(raw.replace(",", "").replace("_", ""))
                 if n < 1:
                     raise UsageError(f"--what-if {text!r}: {name} must be positive")
@@ -329,6 +340,10 @@ class Basis:
     device: str | None = None
     max_num_batched_tokens: int | None = None
     activation_peak_gib: float | None = None
+    # --kv-cache-memory-bytes as the log states it: vLLM then takes the KV
+    # memory from it, and no profile moves the pool (report/batched_tokens.py).
+    kv_cache_memory_bytes: int | None = None
+    kv_cache_memory_bytes_source: str = ""
 
     @property
     def kv_is_fp8(self) -> bool:
@@ -474,6 +489,7 @@ def basis_for_report(
     nspec_f = boot.last("num_speculative_tokens")
     pp = boot.value("pipeline_parallel_size")
     act_f = boot.last("activation_peak_gib")
+    kvm_f = kv_cache_memory_set(boot)
     return Basis(
         num_blocks=num_blocks,
         num_blocks_high=num_blocks_high,
@@ -518,6 +534,8 @@ def basis_for_report(
         device=resolved.device,
         max_num_batched_tokens=resolved.scheduler.max_num_batched_tokens.value,
         activation_peak_gib=None if act_f is None else float(act_f.value),
+        kv_cache_memory_bytes=None if kvm_f is None else int(kvm_f.value),
+        kv_cache_memory_bytes_source="" if kvm_f is None else f"line {kvm_f.line}",
     )
 
 
@@ -593,6 +611,10 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
     """What ``change`` gives on ``basis``: pool, users, exact or an estimate."""
     if change.max_model_len is not None and change.num_changes == 1:
         return _max_model_len(basis, change.max_model_len)
+    if change.max_num_batched_tokens is not None:
+        if change.num_changes > 1:
+            return _unknown(change.text, "max_num_batched_tokens with another change: not modelled")
+        return _max_num_batched_tokens(basis, change.max_num_batched_tokens)
     text = change.text
     b = basis
     mem = b.mem_bytes
@@ -879,8 +901,15 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
     old_formula = concurrency_counts_tokens(b.vllm_version, is_v0=b.is_v1 is False)
     if b.layout is not None:
         try:
+            # The windowed groups' in-flight reserve needs the budget: gpt-oss-20b's
+            # shape, 161 blocks, 2,048: 161 / (64 + 18) = 1.96x as vLLM printed, not
+            # 161 / 64 = 2.52x (tests/test_mnbt_whatif.py).
             conc = max_concurrency(
-                b.layout, num_blocks=b.num_blocks, max_model_len=n, vllm_version=b.vllm_version
+                b.layout,
+                num_blocks=b.num_blocks,
+                max_model_len=n,
+                vllm_version=b.vllm_version,
+                max_num_batched_tokens=b.max_num_batched_tokens,
             )
             formula = f"{b.num_blocks:,} blocks over {b.layout.num_groups} KV cache groups"
         except LogReadError:
@@ -900,16 +929,24 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
         f"{formula} = {conc:.2f}x for {n:,}-token requests"
     ]
     if b.max_model_len:
-        now = (
+        now: float | None = (
             b.num_blocks * b.block_size / b.max_model_len
-            if old_formula or b.layout is not None
+            if old_formula
             else b.num_blocks / cdiv(b.max_model_len, b.block_size)
         )
-        parts[0] += (
-            f" (about {now:.2f}x at {b.max_model_len:,} now)"
-            if b.layout
-            else f" ({now:.2f}x at {b.max_model_len:,} now)"
-        )
+        if b.layout is not None:
+            try:
+                now = max_concurrency(
+                    b.layout,
+                    num_blocks=b.num_blocks,
+                    max_model_len=b.max_model_len,
+                    vllm_version=b.vllm_version,
+                    max_num_batched_tokens=b.max_num_batched_tokens,
+                )
+            except LogReadError:
+                now = None
+        if now is not None:
+            parts[0] += f" ({now:.2f}x at {b.max_model_len:,} now)"
     longest = max(r.tokens for r in w.rows)
     if w.is_mix and n < longest:
         kept = [r for r in w.requests if r.tokens <= n]
@@ -956,6 +993,30 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
         vllm_max_concurrency=conc,
         arithmetic=formula,
         pool_users=c.users * b.num_engines,
+    )
+
+
+def _max_num_batched_tokens(b: Basis, n: int) -> WhatIf:
+    """vLLM's figures move with the budget; the pool only where a profile sets it
+    (report/batched_tokens.py)."""
+    text = f"max_num_batched_tokens={n}"
+    bc = budget_change(b, n)
+    if bc.num_blocks is None:
+        return _unknown(text, bc.note)
+    shown = bc.printed if bc.printed is not None and not bc.printed.refused else None
+    return WhatIf(
+        change=text,
+        pool_tokens=bc.num_blocks * b.block_size,
+        users=bc.users,
+        note=bc.note,
+        is_exact=bc.is_exact,
+        users_mid_answer=bc.users_mid_answer,
+        num_blocks=bc.num_blocks,
+        num_gpus=b.num_gpus,
+        vllm_max_concurrency=None if shown is None else shown.max_concurrency,
+        vllm_pool_tokens=None if shown is None else shown.pool_tokens,
+        arithmetic="" if bc.printed is None else bc.printed.formula,
+        pool_users=bc.pool_users,
     )
 
 
