@@ -78,6 +78,14 @@ SHAPES: dict[str, tuple[str, int, dict[str, int]]] = {
         61 * 4_194_304,
         {"64-16": 26, "512-128": 16, "2000-200": 8},
     ),
+    # A 2,048-token block (30 Mamba heads in 6 groups, 1 KV head: the Mamba2 page 1,003,776 B
+    # over 512 B an attention token -> 128 x cdiv(1,003,776, 65,536) = 2,048): a 2,000-token
+    # prompt stays inside one block in "align" mode, and its answer enters block 2.
+    "nemotron-h-small-2k": (
+        "vllm-logread/Nemotron-H-small-2k",
+        61 * 4_194_304,
+        {"64-16": 26, "512-128": 26, "2000-200": 20},
+    ),
 }
 #: shape -> its config file in tests/real_vllm/shapes, when not named after the shape.
 SHAPE_FILE = {"nemotron-h-small-nopc": "nemotron-h-small"}
@@ -89,6 +97,7 @@ FILE_STEM = {
     "nemotron-h": "nemotron-h-56b",
     "nemotron-h-small": "nemotron-h-small",
     "nemotron-h-small-nopc": "nemotron-h-small-nopc",
+    "nemotron-h-small-2k": "nemotron-h-small-2k",
 }
 LOAD_SECONDS = 60.0
 #: The load is cut here (the server stopped, in-flight requests dropped): the settled
@@ -97,6 +106,7 @@ MAX_LOAD_SECONDS = {
     "nemotron-h": 240.0,
     "nemotron-h-small": 240.0,
     "nemotron-h-small-nopc": 240.0,
+    "nemotron-h-small-2k": 240.0,
     "qwen3-next": 300.0,
     "gpt-oss": 200.0,
 }
