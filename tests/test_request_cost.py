@@ -418,3 +418,31 @@ def test_nemotron_h_small_without_prefix_caching_settles_at_the_split(
     assert 60 // blocks == settled  # the hand arithmetic itself
     assert out["users"] == settled
     assert out["request_cost"]["blocks_per_request"] == blocks
+
+
+def test_nemotron_h_small_2k_align_2000_200_crosses_a_state_block_in_the_answer() -> None:
+    # tests/real_vllm/shapes/nemotron-h-small-2k.json: 30 Mamba heads x 64 in 6 groups, state
+    # 128, 1 KV head x 128. Mamba2 page (1,920 + 2 x 6 x 128) x 3 x 2 B + 30 x 64 x 128 x 4
+    # B = 20,736 + 983,040 = 1,003,776; 512 B an attention token: block 128 x cdiv(1,003,776,
+    # 65,536) = 2,048 (vLLM: 2048, padding 4.46 %); 61 blocks of 4 x 2,048 x 512 B, 60
+    # usable; pool int(61 / (4 + 2 x 3) x 8,192) = 49,971, 6.10x. Prefix caching on: the
+    # 2,000-token prompt sits in block 1 (no checkpoint, so the CPU engine survives); 2,199
+    # held: kept 2 + 2 x 1 = 4 (60 // 4 = 15), and the answer step entering block 2 holds 2 +
+    # 2 x 2 = 6: 1 + (60 - 6) // 4 = 14. vLLM (20 users): all 20 admitted at 3 blocks
+    # (100 %), then 11 preemptions as they entered block 2; 14 running at 56-58 of 60 blocks
+    # with requests waiting (32 samples), and 13 for about 20 s (47 samples) with 5 waiting,
+    # blocks free and preemptions climbing (NOTES.md).
+    log = "real_vllm_0.32_nemotron-h-small-2k_load_2000-200.log"
+    args = [str(SAMPLES / log), "--prompt", "2000", "--output", "200", "--json"]
+    args += ["--config", str(NEMOTRON_SMALL_CONFIG.with_name("nemotron-h-small-2k.json"))]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert (out["pool_tokens"], out["num_blocks"], out["block_size"]) == (49_971, 61, 2048)
+    assert out["vllm_max_concurrency"] == 6.1
+    cost = out["request_cost"]
+    assert cost["blocks_per_request"] == 2 + 2 == 4
+    assert cost["users"] == 60 // 4 == 15
+    assert cost["peak_blocks_per_request"] == 2 + 2 * 2 == 6
+    assert cost["users_low"] == 1 + (60 - 6) // 4 == 14
+    assert out["users"] == 14
