@@ -21,9 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, TYPE_CHECKING, Protocol
 
-from .capacity import Workload
 from .errors import LogReadError, MissingPoolError, UsageError
-from .events import ExitStatus, Output, parse_margin_pct
+from .events import ExitStatus, parse_margin_pct
 from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
 from .options import (
@@ -35,19 +34,24 @@ from .options import (
     unused_options,
 )
 from .outcome import gate_note, judged, results_of, with_sweep, worst
-from .read.facts import Fact
-from .read.metrics import fetch_metrics, read_metrics, read_metrics_file
 from .render.ci import Extras
 from .render.json import StatsJsonl, json_text
 from .render.tables import StatsCsv
 from .render.text import crosscheck_text, output_text
-from .report.crosscheck import Agreement, crosscheck, pick_server
-from .report.model import Options
-from .session import Session, StatsSink
+from .session import Session
 from .terminal import Interrupted, signals_as_exceptions, signals_ignored
 
-if TYPE_CHECKING:  # render/plot.py is imported only when --simulate asks
+# Names for the annotations alone; /metrics (read.metrics, report.crosscheck) is
+# imported by the options that read it, not by every report, and render/plot.py
+# only when --simulate asks (docs/performance.md, "Start-up").
+if TYPE_CHECKING:
+    from .capacity import Workload
+    from .events import Output
+    from .read.facts import Fact
     from .render.plot import StatsRecorder
+    from .report.crosscheck import Agreement
+    from .report.model import Options
+    from .session import StatsSink
 
 Inputs = list[tuple[str, IO[bytes]]]
 Unread = list[tuple[str, "ExitStatus"]]  # inputs that could not be opened, and why
@@ -264,6 +268,8 @@ def _metrics_input(url: str, files: Sequence[str]) -> Inputs:
     """--metrics-url: the server's /metrics text, fetched now (exit 2 if not)."""
     import io
 
+    from .read.metrics import fetch_metrics
+
     if files:
         raise OptionsError("--metrics-url reads a server, not files: give one or the other")
     return [(url, io.BytesIO(fetch_metrics(url)))]
@@ -364,6 +370,9 @@ class _Job:
         report = session.report_for(session.last_boot)
         if not report.has_pool:
             return ()
+        from .read.metrics import fetch_metrics, read_metrics, read_metrics_file
+        from .report.crosscheck import crosscheck, pick_server
+
         if where.startswith(("http://", "https://")):
             data = fetch_metrics(where)
         else:

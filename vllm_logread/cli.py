@@ -10,12 +10,15 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable
-from typing import IO, Any
+from collections.abc import Callable, Mapping
+from typing import IO, TYPE_CHECKING, Any, TypeAlias
 
 import click
 
 from .errors import LogReadError
+
+if TYPE_CHECKING:
+    from .terminal import Sink
 
 # The reading machinery (patterns, regexes, report) is imported by the command
 # that reads, not here: `vllm-logread --help` and `kv` start as fast as click.
@@ -40,10 +43,15 @@ Shell completion: eval "$(_VLLM_LOGREAD_COMPLETE=bash_source vllm-logread)"
 """
 
 
-def _options(*decorators: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+#: A command's function (its options as keyword arguments), and what adds an option to it.
+Command: TypeAlias = Callable[..., None]
+Decorator: TypeAlias = Callable[[Command], Command]
+
+
+def _options(*decorators: Decorator) -> Decorator:
     """Several click options as one decorator, in the order given."""
 
-    def add(f: Callable[..., Any]) -> Callable[..., Any]:
+    def add(f: Command) -> Command:
         for d in reversed(decorators):
             f = d(f)
         return f
@@ -51,7 +59,7 @@ def _options(*decorators: Callable[..., Any]) -> Callable[[Callable[..., Any]], 
     return add
 
 
-def _workload(*, sweeps: bool, with_file: bool = True) -> Callable[..., Any]:
+def _workload(*, sweeps: bool, with_file: bool = True) -> Decorator:
     """``--prompt``, ``--output`` (read's grammar in every command) and ``--workload``."""
     what = (
         "; a list (256,512,2048) or a range (256:2048:256) sweeps"
@@ -88,7 +96,7 @@ def _workload(*, sweeps: bool, with_file: bool = True) -> Callable[..., Any]:
     return _options(*opts)
 
 
-def _config(what: str = "") -> Callable[..., Any]:
+def _config(what: str = "") -> Decorator:
     return click.option(
         "--config",
         "config",
@@ -99,7 +107,7 @@ def _config(what: str = "") -> Callable[..., Any]:
     )
 
 
-def _block_size(what: str) -> Callable[..., Any]:
+def _block_size(what: str) -> Decorator:
     return click.option(
         "--block-size",
         type=click.IntRange(1, 1_000_000),
@@ -108,7 +116,7 @@ def _block_size(what: str) -> Callable[..., Any]:
     )
 
 
-def _gpu(what: str) -> Callable[..., Any]:
+def _gpu(what: str) -> Decorator:
     """``--gpu NAME`` (the GPU table, nvidia-smi's and ROCm's names too) and
     ``--gpu-memory-gib N`` (any card)."""
     return _options(
@@ -130,9 +138,9 @@ def _gpu(what: str) -> Callable[..., Any]:
     )
 
 
-def _format(command: str, what: str) -> Callable[..., Any]:
-    """``--format`` (the command's formats, options.FORMATS) and ``--json``."""
-    from .options import FORMATS
+def _format(command: str, what: str) -> Decorator:
+    """``--format`` (the command's formats, formats.FORMATS) and ``--json``."""
+    from .formats import FORMATS
 
     return _options(
         click.option(
@@ -152,9 +160,11 @@ def _format(command: str, what: str) -> Callable[..., Any]:
     )
 
 
-def _given(params: dict[str, Any]) -> dict[str, Any]:
+def _given(params: Mapping[str, object]) -> dict[str, Any]:
     """The options given (click's None for an option not given is the options
-    class's own default)."""
+    class's own default), as keyword arguments of the command's options class
+    (``Any``: click hands each option's value in the type its declaration
+    converts to; the options class's fields are the types)."""
     return {k: v for k, v in params.items() if v is not None}
 
 
@@ -171,8 +181,47 @@ def _run(job: Callable[[], int]) -> None:
     sys.exit(code)
 
 
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` (``$COLUMNS``, else the terminal's,
+    else 80) without importing shutil, which imports bz2, lzma and zlib: 1.7 ms
+    of a 45 ms ``--help`` on this project's benchmark machine
+    (docs/performance.md, "Start-up")."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        stdout = sys.__stdout__
+        try:
+            columns = 0 if stdout is None else os.get_terminal_size(stdout.fileno()).columns
+        except (ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Context(click.Context):
+    """click's Context, its help as wide as click makes it (the terminal less 2
+    columns, 50 to 78, or click.testing's forced width), the terminal's width read
+    by :func:`_terminal_columns`."""
+
+    def make_formatter(self) -> click.HelpFormatter:
+        width = self.terminal_width
+        if width is None:
+            width = click.formatting.FORCED_WIDTH
+        if width is None:
+            width = max(min(_terminal_columns(), self.max_content_width or 80) - 2, 50)
+        return self.formatter_class(width=width, max_width=self.max_content_width)
+
+
+class _Command(click.Command):
+    context_class = _Context
+
+
 class _DefaultGroup(click.Group):
     """A group whose default command is ``read``: ``vllm-logread FILE`` reads FILE."""
+
+    context_class = _Context
+    command_class = _Command
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (
@@ -196,7 +245,9 @@ Examples:
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=MAIN_EXAMPLES + EXIT_CODES,
 )
-@click.version_option(package_name="vllm-logread")
+# click's own message, given: its default is looked up through gettext at import,
+# which imports locale and searches the disk for translations on every start.
+@click.version_option(package_name="vllm-logread", message="%(prog)s, version %(version)s")
 def main() -> None:
     """Read a vLLM log and say how many users really fit in its KV cache.
 
@@ -219,7 +270,9 @@ class _IntList(click.ParamType):  # type: ignore[type-arg]
 
     name = "N[,N...]|START:STOP[:STEP]"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[int, ...]:
         if isinstance(value, tuple):
             return value
         from .render.tables import parse_int_list
@@ -238,7 +291,7 @@ class _Terminal:
     """
 
     @functools.cached_property
-    def _stdout(self) -> Any:  # at the first write, as sys.stdout may be swapped (CliRunner)
+    def _stdout(self) -> Sink:  # at the first write, as sys.stdout may be swapped (CliRunner)
         from .terminal import Sink
 
         return Sink(sys.stdout.buffer)
@@ -422,7 +475,7 @@ Examples:
     metavar="N",
     help="The closed-loop users to simulate (implies --simulate).",
 )
-def read_cmd(**params: Any) -> None:
+def read_cmd(**params: object) -> None:
     """Report the KV pool and the users that fit, from vLLM logs or a pipe.
 
     On a pipe the report comes as soon as the boot has stated its pool; then
@@ -546,7 +599,7 @@ Examples:
     is_flag=True,
     help="With --gpu: where each estimate comes from (the logs it was fitted to).",
 )
-def kv_cmd(**params: Any) -> None:
+def kv_cmd(**params: object) -> None:
     """The KV bytes per token of a model, from its config.json, without any log;
     with --gpu, the pool and the users a boot would give (an estimate, with its range).
     """
@@ -643,7 +696,7 @@ Examples:
     help="Draw the simulation (running, KV usage) beside the log's own stats lines, x as the "
     "answer tokens generated so far (steps are not seconds). Needs vllm-logread[plot].",
 )
-def simulate_cmd(**params: Any) -> None:
+def simulate_cmd(**params: object) -> None:
     """Replay vLLM's scheduler over the log's KV pool: peak, settle, preemptions.
 
     --workload FILE gives each request's prompt and output tokens, cycled: user
@@ -689,7 +742,7 @@ Examples:
     help="CI gate: exit 1 when the users fell more than PCT percent from OLD to NEW.",
 )
 @_format("diff", "text; json; markdown or csv (the side-by-side table).")
-def diff_cmd(**params: Any) -> None:
+def diff_cmd(**params: object) -> None:
     """What changed between two boots (two logs, or a log and a /metrics text),
     side by side, and which line explains the change of the pool.
     """
@@ -698,6 +751,6 @@ def diff_cmd(**params: Any) -> None:
     _run(lambda: run_diff(DiffOptions(**_given(params)), _Terminal()))
 
 
-def run() -> Any:
+def run() -> None:
     """Entry point for ``python -m vllm_logread``."""
-    return main(prog_name="vllm-logread")
+    main(prog_name="vllm-logread")

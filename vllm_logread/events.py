@@ -7,16 +7,18 @@ sit below both (the session knows nothing of text; the renderers nothing of sess
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .errors import UsageError
-from .jsontypes import JSONObject
-from .read.facts import Fact, ParseWarning
-from .read.metrics import Server
-from .report.crosscheck import Agreement
-from .report.model import Options, Report, SpecResolver
-from .report.sweep import SweepRow
-from .watch import LoadSummary
+
+if TYPE_CHECKING:  # its fields' types; /metrics, crosscheck and sweep only when asked for
+    from .jsontypes import JSONObject
+    from .read.facts import Fact, ParseWarning
+    from .read.metrics import Server
+    from .report.crosscheck import Agreement
+    from .report.model import Options, Report, SpecResolver
+    from .report.sweep import SweepRow
+    from .watch import LoadSummary
 
 #: ``report``, ``alert``, ``summary``, ``warning`` (stderr), ``echo`` (input
 #: bytes passed through, in ``data``) or ``workload`` (the workload a log's

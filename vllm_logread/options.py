@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
+from .formats import FORMATS
 from .rules import NEWEST_CHECKED
 
-if TYPE_CHECKING:  # cli.py imports this module for --help: capacity's import waits
+if TYPE_CHECKING:  # capacity's import waits for the command that reads
     from .capacity import Workload
 
 #: A user's prompt and answer when --prompt/--output are not given (README, "Use").
@@ -32,14 +33,6 @@ DEFAULT_OUTPUT_TOKENS = 128
 #: newest release this tool was checked against (rules.NEWEST_CHECKED), as a
 #: plan before a boot is for the vLLM one would install today.
 NEWEST_VLLM = ".".join(str(p) for p in (*NEWEST_CHECKED.parts, 0))
-
-#: The output formats of each command: tables where the output is one.
-FORMATS: dict[str, tuple[str, ...]] = {
-    "read": ("text", "markdown", "csv", "json", "github"),
-    "kv": ("text", "json", "markdown", "csv"),
-    "diff": ("text", "json", "markdown", "csv"),
-    "simulate": ("text", "json", "csv"),
-}
 
 
 class OptionsError(UsageError):

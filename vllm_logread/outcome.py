@@ -10,7 +10,6 @@ from .capacity import Workload
 from .events import BootResult, ExitStatus, GateResult, InputResult
 from .read.facts import Fact
 from .report.model import Report
-from .report.sweep import sweep_of
 from .session import Session
 from .watch import Estimate
 
@@ -192,6 +191,8 @@ def with_sweep(results: Sequence[InputResult], workloads: Sequence[Workload]) ->
     once here (report/sweep.sweep_of); no sweep: the results as they are."""
     if not workloads:
         return list(results)
+    from .report.sweep import sweep_of  # a sweep's rows: imported by a sweep alone
+
     return [
         replace(
             res,
@@ -222,6 +223,8 @@ def users_by_workload(
         if row.boot_index == report.boot.index and row.source == report.source
     ]
     if not rows:
+        from .report.sweep import sweep_of
+
         rows = list(
             sweep_of(report, workloads, options=res.options, spec_resolver=res.spec_resolver)
         )

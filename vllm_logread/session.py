@@ -34,6 +34,7 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .boots import (
     _POOL_LINE_KINDS,
@@ -48,15 +49,6 @@ from .capacity import Workload
 from .errors import InputError
 from .events import Output
 from .kv.specs import KVSpec
-from .observed import (
-    ObservedWorkload,
-    RequestTally,
-    TokenSummary,
-    from_histogram,
-    merged_histograms,
-    observed_from_log,
-    with_users,
-)
 from .read.facts import Event, Fact, ParseWarning
 from .read.framing import Framing
 from .read.metrics import MAX_METRICS_BYTES, Server, looks_like_metrics, read_metrics
@@ -67,6 +59,9 @@ from .report import build_report
 from .report.failure import start_up_end, stopped_warning
 from .report.model import Options, Report
 from .watch import Alert, Estimate, LoadSummary, LoadWatch
+
+if TYPE_CHECKING:  # observed.py is imported where a log's requests or /metrics are read
+    from .observed import ObservedWorkload, RequestTally, TokenSummary
 
 # The magic bytes of gzip, xz and zstd: a compressed log or scrape, not a text.
 _COMPRESSED = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
@@ -132,6 +127,8 @@ def observed_from_metrics(server: Server) -> ObservedWorkload | None:
     """A /metrics server's request histograms -> the workload it saw (its engines' summed
     bucket by bucket; each engine's own under ``engines`` when there are several); None
     when it publishes none."""
+    from .observed import ObservedWorkload, from_histogram, merged_histograms
+
     names = ("prompt_tokens", "generation_tokens", "max_tokens")
     merged: dict[str, TokenSummary | None] = {}
     said: list[str] = []
@@ -308,6 +305,8 @@ class BootRouter:
                 users[w] = (r.users, "; ".join(r.arithmetic))
             return users[w]
 
+        from .observed import with_users
+
         observed = with_users(observed, report.workload, users_at)
         return dataclasses.replace(report, observed=observed)
 
@@ -320,6 +319,8 @@ class BootRouter:
         if tally is None:
             return None
         cut = boot.value("max_log_len")
+        from .observed import observed_from_log
+
         return observed_from_log(tally, max_log_len=cut if isinstance(cut, int) else None)
 
     def watch_of(self, boot: Boot) -> LoadWatch:
@@ -422,6 +423,8 @@ class BootRouter:
 
     def fold_requests(self, values: list[tuple[str, int]], line: int | None = None) -> None:
         """Request lines' values (kind, tokens) into the current boot's tally."""
+        from .observed import RequestTally
+
         tally = self.tallies.setdefault(self.tracker.current.index, RequestTally())
         for kind, value in values:
             tally.add(kind, value, line)

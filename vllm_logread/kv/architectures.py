@@ -337,58 +337,57 @@ def architecture_status(
 # when no config is at hand: (pattern, family, plain). Hybrid families first:
 # "qwen3-next" and "qwen3.5" must not fall to the plain "qwen3" row. "plain"
 # means every layer keeps every token in one group (full attention or MLA).
-_NAME_FAMILIES: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
-    (re.compile(rx, re.I), family, plain)
-    for rx, family, plain in (
-        (r"qwen3[._-]?next", "Qwen3-Next (gated delta net + full attention)", False),
-        (r"qwen3[._][5-9](?![0-9])|qwen35|qwen4", "Qwen3.5+ (gated delta net hybrid)", False),
-        (r"kimi[._-]?linear|kimi[._-]?k3", "Kimi-Linear (KDA + MLA)", False),
-        (r"gemma[._-]?[234]|gemma[._-]?3n", "Gemma 2/3/4 (sliding window)", False),
-        (r"gpt[._-]?oss", "gpt-oss (sliding window)", False),
-        (r"llama[._-]?4", "Llama 4 (chunked local attention)", False),
-        (
-            r"nemotron[._-]?(h|nano|3)|granite[._-]?4|bamba|jamba|zamba|falcon[._-]?h1|"
-            r"mamba|olmo[._-]?hybrid|lfm2|apriel[._-]?h|hymba",
-            "a Mamba / SSM hybrid",
-            False,
-        ),
-        (
-            r"minimax[._-]?(m1|text|01|vl)|ring[._-]?linear|ling[._-]?linear|bailing",
-            "a linear-attention hybrid",
-            False,
-        ),
-        (
-            r"mistral[._-]?7b[._-]?(instruct[._-]?)?v0\.?1|phi[._-]?3|command[._-]?(a|r7b)|"
-            r"cohere2|mimo[._-]?v2|step[._-]?3",
-            "a sliding-window family",
-            False,
-        ),
-        (r"deepseek[._-]?v4|glm[._-]?5[._-]?next", "a compressed / hybrid MLA family", False),
-        (
-            r"llama[._-]?[23]|llama[._-]?3\.[0-9]|meta[._-]?llama[._-]?3|codellama|tinyllama|"
-            r"vicuna",
-            "Llama 2/3 (full attention)",
-            True,
-        ),
-        (r"qwen2|qwq|qwen3", "Qwen2/2.5/3 (full attention)", True),
-        (
-            r"mixtral|mistral|ministral|devstral|magistral|codestral",
-            "Mistral / Mixtral (full attention)",
-            True,
-        ),
-        (
-            r"deepseek|kimi[._-]?k2|glm[._-]?4|minimax[._-]?m2",
-            "DeepSeek / Kimi-K2 / GLM-4 / MiniMax-M2 (full attention or MLA)",
-            True,
-        ),
-        (
-            r"(^|[/_-])opt[._-]|gpt2|gpt[._-]?j|gpt[._-]?neox|pythia|bloom|falcon[._-]?(7|40|180)b|"
-            r"phi[._-]?[124](?![0-9])|granite[._-]?3|olmo[._-]?2|(^|[/_-])yi[._-]|internlm|"
-            r"baichuan|smollm|stablelm|starcoder",
-            "an older full-attention family",
-            True,
-        ),
-    )
+# Compiled by family_of_name when first asked (re caches them): 1.2 ms at
+# import, and a report asks only when the layout is unknown.
+_NAME_FAMILIES: tuple[tuple[str, str, bool], ...] = (
+    (r"qwen3[._-]?next", "Qwen3-Next (gated delta net + full attention)", False),
+    (r"qwen3[._][5-9](?![0-9])|qwen35|qwen4", "Qwen3.5+ (gated delta net hybrid)", False),
+    (r"kimi[._-]?linear|kimi[._-]?k3", "Kimi-Linear (KDA + MLA)", False),
+    (r"gemma[._-]?[234]|gemma[._-]?3n", "Gemma 2/3/4 (sliding window)", False),
+    (r"gpt[._-]?oss", "gpt-oss (sliding window)", False),
+    (r"llama[._-]?4", "Llama 4 (chunked local attention)", False),
+    (
+        r"nemotron[._-]?(h|nano|3)|granite[._-]?4|bamba|jamba|zamba|falcon[._-]?h1|"
+        r"mamba|olmo[._-]?hybrid|lfm2|apriel[._-]?h|hymba",
+        "a Mamba / SSM hybrid",
+        False,
+    ),
+    (
+        r"minimax[._-]?(m1|text|01|vl)|ring[._-]?linear|ling[._-]?linear|bailing",
+        "a linear-attention hybrid",
+        False,
+    ),
+    (
+        r"mistral[._-]?7b[._-]?(instruct[._-]?)?v0\.?1|phi[._-]?3|command[._-]?(a|r7b)|"
+        r"cohere2|mimo[._-]?v2|step[._-]?3",
+        "a sliding-window family",
+        False,
+    ),
+    (r"deepseek[._-]?v4|glm[._-]?5[._-]?next", "a compressed / hybrid MLA family", False),
+    (
+        r"llama[._-]?[23]|llama[._-]?3\.[0-9]|meta[._-]?llama[._-]?3|codellama|tinyllama|"
+        r"vicuna",
+        "Llama 2/3 (full attention)",
+        True,
+    ),
+    (r"qwen2|qwq|qwen3", "Qwen2/2.5/3 (full attention)", True),
+    (
+        r"mixtral|mistral|ministral|devstral|magistral|codestral",
+        "Mistral / Mixtral (full attention)",
+        True,
+    ),
+    (
+        r"deepseek|kimi[._-]?k2|glm[._-]?4|minimax[._-]?m2",
+        "DeepSeek / Kimi-K2 / GLM-4 / MiniMax-M2 (full attention or MLA)",
+        True,
+    ),
+    (
+        r"(^|[/_-])opt[._-]|gpt2|gpt[._-]?j|gpt[._-]?neox|pythia|bloom|falcon[._-]?(7|40|180)b|"
+        r"phi[._-]?[124](?![0-9])|granite[._-]?3|olmo[._-]?2|(^|[/_-])yi[._-]|internlm|"
+        r"baichuan|smollm|stablelm|starcoder",
+        "an older full-attention family",
+        True,
+    ),
 )
 
 
@@ -403,6 +402,6 @@ def family_of_name(name: str) -> tuple[str, bool] | None:
     True
     """
     for rx, family, plain in _NAME_FAMILIES:
-        if rx.search(name):
+        if re.search(rx, name, re.I):
             return family, plain
     return None

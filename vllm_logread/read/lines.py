@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import regex as re
 
+from .grammar import lazy_regex
+
 # ESC-based CSI sequences (colours, erase-line from tqdm) and their caret
 # rendering when a log was pasted through a tool that made them visible, or
 # their escaped spellings ("\x1b[0;36m", "\033[0m", "\e[32m", "\u001b[90m", "␛[0m").
@@ -33,10 +35,10 @@ _ANSI = re.compile(
 # (reset, bold/dim, the 8/16 colours, 256-colour and RGB forms), never followed
 # by "]" ("[5m]" is five minutes), so ordinary bracketed text stays as it is.
 _SGR_PARAM = r"(?:0?[0-9]|2[1-9]|3[0-79]|4[0-79]|9[0-7]|10[0-7]|[34]8;5;\d{1,3}|[34]8;2;\d{1,3};\d{1,3};\d{1,3})"
-_BARE_SGR = re.compile(rf"\[(?:{_SGR_PARAM}(?:;{_SGR_PARAM}){{0,4}})?m(?!\])")
+_BARE_SGR = lazy_regex(rf"\[(?:{_SGR_PARAM}(?:;{_SGR_PARAM}){{0,4}})?m(?!\])")
 # ... and only in a line that also closes a colour the way vLLM does ("[0m",
 # "[0;0m"): a coloured line always does.
-_BARE_RESET = re.compile(r"\[0(?:;0)?m(?!\])")
+_BARE_RESET = lazy_regex(r"\[0(?:;0)?m(?!\])")
 
 
 # Outer wrappers, tried repeatedly at the start of a line. Each is one
@@ -110,11 +112,11 @@ _BARE_SOURCE = re.compile(r"^\[[^\s\[\]]{1,200}\.py:\d{1,7}\][ ]?")
 # "(truncated)"), often with the next record glued after it. Plain "..." is no
 # such marker (vLLM's "Starting to load model X..." ends in three dots).
 _TRUNCATED = r"(?:…|\[\.\.\.\]|\[…\]|\(truncated\)|\[truncated\]|<truncated>)"
-_CUT_END = re.compile(rf"(?r){_TRUNCATED}[ \t]*$")
+_CUT_END = lazy_regex(rf"(?r){_TRUNCATED}[ \t]*$")
 
 
 # A line quoted as Markdown inline code: "`INFO ... tokens`", "- `...`", "> `...`".
-_QUOTED = re.compile(r"^([ \t]{0,8}(?:>{1,4}[ \t]?){0,4})(?:[-*+][ \t]{1,4})?`{1,3}(?=[^`\s])")
+_QUOTED = lazy_regex(r"^([ \t]{0,8}(?:>{1,4}[ \t]?){0,4})(?:[-*+][ \t]{1,4})?`{1,3}(?=[^`\s])")
 
 
 # Where a second record starts inside one physical line (records glued

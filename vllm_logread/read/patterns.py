@@ -34,6 +34,7 @@ from .grammar import (
     _c,
     _number,
     _part,
+    lazy_regex,
 )
 from .literals import read_config_repr, read_dict_repr
 from .stats import _stats
@@ -114,13 +115,13 @@ _CONFIG_FIELDS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 # (the same order in 0.9 to 0.33). Anchored on ignore_eos so that a stop string holding
 # "max_tokens=" is not read, and the last on the line, so that a 0.11 prompt (printed
 # before the params) is not either; max_tokens=None (not set) is no fact.
-_MAX_TOKENS = re.compile(r"ignore_eos=(?:True|False), max_tokens=(\d{1,20}|None)(?=,)")
+_MAX_TOKENS = lazy_regex(r"ignore_eos=(?:True|False), max_tokens=(\d{1,20}|None)(?=,)")
 
 
 # The prompt's token ids, a Python list repr of ints: "prompt_token_ids: [1, 2, 3]".
 _PROMPT_IDS_FIELD = "prompt_token_ids: "
 _PROMPT_IDS_HEAD = _PROMPT_IDS_FIELD + "["
-_PROMPT_IDS = re.compile(r"[\d, ]{0,100000000}\]")
+_PROMPT_IDS = lazy_regex(r"[\d, ]{0,100000000}\]")
 
 
 def request_values(message: str) -> Built:

@@ -13,10 +13,12 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..report.sweep import SweepRow
+
+if TYPE_CHECKING:
+    from ..report.sweep import SweepRow
 
 STATS_COLUMNS = (
     "time",

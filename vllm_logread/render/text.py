@@ -8,20 +8,22 @@ plus every fact (docs/facts.md), and is printed even for an incomplete log.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..events import InputResult, Output
 from ..kv.config import repo_of_snapshot
 from ..kv.specs import KVSpec
-from ..read.metrics import Server
-from ..report.crosscheck import Agreement
 from ..report.knobs import Knob
 from ..report.kvshape import KVDecisions
 from ..report.model import Report
-from ..report.plan import TargetPlan
 from ..report.whatif import WhatIf
 from ..watch import LoadSummary
 from .json import kv_report
+
+if TYPE_CHECKING:
+    from ..read.metrics import Server
+    from ..report.crosscheck import Agreement
+    from ..report.plan import TargetPlan
 
 
 def model_label(model: str | None, missing: str = "model not named in the log") -> str:

@@ -10,15 +10,17 @@ from __future__ import annotations
 from ..boots import Boot
 from .build import build_vllm_report
 from .model import Options, Report, SpecResolver
-from .sglang import build_sglang_report
 
 
 def build_report(
     boot: Boot, opts: Options, *, source: str = "-", spec_resolver: SpecResolver | None = None
 ) -> Report:
     """The report for one boot: SGLang's (its pool is in tokens of pages) or vLLM's."""
-    build = build_sglang_report if boot.value("engine_kind") == "sglang" else build_vllm_report
-    return build(boot, opts, source=source, spec_resolver=spec_resolver)
+    if boot.value("engine_kind") == "sglang":
+        from .sglang import build_sglang_report  # imported by SGLang's logs alone
+
+        return build_sglang_report(boot, opts, source=source, spec_resolver=spec_resolver)
+    return build_vllm_report(boot, opts, source=source, spec_resolver=spec_resolver)
 
 
 __all__ = ["Options", "Report", "build_report"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from ..boots import Boot, Engine, _mnbt_tried, engine_generation
 from ..capacity import (
@@ -48,7 +48,6 @@ from .failure import StartUpEnd, boot_failure, died_before_serving, start_up_end
 from .knobs import rank_knobs
 from .mix import BootWorkload, boot_workload, users_arithmetic
 from .model import Check, EngineReport, Failure, Options, Report, SpecResolver, Unknown
-from .plan import TargetPlan, plan_for_target
 from .request_cost import for_report as request_cost_for_report
 from .resolved import (
     Answer,
@@ -62,6 +61,9 @@ from .resolved import (
 )
 from .solve import other_block_sizes, stated_block_size
 from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
+
+if TYPE_CHECKING:
+    from .plan import TargetPlan
 
 
 def _int(f: Fact | None) -> int | None:
@@ -1341,5 +1343,9 @@ def for_report(basis: Basis | None, options: Options) -> tuple[list[WhatIf], Tar
     requested = tuple(getattr(options, "what_ifs", ()) or ())
     changes = tuple(c if isinstance(c, Change) else parse_change(str(c)) for c in requested)
     target = getattr(options, "target_users", None)
-    plan = None if target is None else plan_for_target(basis, int(target))
+    plan = None
+    if target is not None:
+        from .plan import plan_for_target  # --target-users alone imports report/plan.py
+
+        plan = plan_for_target(basis, int(target))
     return what_ifs(basis, changes), plan

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from ..boots import Boot, Engine
 from ..capacity import Capacity, Workload
 from ..jsontypes import JSONObject
 from ..kv.specs import KVSpec
-from ..observed import ObservedWorkload
 from .gpus import Gpu
 from .knobs import KnobRanking
 from .mix import BootWorkload
-from .plan import TargetPlan
 from .request_cost import LongestRequest, RequestCost
 from .resolved import Answer, ResolvedBoot
 from .whatif import Basis, Change, WhatIf
+
+if TYPE_CHECKING:  # observed.py and plan.py: imported where a log's requests or a target need them
+    from ..observed import ObservedWorkload
+    from .plan import TargetPlan
 
 #: ``kv.config.resolve_spec`` or a test's own: (model, config=..., tensor_parallel_size=...,
 #: kv_cache_dtype=..., dtype=...) -> the model's KV spec, or None when no source knows it.
