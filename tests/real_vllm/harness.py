@@ -102,8 +102,14 @@ RECIPES: dict[str, VersionRecipe] = {
     "0.11.0": VersionRecipe(
         vllm="0.11.0", torch="2.8.0", extra_requirements=("transformers<5",), kv_space_env=True
     ),
+    # 0.17.1 (the 0.14-0.19 era) pins torch 2.10.0+cpu and transformers<5 itself; its CPU
+    # worker takes the pool from VLLM_CPU_KVCACHE_SPACE alone (cpu_worker.py
+    # determine_available_memory: cache_config.cpu_kvcache_space_bytes), as 0.11 does.
+    "0.17.1": VersionRecipe(vllm="0.17.1", torch="2.10.0", kv_space_env=True),
     "0.20.2": VersionRecipe(vllm="0.20.2", torch="2.11.0"),
     "0.26.0": VersionRecipe(vllm="0.26.0", torch="2.11.0"),
+    # 0.28.0 pins torch 2.13.0+cpu: the local /opt/wheels build satisfies it, as for 0.30.
+    "0.28.0": VersionRecipe(vllm="0.28.0", torch="2.13.0"),
     "0.30.0": VersionRecipe(vllm="0.30.0", torch="2.13.0"),
     # The last 0.31 (issue 30: the max_num_batched_tokens pair, tests/real_vllm/NOTES.md).
     "0.31.0": VersionRecipe(vllm="0.31.0", torch="2.13.0"),

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ..errors import ConfigError
+from ..jsontypes import JSONValue, as_object
 
 MAX_LAYERS = 10_000
 
@@ -31,14 +31,14 @@ _DTYPE_ALIASES = {
 class Cfg:
     """Typed access to one (text) config dict, with ConfigError on bad values."""
 
-    def __init__(self, data: Mapping[str, Any], name: str) -> None:
+    def __init__(self, data: Mapping[str, JSONValue], name: str) -> None:
         self.data = data
         self.name = name
 
     def has(self, key: str) -> bool:
         return self.data.get(key) is not None
 
-    def raw(self, key: str) -> Any:
+    def raw(self, key: str) -> JSONValue:
         return self.data.get(key)
 
     def int_(self, *keys: str, minimum: int = 1, maximum: int = MAX_DIM) -> int | None:
@@ -68,7 +68,7 @@ class Cfg:
             raise ConfigError(f"{self.name}: {key} must be a string, got {short(value)}")
         return value
 
-    def list_(self, key: str, length: int) -> list[Any] | None:
+    def list_(self, key: str, length: int) -> list[JSONValue] | None:
         value = self.data.get(key)
         if value is None:
             return None
@@ -79,12 +79,12 @@ class Cfg:
         return value[:length]
 
 
-def short(value: Any) -> str:
+def short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def text_config(config: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+def text_config(config: Mapping[str, JSONValue], name: str) -> Mapping[str, JSONValue]:
     """vLLM's hf_text_config: the nested language-model config if there is one."""
     for key in ("text_config", "llm_config", "language_config"):
         nested = config.get(key)
@@ -94,9 +94,10 @@ def text_config(config: Mapping[str, Any], name: str) -> Mapping[str, Any]:
             raise ConfigError(f"{name}: {key} must be an object, got {short(nested)}")
         return nested
     thinker = config.get("thinker_config")
-    if isinstance(thinker, dict) and isinstance(thinker.get("text_config"), dict):
-        text: Mapping[str, Any] = thinker["text_config"]
-        return text
+    if isinstance(thinker, dict):
+        text = as_object(thinker.get("text_config"))
+        if isinstance(text, dict):
+            return text
     return config
 
 
@@ -109,7 +110,10 @@ def norm_dtype(value: str, what: str) -> str:
 
 
 def model_dtype(
-    config: Mapping[str, Any], text: Mapping[str, Any], dtype: str | None, notes: list[str]
+    config: Mapping[str, JSONValue],
+    text: Mapping[str, JSONValue],
+    dtype: str | None,
+    notes: list[str],
 ) -> str:
     """The dtype vLLM runs the model in (its ``--dtype``, default "auto").
 

@@ -8,9 +8,9 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ..errors import ConfigError
+from ..jsontypes import JSONObject, JSONValue, as_object
 from .build import spec_from_config
 from .specs import KVSpec
 
@@ -44,7 +44,7 @@ def repo_of_snapshot(path: str) -> str | None:
     return None if m is None else f"{m.group(1)}/{m.group(2)}"
 
 
-def load_config(path_or_folder: str | os.PathLike[str]) -> dict[str, Any]:
+def load_config(path_or_folder: str | os.PathLike[str]) -> JSONObject:
     """Read a config.json file, or the config.json in a model folder.
 
     Raises:
@@ -75,7 +75,7 @@ def load_config(path_or_folder: str | os.PathLike[str]) -> dict[str, Any]:
     return parse_config_text(raw, name=str(path))
 
 
-def parse_config_text(raw: bytes | str, *, name: str = "config.json") -> dict[str, Any]:
+def parse_config_text(raw: bytes | str, *, name: str = "config.json") -> JSONObject:
     """Parse config.json text with the size and depth limits of :func:`load_config`.
 
     >>> parse_config_text('{"num_hidden_layers": 2}')
@@ -98,8 +98,8 @@ def parse_config_text(raw: bytes | str, *, name: str = "config.json") -> dict[st
     return data
 
 
-def _check_depth(data: Any, name: str) -> None:
-    stack: list[tuple[Any, int]] = [(data, 1)]
+def _check_depth(data: object, name: str) -> None:
+    stack: list[tuple[object, int]] = [(data, 1)]
     while stack:
         node, depth = stack.pop()
         if depth > MAX_CONFIG_DEPTH:
@@ -188,9 +188,9 @@ def _table_text() -> str:
     return text
 
 
-def _load_table() -> dict[str, Any]:
+def _load_table() -> JSONObject:
     # A new object each call (0.3 ms): a caller may keep or change what it gets.
-    data = json.loads(_table_text())
+    data: JSONObject = json.loads(_table_text())  # _table_text checked it is an object
     models = data.get("models")
     if not isinstance(models, dict):
         raise ConfigError("the shipped model table has no 'models' object")
@@ -202,7 +202,7 @@ def table_models() -> list[str]:
     return sorted(_load_table())
 
 
-def table_entry(model: str) -> tuple[str, dict[str, Any]] | None:
+def table_entry(model: str) -> tuple[str, JSONObject] | None:
     """The table's (name, config) for ``model``, or None.
 
     Matches ``ORG/NAME`` exactly, then ignoring case, then by its last path
@@ -226,7 +226,7 @@ def table_entry(model: str) -> tuple[str, dict[str, Any]] | None:
     return _resolve_entry(models, key)
 
 
-def _resolve_entry(models: Mapping[str, Any], key: str) -> tuple[str, dict[str, Any]]:
+def _resolve_entry(models: Mapping[str, JSONValue], key: str) -> tuple[str, JSONObject]:
     entry = models[key]
     seen = {key}
     while isinstance(entry, dict) and "same_as" in entry:
@@ -235,9 +235,9 @@ def _resolve_entry(models: Mapping[str, Any], key: str) -> tuple[str, dict[str, 
             raise ConfigError(f"shipped table: bad same_as for {key!r}")
         seen.add(target)
         entry = models[target]
-    if not isinstance(entry, dict) or not isinstance(entry.get("config"), dict):
+    config = entry.get("config") if isinstance(entry, dict) else None
+    if not isinstance(config, dict):
         raise ConfigError(f"shipped table: entry {key!r} has no config")
-    config: dict[str, Any] = entry["config"]
     return key, config
 
 
@@ -256,22 +256,28 @@ def resolve_spec(
     local folder or config.json path; else the Hugging Face cache; else the
     shipped table by name; else None.
     """
-    kwargs: dict[str, Any] = {
-        "tensor_parallel_size": tensor_parallel_size,
-        "pipeline_parallel_size": pipeline_parallel_size,
-        "kv_cache_dtype": kv_cache_dtype,
-        "dtype": dtype,
-    }
+
+    def spec(data: Mapping[str, JSONValue], source: str, source_kind: str) -> KVSpec:
+        return spec_from_config(
+            data,
+            model=model,
+            source=source,
+            source_kind=source_kind,
+            tensor_parallel_size=tensor_parallel_size,
+            pipeline_parallel_size=pipeline_parallel_size,
+            kv_cache_dtype=kv_cache_dtype,
+            dtype=dtype,
+        )
+
     if config is not None:
         path = Path(config).expanduser()
         path = path / "config.json" if path.is_dir() else path
-        return spec_from_config(
-            load_config(path),
-            model=model,
-            source=f"config.json at {path}",
-            source_kind="config",
-            **kwargs,
-        )
+        data = load_config(path)
+        try:
+            return spec(data, f"config.json at {path}", "config")
+        except ConfigError as err:
+            # The file the user gave, named: '{}' says "no num_hidden_layers ... in the config".
+            raise ConfigError(f"{path}: {err}") from err
     if not model:
         return None
     try:
@@ -281,33 +287,15 @@ def resolve_spec(
     except (OSError, RuntimeError, ValueError):  # "~nobody/x": no such home; a NUL byte
         is_local = False
     if is_local:
-        return spec_from_config(
-            load_config(local_cfg),
-            model=model,
-            source=f"config.json at {local_cfg}",
-            source_kind="config",
-            **kwargs,
-        )
+        return spec(load_config(local_cfg), f"config.json at {local_cfg}", "config")
     cached = find_cached_config(model)
     if cached is not None:
-        return spec_from_config(
-            load_config(cached),
-            model=model,
-            source=f"Hugging Face cache (offline): {cached}",
-            source_kind="hf-cache",
-            **kwargs,
-        )
+        return spec(load_config(cached), f"Hugging Face cache (offline): {cached}", "hf-cache")
     entry = table_entry(model)
     if entry is not None:
         key, table_config = entry
         src = TABLE_SOURCE if key == model else f"{TABLE_SOURCE}, entry {key}"
-        return spec_from_config(
-            table_config,
-            model=model,
-            source=src,
-            source_kind="table",
-            **kwargs,
-        )
+        return spec(table_config, src, "table")
     return None
 
 
@@ -393,7 +381,7 @@ def missing_config_message(model: str) -> str:
     return msg
 
 
-def table_weights(model: str) -> tuple[str, dict[str, Any]] | None:
+def table_weights(model: str) -> tuple[str, JSONObject] | None:
     """The table's ``weights`` fields for ``model`` (matched as :func:`table_entry`
     matches), the named entry's over those of the entry its ``same_as`` names
     (an FP8 copy adds ``"quantization": "fp8"`` to its base's), or None.
@@ -407,21 +395,21 @@ def table_weights(model: str) -> tuple[str, dict[str, Any]] | None:
     models = _load_table()
     wanted = model.strip().rstrip("/\\")
     key = next((k for k in models if k.lower() == wanted.lower()), found[0])
-    merged: dict[str, Any] = {}
+    merged: JSONObject = {}
     chain = [key]
-    while isinstance(models.get(chain[-1]), dict) and "same_as" in models[chain[-1]]:
-        target = models[chain[-1]]["same_as"]
+    while isinstance(entry := models.get(chain[-1]), dict) and "same_as" in entry:
+        target = entry["same_as"]
         if not isinstance(target, str) or target in chain or target not in models:
             break
         chain.append(target)
     for name in reversed(chain):
-        extra = models[name].get("weights")
+        extra = as_object((as_object(models[name]) or {}).get("weights"))
         if isinstance(extra, dict):
             merged.update(extra)
     return key, merged
 
 
-def config_for_argument(model_or_config: str) -> tuple[dict[str, Any], str] | None:
+def config_for_argument(model_or_config: str) -> tuple[JSONObject, str] | None:
     """The config.json object :func:`spec_for_argument` reads for the argument
     (a path or folder, the Hugging Face cache, the shipped table) and its
     source; None when nothing offline knows it."""

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from ..jsontypes import JSONObject, JSONValue
 
 #: Bytes per parameter of the 16-bit dtypes vLLM serves in. A float32 config
 #: is served in bfloat16 under ``--dtype auto`` (vLLM's _get_and_verify_dtype
@@ -84,7 +85,7 @@ class ParamCount:
 _MAX_FIELD = 1 << 40
 
 
-def _int(cfg: Mapping[str, Any], key: str, default: int | None = None) -> int | None:
+def _int(cfg: Mapping[str, JSONValue], key: str, default: int | None = None) -> int | None:
     value = cfg.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value > _MAX_FIELD:
         return default
@@ -95,7 +96,7 @@ def _int(cfg: Mapping[str, Any], key: str, default: int | None = None) -> int | 
 _NOT_TOWERS = frozenset({"text_config", "quantization_config"})
 
 
-def other_towers(config: Mapping[str, Any]) -> list[str]:
+def other_towers(config: Mapping[str, JSONValue]) -> list[str]:
     """The sub-configs beside the language model (``vision_config``,
     ``audio_config``, ...): towers whose weights the text fields leave out."""
     return sorted(
@@ -105,7 +106,7 @@ def other_towers(config: Mapping[str, Any]) -> list[str]:
     )
 
 
-def _text_fields(config: Mapping[str, Any]) -> dict[str, Any]:
+def _text_fields(config: Mapping[str, JSONValue]) -> JSONObject:
     """The language model's fields: ``text_config`` over the top level."""
     nested = config.get("text_config")
     merged = dict(config)
@@ -115,7 +116,7 @@ def _text_fields(config: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _attention_params(cfg: Mapping[str, Any], model_type: str) -> int | None:
+def _attention_params(cfg: Mapping[str, JSONValue], model_type: str) -> int | None:
     """One layer's attention: q, k, v and o projections (and their biases)."""
     hidden = _int(cfg, "hidden_size")
     heads = _int(cfg, "num_attention_heads")
@@ -135,7 +136,7 @@ def _attention_params(cfg: Mapping[str, Any], model_type: str) -> int | None:
     return params
 
 
-def _mla_params(cfg: Mapping[str, Any], hidden: int, heads: int) -> int | None:
+def _mla_params(cfg: Mapping[str, JSONValue], hidden: int, heads: int) -> int | None:
     """DeepSeek-V2/V3's multi-head latent attention, one layer.
 
     q: hidden -> q_lora_rank -> heads x (nope + rope) (or hidden -> heads x
@@ -162,7 +163,7 @@ def _gated_mlp(hidden: int, intermediate: int) -> int:
     return 3 * hidden * intermediate
 
 
-def _mlp_params(cfg: Mapping[str, Any], model_type: str, layer: int) -> int | None:
+def _mlp_params(cfg: Mapping[str, JSONValue], model_type: str, layer: int) -> int | None:
     """One layer's MLP: dense, or the experts and router of an MoE layer."""
     hidden = _int(cfg, "hidden_size")
     if not hidden:
@@ -180,7 +181,8 @@ def _mlp_params(cfg: Mapping[str, Any], model_type: str, layer: int) -> int | No
         dense_only = cfg.get("mlp_only_layers") or []
         if not experts or not moe:
             return None
-        if layer in dense_only or (layer + 1) % step != 0:
+        is_dense = isinstance(dense_only, list) and layer in dense_only
+        if is_dense or (layer + 1) % step != 0:
             return _gated_mlp(hidden, dense) if dense else None
         params = experts * _gated_mlp(hidden, moe) + hidden * experts
         shared = _int(cfg, "shared_expert_intermediate_size")
@@ -203,7 +205,7 @@ def _mlp_params(cfg: Mapping[str, Any], model_type: str, layer: int) -> int | No
     return _gated_mlp(hidden, dense)
 
 
-def _falcon_params(cfg: Mapping[str, Any]) -> ParamCount | None:
+def _falcon_params(cfg: Mapping[str, JSONValue]) -> ParamCount | None:
     """Falcon-7B: parallel attention with one KV head (multi_query), a 4 x hidden
     MLP without a gate, LayerNorm with bias, tied lm_head. 4,544 hidden, 71
     heads of 64: a layer is 4,544 x (4,544 + 2 x 64) + 4,544^2 + 2 x 4,544 x
@@ -231,7 +233,7 @@ def _falcon_params(cfg: Mapping[str, Any]) -> ParamCount | None:
     return ParamCount(num_params=total, num_embedding_params=emb, how=how)
 
 
-def count_parameters(config: Mapping[str, Any]) -> ParamCount | None:
+def count_parameters(config: Mapping[str, JSONValue]) -> ParamCount | None:
     """The model's parameters from its config.json, or None for a family not counted here.
 
     Qwen3-8B (36 layers, hidden 4,096, 32 Q / 8 KV heads of 128, MLP 12,288,
@@ -291,7 +293,7 @@ def count_parameters(config: Mapping[str, Any]) -> ParamCount | None:
     )
 
 
-def model_dtype(config: Mapping[str, Any]) -> str:
+def model_dtype(config: Mapping[str, JSONValue]) -> str:
     """The weights' dtype as the config states it (``torch_dtype`` or the newer
     ``dtype``); bfloat16 when it states neither (gpt-oss)."""
     cfg = _text_fields(config)
@@ -302,7 +304,7 @@ def model_dtype(config: Mapping[str, Any]) -> str:
     return "bfloat16"
 
 
-def quantization_of(config: Mapping[str, Any]) -> dict[str, Any] | None:
+def quantization_of(config: Mapping[str, JSONValue]) -> JSONObject | None:
     """The config's ``quantization_config`` (a dict), or None."""
     q = config.get("quantization_config")
     if not isinstance(q, Mapping):

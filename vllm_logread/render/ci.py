@@ -16,19 +16,29 @@ Nothing here prints: each function returns text for the CLI to write.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from ..capacity import Workload
 from ..errors import UsageError
-from ..events import InputResult
+from ..events import GateResult, InputResult
 from ..report.gpus import find_gpu
 from ..report.model import Report
 from ..report.whatif import parse_changes
 from ..watch import LoadSummary
 from .json import json_text
 from .plot import StatsRecorder, check_available, fan_out, render
-from .tables import SERVER_COLUMNS, SWEEP_COLUMNS, format_rows, server_rows, sweep_rows
+from .tables import (
+    SERVER_COLUMNS,
+    SWEEP_COLUMNS,
+    TableRow,
+    format_rows,
+    server_rows,
+    sweep_rows,
+)
 from .text import target_text, total_text
+
+if TYPE_CHECKING:
+    from ..read.serving import StatsSink
 
 FORMATS = ("text", "markdown", "csv", "json", "github")
 
@@ -51,8 +61,12 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+#: A GitHub workflow command's level.
+Level = Literal["error", "warning", "notice"]
+
+
 def annotation(
-    level: str,
+    level: Level,
     message: str,
     *,
     file: str | None = None,
@@ -77,11 +91,11 @@ def annotation(
     return f"{head}::{escape_data(message)}"
 
 
-def _pool_line(report: Any) -> int | None:
+def _pool_line(report: Report) -> int | None:
     return report.engines[0].line if report.engines else None
 
 
-def _headline(report: Any) -> str:
+def _headline(report: Report) -> str:
     r = report
     w = r.workload
     at = (
@@ -135,78 +149,76 @@ def github_annotations(
         reports = s.reports
         if not reports or not any(r.has_pool for r in reports):
             out.append(
-                annotation(
-                    "error",
-                    s.missing_pool,
-                    file=s.source,
-                    title="vllm-logread: no KV pool",
-                )
+                annotation("error", s.missing_pool, file=s.source, title="vllm-logread: no KV pool")
             )
             continue
+        first = _first_with_pool(reports)
         for r in reports:
-            if not r.has_pool:
-                continue
-            line = _pool_line(r)
-            for ch in r.checks:
-                if ch.status == "fail":
-                    out.append(
-                        annotation(
-                            "error",
-                            f"{ch.name}: {ch.detail}",
-                            file=r.source,
-                            line=ch.line or line,
-                            title=f"vllm-logread {ch.name}",
-                        )
-                    )
-            gate = s.gate  # what the gate judged (outcome.judged): never judged again here
-            if gate is not None and not gate.passed and r is _first_with_pool(reports):
-                got = "unknown" if gate.users is None else f"only {gate.users:,}"
-                margin = f" --margin {gate.margin_pct:g}%" if gate.margin_pct else ""
-                out.append(
-                    annotation(
-                        "error",
-                        f"--min-users {gate.min_users}{margin}: {got} users fit "
-                        + (
-                            "of the mix"
-                            if r.workload.is_mix
-                            else f"at {r.workload.prompt_tokens:,}+{r.workload.output_tokens:,}"
-                            " tokens"
-                        ),
-                        file=r.source,
-                        line=line,
-                        title="vllm-logread --min-users",
-                    )
-                )
-            for wi in r.what_if:
-                if wi.change.startswith("max_num_seqs=") and "preempts" in wi.note:
-                    out.append(
-                        annotation(
-                            "warning",
-                            wi.note,
-                            file=r.source,
-                            line=line,
-                            title="vllm-logread max_num_seqs",
-                        )
-                    )
-            for warn in r.warnings:
-                out.append(annotation("warning", warn, file=r.source, line=line))
-            out.append(
-                annotation(
-                    "notice",
-                    _headline(r),
-                    file=r.source,
-                    line=line,
-                    title=f"vllm-logread: {r.model or 'KV cache'}",
-                )
-            )
+            if r.has_pool:
+                out.extend(_report_annotations(r, s.gate if r is first else None))
     return out
 
 
-def _md(text: Any) -> str:
+def _report_annotations(r: Report, gate: GateResult | None) -> list[str]:
+    """One report's annotations: its failed checks, the gate when it failed (on
+    the first report with a pool: ``gate`` None on the others), the preemption
+    advice, its warnings, then the users as a notice."""
+    line = _pool_line(r)
+    out = [
+        annotation(
+            "error",
+            f"{ch.name}: {ch.detail}",
+            file=r.source,
+            line=ch.line or line,
+            title=f"vllm-logread {ch.name}",
+        )
+        for ch in r.checks
+        if ch.status == "fail"
+    ]
+    # What the gate judged (outcome.judged): never judged again here.
+    if gate is not None and not gate.passed:
+        got = "unknown" if gate.users is None else f"only {gate.users:,}"
+        margin = f" --margin {gate.margin_pct:g}%" if gate.margin_pct else ""
+        w = r.workload
+        at = "of the mix" if w.is_mix else f"at {w.prompt_tokens:,}+{w.output_tokens:,} tokens"
+        out.append(
+            annotation(
+                "error",
+                f"--min-users {gate.min_users}{margin}: {got} users fit {at}",
+                file=r.source,
+                line=line,
+                title="vllm-logread --min-users",
+            )
+        )
+    for wi in r.what_if:
+        if wi.change.startswith("max_num_seqs=") and "preempts" in wi.note:
+            out.append(
+                annotation(
+                    "warning",
+                    wi.note,
+                    file=r.source,
+                    line=line,
+                    title="vllm-logread max_num_seqs",
+                )
+            )
+    out.extend(annotation("warning", warn, file=r.source, line=line) for warn in r.warnings)
+    out.append(
+        annotation(
+            "notice",
+            _headline(r),
+            file=r.source,
+            line=line,
+            title=f"vllm-logread: {r.model or 'KV cache'}",
+        )
+    )
+    return out
+
+
+def _md(text: object) -> str:
     return str(text).replace("|", "\\|")
 
 
-def markdown_report(report: Any, load: Any = None) -> str:
+def markdown_report(report: Report, load: LoadSummary | None = None) -> str:
     """One report as Markdown: the answer, the numbers, the checks, what to change."""
 
     r = report
@@ -324,7 +336,7 @@ def final_output(
 
 def final_rows(
     results: Sequence[InputResult], *, prompts: Sequence[int], outputs: Sequence[int]
-) -> list[dict[str, Any]]:
+) -> list[TableRow]:
     """A sweep's rows: every report with a pool x every workload, as the report
     stage computed them (InputResult.sweep, outcome.with_sweep)."""
     del prompts, outputs  # the rows carry their workloads
@@ -398,7 +410,7 @@ class Extras:
         """No report text while reading: stdout is a table or annotations."""
         return self.fmt != "text" or self.is_sweep
 
-    def on_stats(self, *sinks: Any) -> Any:
+    def on_stats(self, *sinks: StatsSink | None) -> StatsSink | None:
         """The Session's ``on_stats``: the given sinks and the plot's recorder."""
 
         return fan_out(*sinks, None if self.recorder is None else self.recorder.add)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..events import ExitStatus
+from ..jsontypes import JSONObject
 from ..report.diff import Diff, Figure, Row
 from .json import SCHEMA_VERSION, report_json
 from .text import WIDTH, wrap_line
@@ -192,7 +193,7 @@ def diff_json(
     max_drop: float | None,
     gate: ExitStatus,
     warnings: Sequence[Sequence[str]] = ((), ()),
-) -> dict[str, object]:
+) -> JSONObject:
     """The ``diff --json`` object: both reports, the rows, the explanation, the gate."""
     sides = []
     for report, status, warns in zip((diff.old, diff.new), statuses, warnings, strict=True):
@@ -222,7 +223,7 @@ def diff_json(
     }
 
 
-def _row_json(row: Row) -> dict[str, object]:
+def _row_json(row: Row) -> JSONObject:
     def fig(f: Figure) -> float | int | str | None:
         return f.value
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from ..errors import UsageError
 from ..events import InputResult
+from ..jsontypes import JSONObject, JSONValue
 from ..read.facts import Fact
 from ..report.kvshape import kv_decisions as kv_decisions  # re-exported: kv --json
 from ..report.kvshape import kv_report as kv_report
@@ -18,7 +18,7 @@ from ..rules import NEWEST_CHECKED, version_past_checked
 def json_text(
     results: Sequence[InputResult],
     *,
-    sweep: Sequence[dict[str, Any]] | None = None,
+    sweep: Sequence[Mapping[str, JSONValue]] | None = None,
     unread: Sequence[tuple[str, int, str]] = (),
 ) -> str:
     """The ``--json`` text (also ``--format json``): one object whatever was asked.
@@ -31,7 +31,7 @@ def json_text(
     ``unread``: (name, exit code, error) of inputs that could not be opened,
     listed in the total's ``not_counted``.
     """
-    objs: list[tuple[InputResult, dict[str, Any]]] = []
+    objs: list[tuple[InputResult, JSONObject]] = []
     for res in results:
         warns = [str(w) for w in res.warnings]
         for b in res.json_boots:
@@ -47,15 +47,15 @@ def json_text(
             if res.crosscheck:
                 obj["metrics_crosscheck"] = [a.to_json() for a in res.crosscheck]
             objs.append((res, obj))
-    out: dict[str, Any]
+    out: JSONObject
     if len(objs) == 1 and not unread:
         out = objs[0][1]
     else:
         from .tables import model_totals
 
         good = [o for res, o in objs if res.is_good]
-        known = [o["users"] for o in good if o["users"] is not None]
-        mid = [o["users_mid_answer"] for o in good if o["users_mid_answer"] is not None]
+        known = [u for o in good if isinstance(u := o["users"], int)]
+        mid = [u for o in good if isinstance(u := o["users_mid_answer"], int)]
         # Users add up within a model, never across models (issue 29).
         totals = model_totals(
             [r for res in results if res.is_good for r in res.reports if r.has_pool]
@@ -96,9 +96,20 @@ def json_text(
 SCHEMA_VERSION = 1
 
 
-def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -> dict[str, Any]:
+def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -> JSONObject:
     """The ``--json`` object (schema: vllm_logread/data/report.schema.json)."""
-    out: dict[str, Any] = {
+    out = _empty_report_json(facts, warnings)
+    if report is None:
+        return out
+    out.update(_report_fields(report, warnings))
+    out.update(_said_when_known(report))
+    return out
+
+
+def _empty_report_json(facts: list[Fact], warnings: list[str]) -> JSONObject:
+    """Every key of a report object, in the schema's order, as a boot without a
+    report has them (null, empty)."""
+    return {
         "schema_version": SCHEMA_VERSION,
         "source": None,
         "model": None,
@@ -128,60 +139,66 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
         "warnings": list(warnings),
         "facts": [f.to_json() for f in facts],
     }
-    if report is None:
-        return out
+
+
+def _report_fields(report: Report, warnings: list[str]) -> JSONObject:
+    """The report's values of those keys, and its answer and target."""
     w = report.workload
     c = report.capacity
-    out.update(
-        {
-            "source": report.source,
-            "model": report.model,
-            "vllm_version": report.vllm_version,
-            "engine": report.engine_generation,
-            "device": report.device,
-            "pool_tokens": report.pool_tokens,
-            "num_blocks": report.num_blocks,
-            "block_size": report.block_size,
-            "block_size_source": report.block_size_source,
-            "max_model_len": report.max_model_len,
-            "vllm_max_concurrency": report.vllm_max_concurrency,
-            "concurrency_tokens": report.concurrency_tokens,
-            "available_kv_gib": report.available_kv_gib,
-            "kv_cache_dtype": report.kv_cache_dtype,
-            "tensor_parallel_size": report.tensor_parallel_size,
-            "kv_bytes_per_token": report.kv_bytes_per_token,
-            "kv_bytes_per_token_source": report.kv_bytes_per_token_source,
-            "workload": {
-                "prompt_tokens": w.prompt_tokens,
-                "output_tokens": w.output_tokens,
-                "tokens_per_user": w.tokens_per_user,
-                "blocks_per_user": None if c is None else c.blocks_per_user,
-            },
-            "users": report.users,
-            "users_mid_answer": report.users_mid_answer,
-            "answer": None if report.answer is None else report.answer.to_json(),
-            "is_exact": report.is_exact,
-            "engines": [
-                {
-                    "engine": e.engine,
-                    "pool_tokens": e.pool_tokens,
-                    "num_blocks": e.num_blocks,
-                    "users": e.users,
-                    "users_mid_answer": e.users_mid_answer,
-                    "line": e.line,
-                    "ranks_disagree": e.ranks_disagree,
-                }
-                for e in report.engines
-            ],
-            "checks": [ch.to_json() for ch in report.checks],
-            "what_if": [wi.to_json() for wi in report.what_if],
-            "target": None if report.target is None else report.target.to_json(),
-            "arithmetic": list(report.arithmetic),
-            "warnings": list(warnings) + list(report.warnings),
-        }
-    )
-    # Present only when they say something (docs/facts.md: extend, never rename).
-    out["workload"].update(mix_json(report))
+    return {
+        "source": report.source,
+        "model": report.model,
+        "vllm_version": report.vllm_version,
+        "engine": report.engine_generation,
+        "device": report.device,
+        "pool_tokens": report.pool_tokens,
+        "num_blocks": report.num_blocks,
+        "block_size": report.block_size,
+        "block_size_source": report.block_size_source,
+        "max_model_len": report.max_model_len,
+        "vllm_max_concurrency": report.vllm_max_concurrency,
+        "concurrency_tokens": report.concurrency_tokens,
+        "available_kv_gib": report.available_kv_gib,
+        "kv_cache_dtype": report.kv_cache_dtype,
+        "tensor_parallel_size": report.tensor_parallel_size,
+        "kv_bytes_per_token": report.kv_bytes_per_token,
+        "kv_bytes_per_token_source": report.kv_bytes_per_token_source,
+        # mix and shared_prefix only when they say something (docs/facts.md: extend,
+        # never rename).
+        "workload": {
+            "prompt_tokens": w.prompt_tokens,
+            "output_tokens": w.output_tokens,
+            "tokens_per_user": w.tokens_per_user,
+            "blocks_per_user": None if c is None else c.blocks_per_user,
+            **mix_json(report),
+        },
+        "users": report.users,
+        "users_mid_answer": report.users_mid_answer,
+        "answer": None if report.answer is None else report.answer.to_json(),
+        "is_exact": report.is_exact,
+        "engines": [
+            {
+                "engine": e.engine,
+                "pool_tokens": e.pool_tokens,
+                "num_blocks": e.num_blocks,
+                "users": e.users,
+                "users_mid_answer": e.users_mid_answer,
+                "line": e.line,
+                "ranks_disagree": e.ranks_disagree,
+            }
+            for e in report.engines
+        ],
+        "checks": [ch.to_json() for ch in report.checks],
+        "what_if": [wi.to_json() for wi in report.what_if],
+        "target": None if report.target is None else report.target.to_json(),
+        "arithmetic": list(report.arithmetic),
+        "warnings": list(warnings) + list(report.warnings),
+    }
+
+
+def _said_when_known(report: Report) -> JSONObject:
+    """The keys present only when they say something (docs/facts.md: extend, never rename)."""
+    out: JSONObject = {}
     if report.knobs is not None:
         out["knobs"] = report.knobs.to_json()
     if report.users_range is not None:
@@ -204,8 +221,12 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
     return out
 
 
-def dumps(obj: dict[str, Any]) -> str:
-    """JSON text; never NaN (not JSON) - facts are finite by construction."""
+def dumps(obj: JSONValue | Mapping[str, object]) -> str:
+    """JSON text; never NaN (not JSON) - facts are finite by construction.
+
+    A Mapping[str, object] too: kv --json's object spreads a TypedDict
+    (report/kvshape.KVReport), which mypy reads as Mapping[str, object], never as
+    a Mapping[str, JSONValue]."""
     return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)
 
 
@@ -219,9 +240,9 @@ MIX_METHOD = (
 )
 
 
-def mix_json(report: Any) -> dict[str, Any]:
+def mix_json(report: Report) -> JSONObject:
     """The workload's ``mix`` and ``shared_prefix`` keys (only when asked for)."""
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     w, c, served = report.workload, report.capacity, report.served
     if w.is_mix:
         n = w.num_requests

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 from typing import IO
 
+from ..jsontypes import JSONObject
 from ..simulate import Simulation
 
 #: The CSV's columns, one row per step.
@@ -77,7 +78,7 @@ def simulation_text(sim: Simulation, *, source: str = "") -> str:
     return "\n".join(lines)
 
 
-def simulation_json(sim: Simulation, *, source: str = "") -> dict[str, object]:
+def simulation_json(sim: Simulation, *, source: str = "") -> JSONObject:
     """One JSON object: the inputs, the summary and the time series."""
     pool, limits, load = sim.pool, sim.limits, sim.load
     return {

@@ -11,14 +11,25 @@ serving log costs a few megabytes of memory at most.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, TypeAlias
 
 from ..errors import UsageError
 
 if TYPE_CHECKING:
+    from pandas import DataFrame
+    from typing_extensions import Unpack
+
+    from ..report.model import Report
     from ..report.sweep import SweepRow
+    from .plot import StatsRow
+
+#: One cell of a table: what the text, Markdown, CSV and JSON tables write.
+Cell: TypeAlias = str | int | float | bool | None
+#: One row of a table, column -> cell.
+TableRow: TypeAlias = dict[str, Cell]
 
 STATS_COLUMNS = (
     "time",
@@ -36,7 +47,7 @@ STATS_COLUMNS = (
 PANDAS_HINT = "pip install pandas"  # a plain dependency: missing only from a broken install
 
 
-def _pandas() -> Any:
+def _pandas() -> ModuleType:
     """pandas, imported at its first use (never at start-up).
 
     Raises:
@@ -68,10 +79,10 @@ class StatsCsv:
         self.path = path
         self.batch_rows = batch_rows
         self.num_rows = 0
-        self._rows: list[tuple[Any, ...]] = []
+        self._rows: list[StatsRow] = []
         self._has_header = False
 
-    def add(self, *row: Any) -> None:
+    def add(self, *row: Unpack[StatsRow]) -> None:
         """One stats line, values in STATS_COLUMNS order."""
         self._rows.append(row)
         if len(self._rows) >= self.batch_rows:
@@ -93,11 +104,11 @@ class StatsCsv:
         self.flush()
 
 
-def read_stats_csv(path: str) -> Any:
+def read_stats_csv(path: str) -> DataFrame:
     """The CSV back as a DataFrame (tests, notebooks)."""
     pd = _pandas()
-
-    return pd.read_csv(path, dtype={"time": str, "engine": str})
+    frame: DataFrame = pd.read_csv(path, dtype={"time": str, "engine": str})
+    return frame
 
 
 MAX_SWEEP_VALUES = 1000
@@ -184,7 +195,7 @@ def _short(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def sweep_rows(rows: Sequence[SweepRow]) -> list[dict[str, Any]]:
+def sweep_rows(rows: Sequence[SweepRow]) -> list[TableRow]:
     """The report stage's sweep rows (report/sweep.py) as table rows, one per
     report x workload: each the figure a single ``--prompt P --output O`` run gives."""
     return [
@@ -201,7 +212,7 @@ def sweep_rows(rows: Sequence[SweepRow]) -> list[dict[str, Any]]:
     ]
 
 
-def _checks_cell(report: Any) -> str:
+def _checks_cell(report: Report) -> str:
     if not report.checks:
         return "none"
     bad = [c.name for c in report.checks if c.status == "fail"]
@@ -224,7 +235,7 @@ class ModelTotal:
     users_mid_answer: int | None
 
 
-def model_totals(reports: Sequence[Any]) -> list[ModelTotal]:
+def model_totals(reports: Sequence[Report]) -> list[ModelTotal]:
     """One total per model, in the order the models first appear. A server
     whose model is not named is its own total (two unnamed models may differ).
 
@@ -235,27 +246,27 @@ def model_totals(reports: Sequence[Any]) -> list[ModelTotal]:
     >>> [(t.model, t.users, len(t.sources)) for t in model_totals(rs)]
     [('Q', 74, 2), ('G', 90, 1)]
     """
-    groups: dict[Any, list[Any]] = {}
+    groups: dict[str | tuple[str, str], list[Report]] = {}
     for r in reports:
         key = r.model if r.model else ("", r.source)
         groups.setdefault(key, []).append(r)
     totals = []
     for rs in groups.values():
-        users = [r.users for r in rs]
-        mids = [r.users_mid_answer for r in rs]
+        users = [r.users for r in rs if r.users is not None]
+        mids = [r.users_mid_answer for r in rs if r.users_mid_answer is not None]
         totals.append(
             ModelTotal(
                 model=rs[0].model or None,
                 sources=tuple(r.source for r in rs),
                 num_gpus=sum(_num_gpus(r) for r in rs),
-                users=None if any(u is None for u in users) else sum(users),
-                users_mid_answer=None if any(m is None for m in mids) else sum(mids),
+                users=None if len(users) < len(rs) else sum(users),
+                users_mid_answer=None if len(mids) < len(rs) else sum(mids),
             )
         )
     return totals
 
 
-def _num_gpus(r: Any) -> int:
+def _num_gpus(r: Report) -> int:
     num = getattr(r, "num_gpus", None)
     if isinstance(num, int):
         return num
@@ -264,40 +275,15 @@ def _num_gpus(r: Any) -> int:
     return int(r.tensor_parallel_size) * pp * max(len(r.engines), 1)
 
 
-def server_rows(reports: list[Any], *, sort: str | None = None) -> list[dict[str, Any]]:
+def server_rows(reports: Sequence[Report], *, sort: str | None = None) -> list[TableRow]:
     """One row per server (report), in input order (``sort="users"``: most
     users first), then a total row per model that has several servers (the
     deployment if they are replicas behind one load balancer; never a sum
     across models). A data-parallel log's row already sums its engines."""
-    rows: list[dict[str, Any]] = []
-    for r in reports:
-        total = r.boot.first("total_gpu_gib")
-        dtype = r.boot.value("dtype")
-        tp = r.tensor_parallel_size
-        pp_v = r.boot.value("pipeline_parallel_size")
-        pp = int(pp_v) if isinstance(pp_v, int) and pp_v > 0 else 1
-        dp = max(len(r.engines), 1)
-        rows.append(
-            {
-                "source": r.source,
-                "model": r.model,
-                "gpu_gib": None if total is None else float(total.value),
-                "tp": tp,
-                "dp": dp,
-                "num_gpus": tp * pp * dp,
-                "kv_cache_dtype": r.kv_cache_dtype or "auto",
-                "dtype": None if dtype is None else str(dtype).replace("torch.", ""),
-                "pool_tokens": r.pool_tokens,
-                "num_blocks": r.num_blocks,
-                "max_model_len": r.max_model_len,
-                "vllm_max_concurrency": r.vllm_max_concurrency,
-                "users": r.users,
-                "users_mid_answer": r.users_mid_answer,
-                "checks": _checks_cell(r),
-            }
-        )
+    ordered = list(reports)
     if sort == "users":
-        rows.sort(key=lambda row: (row["users"] is None, -(row["users"] or 0)))
+        ordered.sort(key=lambda r: (r.users is None, -(r.users or 0)))
+    rows = [_server_row(r) for r in ordered]
     if len(rows) > 1:
         for t in model_totals(reports):
             if len(t.sources) < 2:
@@ -319,7 +305,33 @@ def server_rows(reports: list[Any], *, sort: str | None = None) -> list[dict[str
     return rows
 
 
-def _cell(value: Any) -> str:
+def _server_row(r: Report) -> TableRow:
+    total = r.boot.first("total_gpu_gib")
+    dtype = r.boot.value("dtype")
+    tp = r.tensor_parallel_size
+    pp_v = r.boot.value("pipeline_parallel_size")
+    pp = int(pp_v) if isinstance(pp_v, int) and pp_v > 0 else 1
+    dp = max(len(r.engines), 1)
+    return {
+        "source": r.source,
+        "model": r.model,
+        "gpu_gib": None if total is None else float(total.value),
+        "tp": tp,
+        "dp": dp,
+        "num_gpus": tp * pp * dp,
+        "kv_cache_dtype": r.kv_cache_dtype or "auto",
+        "dtype": None if dtype is None else str(dtype).replace("torch.", ""),
+        "pool_tokens": r.pool_tokens,
+        "num_blocks": r.num_blocks,
+        "max_model_len": r.max_model_len,
+        "vllm_max_concurrency": r.vllm_max_concurrency,
+        "users": r.users,
+        "users_mid_answer": r.users_mid_answer,
+        "checks": _checks_cell(r),
+    }
+
+
+def _cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -331,7 +343,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def format_rows(rows: list[dict[str, Any]], columns: tuple[str, ...], fmt: str) -> str:
+def format_rows(rows: Sequence[Mapping[str, object]], columns: tuple[str, ...], fmt: str) -> str:
     """Rows as ``text`` (aligned), ``markdown``, ``csv`` or ``json``; pandas
     builds the frame (csv, text)."""
     import json
@@ -360,7 +372,7 @@ def format_rows(rows: list[dict[str, Any]], columns: tuple[str, ...], fmt: str) 
     return str(shown.to_string(index=False))
 
 
-def listing_text(rows: list[dict[str, Any]]) -> str:
+def listing_text(rows: Sequence[Mapping[str, object]]) -> str:
     """``kv --list-models`` / ``--list-gpus`` for a person: a model a line, or a
     card a line with its memory, its source wrapped beneath (100 columns).
 
@@ -385,7 +397,7 @@ def listing_text(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def _yes_no(value: Any) -> Any:
+def _yes_no(value: object) -> object:
     """A bool as the text table says it; anything else as it is.
 
     >>> _yes_no(True), _yes_no(False), _yes_no(1)
@@ -396,6 +408,6 @@ def _yes_no(value: Any) -> Any:
     return value
 
 
-def _is_numeric(rows: list[dict[str, Any]], column: str) -> bool:
+def _is_numeric(rows: Sequence[Mapping[str, object]], column: str) -> bool:
     vals = [row.get(column) for row in rows if row.get(column) is not None]
     return bool(vals) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in vals)

@@ -7,8 +7,8 @@ plus every fact (docs/facts.md), and is printed even for an incomplete log.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..events import InputResult, Output
 from ..kv.config import repo_of_snapshot
@@ -21,6 +21,8 @@ from ..watch import LoadSummary
 from .json import kv_report
 
 if TYPE_CHECKING:
+    from ..capacity import Capacity, Workload
+    from ..observed import TokenSummary, UsersAt
     from ..read.metrics import Server
     from ..report.crosscheck import Agreement
     from ..report.plan import TargetPlan
@@ -341,7 +343,7 @@ def parallel_text(report: Report) -> str:
     return f"DP={dp} x TP={tp} x PP={pp} = {_plural(dp * tp * pp, unit)}"
 
 
-def _per_user(report: Report, c: Any, users: int | None) -> str:
+def _per_user(report: Report, c: Capacity, users: int | None) -> str:
     """How one engine's users come from its pool, in one short line."""
     w = report.workload
     tokens = f"{c.tokens_held or w.tokens_held_at_end:,} tokens"
@@ -378,6 +380,10 @@ def _short_note(wi: WhatIf, report: Report) -> str:
         return "measure quality on your own eval first"
     if key == "weights":
         return "embeddings and lm_head stay 16-bit"
+    if key == "tensor_parallel_size" and wi.num_gpus and (report.device or "").upper() == "CPU":
+        # No GPUs on vLLM's CPU backend: a TP rank is a worker process bound to
+        # its own NUMA node (report/whatif.py, _tp_note).
+        return f"{_plural(wi.num_gpus, 'CPU rank')}, one per NUMA node"
     if key == "tensor_parallel_size" and wi.num_gpus:
         return f"{_plural(wi.num_gpus, 'GPU')}; overheads per GPU as measured"
     if key in ("gpu", "gpu_memory_gib") and wi.num_gpus:
@@ -596,18 +602,44 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     few figures behind it, then the changes that matter. ``explain`` adds the
     arithmetic of every figure, every check and every what-if in full."""
     r = report
-    w, c = r.workload, r.capacity
-    lines: list[str] = []
-    workload = workload_label(w)
     if r.failure is None and not r.has_pool:
-        lines.append(f"== vllm-logread: {model_label(r.model)}: no KV pool")
-        lines.append("KV pool:       not in the log")
-        return "\n".join(lines) + "\n"
-    lines.extend(_answer_lines(r, workload))
+        return (
+            f"== vllm-logread: {model_label(r.model)}: no KV pool\nKV pool:       not in the log\n"
+        )
+    lines = _answer_lines(r, workload_label(r.workload))
+    if source:
+        lines.append(f"  input:        {r.source}")
     if not r.has_pool:  # a boot that serves nobody and never stated a pool
-        if source:
-            lines.append(f"  input:        {r.source}")
         return "\n".join(lines) + "\n"
+    lines.extend(_server_lines(r))
+    lines.append(f"  KV pool:      {_pool_text(r)}")
+    if r.block_size and r.block_size > 1:
+        lines.append(f"  block size:   {r.block_size:,}, {r.block_size_source}")
+    lines.extend(_users_lines(r))
+    lines.extend(_model_lines(r))
+    lines.extend(_changes_lines(r))
+    if r.target is not None:
+        lines.extend(target_text(r.target, arithmetic=explain))
+        if r.workload.is_mix:
+            lines.append(
+                "  (users of the mix drawn in its proportions; more blocks if its longest run "
+                "together)"
+            )
+    if r.observed is not None and r.observed.source == "metrics":
+        lines.extend(observed_text(r, explain=explain))
+    for warn in r.warnings:
+        lines.append(f"warning: {warn}")
+    if explain:
+        lines.append("")
+        lines.extend(explain_lines(r))
+    else:
+        lines.append("(--explain: the arithmetic behind every figure, every check and what-if)")
+    return "\n".join(lines) + "\n"
+
+
+def _server_lines(r: Report) -> list[str]:
+    """``  server:       Qwen/Qwen3-8B, vLLM 0.32.0, V1, 1 GPU, max model len 8,192``
+    (the length on a line of its own when the line would pass WIDTH)."""
     bits = [
         b
         for b in (
@@ -619,21 +651,20 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
         )
         if b
     ]
-    if source:
-        lines.append(f"  input:        {r.source}")
     server = f"  server:       {', '.join(bits)}"
-    if r.max_model_len:
-        length = f"max model len {r.max_model_len:,}"
-        if len(server) + 2 + len(length) <= WIDTH:
-            lines.append(f"{server}, {length}")
-        else:
-            lines.append(server)
-            lines.append(f"  max len:      {r.max_model_len:,} tokens per request")
-    else:
-        lines.append(server)
-    lines.append(f"  KV pool:      {_pool_text(r)}")
-    if r.block_size and r.block_size > 1:
-        lines.append(f"  block size:   {r.block_size:,}, {r.block_size_source}")
+    if not r.max_model_len:
+        return [server]
+    length = f"max model len {r.max_model_len:,}"
+    if len(server) + 2 + len(length) <= WIDTH:
+        return [f"{server}, {length}"]
+    return [server, f"  max len:      {r.max_model_len:,} tokens per request"]
+
+
+def _users_lines(r: Report) -> list[str]:
+    """How the users come from the pool: per user (each engine's, the
+    deployment's), the mix, the workload's notes and what a request costs."""
+    c = r.capacity
+    lines: list[str] = []
     if c is not None and r.failure is None and r.users is not None:
         if len(r.engines) > 1:
             lines.append(f"  per user:     {_per_user(r, c, c.users)} per engine")
@@ -654,8 +685,14 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     if r.served is not None and r.served.notes:
         lines.extend(_wrap_under("  workload:     ", "; ".join(r.served.notes)))
     lines.extend(request_cost_lines(r))
+    return lines
+
+
+def _model_lines(r: Report) -> list[str]:
+    """The KV bytes per token, what is unknown, max_num_seqs and the checks."""
+    lines: list[str] = []
     if r.kv_bytes_per_token is None:
-        lines.append("  KV per token: unknown (model shape not found; pass --config config.json)")
+        lines.extend(_wrap_flags("  KV per token: ", _kv_unknown_why(r, "config.json")))
     else:
         src = (r.kv_bytes_per_token_source or "").split(" (")[0]
         lines.append(
@@ -669,33 +706,31 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
         lines.append(f"  max_num_seqs: {seqs}")
     if r.checks:
         lines.append(f"  checks:       {_checks_short(r)}")
+    return lines
+
+
+def _changes_lines(r: Report) -> list[str]:
+    """``What to change:``, its rows aligned, then its sentences (none: no lines)."""
     rows, sentences = _changes(r)
-    if rows or sentences:
-        lines.append("What to change:")
-        width = min(max((len(_row_label(wi)) for wi in rows), default=0), 22)
-        for wi in rows:
-            lines.append(
-                _change_line(wi, r, width) if isinstance(wi, WhatIf) else _knob_line(wi, width)
-            )
-        for t in sentences:
-            lines.append(f"  {t}")
-    if r.target is not None:
-        lines.extend(target_text(r.target, arithmetic=explain))
-        if w.is_mix:
-            lines.append(
-                "  (users of the mix drawn in its proportions; more blocks if its longest run "
-                "together)"
-            )
-    if r.observed is not None and r.observed.source == "metrics":
-        lines.extend(observed_text(r, explain=explain))
-    for warn in r.warnings:
-        lines.append(f"warning: {warn}")
-    if explain:
-        lines.append("")
-        lines.extend(explain_lines(r))
-    else:
-        lines.append("(--explain: the arithmetic behind every figure, every check and what-if)")
-    return "\n".join(lines) + "\n"
+    if not rows and not sentences:
+        return []
+    lines = ["What to change:"]
+    width = min(max((len(_row_label(wi)) for wi in rows), default=0), 22)
+    for wi in rows:
+        lines.append(
+            _change_line(wi, r, width) if isinstance(wi, WhatIf) else _knob_line(wi, width)
+        )
+    lines.extend(f"  {t}" for t in sentences)
+    return lines
+
+
+def _kv_unknown_why(r: Report, path_hint: str) -> str:
+    """Why the KV bytes per token are unknown: a --config given that gives no
+    model shape is named (its warning says what is wrong), never asked for again."""
+    given = None if r.basis is None else r.basis.config
+    if given is not None:
+        return f"unknown (--config {given} gives no model shape: see its warning)"
+    return f"unknown (model shape not found; pass --config {path_hint})"
 
 
 def _kib(num_bytes: int) -> str:
@@ -825,9 +860,7 @@ def explain_lines(report: Report) -> list[str]:
         for note in r.served.notes:
             lines.append(f"  workload: {note}")
     if r.kv_bytes_per_token is None:
-        lines.append(
-            "KV per token:  unknown (model shape not found; pass --config PATH/config.json)"
-        )
+        lines.extend(_wrap_flags("KV per token:  ", _kv_unknown_why(r, "PATH/config.json")))
     else:
         lines.append(f"KV per token:  {r.kv_shape}")
         lines.append(f"               from {r.kv_bytes_per_token_source}")
@@ -1013,19 +1046,20 @@ def observed_text(report: Report, *, explain: bool = False) -> list[str]:
     return lines
 
 
-def _summary_line(s: Any) -> str:
+def _summary_line(s: TokenSummary) -> str:
     mean = s.mean_tokens
     qs = ", ".join(f"p{p} {s.quantile_text(p)}" for p in (50, 90, 99))
     return f"mean {mean:,.1f}; {qs}"
 
 
-def _quantile_users(at: dict[str, Any], pct: int) -> str:
+def _quantile_users(at: Mapping[str, UsersAt], pct: int) -> str:
     exact = at.get(f"p{pct}")
-    if exact is not None:
+    if exact is not None and exact.workload is not None:
         w = exact.workload
         return f"{_n(exact.users)} users ({w.prompt_tokens:,} + {w.output_tokens:,} tokens)"
     hi, lo = at.get(f"p{pct} high"), at.get(f"p{pct} low")
-    if hi is None or lo is None:
+    # A low bound is a finite bucket's (only a high one can be +Inf).
+    if hi is None or lo is None or lo.workload is None:
         return "unknown"
     low = f"{lo.workload.prompt_tokens:,} + {lo.workload.output_tokens:,}"
     if hi.workload is None:
@@ -1071,7 +1105,7 @@ def _observed_explain(report: Report) -> list[str]:
     return lines
 
 
-def workload_label(w: Any) -> str:
+def workload_label(w: Workload) -> str:
     """The workload in a few words: ``512 prompt + 128 output tokens``, or a mix's file.
 
     >>> from vllm_logread.capacity import Workload
@@ -1146,7 +1180,7 @@ def request_cost_lines(r: Report) -> list[str]:
     return lines
 
 
-def mix_lines(r: Report, c: Any) -> list[str]:
+def mix_lines(r: Report, c: Capacity) -> list[str]:
     """The mix's users and spread, and what a shared prefix shares (default report)."""
     from ..report.mix import shared_prefix_text
 

@@ -208,6 +208,8 @@ def _block_size_candidates(st: _Stated, spec: KVSpec | None) -> tuple[BlockSizeC
         version=st.vllm_version,
         max_model_len=st.max_model_len,
         is_mla=_is_mla(spec),
+        is_all_sliding=spec is not None
+        and {k for k in getattr(spec, "layer_kinds", ()) if k != "none"} == {"sliding"},
     )
 
 

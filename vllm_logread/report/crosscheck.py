@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ..jsontypes import JSONObject
 from ..read.metrics import Server
 from .model import Report
 
@@ -54,7 +55,7 @@ class Agreement:
     status: AgreementStatus
     why: str = ""
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> JSONObject:
         return {
             "name": self.name,
             "log": self.log_value,

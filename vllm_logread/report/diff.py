@@ -38,8 +38,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Literal
 
+from ..boots import Boot
+from ..jsontypes import JSONObject
 from ..read.facts import Fact
 from ..rules import cuda_graph_rule, default_utilization
 from .model import Report
@@ -74,17 +76,22 @@ class Figure:
 _UNKNOWN = Figure(value=None)
 
 
+#: A diff row's unit ("": a count or a word).
+Unit = Literal["GiB", "tokens", "blocks", "engines", "B", ""]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Row:
     """One line of the side-by-side table.
 
     ``name``: the JSON name (a kind of docs/facts.md where there is one);
-    ``label``: the text table's; ``unit``: "GiB", "tokens", "blocks", "B" or "".
+    ``label``: the text table's; ``unit``: "GiB", "tokens", "blocks", "engines",
+    "B" or "".
     """
 
     name: str
     label: str
-    unit: str
+    unit: Unit
     old: Figure
     new: Figure
 
@@ -142,7 +149,7 @@ class Effect:
     new_gib: float | None
     why: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "line": self.name,
             "old_gib": self.old_gib,
@@ -150,6 +157,10 @@ class Effect:
             "effect_gib": round(self.effect_gib, 4),
             "why": self.why,
         }
+
+
+#: What explains the pool's change (Explanation.kind).
+ExplanationKind = Literal["unchanged", "memory", "bytes_per_block", "both", "unknown"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -162,7 +173,7 @@ class Explanation:
     "unknown" (the logs do not state enough: ``unstated`` says what).
     """
 
-    kind: str
+    kind: ExplanationKind
     sentence: str
     line: str | None = None
     effects: tuple[Effect, ...] = ()
@@ -172,7 +183,7 @@ class Explanation:
     # memory profile's boot-to-boot variance); None otherwise.
     boot_to_boot_pct: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "kind": self.kind,
             "line": self.line,
@@ -211,14 +222,14 @@ class Diff:
 # -- one side's figures ----------------------------------------------------------------
 
 
-def _fact(boot: Any, kind: str, *, last: bool = False) -> Figure:
+def _fact(boot: Boot, kind: str, *, last: bool = False) -> Figure:
     f: Fact | None = boot.last(kind) if last else boot.first(kind)
     if f is None:
         return _UNKNOWN
     return Figure(value=f.value, half_ulp=f.half_ulp, line=f.line)
 
 
-def _is_suggestion(boot: Any, f: Fact) -> bool:
+def _is_suggestion(boot: Boot, f: Fact) -> bool:
     """The ``--kv-cache-memory=N`` of vLLM's "Free memory on device" hint is a
     suggestion, not the setting: that line also states the device's memory."""
     return any(
@@ -409,7 +420,7 @@ def _side(report: Report) -> dict[str, Figure]:
 
 
 #: The rows, in the table's order: (name, label, unit).
-ROWS: tuple[tuple[str, str, str], ...] = (
+ROWS: tuple[tuple[str, str, Unit], ...] = (
     ("vllm_version", "vLLM", ""),
     ("model", "model", ""),
     ("dtype", "dtype", ""),
@@ -543,104 +554,127 @@ def _bpt_phrase(by: dict[str, Row]) -> str:
     return f"a token takes {int(b):,} bytes, not {int(a):,}"
 
 
-def _effects(old: Report, new: Report, by: dict[str, Row]) -> tuple[list[Effect], list[str]]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Weighed:
+    """Budget lines weighed: their effects on the KV memory, in order, and the
+    lines that cannot be weighed (unstated on a side)."""
+
+    effects: tuple[Effect, ...] = ()
+    unstated: tuple[str, ...] = ()
+
+    def then(self, other: _Weighed) -> _Weighed:
+        return _Weighed(
+            effects=self.effects + other.effects, unstated=self.unstated + other.unstated
+        )
+
+
+def _effects(old: Report, new: Report, by: dict[str, Row]) -> _Weighed:
     """Each budget line's effect on the KV memory, and the lines that cannot be
-    weighed (unstated on a side)."""
-    effects: list[Effect] = []
-    unstated: list[str] = []
+    weighed (unstated on a side): the budget, the overheads, the CUDA graphs."""
+    fixed = _kv_memory_set(by)
+    if fixed is not None:
+        return fixed
+    rules = (_graph_rule(old), _graph_rule(new))
+    return (
+        _budget_effects(by)
+        .then(_overhead_effects(by, rules))
+        .then(_graph_effects(old, new, by, rules))
+    )
+
+
+def _kv_memory_set(by: dict[str, Row]) -> _Weighed | None:
+    """--kv-cache-memory-bytes on a side: the KV memory is the figure, not the
+    budget (None: neither side sets it)."""
     kvm = by["kv_cache_memory_bytes"]
     ka, kb = _gib_of(_f(kvm.old)), _gib_of(_f(kvm.new))
-    if ka is not None or kb is not None:
-        # --kv-cache-memory-bytes: the KV memory is the figure, not the budget.
-        if ka is not None and kb is not None:
-            if ka != kb:
-                effects.append(
-                    Effect(
-                        name="kv_cache_memory_bytes",
-                        label="--kv-cache-memory-bytes",
-                        effect_gib=kb - ka,
-                        old_gib=ka,
-                        new_gib=kb,
-                        why="the KV memory is --kv-cache-memory-bytes",
-                    )
+    if ka is None and kb is None:
+        return None
+    if ka is not None and kb is not None:
+        if ka == kb:
+            return _Weighed()
+        set_both = Effect(
+            name="kv_cache_memory_bytes",
+            label="--kv-cache-memory-bytes",
+            effect_gib=kb - ka,
+            old_gib=ka,
+            new_gib=kb,
+            why="the KV memory is --kv-cache-memory-bytes",
+        )
+        return _Weighed(effects=(set_both,))
+    side = "NEW" if kb is not None else "OLD"
+    value = kb if kb is not None else ka
+    assert value is not None
+    set_one = Effect(
+        name="kv_cache_memory_bytes",
+        label="--kv-cache-memory-bytes",
+        effect_gib=0.0,
+        old_gib=ka,
+        new_gib=kb,
+        why=f"{side} sets --kv-cache-memory-bytes ({_gib(value)} GiB): its KV memory is "
+        "that figure, not what the memory budget leaves",
+    )
+    return _Weighed(effects=(set_one,))
+
+
+def _budget_effects(by: dict[str, Row]) -> _Weighed:
+    """total x utilization: the utilization's share at the old total, the rest the GPU's."""
+    ta, tb = _f(by["total_gpu_gib"].old), _f(by["total_gpu_gib"].new)
+    util_row = by["gpu_memory_utilization"]
+    ua, ub = _f(util_row.old), _f(util_row.new)
+    ra, rb = _f(by["requested_gib"].old), _f(by["requested_gib"].new)
+    if ra is None or rb is None:
+        if util_row.is_changed:
+            defaults = " (vLLM's defaults)" if util_row.old.note or util_row.new.note else ""
+            return _Weighed(
+                unstated=(
+                    f"the GPU's memory, for gpu_memory_utilization {ua:.2f} -> {ub:.2f}{defaults}",
                 )
-            return effects, unstated
-        side = "NEW" if kb is not None else "OLD"
-        value = kb if kb is not None else ka
-        assert value is not None
+            )
+        return _Weighed(unstated=("total x gpu_memory_utilization",))
+    if ta is None or tb is None or ua is None or ub is None:
+        requested = Effect(
+            name="requested_gib",
+            label="requested memory (total x gpu_memory_utilization)",
+            effect_gib=rb - ra,
+            old_gib=ra,
+            new_gib=rb,
+        )
+        return _Weighed(effects=(requested,))
+    effects: list[Effect] = []
+    total_part = rb - ra
+    if util_row.is_changed:
+        util_part = ta * (ub - ua)
+        total_part -= util_part
+        assumed = " (assumed: vLLM's default)" if util_row.old.note or util_row.new.note else ""
         effects.append(
             Effect(
-                name="kv_cache_memory_bytes",
-                label="--kv-cache-memory-bytes",
-                effect_gib=0.0,
-                old_gib=ka,
-                new_gib=kb,
-                why=f"{side} sets --kv-cache-memory-bytes ({_gib(value)} GiB): its KV memory is "
-                "that figure, not what the memory budget leaves",
+                name="gpu_memory_utilization",
+                label="gpu_memory_utilization",
+                effect_gib=util_part,
+                old_gib=ua,
+                new_gib=ub,
+                why=f"{_gib(ta)} GiB x {ub - ua:+.2f}{assumed}",
             )
         )
-        return effects, unstated
-    # total x utilization: the utilization's share at the old total, the rest the GPU's.
-    ta, tb = _f(by["total_gpu_gib"].old), _f(by["total_gpu_gib"].new)
-    ua, ub = _f(by["gpu_memory_utilization"].old), _f(by["gpu_memory_utilization"].new)
-    ra, rb = _f(by["requested_gib"].old), _f(by["requested_gib"].new)
-    if ra is not None and rb is not None:
-        if ta is not None and tb is not None and ua is not None and ub is not None:
-            util_part = ta * (ub - ua)
-            total_part = (rb - ra) - util_part
-            if by["gpu_memory_utilization"].is_changed:
-                notes = [
-                    by["gpu_memory_utilization"].old.note,
-                    by["gpu_memory_utilization"].new.note,
-                ]
-                assumed = " (assumed: vLLM's default)" if any(notes) else ""
-                effects.append(
-                    Effect(
-                        name="gpu_memory_utilization",
-                        label="gpu_memory_utilization",
-                        effect_gib=util_part,
-                        old_gib=ua,
-                        new_gib=ub,
-                        why=f"{_gib(ta)} GiB x {ub - ua:+.2f}{assumed}",
-                    )
-                )
-            else:
-                total_part = rb - ra
-            effects.append(
-                Effect(
-                    name="total_gpu_gib",
-                    label="the GPU's memory",
-                    effect_gib=total_part,
-                    old_gib=ta,
-                    new_gib=tb,
-                    why="total x utilization",
-                )
-            )
-        else:
-            effects.append(
-                Effect(
-                    name="requested_gib",
-                    label="requested memory (total x gpu_memory_utilization)",
-                    effect_gib=rb - ra,
-                    old_gib=ra,
-                    new_gib=rb,
-                )
-            )
-    elif by["gpu_memory_utilization"].is_changed:
-        util_row = by["gpu_memory_utilization"]
-        defaults = " (vLLM's defaults)" if util_row.old.note or util_row.new.note else ""
-        unstated.append(
-            f"the GPU's memory, for gpu_memory_utilization {ua:.2f} -> {ub:.2f}{defaults}"
+    effects.append(
+        Effect(
+            name="total_gpu_gib",
+            label="the GPU's memory",
+            effect_gib=total_part,
+            old_gib=ta,
+            new_gib=tb,
+            why="total x utilization",
         )
-    else:
-        unstated.append("total x gpu_memory_utilization")
-    rule_a, rule_b = _graph_rule(old), _graph_rule(new)
+    )
+    return _Weighed(effects=tuple(effects))
+
+
+def _overhead_effects(by: dict[str, Row], rules: tuple[str, str]) -> _Weighed:
+    """The weights, the activation peak (0.31+: less the CUDA graph estimate it
+    holds) and the non-torch memory: each one's growth took KV memory."""
     ga, gb = _f(by["cuda_graph_gib"].old), _f(by["cuda_graph_gib"].new)
-    # The graph memory each side takes from the KV memory (None: unknown).
-    taken_a = 0.0 if rule_a == "no" else ga
-    taken_b = 0.0 if rule_b == "no" else gb
-    if "unknown" in (rule_a, rule_b):
-        taken_a = taken_b = None
+    effects: list[Effect] = []
+    unstated: list[str] = []
     for name, label in (
         ("weights_gib", "weights"),
         ("activation_peak_gib", "activation peak"),
@@ -649,9 +683,9 @@ def _effects(old: Report, new: Report, by: dict[str, Row]) -> tuple[list[Effect]
         a, b = _f(by[name].old), _f(by[name].new)
         if name == "activation_peak_gib":
             # 0.31+: the printed peak holds the graph estimate: the peak's own share.
-            if a is not None and rule_a == "in_peak":
+            if a is not None and rules[0] == "in_peak":
                 a = None if ga is None else a - ga
-            if b is not None and rule_b == "in_peak":
+            if b is not None and rules[1] == "in_peak":
                 b = None if gb is None else b - gb
         if a is None or b is None:
             if _f(by[name].old) is not None or _f(by[name].new) is not None:
@@ -668,34 +702,45 @@ def _effects(old: Report, new: Report, by: dict[str, Row]) -> tuple[list[Effect]
                 new_gib=_f(by[name].new),
             )
         )
-    if taken_a is not None and taken_b is not None:
-        if taken_a != taken_b:
-            why = "vLLM 0.20+ takes it from the KV memory"
-            if (rule_a == "no") != (rule_b == "no"):
-                # An upgrade across 0.20: the same graphs, now charged to the KV memory.
-                side, other = ("NEW", "OLD") if rule_a == "no" else ("OLD", "NEW")
-                rep, rep_other = (new, old) if rule_a == "no" else (old, new)
-                taken = taken_b if rule_a == "no" else taken_a
-                why = (
-                    f"{side}'s vLLM {rep.vllm_version} takes the CUDA graph estimate "
-                    f"({_gib(taken)} GiB) from the KV memory, {other}'s "
-                    f"{rep_other.vllm_version or 'vLLM'} does not"
-                )
-            effects.append(
-                Effect(
-                    name="cuda_graph_gib",
-                    label="CUDA graph memory",
-                    effect_gib=-(taken_b - taken_a),
-                    old_gib=ga,
-                    new_gib=gb,
-                    why=why,
-                )
+    return _Weighed(effects=tuple(effects), unstated=tuple(unstated))
+
+
+def _graph_effects(
+    old: Report, new: Report, by: dict[str, Row], rules: tuple[str, str]
+) -> _Weighed:
+    """The CUDA graph memory each side takes from the KV memory (vLLM 0.20+)."""
+    rule_a, rule_b = rules
+    ga, gb = _f(by["cuda_graph_gib"].old), _f(by["cuda_graph_gib"].new)
+    taken_a = 0.0 if rule_a == "no" else ga
+    taken_b = 0.0 if rule_b == "no" else gb
+    if "unknown" in rules or taken_a is None or taken_b is None:
+        if rule_a != "no" or rule_b != "no":
+            return _Weighed(
+                unstated=("CUDA graph memory" if "unknown" not in rules else "the vLLM version",)
             )
-    elif rule_a != "no" or rule_b != "no":
-        unstated.append(
-            "CUDA graph memory" if "unknown" not in (rule_a, rule_b) else "the vLLM version"
+        return _Weighed()
+    if taken_a == taken_b:
+        return _Weighed()
+    why = "vLLM 0.20+ takes it from the KV memory"
+    if (rule_a == "no") != (rule_b == "no"):
+        # An upgrade across 0.20: the same graphs, now charged to the KV memory.
+        side, other = ("NEW", "OLD") if rule_a == "no" else ("OLD", "NEW")
+        rep, rep_other = (new, old) if rule_a == "no" else (old, new)
+        taken = taken_b if rule_a == "no" else taken_a
+        why = (
+            f"{side}'s vLLM {rep.vllm_version} takes the CUDA graph estimate "
+            f"({_gib(taken)} GiB) from the KV memory, {other}'s "
+            f"{rep_other.vllm_version or 'vLLM'} does not"
         )
-    return effects, unstated
+    graphs = Effect(
+        name="cuda_graph_gib",
+        label="CUDA graph memory",
+        effect_gib=-(taken_b - taken_a),
+        old_gib=ga,
+        new_gib=gb,
+        why=why,
+    )
+    return _Weighed(effects=(graphs,))
 
 
 def _memory_sentence(
@@ -822,93 +867,145 @@ def _boot_to_boot(out: Explanation, by: dict[str, Row]) -> Explanation:
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _PoolMove:
+    """The pool's move between the boots, as the explanation's steps word it:
+    its phrase and ratio (new / old), the settings that moved the bytes per
+    block (phrases, row names) and the bytes-per-token phrase."""
+
+    text: str
+    ratio: float
+    causes: tuple[str, ...]
+    cause_names: tuple[str, ...]
+    bpt: str
+
+
 def _explain_pool(old: Report, new: Report, by: dict[str, Row]) -> Explanation:
     pool_text, ratio = _pool_phrase(by)
     if ratio is None:
-        which = [
-            side
-            for side, r in (("OLD", old), ("NEW", new))
-            if r.pool_tokens is None and r.num_blocks is None
-        ]
-        what = " and ".join(which) or "a side"
-        return Explanation(
-            kind="unknown",
-            sentence=f"no pool to compare: {what} states no KV cache pool",
-            unstated=("the pool",),
-        )
-    kv = by["available_kv_gib"]
-    ka, kb = _f(kv.old), _f(kv.new)
-    kvm_a = _gib_of(_f(by["kv_cache_memory_bytes"].old))
-    kvm_b = _gib_of(_f(by["kv_cache_memory_bytes"].new))
-    if ka is None and kvm_a is not None:
-        ka = kvm_a
-    if kb is None and kvm_b is not None:
-        kb = kvm_b
+        return _no_pool(old, new)
     causes, cause_names = _block_causes(by)
-    bpt = _bpt_phrase(by)
+    move = _PoolMove(
+        text=pool_text,
+        ratio=ratio,
+        causes=tuple(causes),
+        cause_names=tuple(cause_names),
+        bpt=_bpt_phrase(by),
+    )
     if ratio == 1.0:
         return Explanation(
             kind="unchanged",
             sentence=pool_text + "".join(f"; {c}" for c in causes),
             line=cause_names[0] if cause_names else None,
         )
+    ka, kb = _kv_memory(by)
     if ka is None or kb is None:
-        missing = "OLD" if ka is None else "NEW"
-        if ka is None and kb is None:
-            missing = "either log"
-        head = f"{pool_text}: the KV memory is not stated in {missing}"
-        if causes:
-            return Explanation(
-                kind="unknown",
-                sentence=f"{head}; {', '.join(causes)}, but whether the memory moved too "
-                "cannot be told",
-                line=cause_names[0],
-                unstated=("KV memory",),
-            )
-        return Explanation(
-            kind="unknown",
-            sentence=f"{head}, so the change cannot be attributed",
-            unstated=("KV memory",),
-        )
+        return _memory_not_stated(move, ka, kb)
+    kv = by["available_kv_gib"]
     tol = kv.old.half_ulp + kv.new.half_ulp
     d_kv = kb - ka
-    mem_moved = d_kv != 0 and abs(d_kv) >= tol - 1e-9
-    if not mem_moved:
-        if causes:
-            tail = f": {bpt}" if bpt else ""
-            return Explanation(
-                kind="bytes_per_block",
-                sentence=f"{pool_text}: {', '.join(causes)}{tail}, in the same "
-                f"{_gib(ka)} GiB of KV memory",
-                line=cause_names[0],
-            )
-        if abs(ratio - 1.0) * max(ka, kb) <= tol:
-            # 16 blocks of 2.25 MiB = 0.035 GiB hide in "53.4" vs "53.44" (format_gib).
-            return Explanation(
-                kind="unknown",
-                sentence=f"{pool_text}: less than the printed precision of the KV memory "
-                f"({kv.old.value} and {kv.new.value} GiB), too little to name a line",
-                unstated=("the KV memory's bytes",),
-            )
+    if d_kv == 0 or abs(d_kv) < tol - 1e-9:
+        return _same_memory(move, kv, ka, kb, tol)
+    return _memory_moved(old, new, by, move, (ka, kb), tol)
+
+
+def _no_pool(old: Report, new: Report) -> Explanation:
+    which = [
+        side
+        for side, r in (("OLD", old), ("NEW", new))
+        if r.pool_tokens is None and r.num_blocks is None
+    ]
+    what = " and ".join(which) or "a side"
+    return Explanation(
+        kind="unknown",
+        sentence=f"no pool to compare: {what} states no KV cache pool",
+        unstated=("the pool",),
+    )
+
+
+def _kv_memory(by: dict[str, Row]) -> tuple[float | None, float | None]:
+    """Each side's KV memory (GiB): the memory line, else --kv-cache-memory-bytes."""
+    kv = by["available_kv_gib"]
+    ka, kb = _f(kv.old), _f(kv.new)
+    if ka is None:
+        ka = _gib_of(_f(by["kv_cache_memory_bytes"].old))
+    if kb is None:
+        kb = _gib_of(_f(by["kv_cache_memory_bytes"].new))
+    return ka, kb
+
+
+def _memory_not_stated(move: _PoolMove, ka: float | None, kb: float | None) -> Explanation:
+    """A side does not state its KV memory: the change cannot be attributed."""
+    missing = "OLD" if ka is None else "NEW"
+    if ka is None and kb is None:
+        missing = "either log"
+    head = f"{move.text}: the KV memory is not stated in {missing}"
+    if move.causes:
         return Explanation(
             kind="unknown",
-            sentence=f"{pool_text} in the same {_gib(ka)} GiB of KV memory, so the bytes per "
-            "block changed, but no stated setting did (the model's shape is unknown: "
-            "pass --config)",
-            unstated=("the model's KV shape",),
+            sentence=f"{head}; {', '.join(move.causes)}, but whether the memory moved too "
+            "cannot be told",
+            line=move.cause_names[0],
+            unstated=("KV memory",),
         )
-    effects, unstated = _effects(old, new, by)
-    mem_text, line, unexplained = _memory_sentence(effects, unstated, (ka, kb), tol)
-    sentence = f"{pool_text}: {mem_text}"
-    kind = "memory" if line is not None else "unknown"
+    return Explanation(
+        kind="unknown",
+        sentence=f"{head}, so the change cannot be attributed",
+        unstated=("KV memory",),
+    )
+
+
+def _same_memory(move: _PoolMove, kv: Row, ka: float, kb: float, tol: float) -> Explanation:
+    """The KV memory did not move (to both sides' printed precision): the bytes
+    per block did, by a stated setting, or by less than the precision shows."""
+    if move.causes:
+        tail = f": {move.bpt}" if move.bpt else ""
+        return Explanation(
+            kind="bytes_per_block",
+            sentence=f"{move.text}: {', '.join(move.causes)}{tail}, in the same "
+            f"{_gib(ka)} GiB of KV memory",
+            line=move.cause_names[0],
+        )
+    if abs(move.ratio - 1.0) * max(ka, kb) <= tol:
+        # 16 blocks of 2.25 MiB = 0.035 GiB hide in "53.4" vs "53.44" (format_gib).
+        return Explanation(
+            kind="unknown",
+            sentence=f"{move.text}: less than the printed precision of the KV memory "
+            f"({kv.old.value} and {kv.new.value} GiB), too little to name a line",
+            unstated=("the KV memory's bytes",),
+        )
+    return Explanation(
+        kind="unknown",
+        sentence=f"{move.text} in the same {_gib(ka)} GiB of KV memory, so the bytes per "
+        "block changed, but no stated setting did (the model's shape is unknown: "
+        "pass --config)",
+        unstated=("the model's KV shape",),
+    )
+
+
+def _memory_moved(
+    old: Report,
+    new: Report,
+    by: dict[str, Row],
+    move: _PoolMove,
+    kv_gib: tuple[float, float],
+    tol: float,
+) -> Explanation:
+    """The KV memory moved: the budget line that moved it; when the bytes per
+    block moved too, the larger factor first."""
+    ka, kb = kv_gib
+    weighed = _effects(old, new, by)
+    mem_text, line, unexplained = _memory_sentence(weighed.effects, weighed.unstated, kv_gib, tol)
+    sentence = f"{move.text}: {mem_text}"
+    kind: ExplanationKind = "memory" if line is not None else "unknown"
     # Both moved: the KV memory's factor and the bytes per block's, the larger first.
-    if causes and ka > 0 and kb > 0:
+    if move.causes and ka > 0 and kb > 0:
         mem_factor = abs(math.log(kb / ka))
-        block_factor = abs(math.log(ratio / (kb / ka))) if ratio > 0 else 0.0
-        block_text = ", ".join(causes) + (f" ({bpt})" if bpt else "")
+        block_factor = abs(math.log(move.ratio / (kb / ka))) if move.ratio > 0 else 0.0
+        block_text = ", ".join(move.causes) + (f" ({move.bpt})" if move.bpt else "")
         if block_factor > mem_factor:
-            sentence = f"{pool_text}: {block_text}; the KV memory moved too: {mem_text}"
-            line = cause_names[0]
+            sentence = f"{move.text}: {block_text}; the KV memory moved too: {mem_text}"
+            line = move.cause_names[0]
         else:
             sentence = f"{sentence}; also {block_text}"
         kind = "both"
@@ -916,7 +1013,7 @@ def _explain_pool(old: Report, new: Report, by: dict[str, Row]) -> Explanation:
         kind=kind,
         sentence=sentence,
         line=line,
-        effects=tuple(effects),
+        effects=weighed.effects,
         unexplained_gib=unexplained,
-        unstated=tuple(unstated),
+        unstated=weighed.unstated,
     )

@@ -17,10 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
+from ..jsontypes import JSONObject, as_object
 from .batched_tokens import budget_change
 from .mix import prefix_cannot_hit
+from .resolved import Limit
 from .whatif import GIB, Basis, Change, WhatIf, _bytes_per_block, _config_for, evaluate
 
 #: What a knob does here: adds users, changes nothing, or cannot be worked out.
@@ -60,7 +62,7 @@ class Knob:
     reason: str
     short: str
     pool_users: int | None = None
-    limit: Literal["pool", "max_num_seqs"] | None = None
+    limit: Limit | None = None
 
     @property
     def label(self) -> str:
@@ -82,7 +84,7 @@ class Knob:
             parts.append(f"{name}={value}" if value else name)
         return " + ".join(parts)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "knob": self.knob,
             "change": self.label,
@@ -106,7 +108,7 @@ class KnobRanking:
     no_effect: tuple[Knob, ...]
     unknown: tuple[Knob, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "users": self.users,
             "ranked": [k.to_json() for k in self.ranked],
@@ -141,7 +143,7 @@ def _capped_knob(
     users = b.capped(pool_per_engine)
     pool = pool_per_engine * b.num_engines
     binds = m is not None and pool_per_engine > m
-    limit: Literal["pool", "max_num_seqs"] = "max_num_seqs" if binds else "pool"
+    limit: Limit = "max_num_seqs" if binds else "pool"
     gain = users - users_now
     if gain > 0:
         tail = (
@@ -208,7 +210,11 @@ def _from_what_if(b: Basis, wi: WhatIf, users_now: int) -> Knob:
     elif key == "weights":
         short = "embeddings and lm_head stay 16-bit"
     elif key == "tensor_parallel_size":
-        short = f"{wi.num_gpus} GPUs; overheads per GPU as measured"
+        short = (
+            f"{wi.num_gpus} CPU ranks, one per NUMA node"
+            if b.is_cpu
+            else f"{wi.num_gpus} GPUs; overheads per GPU as measured"
+        )
     if wi.pool_users is None:  # no change worked (already FP8, already quantized)
         return Knob(
             knob=knob,
@@ -322,8 +328,7 @@ def _vocab_of(model: str | None, config: str | None) -> int | None:
     if found is None:
         return None
     data = found[0]
-    nested = data.get("text_config")
-    text: dict[str, Any] = nested if isinstance(nested, dict) else {}
+    text = as_object(data.get("text_config", {})) or {}
     vocab = text.get("vocab_size", data.get("vocab_size"))
     return vocab if isinstance(vocab, int) and vocab > 0 else None
 
@@ -344,7 +349,14 @@ def _block_size(b: Basis, users_now: int) -> Knob:
             short=f"vLLM sets the block ({b.block_size:,}) to fit the state page",
         )
     if b.layout is not None:
-        return _unknown_knob(label, "a block size for several KV cache groups is not modelled")
+        # One windowed group (Mistral-7B-v0.1's sliding layers) is a layout too:
+        # its blocks per request follow the window, which a new size moves.
+        groups = (
+            "several KV cache groups"
+            if b.layout.num_groups > 1
+            else f"one {'/'.join(sorted(kinds))} KV cache group"
+        )
+        return _unknown_knob(label, f"a block size for {groups} is not modelled")
     if b.spec is not None and bool(getattr(b.spec, "is_mla", False)):
         return _unknown_knob(
             label, f"the MLA backend fixes its block ({b.block_size} here): not modelled"

