@@ -93,7 +93,7 @@ def _blocks_from_tokens(
                 n,
                 f"int({n:,} / {per_req} x {max_model_len:,}) = {pool_tokens:,} (vLLM 0.21+ pool line)",
             )
-    return None, f"{pool_tokens:,} tokens is not a whole number of {block_size}-token blocks"
+    return None, f"{pool_tokens:,} tokens is not a whole number of {block_size:,}-token blocks"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
