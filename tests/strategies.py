@@ -619,7 +619,9 @@ def unstated_values(
             stated_pool(pool) or (nb is not None and isinstance(bs, int) and pool == nb * bs)
         ):
             problems.append(f"engine {eng['engine']}: pool_tokens={pool} is not from the input")
-        if users is not None:
+        # A boot that serves nobody (a failure: its engine died) serves 0 whatever
+        # its pool: 0 there is what happened, not a division of the pool.
+        if users is not None and not (users == 0 and obj.get("failure") is not None):
             if nb is None or nb < 0:
                 problems.append(f"engine {eng['engine']}: {users} users from no usable pool ({nb})")
             elif users < 0:

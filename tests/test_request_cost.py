@@ -375,7 +375,7 @@ def test_nemotron_h_small_align_prompts_over_one_block_kill_the_cpu_engine(
     # tool says the boot serves nobody (exit 3) and what the pool holds once fixed.
     prompt, output = (int(x) for x in workload.split("-"))
     code, out = _report_small(
-        f"real_vllm_0.32_nemotron-h-small_load_{workload}.dead.txt", prompt, output
+        f"real_vllm_0.32_nemotron-h-small_load_{workload}.log", prompt, output
     )
     assert code == 3
     assert f"IndexError: index {last_chunk} is out of bounds" in out["failure"]["cause"]
