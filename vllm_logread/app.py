@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import IO, TYPE_CHECKING
 
 from .errors import LogReadError, MissingPoolError, UsageError
 from .events import ExitStatus, parse_margin_pct
@@ -39,7 +39,7 @@ from .render.json import StatsJsonl, json_text
 from .render.tables import StatsCsv
 from .render.text import crosscheck_text, output_text
 from .session import Session
-from .terminal import Interrupted, signals_as_exceptions, signals_ignored
+from .terminal import Console, Interrupted, signals_as_exceptions, signals_ignored
 
 # Names for the annotations alone; /metrics (read.metrics, report.crosscheck) is
 # imported by the options that read it, not by every report, and render/plot.py
@@ -55,30 +55,6 @@ if TYPE_CHECKING:
 
 Inputs = list[tuple[str, IO[bytes]]]
 Unread = list[tuple[str, "ExitStatus"]]  # inputs that could not be opened, and why
-
-
-class Console(Protocol):
-    """Where a job reads standard input from and says things.
-
-    ``stdin`` is called only when standard input is read (``-``, or no file),
-    so a closed stdin does not matter to ``vllm-logread server.log``.
-    """
-
-    def stdin(self) -> IO[bytes]:
-        """Standard input, binary."""
-        ...
-
-    def write(self, data: bytes) -> None:
-        """Bytes to stdout as they are: input lines passed through (echo)."""
-        ...
-
-    def out(self, text: str) -> None:
-        """``text`` and a newline to stdout."""
-        ...
-
-    def err(self, text: str) -> None:
-        """``text`` and a newline to stderr: warnings and the exit's reason."""
-        ...
 
 
 def run_read(opts: ReadOptions, console: Console) -> int:

@@ -31,7 +31,7 @@ from .report.model import Options, Report
 from .session import Session
 
 if TYPE_CHECKING:
-    from .app import Console
+    from .terminal import Console
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -30,10 +30,10 @@ from .session import Session
 from .simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
 
 if TYPE_CHECKING:
-    from .app import Console
     from .boots import Boot
     from .render.plot import StatsRecorder, StatsRow
     from .report.model import Report
+    from .terminal import Console
     from .watch import LoadSummary
 
 

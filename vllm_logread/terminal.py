@@ -17,7 +17,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import IO
+from typing import IO, Protocol
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -100,3 +100,27 @@ class Sink:
             os.close(devnull)
         except (AttributeError, OSError, ValueError):
             pass
+
+
+class Console(Protocol):
+    """Where a job reads standard input from and says things.
+
+    ``stdin`` is called only when standard input is read (``-``, or no file),
+    so a closed stdin does not matter to ``vllm-logread server.log``.
+    """
+
+    def stdin(self) -> IO[bytes]:
+        """Standard input, binary."""
+        ...
+
+    def write(self, data: bytes) -> None:
+        """Bytes to stdout as they are: input lines passed through (echo)."""
+        ...
+
+    def out(self, text: str) -> None:
+        """``text`` and a newline to stdout."""
+        ...
+
+    def err(self, text: str) -> None:
+        """``text`` and a newline to stderr: warnings and the exit's reason."""
+        ...

@@ -53,7 +53,18 @@ from .mix import users_arithmetic
 from .resolved import ResolvedBoot
 
 if TYPE_CHECKING:
-    from .model import Options
+    from typing import Protocol
+
+    class Options(Protocol):
+        """What the Basis reads of a report's options (report/model.py's Options;
+        a protocol, so that this module does not import the one that imports it)."""
+
+        @property
+        def config(self) -> str | None: ...
+
+        @property
+        def gpu(self) -> Gpu | str | None: ...
+
 
 #: kv.config.resolve_spec or a test's own: (model, config=, tensor_parallel_size=,
 #: kv_cache_dtype=, dtype=) -> the model's KV spec, or None when nothing knows it.
