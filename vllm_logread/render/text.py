@@ -946,7 +946,8 @@ def target_text(plan: TargetPlan, *, arithmetic: bool = True) -> list[str]:
         lines.append("  no combination searched reaches it")
     for o in plan.options:
         tag = "" if o.is_exact else " [estimate]"
-        gpus = f", {o.num_gpus} GPU{'s' if (o.num_gpus or 0) > 1 else ''}" if o.num_gpus else ""
+        word = plan.rank_word
+        gpus = f", {o.num_gpus} {word}{'s' if (o.num_gpus or 0) > 1 else ''}" if o.num_gpus else ""
         lines.append(f"  {o.change}: {o.users:,} users{gpus}{tag}")
         if o.arithmetic and arithmetic:
             lines.append(f"      {o.arithmetic}")
@@ -963,6 +964,12 @@ def target_text(plan: TargetPlan, *, arithmetic: bool = True) -> list[str]:
             lines.append(
                 f"  --kv-cache-memory-bytes {kvm.kv_cache_memory_bytes} --max-num-seqs "
                 f"{kvm.users_per_engine}: holds {kvm.users_per_engine:,} users per engine, exact"
+                + (
+                    f" (on the CPU backend: if the machine has "
+                    f"{kvm.kv_cache_memory_bytes / (1 << 30):.2f} GiB of free RAM for it)"
+                    if plan.rank_word != "GPU"
+                    else ""
+                )
             )
         if arithmetic:
             lines.append(f"      {kvm.arithmetic}")

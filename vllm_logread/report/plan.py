@@ -45,6 +45,8 @@ class TargetPlan:
     replicas: int | None
     note: str
     kv_cache_memory: KVMemoryForTarget | None = None
+    # What one TP rank runs on: "GPU", or "CPU rank" on vLLM's CPU backend.
+    rank_word: str = "GPU"
 
     def to_json(self) -> JSONObject:
         return {
@@ -122,9 +124,17 @@ def kv_memory_for_target(b: Basis, target: int) -> KVMemoryForTarget | None:
         else:
             low = mid + 1
     nbytes = low * b.bytes_per_block
-    avail = b.available_kv_gib
+    # On vLLM's CPU backend the KV space is what --kv-cache-memory-bytes (or
+    # VLLM_CPU_KVCACHE_SPACE) sets, bounded by the machine's free RAM, which no log
+    # states: the log's KV memory is no card's limit there.
+    avail = None if b.is_cpu else b.available_kv_gib
+    cpu_note = (
+        f"; on the CPU backend the machine needs {nbytes / (1 << 30):.2f} GiB of free RAM for it"
+        if b.is_cpu
+        else ""
+    )
     fits = (
-        ""
+        cpu_note
         if avail is None
         else f"; the log's KV memory is {avail} GiB"
         + (
@@ -139,7 +149,7 @@ def kv_memory_for_target(b: Basis, target: int) -> KVMemoryForTarget | None:
         kv_cache_memory_bytes=nbytes,
         available_kv_gib=avail,
         arithmetic=f"{per_engine:,} users per engine need {low:,} blocks (null block included) x "
-        f"{b.bytes_per_block:,} B = {nbytes:,} B per GPU{fits}",
+        f"{b.bytes_per_block:,} B = {nbytes:,} B per {b.rank_word}{fits}",
     )
 
 
@@ -304,7 +314,8 @@ def _note(
         gpus = replicas * b.tensor_parallel_size * b.pipeline_parallel_size
         note_parts.append(
             f"or {replicas} copies of this engine behind a load balancer (data parallel): "
-            f"{replicas:,} x {per_engine:,} = {replicas * per_engine:,} users on {gpus:,} GPUs, exact"
+            f"{replicas:,} x {per_engine:,} = {replicas * per_engine:,} users on {gpus:,} "
+            f"{b.rank_word}s, exact"
         )
     return "; ".join(note_parts), replicas
 
@@ -332,4 +343,5 @@ def plan_for_target(b: Basis, target: int) -> TargetPlan:
         replicas=replicas,
         note=note,
         kv_cache_memory=kv_memory_for_target(b, target),
+        rank_word=b.rank_word,
     )
