@@ -333,6 +333,23 @@ def _boot_complete(boot: Boot, line: list[Fact]) -> bool:
     return True
 
 
+# Kinds of vLLM's "Free memory on device ... --kv-cache-memory=N" hint line (0.11+):
+# its N is a suggestion, not a setting.
+_KV_MEMORY_HINT_KINDS = frozenset(
+    {"total_gpu_gib", "requested_gib", "consumed_gib", "activation_peak_gib"}
+)
+
+
+def kv_cache_memory_set(boot: Boot) -> Fact | None:
+    """The last ``kv_cache_memory_bytes`` fact the boot *set* (non-default args,
+    /metrics' cache_config_info), never the figure vLLM's free-memory hint suggests
+    (sample_logs/era_0_32_0.log, line 16: ``--kv-cache-memory=59482981131`` on the
+    line that states 1.23 GiB of peak activation); None when none was set."""
+    hint_lines = {f.line for f in boot.facts if f.kind in _KV_MEMORY_HINT_KINDS}
+    found = [f for f in boot.all("kv_cache_memory_bytes") if f.line not in hint_lines]
+    return found[-1] if found else None
+
+
 def engine_generation(boot: Boot) -> str | None:
     """V0 or V1, from the lines only V0 or only V1 prints."""
     for f in boot.facts:

@@ -28,11 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..boots import Boot
 from ..capacity import blocks_per_max_len_request, max_concurrency, pool_tokens_printed
 from ..errors import LogReadError
 from ..kv.groups import KVCacheLayout
-from ..read.facts import Fact
 from ..rules import (
     concurrency_counts_tokens,
     estimate_reserves_null_block,
@@ -49,19 +47,6 @@ GIB = 1 << 30
 
 #: Kinds on the line of vLLM's "Free memory on device ... Replace gpu_memory_utilization
 #: config with `--kv-cache-memory=N`" hint (0.27+): there N is a suggestion, not the setting.
-_HINT_KINDS = frozenset({"total_gpu_gib", "requested_gib", "consumed_gib", "activation_peak_gib"})
-
-
-def kv_cache_memory_set(boot: Boot) -> Fact | None:
-    """The last ``kv_cache_memory_bytes`` fact the boot *set* (non-default args), never the
-    figure vLLM's free-memory hint suggests (sample_logs/era_0_32_0.log, line 16:
-    ``--kv-cache-memory=59482981131`` on the line that states 1.23 GiB of peak activation);
-    None when none was set."""
-    hint_lines = {f.line for f in boot.facts if f.kind in _HINT_KINDS}
-    found = [f for f in boot.all("kv_cache_memory_bytes") if f.line not in hint_lines]
-    return found[-1] if found else None
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PrintedAt:
     """vLLM's pool line at one max_num_batched_tokens, on a given pool.

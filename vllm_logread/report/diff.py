@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..boots import Boot
+from ..boots import kv_cache_memory_set as boot_kv_cache_memory_set
 from ..jsontypes import JSONObject
 from ..read.facts import Fact
 from ..rules import cuda_graph_rule, default_utilization
@@ -229,21 +230,10 @@ def _fact(boot: Boot, kind: str, *, last: bool = False) -> Figure:
     return Figure(value=f.value, half_ulp=f.half_ulp, line=f.line)
 
 
-def _is_suggestion(boot: Boot, f: Fact) -> bool:
-    """The ``--kv-cache-memory=N`` of vLLM's "Free memory on device" hint is a
-    suggestion, not the setting: that line also states the device's memory."""
-    return any(
-        g.line == f.line and g.kind in ("total_gpu_gib", "requested_gib") for g in boot.facts
-    )
-
-
 def kv_cache_memory_set(report: Report) -> Figure:
-    """``--kv-cache-memory-bytes`` as the boot set it (non-default args,
-    /metrics), never the figure vLLM suggests; in bytes."""
-    for f in report.boot.all("kv_cache_memory_bytes"):
-        if not _is_suggestion(report.boot, f):
-            return Figure(value=int(f.value), line=f.line)
-    return _UNKNOWN
+    """``--kv-cache-memory-bytes`` as the boot set it (boots.kv_cache_memory_set), in bytes."""
+    f = boot_kv_cache_memory_set(report.boot)
+    return _UNKNOWN if f is None else Figure(value=int(f.value), line=f.line)
 
 
 def _utilization(report: Report) -> Figure:

@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..boots import Boot
+from ..boots import Boot, kv_cache_memory_set
 from ..capacity import (
     blocks_at_max_len,
     blocks_charged,
@@ -557,7 +557,7 @@ def _kv_memory_bytes(boot: Boot) -> tuple[int, int] | None:
     """The KV cache memory as (low, high) bytes: exact from ``--kv-cache-memory-bytes``,
     else the "Available KV cache memory: X GiB" line's two decimals (3.31 GiB:
     3.305 to 3.315 GiB); None when the log states neither."""
-    exact = boot.last("kv_cache_memory_bytes")
+    exact = kv_cache_memory_set(boot)  # never the free-memory hint's suggestion
     if exact is not None:
         return int(exact.value), int(exact.value)
     avail = boot.first("available_kv_gib")

@@ -37,7 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..boots import Boot
+from ..boots import Boot, kv_cache_memory_set
 from ..capacity import Capacity, Workload, max_concurrency, users_for_layout, users_that_fit
 from ..errors import LogReadError, UsageError
 from ..jsontypes import JSONObject, JSONValue, as_object
@@ -47,7 +47,7 @@ from ..kv.specs import KVSpec
 from ..read.facts import Fact
 from ..rules import concurrency_counts_tokens, default_max_num_seqs, default_utilization
 from ..versions import cdiv
-from .batched_tokens import budget_change, kv_cache_memory_set
+from .batched_tokens import budget_change
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 from .mix import users_arithmetic
 from .resolved import ResolvedBoot
