@@ -41,6 +41,18 @@ _BARE_SGR = lazy_regex(rf"\[(?:{_SGR_PARAM}(?:;{_SGR_PARAM}){{0,4}})?m(?!\])")
 _BARE_RESET = lazy_regex(r"\[0(?:;0)?m(?!\])")
 
 
+# What a vLLM record (or a line of its traceback) starts with, once its wrappers are
+# off: a level, a process tag, a colour code, a bracket, a paste quote, an exception.
+# The grep and list-item wrappers below are peeled only before one of these, so a
+# message that starts with a number ("0: NVIDIA L4") stays as it is.
+_LEVEL_START = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)[ ]"
+_TAG_START = r"\([^()\n]{1,120}?[ ]pid="
+_RECORD_START = (
+    rf"{_LEVEL_START}|{_TAG_START}|\[|\x1b|\^\[|>|`"
+    r"|Traceback[ ]|(?:[A-Za-z_]\w{0,60}\.){0,5}[A-Z]\w{0,60}(?:Error|Exception):"
+)
+
+
 # Outer wrappers, tried repeatedly at the start of a line. Each is one
 # alternative; the loop stops when none matches.
 _WRAPPERS = re.compile(
@@ -61,8 +73,14 @@ _WRAPPERS = re.compile(
         [^\s]{1,64}[ ][^\s:\[]{1,64}(?:\[\d{1,10}\])?:[ ]          #   python3[28145]: "
       | \[rank\d{1,6}\]:[ ]?                                 # torchrun "[rank0]: "
       | \[Stage-\d{1,4}\][ ]?                                # vLLM-Omni stage tags
+      | (?:[^\s:]{1,255}[:-])?\d{1,9}[:-](?=%(rec)s)          # grep -n "1234:", "vllm.log:1234:",
+                                                             #   its context lines "1234-"
+      | [^\s:]{1,255}:(?=%(tag)s)                            # grep over files "vllm.log:(Engine..."
+      | \d{1,9}\t                                            # cat -n / nl "    12<TAB>"
+      | (?:[-*+]|\d{1,4}[.)])[ \t]{1,4}(?=%(rec)s)            # Markdown list items "- ", "1. "
     )
-    """,
+    """
+    % {"rec": _RECORD_START, "tag": _TAG_START},
     re.VERBOSE,
 )
 
@@ -121,8 +139,13 @@ _QUOTED = lazy_regex(r"^([ \t]{0,8}(?:>{1,4}[ \t]?){0,4})(?:[-*+][ \t]{1,4})?`{1
 
 # Where a second record starts inside one physical line (records glued
 # together when a capture lost a newline).
+# A paste that lost its newlines altogether joins records with one space ("... 67,856
+# tokens INFO 04-30 16:20:37 [kv_cache_utils.py:637] Maximum concurrency ..."): a space
+# splits them too, unless what stands before it is a process tag, a bracketed prefix, a
+# colour code or a "name:" (a record's own head, which the header follows).
 _GLUE = re.compile(
-    rf"(?:(?<=\S)|(?<={_TRUNCATED}[ ]))(?=(?:\([^()\n]{{1,120}}? pid={_PID}\)[ ])?"
+    rf"(?:(?<=\S)|(?<={_TRUNCATED}[ ])|(?<=[^\s)\]:][ ])(?<!\[[0-9;]{{0,24}}m[ ]))"
+    rf"(?=(?:\([^()\n]{{1,120}}? pid={_PID}\)[ ])?"
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]\d\d-\d\d[ ]\d\d:\d\d:\d\d[ ])"
 )
 
@@ -195,7 +218,12 @@ def split_records(text: str) -> list[str]:
 
     >>> split_records("a\\rINFO 01-01 00:00:00 x.py:1] b")
     ['a', 'INFO 01-01 00:00:00 x.py:1] b']
+    >>> split_records("x.py:1] 378 blocks INFO 01-01 00:00:00 [y.py:2] b^M")
+    ['x.py:1] 378 blocks ', 'INFO 01-01 00:00:00 [y.py:2] b']
     """
+    if "^M" in text:
+        # A carriage return made visible ("cat -v", vim, a paste tool): "...tokens^M".
+        text = text.replace("^M", "\r")
     parts = [p for p in text.split("\r") if p.strip()] if "\r" in text else [text]
     out: list[str] = []
     for part in parts:
