@@ -150,6 +150,13 @@ _GLUE = re.compile(
 )
 
 
+# What the split above leaves of a line's wrappers alone, when a process tag follows
+# them ("1234:", "vllm.log:57:", "- ", "  3. ", "> * ", "    57<TAB>"): not a record.
+_PREFIX_ONLY = lazy_regex(
+    r"^[ \t>│┃║|*+`-]{0,16}(?:[^\s:]{1,255}[:-])?(?:\d{1,9}[:.)\t-])?[ \t]{0,8}$"
+)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogLine:
     """One record, unwrapped.
@@ -230,7 +237,10 @@ def split_records(text: str) -> list[str]:
         if "`" in part:
             part = _unquote(part)
         if part.count(":") >= 4 and _GLUE.search(part):
-            out.extend(s for s in _GLUE.split(part) if s.strip())
+            pieces = [s for s in _GLUE.split(part) if s.strip()]
+            if len(pieces) > 1 and _PREFIX_ONLY.match(pieces[0]):
+                pieces = pieces[1:]  # "1234:" before "(EngineCore_DP0 pid=7) INFO ...": no record
+            out.extend(pieces)
         else:
             out.append(part)
     if "…" in text or "truncated" in text or "[...]" in text:
