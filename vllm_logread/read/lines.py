@@ -73,14 +73,13 @@ _WRAPPERS = re.compile(
         [^\s]{1,64}[ ][^\s:\[]{1,64}(?:\[\d{1,10}\])?:[ ]          #   python3[28145]: "
       | \[rank\d{1,6}\]:[ ]?                                 # torchrun "[rank0]: "
       | \[Stage-\d{1,4}\][ ]?                                # vLLM-Omni stage tags
-      | (?:[^\s:]{1,255}[:-])?\d{1,9}[:-](?=%(rec)s)          # grep -n "1234:", "vllm.log:1234:",
+      | (?:[^\s:]{1,255}[:-])?\d{1,9}[:-](?=<REC>)          # grep -n "1234:", "vllm.log:1234:",
                                                              #   its context lines "1234-"
-      | [^\s:]{1,255}:(?=%(tag)s)                            # grep over files "vllm.log:(Engine..."
+      | [^\s:]{1,255}:(?=<TAG>)                            # grep over files "vllm.log:(Engine..."
       | \d{1,9}\t                                            # cat -n / nl "    12<TAB>"
-      | (?:[-*+]|\d{1,4}[.)])[ \t]{1,4}(?=%(rec)s)            # Markdown list items "- ", "1. "
+      | (?:[-*+]|\d{1,4}[.)])[ \t]{1,4}(?=<REC>)            # Markdown list items "- ", "1. "
     )
-    """
-    % {"rec": _RECORD_START, "tag": _TAG_START},
+    """.replace("<REC>", _RECORD_START).replace("<TAG>", _TAG_START),
     re.VERBOSE,
 )
 
