@@ -142,11 +142,16 @@ _QUOTED = lazy_regex(r"^([ \t]{0,8}(?:>{1,4}[ \t]?){0,4})(?:[-*+][ \t]{1,4})?`{1
 # tokens INFO 04-30 16:20:37 [kv_cache_utils.py:637] Maximum concurrency ..."): a space
 # splits them too, unless what stands before it is a process tag, a bracketed prefix, a
 # colour code or a "name:" (a record's own head, which the header follows).
-_GLUE = re.compile(
-    rf"(?:(?<=\S)|(?<={_TRUNCATED}[ ])|(?<=[^\s)\]:][ ])(?<!\[[0-9;]{{0,24}}m[ ]))"
+_GLUED_HEAD = (
     rf"(?=(?:\([^()\n]{{1,120}}? pid={_PID}\)[ ])?"
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]\d\d-\d\d[ ]\d\d:\d\d:\d\d[ ])"
 )
+_GLUE = re.compile(rf"(?:(?<=\S)|(?<={_TRUNCATED}[ ])){_GLUED_HEAD}")
+_SPACE_GLUE = lazy_regex(
+    rf"(?:(?<=\S)|(?<={_TRUNCATED}[ ])|(?<=[^\s)\]:][ ])(?<!\[[0-9;]{{0,24}}m[ ])){_GLUED_HEAD}"
+)
+# (Tried only on a line that names two levels: a record has one.)
+_LEVELS = ("DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL ")
 
 
 # What the split above leaves of a line's wrappers alone, when a process tag follows
@@ -224,8 +229,8 @@ def split_records(text: str) -> list[str]:
 
     >>> split_records("a\\rINFO 01-01 00:00:00 x.py:1] b")
     ['a', 'INFO 01-01 00:00:00 x.py:1] b']
-    >>> split_records("x.py:1] 378 blocks INFO 01-01 00:00:00 [y.py:2] b^M")
-    ['x.py:1] 378 blocks ', 'INFO 01-01 00:00:00 [y.py:2] b']
+    >>> split_records("INFO 01-01 00:00:00 [x.py:1] 378 INFO 01-01 00:00:00 [y.py:2] b^M")
+    ['INFO 01-01 00:00:00 [x.py:1] 378 ', 'INFO 01-01 00:00:00 [y.py:2] b']
     """
     if "^M" in text:
         # A carriage return made visible ("cat -v", vim, a paste tool): "...tokens^M".
@@ -235,8 +240,12 @@ def split_records(text: str) -> list[str]:
     for part in parts:
         if "`" in part:
             part = _unquote(part)
-        if part.count(":") >= 4 and _GLUE.search(part):
-            pieces = [s for s in _GLUE.split(part) if s.strip()]
+        if part.count(":") < 4:
+            out.append(part)
+            continue
+        glue = _SPACE_GLUE if sum(map(part.count, _LEVELS)) >= 2 else _GLUE
+        if glue.search(part):
+            pieces = [s for s in glue.split(part) if s.strip()]
             if len(pieces) > 1 and _PREFIX_ONLY.match(pieces[0]):
                 pieces = pieces[1:]  # "1234:" before "(EngineCore_DP0 pid=7) INFO ...": no record
             out.extend(pieces)
