@@ -1,7 +1,7 @@
 """Optional dependencies never traceback: the CLI in a process where the
 extra (matplotlib for --plot) cannot be imported, as after ``pip install
 vllm-logread`` alone, and one where even the plain dependencies pandas and
-prometheus-client are missing, as after ``pip install --no-deps``.
+prometheus-client (and stringzilla, read/simd.py) are missing, as after ``pip install --no-deps``.
 Every documented command either works or exits 2 naming the pip command."""
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ run()
 """
 
 EXTRAS = "matplotlib"
-NO_DEPS = EXTRAS + ",pandas,prometheus_client"
+NO_DEPS = (
+    EXTRAS + ",pandas,prometheus_client,stringzilla"
+)  # stringzilla: serving mode searches with CPython
 
 # (hidden, arguments, exit code, what stderr must say)
 CASES = [

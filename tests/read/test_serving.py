@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from strategies import STATS_MESSAGES
 
-from vllm_logread.read.serving import ServingReader
+from vllm_logread.read import simd
+from vllm_logread.read.serving import ServingReader, hand_back
 from vllm_logread.read.stats import header_seconds
 from vllm_logread.render.text import summary_text
 from vllm_logread.report.model import Options
@@ -22,6 +23,19 @@ RISING = (ROOT / "sample_logs" / "load_rising_qwen3-8b_l4.log").read_bytes()
 # The rising sample's boot (Qwen3-8B on an L4, 0.32: 37 to 41 users of 512+128).
 BOOT = RISING[: RISING.index(b"\n", RISING.index(b"Starting vLLM server")) + 1]
 API = b"(APIServer pid=1) INFO "
+
+
+@pytest.fixture(
+    autouse=True,
+    params=[
+        pytest.param(True, id="simd", marks=pytest.mark.skipif(not simd.SIMD, reason="no wheel")),
+        pytest.param(False, id="pure-python"),
+    ],
+)
+def splitter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Every test here runs with StringZilla's search and with CPython's (read/simd.py)."""
+    monkeypatch.setattr(simd, "SIMD", request.param)
+    return bool(request.param)
 
 
 def stamp(s: int) -> bytes:
@@ -83,7 +97,7 @@ def read(
         on_stats=None if csv is None else (lambda *row: csv.append(row)),
     )
     at_once = 0
-    serve_chunk = ServingReader._serve_chunk
+    serve_chunk, serve_split = ServingReader._serve_chunk, ServingReader._serve_split
 
     def counting(self: ServingReader[Any], buf: bytes, start: int, stop: int) -> Any:
         nonlocal at_once
@@ -91,7 +105,16 @@ def read(
         at_once += out is not None and stop - start > 1000
         return out
 
+    def counting_split(
+        self: ServingReader[Any], buf: bytes, start: int, stop: int, layout: Any
+    ) -> Any:
+        nonlocal at_once
+        out = serve_split(self, buf, start, stop, layout)
+        at_once += out is not None and stop - start > 1000
+        return out
+
     ServingReader._serve_chunk = counting  # type: ignore[method-assign]
+    ServingReader._serve_split = counting_split  # type: ignore[method-assign]
     try:
         outs = []
         for a in range(0, len(data), chunk):
@@ -99,6 +122,7 @@ def read(
         outs += s.finish()
     finally:
         ServingReader._serve_chunk = serve_chunk  # type: ignore[method-assign]
+        ServingReader._serve_split = serve_split  # type: ignore[method-assign]
     shown = [(o.kind, o.line, o.text) for o in outs if o.kind in ("alert", "summary", "warning")]
     return shown, s.load_of(s.last_boot), s.lines_read, at_once
 
@@ -362,3 +386,72 @@ def test_serving_mode_reads_every_stats_wording_as_the_patterns_table(message: s
     fast = read(data, keep_all_facts=False, chunk=len(BOOT) + 4096)
     slow = read(data, keep_all_facts=True, chunk=len(BOOT) + 4096)
     assert fast[:3] == slow[:3]
+
+
+HEADS = [
+    b"(APIServer pid=1) INFO 11-29 10:00:01 [api_server.py:1839] vLLM API server version 0.11.0",
+    b"INFO 02-10 14:20:01 llm_engine.py:232] Initializing an LLM engine (v0.7.2) with config:",
+    "(APIServer pid=1) INFO 11-29 10:00:01 [utils.py:1] ▀▄▀ vLLM".encode(),
+    b"(EngineCore pid=200) INFO 11-29 10:00:40 [kv_cache_utils.py:1087] GPU KV cache size: 1",
+    b"INFO 02-10 14:20:33 executor_base.py:110] # CUDA blocks: 27927, # CPU blocks: 2048",
+]
+# Lines dense in the heads' rare bytes ("L", "z", "#", the logo's first byte) that are
+# no head: a markdown prompt, upper-case text, a size.
+NEAR_HEADS = [
+    b"# LLM LLM engin zz ## Lz# size: \xe2\x96\x80 LLM server",
+    b"LLLLLLLLLL zzzzzzzzz ########## KV cache sizes",
+    b'INFO:     10.0.0.1:4000 - "POST /v1/completions HTTP/1.1" 200 OK',
+]
+
+
+def test_hand_back_finds_the_first_head_with_either_search(splitter: bool) -> None:
+    """serving.hand_back's one byte-set pass (StringZilla) and its find of each head's
+    byte give the same first line, among lines dense in those bytes (300 of them: past
+    the dense-chunk switch) and from any start."""
+    rnd = random.Random(11)
+    for _ in range(60):
+        lines = [rnd.choice(NEAR_HEADS) for _ in range(rnd.randint(0, 300))]
+        at = None
+        if rnd.random() < 0.8:
+            at = rnd.randint(0, len(lines))
+            lines.insert(at, rnd.choice(HEADS))
+        buf = b"\n".join(lines) + b"\n"
+        start = buf.find(b"\n", rnd.randint(0, len(buf) // 4)) + 1
+        got = hand_back(buf, start, len(buf))
+        # by hand: the first head line starting at or after start
+        offsets, pos = [], 0
+        for line in lines:
+            offsets.append(pos)
+            pos += len(line) + 1
+        want = len(buf)
+        if at is not None and offsets[at] >= start:
+            want = offsets[at]
+        assert got == want
+
+
+def test_a_busy_log_is_read_by_the_split_path_with_the_simd_library(splitter: bool) -> None:
+    """With StringZilla the chunks are split on the stats marker (ServingReader._serve_split);
+    a NUL in a chunk (the split path joins the values with NUL) sends that chunk the
+    chunk regex's way, with the same results as the patterns table."""
+    data = busy_log(6000)
+    cut = data.index(b"\n", len(data) // 2) + 1
+    data = data[:cut] + b"binary \x00 garbage\n" + data[cut:]
+    calls = []
+    serve_split = ServingReader._serve_split
+
+    def recording(self: ServingReader[Any], buf: bytes, start: int, stop: int, layout: Any) -> Any:
+        out = serve_split(self, buf, start, stop, layout)
+        calls.append(out is not None)
+        return out
+
+    ServingReader._serve_split = recording  # type: ignore[method-assign]
+    try:
+        fast = read(data, keep_all_facts=False, chunk=16384)
+    finally:
+        ServingReader._serve_split = serve_split  # type: ignore[method-assign]
+    slow = read(data, keep_all_facts=True, chunk=16384)
+    assert fast[:3] == slow[:3]
+    if splitter:
+        assert calls.count(True) >= 20 and False in calls  # (the NUL's chunk)
+    else:
+        assert calls == []

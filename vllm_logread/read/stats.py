@@ -489,3 +489,60 @@ def stats_line_facts(m: _stdre.Match[bytes], number: int, source: str) -> list[E
             )
         )
     return out
+
+
+# -- the stats line's values, a chunk split on the marker (serving.py) --------
+# Serving mode splits a chunk on the engine label and STATS_MARKER (read/simd.py),
+# so each piece but the first starts with a stats line's values. STATS_SPLIT_VALUES
+# reads them at a piece's start: the throughputs checked (the load fold does not use
+# them) and, as group "key", the text from "Running" to the KV usage. The key is all
+# the fold needs, and a busy log repeats it: the generated 1.6 GB log has 970
+# distinct keys in 600,736 stats lines, so STATS_KEY_FAST reads each key once
+# (``stats_key_values``). Made from the same parts as STATS_FAST.
+def _split_regexes() -> tuple[bytes, bytes, list[Part | Either]]:
+    parts = _fast_parts()
+    rates = [p for p in parts[:2] if isinstance(p, Part)]
+    assert [p.kind for p in rates] == ["prompt_tps", "generation_tps"]
+    key_parts = parts[2:]
+    rates_body = _bytes_regex(rates, "fast").replace(b"(", b"(?:")
+    assert rates_body.startswith(STATS_MARKER)
+    return rates_body[len(STATS_MARKER) :], _bytes_regex(key_parts, "fast"), key_parts
+
+
+_RATES_BODY, _KEY_BODY, _KEY_PARTS = _split_regexes()
+
+
+# (serving.py joins the pieces' heads with NUL, a byte no log line holds, and reads
+# them with one ``findall``: group 1 is the key.)
+STATS_SPLIT_VALUES = _stdre.compile(
+    b"\0" + _RATES_BODY + b", (" + _stdre.sub(rb"\((?!\?)", b"(?:", _KEY_BODY) + b")"
+)
+
+
+STATS_KEY_FAST = _stdre.compile(_KEY_BODY)
+
+
+_KEY_COLUMNS = _columns(_group_kinds(_KEY_PARTS, fast=True))
+
+
+# A key's values as the load fold takes them: running, waiting, KV usage, preemptions.
+KeyValues = tuple[int, int, float, int]
+
+
+def stats_key_values(key: bytes) -> KeyValues:
+    """The values of a key STATS_SPLIT_VALUES read (running, waiting, KV usage %,
+    preemptions: 0 when the line printed none).
+
+    >>> stats_key_values(b"Running: 40 reqs, Waiting: 2 reqs, GPU KV cache usage: 99.9%")
+    (40, 2, 99.9, 0)
+    >>> stats_key_values(b"Running: 3 reqs, Swapped: 0 reqs, Pending: 1 reqs, CPU KV cache usage: 7.0%")
+    (3, 1, 7.0, 0)
+    """
+    m = STATS_KEY_FAST.fullmatch(key)
+    assert m is not None  # (STATS_SPLIT_VALUES read it: the same body)
+    g = m.groups()
+    (running,), (kv,), (pre,) = (
+        _KEY_COLUMNS[k] for k in ("running_reqs", "kv_usage_pct", "preemptions")
+    )
+    waiting = next(w for i in _KEY_COLUMNS["waiting_reqs"] if (w := g[i]) is not None)
+    return int(g[running]), int(waiting), float(g[kv]), int(g[pre] or 0)
