@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from vllm_logread.cli import main
 from vllm_logread.errors import InputError
 from vllm_logread.inputs import file_recount
+from vllm_logread.read import simd
 from vllm_logread.read.framing import count_newlines
 from vllm_logread.read.scanner import MAX_LINE_BYTES
 from vllm_logread.render.text import output_text
@@ -216,7 +217,15 @@ def test_a_buffer_with_a_numbered_line_is_counted_through() -> None:
 # -- count_newlines: bytes.replace's memchr count, the edges by bytes.count -------
 
 
-def test_count_newlines_by_hand() -> None:
+SPLITTERS = [
+    pytest.param(True, id="simd", marks=pytest.mark.skipif(not simd.SIMD, reason="no wheel")),
+    pytest.param(False, id="pure-python"),
+]
+
+
+@pytest.mark.parametrize("use_simd", SPLITTERS)
+def test_count_newlines_by_hand(use_simd: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(simd, "SIMD", use_simd)  # StringZilla's count, or CPython's
     # 2,000 access lines of 83 bytes each: 166,000 bytes, 2,000 newlines (the memchr
     # path: over 64 KiB, lines over 48 bytes); the first line's 83 bytes left out
     # leave 1,999, and the last line's newline too leaves 1,998.
@@ -239,10 +248,17 @@ def test_count_newlines_by_hand() -> None:
 def test_count_newlines_is_bytes_count_on_every_range(
     lines: list[int], cut: tuple[float, float]
 ) -> None:
-    """Lines of any lengths (short ones take bytes.count, long ones bytes.replace),
-    any range of them, also mid-line: the same count as bytes.count."""
+    """Lines of any lengths (short ones take bytes.count, long ones bytes.replace,
+    or StringZilla's count: read/simd.py), any range of them, also mid-line: the
+    same count as bytes.count."""
     buf = b"".join(b"x" * n + b"\n" for n in lines) + b"tail"
     a, b = sorted(int(f * len(buf)) for f in cut)
-    assert count_newlines(buf, a, b) == buf.count(b"\n", a, b)
-    assert count_newlines(buf, a) == buf.count(b"\n", a)
-    assert count_newlines(buf) == buf.count(b"\n")
+    saved = simd.SIMD
+    try:
+        for use_simd in {saved, False}:
+            simd.SIMD = use_simd
+            assert count_newlines(buf, a, b) == buf.count(b"\n", a, b)
+            assert count_newlines(buf, a) == buf.count(b"\n", a)
+            assert count_newlines(buf) == buf.count(b"\n")
+    finally:
+        simd.SIMD = saved
