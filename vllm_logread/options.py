@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .formats import FORMATS
-from .rules import NEWEST_CHECKED
+from .rules import ESTIMATE_VERSION
 
 if TYPE_CHECKING:  # capacity's import waits for the command that reads
     from .capacity import Workload
@@ -29,10 +29,10 @@ if TYPE_CHECKING:  # capacity's import waits for the command that reads
 DEFAULT_PROMPT_TOKENS = 512
 DEFAULT_OUTPUT_TOKENS = 128
 
-#: The vLLM whose rules ``kv`` plans with when --vllm-version is not given: the
-#: newest release this tool was checked against (rules.NEWEST_CHECKED), as a
-#: plan before a boot is for the vLLM one would install today.
-NEWEST_VLLM = ".".join(str(p) for p in (*NEWEST_CHECKED.parts, 0))
+#: The vLLM whose rules ``kv`` plans with when --vllm-version is not given, with
+#: or without --gpu: rules.ESTIMATE_VERSION, the newest release this tool was
+#: checked against (a plan before a boot is for the vLLM one would install today).
+NEWEST_VLLM = ESTIMATE_VERSION
 
 
 class OptionsError(UsageError):

@@ -58,7 +58,7 @@ from ..rules import (
     max_num_batched_tokens_source,
     prints_pool_blocks,
 )
-from ..versions import parse_version
+from ..versions import Version
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 
 GIB = 1 << 30
@@ -499,7 +499,7 @@ def weights_basis(config: Mapping[str, JSONValue], extra: TableWeights) -> Weigh
 def _overheads(
     *,
     tp: int,
-    version: tuple[int, ...] | None,
+    version: Version | None,
     is_big: bool,
     is_unusual: str,
     is_big_batch: bool,
@@ -556,7 +556,7 @@ def _overheads(
         ),
     ]
     # vLLM 0.21+ takes the profiled CUDA graph memory from the KV budget
-    # (rules.CUDA_GRAPH_IN_BUDGET_FROM).
+    # (rules.Feature.CUDA_GRAPH_IN_BUDGET).
     if cuda_graph_in_kv_budget(version):
         figures.append(
             Figure(
@@ -620,8 +620,8 @@ def _outcome(
 
 
 def _prints_blocks(version: str) -> bool:
-    """vLLM before 0.8.0 prints its pool as "# GPU blocks: N" (rules.POOL_TOKENS_LINE_FROM)."""
-    return prints_pool_blocks(parse_version(version))
+    """vLLM before 0.8.0 prints its pool as "# GPU blocks: N" (rules.Feature.POOL_TOKENS_LINE)."""
+    return prints_pool_blocks(Version.parse(version, strict=True))
 
 
 def _max_len_for_blocks(
@@ -939,7 +939,7 @@ def _inputs(model: str, spec: KVSpec, asked: _Asked, weights_gib: float | None) 
     gpu = asked.gpu
     card = gpu if isinstance(gpu, Gpu) else find_gpu(gpu)  # Gpu: --gpu-memory-gib
     version = asked.vllm_version or ESTIMATE_VERSION
-    parsed = parse_version(version)
+    parsed = Version.parse(version, strict=True)
     tp = spec.tensor_parallel_size * spec.pipeline_parallel_size
     util, util_src = _utilization(version, asked.gpu_memory_utilization)
     _check_weights_gib(weights_gib)
