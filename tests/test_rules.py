@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from vllm_logread import rules
+from vllm_logread.errors import UsageError
 from vllm_logread.rules import (
     Feature,
     default_block_sizes,
@@ -16,7 +17,6 @@ from vllm_logread.rules import (
     default_utilization,
     supports,
 )
-from vllm_logread.errors import UsageError
 from vllm_logread.versions import Version
 
 PACKAGE = Path(rules.__file__).parent
@@ -637,3 +637,12 @@ def test_rules_has_one_comparator() -> None:
     assert owners == ["supports", "version_past_checked"]
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     assert not {n for n in names if n.endswith("_FROM")}
+
+
+def test_docs_show_the_feature_table() -> None:
+    # docs/rules.md's table between its markers is the Feature table, row for row.
+    doc = (PACKAGE.parent / "docs" / "rules.md").read_text(encoding="utf-8")
+    shown = doc.split("<!-- feature-table:start -->\n")[1].split("<!-- feature-table:end -->")[0]
+    assert shown == rules.feature_table_markdown()
+    assert "| `CPU_BATCH_DEFAULTS_32` | 0.9.2 only |" in shown
+    assert "| `GPU_BLOCK_64` | 0.34.0+ |" in shown

@@ -75,13 +75,14 @@ class FeatureRow:
 
         >>> Feature.HYBRID_MANAGER.value.releases, Feature.MAMBA_CACHE_MODE_ALL.value.releases
         ('0.9.1+', '0.31 only')
+        >>> Feature.CPU_BATCH_DEFAULTS_32.value.releases, Feature.CPU_SLIDING_KERNEL_BLOCK.value.releases
+        ('0.9.2 only', '0.26-0.29')
         """
         if self.until is None:
             return f"{self.since}+"
         last = Version((self.until.parts[0], self.until.parts[1] - 1))
-        if last == self.since.minor:
-            return f"{last} only"
-        return f"{self.since.minor}-{last}"
+        first = self.since.minor if self.since == self.since.minor else self.since
+        return f"{first} only" if last == self.since.minor else f"{first}-{last}"
 
 
 def _v(*parts: int) -> Version:
@@ -389,6 +390,22 @@ def supports(version: VersionLike, feature: Feature) -> bool:
     if v is None:
         return row.unknown == "newest" and row.until is None
     return v >= row.since and (row.until is None or v < row.until)
+
+
+def feature_table_markdown() -> str:
+    """The Feature table as docs/rules.md shows it (between its feature-table
+    markers; tests/test_rules.py checks the page and the table agree): one row
+    a Feature, by release.
+
+    >>> feature_table_markdown().splitlines()[0]
+    '| feature | releases | what vLLM does | proof |'
+    """
+    lines = ["| feature | releases | what vLLM does | proof |", "|---|---|---|---|"]
+    for f in sorted(Feature, key=lambda f: (f.value.since, f.name)):
+        row = f.value
+        unknown = "" if row.unknown == "newest" else " (unknown version: the older rule)"
+        lines.append(f"| `{f.name}` | {row.releases} | {row.text}{unknown} | {row.proof} |")
+    return "\n".join(lines) + "\n"
 
 
 def is_stated(version: VersionLike) -> bool:
