@@ -113,7 +113,8 @@ VERIFIED: dict[str, str] = {
     "KimiLinearForCausalLM": "tests/kv/test_architectures.py::test_kimi_linear",
     "MiniMaxM2ForCausalLM": "tests/kv/test_architectures.py::test_minimax_m2",
     "Glm4MoeForCausalLM": "tests/kv/test_architectures.py::test_glm_4_6",
-    "GraniteMoeHybridForCausalLM": "tests/kv/test_kvspec.py::test_mamba2_hybrids_nemotron_and_granite",    "RicursiveForCausalLM": "tests/kv/test_architectures.py::test_ricursive_0_34_log",
+    "GraniteMoeHybridForCausalLM": "tests/kv/test_kvspec.py::test_mamba2_hybrids_nemotron_and_granite",
+    "RicursiveForCausalLM": "tests/kv/test_architectures.py::test_ricursive_0_34_log",
 }
 
 # Layouts build.py has a rule for (read by model_type), not worked by hand.
