@@ -79,10 +79,18 @@ class FeatureRow:
         ('0.9.2 only', '0.26-0.29')
         """
         if self.until is None:
-            return f"{self.since}+"
+            return f"{self.first}+"
         last = Version((self.until.parts[0], self.until.parts[1] - 1))
-        first = self.since.minor if self.since == self.since.minor else self.since
-        return f"{first} only" if last == self.since.minor else f"{first}-{last}"
+        return f"{self.first} only" if last == self.since.minor else f"{self.first}-{last}"
+
+    @property
+    def first(self) -> str:
+        """The first release, as short as it reads ("0.31", "0.9.1", "0.20.1").
+
+        >>> Feature.MAMBA_ALIGN_MODE.value.first, Feature.HYBRID_MANAGER.value.first
+        ('0.31', '0.9.1')
+        """
+        return str(self.since.minor if self.since == self.since.minor else self.since)
 
 
 def _v(*parts: int) -> Version:

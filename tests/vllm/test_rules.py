@@ -645,4 +645,4 @@ def test_docs_show_the_feature_table() -> None:
     shown = doc.split("<!-- feature-table:start -->\n")[1].split("<!-- feature-table:end -->")[0]
     assert shown == rules.feature_table_markdown()
     assert "| `CPU_BATCH_DEFAULTS_32` | 0.9.2 only |" in shown
-    assert "| `GPU_BLOCK_64` | 0.34.0+ |" in shown
+    assert "| `GPU_BLOCK_64` | 0.34+ |" in shown

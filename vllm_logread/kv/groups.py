@@ -17,7 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..errors import UsageError
-from ..rules import Feature, default_mamba_cache_mode, max_concurrent_batches, supports
+from ..rules import (
+    GPU_BLOCK_SIZE,
+    GPU_BLOCK_SIZE_0_34,
+    Feature,
+    default_mamba_cache_mode,
+    max_concurrent_batches,
+    supports,
+)
 from ..versions import Version, VersionLike, cdiv
 from .specs import (
     AttentionSpec,
@@ -491,13 +498,14 @@ def _choose_block_size(
         return candidates[0], candidates, len(candidates) == 1
     if spec.is_mla and supports(version, Feature.MLA_BLOCK_RULES):
         return _mla_block_size(spec, notes, rules), candidates, not _is_dense_mla(spec)
-    rules.append("block size 16: CacheConfig's default (the backend may change it)")
+    default = GPU_BLOCK_SIZE_0_34 if supports(version, Feature.GPU_BLOCK_64) else GPU_BLOCK_SIZE
+    rules.append(f"block size {default}: CacheConfig's default (the backend may change it)")
     if spec.is_mla:
         notes.append(
-            "block size 16 assumed; vLLM's MLA backends often use 64 (FlashMLA) or "
+            f"block size {default} assumed; vLLM's MLA backends often use 64 (FlashMLA) or "
             "128 (CUTLASS MLA): pass the log's block size"
         )
-    return BlockSizeCandidate(block_size=16), candidates, True
+    return BlockSizeCandidate(block_size=default), candidates, True
 
 
 def _is_dense_mla(spec: KVSpec) -> bool:

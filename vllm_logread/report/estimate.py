@@ -49,6 +49,7 @@ from ..kv.weights import (
 from ..rules import (
     ESTIMATE_VERSION,
     MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH,
+    Feature,
     cuda_graph_in_kv_budget,
     default_generation,
     default_max_num_batched_tokens,
@@ -57,6 +58,7 @@ from ..rules import (
     is_big_gpu,
     max_num_batched_tokens_source,
     prints_pool_blocks,
+    supports,
 )
 from ..versions import Version
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
@@ -572,6 +574,26 @@ def _overheads(
                 replaced_by="'Graph capturing finished in N secs, took X GiB' (or 'X GiB for "
                 "CUDAGraph memory')",
                 brief="estimate, real logs' graph captures",
+            )
+        )
+    if supports(version, Feature.EXTENSIBLE_KV_CACHE):
+        # vLLM 0.34's extensible KV cache (on CUDA and ROCm by default) keeps a margin of
+        # max(1 GiB, 0.75 x the warmup's transient peak) free beyond the peak itself
+        # (v1/worker/extensible_kv_cache.py 0.34.0 lines 64-65 and 615-617): the
+        # central peak 1.25 GiB -> max(1, 0.94) = 1 GiB; the high 2.5 -> 1.875 GiB.
+        figures.append(
+            Figure(
+                name="kv_margin",
+                gib=max(1.0, 0.75 * figures[0].gib),
+                low_gib=1.0,
+                high_gib=None if high_act is None else max(1.0, 0.75 * high_act),
+                source=(
+                    "vLLM's extensible KV cache (rules.Feature.EXTENSIBLE_KV_CACHE) sizes the "
+                    "cache from the memory free after warmup and keeps max(1 GiB, 0.75 x the "
+                    "transient peak) free as a margin (source only)"
+                ),
+                replaced_by="'Available KV cache memory: X GiB'",
+                brief="vLLM's extensible KV cache margin, source only",
             )
         )
     return tuple(figures)
