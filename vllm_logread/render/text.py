@@ -530,7 +530,14 @@ def _source_short(source: str) -> str:
     if " GiB from " in source:
         return "vLLM's default for " + source.split("(")[1].split(")")[0]
     if "on CPU" in source:
-        return "vLLM's default on CPU (128 per rank)"
+        # report/resolved._cpu_source: "vLLM X's default for vllm serve on CPU: N x R"
+        # where the release scales it by the ranks (128 per rank), "...: N" where not
+        # (0.9.2's 32: rules.cpu_batch_defaults).
+        if " x " in source.split("on CPU:")[-1]:
+            return "vLLM's default on CPU (128 per rank)"
+        return source.split(" for vllm serve")[0].replace("'s default", "'s CPU default") + (
+            " for the API server"
+        )
     return "vLLM's default below 70 GiB, assumed (--gpu NAME settles it)"
 
 
