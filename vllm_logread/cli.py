@@ -517,7 +517,7 @@ Examples:
 @click.option(
     "--list-architectures",
     is_flag=True,
-    help="List every architecture of vLLM 0.33's registry and whether this tool models it: "
+    help="List every architecture of vLLM 0.34's registry and whether this tool models it: "
     "verified (a hand-worked test), modelled, or not verified (never exact on its own).",
 )
 @click.option(
@@ -579,7 +579,8 @@ Examples:
     "--gpu-memory-utilization",
     type=click.FloatRange(0, 1, min_open=True),
     default=None,
-    help="With --gpu: the fraction vLLM may use (default: vLLM's, 0.92 from 0.20, 0.90 before).",
+    help="With --gpu: the fraction vLLM may use (default: vLLM's: 1.0 with 0.34's extensible KV "
+    "cache, 0.92 from 0.20, 0.90 before).",
 )
 @click.option(
     "--weights-gib",

@@ -24,7 +24,6 @@ The blocks a request holds at the workload do not move: the users stay on the sa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -37,7 +36,7 @@ from ..rules import (
     pool_tokens_from_concurrency,
     prints_pool_blocks,
 )
-from ..versions import cdiv
+from ..versions import VersionLike, cdiv
 
 if TYPE_CHECKING:
     from .whatif import Basis
@@ -77,7 +76,7 @@ def printed_at(
     num_blocks: int,
     block_size: int,
     max_model_len: int,
-    vllm_version: str | Sequence[int] | None,
+    vllm_version: VersionLike,
     max_num_batched_tokens: int,
     is_v0: bool = False,
 ) -> PrintedAt:
