@@ -48,7 +48,11 @@ from . import rules
 from .errors import UsageError
 from .kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
 from .kv.specs import KVSpec, MambaSpec
-from .rules import concurrency_counts_tokens, pool_tokens_from_concurrency, prints_pool_blocks
+from .rules import (
+    Feature,
+    concurrency_counts_tokens,
+    supports,
+)
 from .versions import Version, VersionLike, cdiv
 from .workload import RequestTokens
 
@@ -774,9 +778,9 @@ def pool_tokens_printed(
         if vllm_version is not None
         else layout.vllm_version
     )
-    if prints_pool_blocks(version):
+    if not supports(version, Feature.POOL_TOKENS_LINE):
         raise UsageError("vLLM before 0.8.0 prints '# GPU blocks: N', not a token count")
-    if pool_tokens_from_concurrency(version):
+    if supports(version, Feature.POOL_TOKENS_FROM_CONCURRENCY):
         if max_model_len is None:
             raise UsageError("vLLM >= 0.21 derives the pool tokens from max_model_len")
         conc = max_concurrency(
@@ -837,7 +841,7 @@ def num_blocks_from_pool_line(
         if vllm_version is not None
         else layout.vllm_version
     )
-    if prints_pool_blocks(version):
+    if not supports(version, Feature.POOL_TOKENS_LINE):
         raise UsageError("vLLM before 0.8.0 prints '# GPU blocks: N' itself")
 
     def per_request_blocks(max_len: int) -> int:
@@ -848,7 +852,7 @@ def num_blocks_from_pool_line(
             mamba_blocks_per_request=mamba_blocks_per_request,
         )
 
-    if pool_tokens_from_concurrency(version):
+    if supports(version, Feature.POOL_TOKENS_FROM_CONCURRENCY):
         if max_model_len is None:
             raise UsageError("decoding the 0.21+ pool line needs max_model_len")
         per_request = per_request_blocks(max_model_len)

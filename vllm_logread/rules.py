@@ -481,26 +481,8 @@ def default_generation(version: VersionLike) -> Generation:
     return "V1" if supports(version, Feature.V1_DEFAULT) else "V0"
 
 
-def prints_pool_blocks(version: VersionLike) -> bool:
-    """vLLM before 0.8.0 prints its pool as "# GPU blocks: N", not tokens.
-
-    >>> prints_pool_blocks("0.7.3"), prints_pool_blocks("0.8.0"), prints_pool_blocks(None)
-    (True, False, False)
-    """
-    return not supports(version, Feature.POOL_TOKENS_LINE)
-
-
-def pool_tokens_from_concurrency(version: VersionLike) -> bool:
-    """The pool line's N is int(max_concurrency x max_model_len).
-
-    >>> pool_tokens_from_concurrency("0.20.0"), pool_tokens_from_concurrency("0.20.2")
-    (False, True)
-    """
-    return supports(version, Feature.POOL_TOKENS_FROM_CONCURRENCY)
-
-
 def stated_pool_tokens_from_concurrency(version: VersionLike) -> bool:
-    """As :func:`pool_tokens_from_concurrency`, only for a stated version (the
+    """:attr:`Feature.POOL_TOKENS_FROM_CONCURRENCY`, only for a stated version (the
     boot report decodes the concurrency form only when the log states such a release)."""
     return is_stated(version) and supports(version, Feature.POOL_TOKENS_FROM_CONCURRENCY)
 
@@ -589,16 +571,6 @@ def cuda_graph_rule(version: VersionLike, generation: str | None) -> str:
     if not supports(version, Feature.GRAPH_SUBTRACTED):
         return "no"
     return "in_peak" if supports(version, Feature.GRAPH_IN_PEAK) else "apart"
-
-
-def cuda_graph_in_kv_budget(version: VersionLike) -> bool:
-    """The boot estimate takes the profiled CUDA graph memory from the KV
-    budget (:attr:`Feature.CUDA_GRAPH_IN_BUDGET`; an unknown version: yes).
-
-    >>> cuda_graph_in_kv_budget("0.20.1"), cuda_graph_in_kv_budget("0.21.0"), cuda_graph_in_kv_budget(None)
-    (False, True, True)
-    """
-    return supports(version, Feature.CUDA_GRAPH_IN_BUDGET)
 
 
 def max_concurrent_batches(version: VersionLike, pipeline_parallel_size: int) -> int:
@@ -771,17 +743,7 @@ def v0_max_num_batched_tokens(max_model_len: int | None) -> int:
 #: Source: no reserve in the 0.26.0, 0.27.0, 0.27.1 and 0.28.0 wheels, "Reserve the
 #: null block" in 0.29.0, 0.30.0 and 0.32.0 (tests/real_vllm/NOTES.md, "The version
 #: matrix"); 0.29 itself source only.
-#: (Feature.ESTIMATE_RESERVES_NULL_BLOCK.)
-
-
-def estimate_reserves_null_block(version: VersionLike) -> bool:
-    """vLLM's "estimated maximum model length" leaves the null block out of the
-    memory (0.29+; an unknown version: the newest), or not (before 0.29).
-
-    >>> [estimate_reserves_null_block(v) for v in ("0.10.1", "0.28.0", "0.29.0", None)]
-    [False, False, True, True]
-    """
-    return supports(version, Feature.ESTIMATE_RESERVES_NULL_BLOCK)
+#: (Feature.ESTIMATE_RESERVES_NULL_BLOCK: ask supports().)
 
 
 def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:

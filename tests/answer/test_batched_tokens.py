@@ -168,7 +168,7 @@ def test_a_budget_past_the_pool_is_refused() -> None:
     """One full group of blocks of 128 at max model len 8,192: cdiv(8,192, 128) = 64 blocks
     a max-length request. 63 blocks: refused by every version. 64: refused from 0.29 (the
     check keeps the null block back), booted by 0.26 and 0.28 (the whole memory: a real
-    0.28.0 boot printed 9 x 128 = 1,152 for 9 blocks, rules.ESTIMATE_RESERVES_NULL_BLOCK_FROM).
+    0.28.0 boot printed 9 x 128 = 1,152 for 9 blocks, rules.Feature.ESTIMATE_RESERVES_NULL_BLOCK).
     65: 64 of the 64 usable fit."""
     from vllm_logread.report.batched_tokens import printed_at
 

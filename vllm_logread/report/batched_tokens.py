@@ -31,10 +31,9 @@ from ..capacity import blocks_per_max_len_request, max_concurrency, pool_tokens_
 from ..errors import LogReadError
 from ..kv.groups import KVCacheLayout
 from ..rules import (
+    Feature,
     concurrency_counts_tokens,
-    estimate_reserves_null_block,
-    pool_tokens_from_concurrency,
-    prints_pool_blocks,
+    supports,
 )
 from ..versions import VersionLike, cdiv
 
@@ -99,9 +98,9 @@ def printed_at(
             conc = num_blocks / per_request
             formula = f"{num_blocks:,} / cdiv({max_model_len:,}, {block_size}) = {num_blocks:,} / {per_request:,}"
         pool: int | None = None
-        if pool_tokens_from_concurrency(vllm_version):
+        if supports(vllm_version, Feature.POOL_TOKENS_FROM_CONCURRENCY):
             pool = int(conc * max_model_len)
-        elif not prints_pool_blocks(vllm_version):
+        elif not not supports(vllm_version, Feature.POOL_TOKENS_LINE):
             pool = num_blocks * block_size
     else:
         per_request = blocks_per_max_len_request(
@@ -128,7 +127,7 @@ def printed_at(
             )
         except LogReadError:  # before 0.8.0 the pool line is "# GPU blocks: N"
             pool = None
-    reserves = estimate_reserves_null_block(vllm_version)
+    reserves = supports(vllm_version, Feature.ESTIMATE_RESERVES_NULL_BLOCK)
     if per_request > num_blocks:
         refused: bool | None = True
     elif per_request <= num_blocks - 1:

@@ -50,14 +50,12 @@ from ..rules import (
     ESTIMATE_VERSION,
     MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH,
     Feature,
-    cuda_graph_in_kv_budget,
     default_generation,
     default_max_num_batched_tokens,
     default_max_num_seqs,
     default_utilization,
     is_big_gpu,
     max_num_batched_tokens_source,
-    prints_pool_blocks,
     supports,
 )
 from ..versions import Version
@@ -559,7 +557,7 @@ def _overheads(
     ]
     # vLLM 0.21+ takes the profiled CUDA graph memory from the KV budget
     # (rules.Feature.CUDA_GRAPH_IN_BUDGET).
-    if cuda_graph_in_kv_budget(version):
+    if supports(version, Feature.CUDA_GRAPH_IN_BUDGET):
         figures.append(
             Figure(
                 name="cuda_graph",
@@ -643,7 +641,7 @@ def _outcome(
 
 def _prints_blocks(version: str) -> bool:
     """vLLM before 0.8.0 prints its pool as "# GPU blocks: N" (rules.Feature.POOL_TOKENS_LINE)."""
-    return prints_pool_blocks(Version.parse(version, strict=True))
+    return not supports(Version.parse(version, strict=True), Feature.POOL_TOKENS_LINE)
 
 
 def _max_len_for_blocks(
