@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeAlias
 
 from .errors import UsageError
@@ -79,23 +80,12 @@ class Version:
             return None
         if not isinstance(version, str):
             return cls(tuple(int(p) for p in version)) if version else None
-        parts: list[int] = []
-        for piece in version.strip().lstrip("vV").split("+")[0].split("."):
-            digits = ""
-            for ch in piece:
-                if not ch.isdigit():
-                    break
-                digits += ch
-            if not digits:
-                break
-            parts.append(int(digits))
-            if len(digits) != len(piece):
-                break
+        parts = _parts(version)
         if not parts:
             if strict:
                 raise UsageError(f"cannot read vLLM version {version!r}")
             return None
-        return cls(tuple(parts))
+        return cls(parts)
 
     @property
     def minor(self) -> Version:
@@ -105,6 +95,29 @@ class Version:
         '0.34'
         """
         return Version(self.parts[:2])
+
+
+@lru_cache(maxsize=256)
+def _parts(text: str) -> tuple[int, ...]:
+    """The numbers of a version's text, read once per text (a boot's version is
+    asked by every rule: the parse is cached, not repeated); () when none.
+
+    >>> _parts("v0.11.0rc2.dev5+g1234"), _parts("main")
+    ((0, 11, 0), ())
+    """
+    parts: list[int] = []
+    for piece in text.strip().lstrip("vV").split("+")[0].split("."):
+        digits = ""
+        for ch in piece:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            break
+        parts.append(int(digits))
+        if len(digits) != len(piece):
+            break
+    return tuple(parts)
 
 
 #: What the code accepts where a version is expected: a :class:`Version`, the
