@@ -793,10 +793,6 @@ _TPU_LONG_LEN = 8192
 DEFAULT_MAX_NUM_SEQS = 256
 DEFAULT_MAX_NUM_SEQS_BIG_GPU = 1024
 
-#: `vllm serve`'s max_num_seqs per rank on the CPU backend
-#: (Feature.CPU_BATCH_DEFAULTS_128; :func:`cpu_batch_defaults` has every release's).
-CPU_MAX_NUM_SEQS = 128
-
 #: The GPU memory (total, GiB) from which EngineArgs takes the big-GPU
 #: defaults (A100s excepted). Source only.
 BIG_GPU_GIB = 70.0
