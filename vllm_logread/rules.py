@@ -215,6 +215,21 @@ class Feature(Enum):
         "floor source only)",
         text="CPU MLA's reference kernel takes 16 tokens a block",
     )
+    CPU_AMX_MLA = FeatureRow(
+        since=_v(0, 29, 0),
+        proof=_SRC + "vllm/platforms/cpu.py 0.29.0 line 215 (amx_mla_enabled; 0.34.0 line "
+        "268)",
+        text="on x86 CPUs with AMX tiles an MLA model runs the AMX_MLA kernel: the CPU "
+        "default block 128 and chunked prefill kept on (16 and chunked prefill off only on "
+        "the reference CPU_MLA kernel); not read yet: the tool takes the reference kernel's "
+        "16, which a log's 'Using CPU_MLA backend.' confirms",
+    )
+    CPU_DEEPSEEK_V4_BLOCK_256 = FeatureRow(
+        since=_v(0, 30, 0),
+        proof=_SRC + "vllm/platforms/cpu.py 0.30.0 line 267 (0.34.0 line 308)",
+        text="DeepSeek-V4 on the CPU takes 256-token blocks whatever is asked; not read "
+        "yet (the tool takes the CPU MLA rule)",
+    )
     CPU_SLIDING_KERNEL_BLOCK_32 = FeatureRow(
         since=_v(0, 29, 0),
         until=_v(0, 30, 0),

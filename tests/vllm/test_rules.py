@@ -175,6 +175,9 @@ FEATURES = [
     # block from 0.30.0; real boot 0.28.0 (Mistral-7B's shape, /metrics block_size 16).
     ("CPU_SLIDING_KERNEL_BLOCK", (0, 26), (0, 30)),
     ("CPU_SLIDING_KERNEL_BLOCK_32", (0, 29), (0, 30)),
+    # vllm/platforms/cpu.py: AMX MLA from 0.29 (line 215), DeepSeek-V4's 256 from 0.30.
+    ("CPU_AMX_MLA", (0, 29), None),
+    ("CPU_DEEPSEEK_V4_BLOCK_256", (0, 30), None),
     ("CPU_SLIDING_PRIMARY_BLOCK", (0, 30), None),
     # 0.34.0: config/cache.py DEFAULT_BLOCK_SIZE 16 -> 64, the extensible KV cache
     # (utilization 1.0 on CUDA/ROCm), Mamba state alignment.
