@@ -324,6 +324,35 @@ def spec_for_argument(
     return spec
 
 
+def is_same_model(given: str, logged: str) -> bool:
+    """Whether ``--model``'s name and the name a log states are one model: the
+    same ``ORG/NAME`` or last path component ignoring case (a log's local path
+    ``/models/Qwen3-8B`` is ``Qwen/Qwen3-8B``), or one entry of the shipped table.
+
+    >>> is_same_model("Qwen/Qwen3-8B", "/models/qwen3-8b"), is_same_model("Qwen/Qwen3-8B", "x/y")
+    (True, False)
+    """
+    a, b = given.strip().rstrip("/\\"), logged.strip().rstrip("/\\")
+    if (
+        a.lower() == b.lower()
+        or re.split(r"[/\\]", a)[-1].lower() == re.split(r"[/\\]", b)[-1].lower()
+    ):
+        return True
+    ea, eb = table_entry(a), table_entry(b)
+    return ea is not None and eb is not None and ea[0] == eb[0]
+
+
+def check_model_name(model: str) -> None:
+    """``--model NAME``, known offline (a config path or folder, the Hugging Face
+    cache, the shipped table) before any input is read.
+
+    Raises:
+        ConfigError: nothing offline knows it (the close names, how to fetch it).
+    """
+    if config_for_argument(model) is None:
+        raise ConfigError(missing_config_message(model))
+
+
 def close_model_names(model: str) -> list[str]:
     """The shipped table's models whose names are close to ``model``, best first:
     a name that starts with it (a suffix such as ``-it`` or ``-Instruct`` left

@@ -118,8 +118,14 @@ class _Stated:
     def vllm_version(self) -> str | None:
         return str(self.version) if self.version else None
 
+    # --model NAME: the name the report uses over the log's (options.model_notes
+    # says so on stderr when they differ).
+    given_model: str | None = None
+
     @property
     def model_name(self) -> str | None:
+        if self.given_model is not None:
+            return self.given_model
         return str(self.model) if self.model else None
 
 
@@ -175,6 +181,7 @@ def _stated(boot: Boot, opts: Options, warnings: list[str]) -> _Stated:
         dtype_f=boot.first("dtype"),
         avail_f=boot.first("available_kv_gib"),
         block_size=stated_bs,
+        given_model=opts.model,
     )
 
 
@@ -424,7 +431,7 @@ def _report_checks(
         check_basis(
             ctx.boot,
             is_hybrid=settled.sizing.groups is not None,
-            is_plain_config_given=opts.config is not None
+            is_plain_config_given=opts.is_config_given
             and spec is not None
             and settled.sizing.is_uniform,
             is_block_size_stated=st.block_size is not None,

@@ -59,6 +59,9 @@ class Options:
 
     workload: Workload = field(default_factory=Workload)
     config: str | None = None
+    # --model NAME: the model's name when the log does not name it (or over the
+    # log's name): its config as kv.config.resolve_spec finds a name.
+    model: str | None = None
     block_size: int | None = None
     tensor_parallel_size: int | None = None
     # --what-if changes (whatif.Change or their text), --target-users, and
@@ -69,6 +72,11 @@ class Options:
     # --shared-prefix N: system-prompt tokens every request starts with (held
     # once when the log's prefix caching is on; report/mix.py).
     shared_prefix_tokens: int = 0
+
+    @property
+    def is_config_given(self) -> bool:
+        """The user named the model's config: --config PATH or --model NAME."""
+        return self.config is not None or self.model is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

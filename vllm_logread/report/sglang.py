@@ -270,7 +270,7 @@ def _sglang_checks(
         list(kv.checks),
         CheckBasis(
             is_hybrid=not is_uniform,
-            is_plain_config_given=opts.config is not None and spec is not None and is_uniform,
+            is_plain_config_given=opts.is_config_given and spec is not None and is_uniform,
             is_block_size_stated=True,
             is_pool_from_concurrency=False,
             is_one_group_rule=False,
@@ -363,7 +363,7 @@ def _spec(
     """The model's KV spec from its config (None: no resolver, or it failed: warned)."""
     if spec_resolver is None:
         return None
-    model = boot.value("model")
+    model = opts.model or boot.value("model")  # --model NAME over the log's name
     dtype_f = boot.first("dtype")
     pp = _int_fact(boot, "pipeline_parallel_size") or 1
     kwargs: dict[str, str | int | None] = {
