@@ -286,6 +286,7 @@ class _Params:
     num_replicated: int
     how: str
     is_counted: bool  # counted from the config (else the model card's total)
+    num_routed_expert: int = 0  # kv/weights.ParamCount.num_routed_expert_params
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -348,6 +349,7 @@ def _parameters(config: Mapping[str, JSONValue], extra: TableWeights) -> _Params
         num_replicated=0 if count is None or lo_p != hi_p else count.num_replicated_params,
         how=how,
         is_counted=count is not None,
+        num_routed_expert=0 if count is None else count.num_routed_expert_params,
     )
 
 
@@ -362,6 +364,19 @@ def _weight_bytes(
     """The parameters' bytes by the weights' quantization method ("" or "none": the
     dtype's), or why they are not modelled (``source``: where the method was read)."""
     lo_p, hi_p, emb, repl = p.low, p.high, p.num_embedding, p.num_replicated
+    if method == "int4-experts":
+        routed = p.num_routed_expert
+        if not routed:
+            return f"INT4 experts whose parameters are not counted here ({source})"
+        # The routed experts packed in 4 bits with a 16-bit scale per 32 (0.5 + 2 / 32
+        # = 0.5625 B), the rest 16-bit. Kimi-K2-Thinking: 1,014,686,023,680 x 0.5625 +
+        # 11,722,208,768 x 2 = 594,205,305,856 B = 553.40 GiB (the Hub's 594 GB).
+        return _Bytes(
+            low_bytes=routed * 0.5625 + (lo_p - routed) * 2.0,
+            high_bytes=routed * 0.5625 * 1.01 + (hi_p - routed) * 2.0,
+            replicated_bytes=repl * 2.0,
+            how="; INT4 routed experts: 0.5625 B a weight (a 16-bit scale per 32), the rest 2 B",
+        )
     if method in ("", "none"):
         per = float(dtype_bytes)
         return _Bytes(
@@ -453,8 +468,6 @@ def weights_basis(config: Mapping[str, JSONValue], extra: TableWeights) -> Weigh
     quant = extra.get("quantization")
     qcfg: Mapping[str, JSONValue] = quantization_of(config) or {}
     method = str(quant or qcfg.get("quant_method") or "").lower()
-    if method == "int4-experts":
-        return f"{extra.get('source', 'INT4 experts')}"
     dtype = model_dtype(config)
     dtype_bytes = DTYPE_BYTES.get(dtype)
     if dtype_bytes is None:
@@ -757,6 +770,8 @@ class _Budget:
     """What the pool of one boot is sized against, besides the layout."""
 
     requested_gib: float
+    # The card's whole memory: weights above it never load, whatever the utilization.
+    total_gib: float
     weights: Figure
     overheads: tuple[Figure, ...]
     workload: Workload
@@ -806,6 +821,15 @@ def _ends(layout: KVCacheLayout, b: _Budget) -> _Ends:
     )
     ok = [o.num_blocks >= max_len_blocks for o in (worst, central, best) if o is not None]
     ends = _Ends(central=central, best=best, worst=worst, max_len_blocks=max_len_blocks)
+    if weights.low_gib > b.total_gib:
+        # GLM-4.7 in bfloat16 on one H100: ~657 GiB of weights against a 79.19 GiB card.
+        return replace(
+            ends,
+            fits="no",
+            message=f"the boot would fail: the weights alone ({_gib_range(weights.low_gib, w_hi)}"
+            f" per GPU) exceed this GPU ({b.total_gib:.2f} GiB); more GPUs (--tp) or smaller "
+            "weights",
+        )
     if central.available_kv_bytes <= 0 and best.available_kv_bytes <= 0:
         return replace(
             ends,
@@ -918,6 +942,7 @@ class _Inputs:
             return _Ends()
         budget = _Budget(
             requested_gib=self.requested_gib,
+            total_gib=self.card.total_gib,
             weights=self.weights.figure,
             overheads=self.overheads,
             workload=workload,
