@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from ..boots import Boot, Engine
+from ..boots import Boot, Engine, RanksSeen
 from ..capacity import Capacity, Workload
 from ..jsontypes import JSONObject
 from ..kv.specs import KVSpec
@@ -230,6 +230,19 @@ class Report:
     answer: Answer | None = None
     # The knobs ranked by the users they add at the workload (report/knobs.py).
     knobs: KnobRanking | None = None
+    # Topology from evidence: whether the log (or an option) states the tensor
+    # parallel size (else tensor_parallel_size is the 1 assumed for the arithmetic,
+    # said "not stated", null in the JSON), and the ranks its worker labels show.
+    is_tensor_parallel_stated: bool = True
+    ranks_seen: RanksSeen | None = None
+
+    @property
+    def is_pipeline_parallel_stated(self) -> bool:
+        return self.boot.first("pipeline_parallel_size") is not None
+
+    @property
+    def is_data_parallel_stated(self) -> bool:
+        return self.boot.first("data_parallel_size") is not None or len(self.engines) > 1
 
     @property
     def users(self) -> int | None:

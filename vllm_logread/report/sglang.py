@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..boots import Boot, Engine
+from ..boots import Boot, Engine, ranks_seen
 from ..capacity import Capacity, Workload, users_that_fit
 from ..errors import LogReadError
 from ..kv.specs import KVSpec
@@ -162,6 +162,9 @@ def build_sglang_report(
         available_kv_gib=kv.memory_gib,
         kv_cache_dtype=kv_cache_dtype,
         tensor_parallel_size=tp,
+        is_tensor_parallel_stated=_int_fact(boot, "tensor_parallel_size") is not None
+        or opts.tensor_parallel_size is not None,
+        ranks_seen=ranks_seen(boot),
         kv_bytes_per_token=kv.bytes_per_token,
         kv_bytes_per_token_source=kv.source,
         kv_shape=kv.shape,
