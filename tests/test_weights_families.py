@@ -4,12 +4,28 @@ exceed the GPU) for every model of the shipped table."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from vllm_logread.capacity import Workload
-from vllm_logread.kv.config import spec_for_argument, table_entry, table_models
+from vllm_logread.kv.config import (
+    checkpoint_total_bytes,
+    spec_for_argument,
+    table_entry,
+    table_models,
+)
 from vllm_logread.kv.weights import count_parameters
 from vllm_logread.report.estimate import estimate_boot
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def _no_hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped table's configs, whatever this machine's Hugging Face cache holds."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "no-cache"))
 
 
 def _count(model: str):
@@ -146,3 +162,29 @@ def test_glm_47_on_one_h100_exceeds_and_names_the_tp_that_fits() -> None:
         est.max_len_message or ""
     )
     assert est.suggestion.startswith("--tp 16: ")
+
+
+def test_count_held_against_a_cached_safetensors_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Hugging Face cache holding Qwen3-8B's config.json and an index whose total is
+    # 8,190,735,360 parameters x 2 B (bfloat16) = 16,381,470,720 B = 15.26 GiB.
+    snap = tmp_path / "hub" / "models--Qwen--Qwen3-8B" / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_bytes((DATA / "qwen3-8b_config.json").read_bytes())
+    index = {"metadata": {"total_size": 16_381_470_720}, "weight_map": {}}
+    (snap / "model.safetensors.index.json").write_text(json.dumps(index), encoding="utf-8")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert checkpoint_total_bytes("Qwen/Qwen3-8B") == (
+        16_381_470_720,
+        str(snap / "model.safetensors.index.json"),
+    )
+    assert _count("Qwen/Qwen3-8B").num_params * 2 == 16_381_470_720
+    est = estimate_boot("Qwen/Qwen3-8B", spec_for_argument("Qwen/Qwen3-8B"), gpu="L4", workload=W)
+    assert est.weights is not None
+    assert "the cached checkpoint's safetensors index states 15.26 GiB" in est.weights.source
+
+
+def test_no_index_no_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
+    assert checkpoint_total_bytes("Qwen/Qwen3-8B") is None

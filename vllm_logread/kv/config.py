@@ -438,6 +438,38 @@ def table_weights(model: str) -> tuple[str, JSONObject] | None:
     return key, merged
 
 
+#: A safetensors index's weight map names every tensor: DeepSeek-V3's is about 9 MiB.
+MAX_INDEX_BYTES = 64 * 1024 * 1024
+
+
+def checkpoint_total_bytes(model_or_config: str) -> tuple[int, str] | None:
+    """The checkpoint's bytes as its ``model.safetensors.index.json`` states them
+    (``metadata.total_size``), beside the config a model folder or the offline Hugging
+    Face cache holds, and the index's path; None when no index is there (a single-file
+    checkpoint, the shipped table). Never the network."""
+    try:
+        local = Path(model_or_config).expanduser()
+        folder = local if local.is_dir() else local.parent if local.suffix == ".json" else None
+    except (OSError, RuntimeError, ValueError):
+        folder = None
+    if folder is None or not (folder / "config.json").is_file():
+        cached = find_cached_config(model_or_config)
+        folder = None if cached is None else cached.parent
+    if folder is None:
+        return None
+    index = folder / "model.safetensors.index.json"
+    try:
+        if not index.is_file() or index.stat().st_size > MAX_INDEX_BYTES:
+            return None
+        meta = json.loads(index.read_text(encoding="utf-8")).get("metadata")
+    except (OSError, ValueError, AttributeError):
+        return None
+    total = meta.get("total_size") if isinstance(meta, dict) else None
+    if isinstance(total, bool) or not isinstance(total, int) or total <= 0:
+        return None
+    return total, str(index)
+
+
 def config_for_argument(model_or_config: str) -> tuple[JSONObject, str] | None:
     """The config.json object :func:`spec_for_argument` reads for the argument
     (a path or folder, the Hugging Face cache, the shipped table) and its

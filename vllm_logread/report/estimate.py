@@ -35,7 +35,13 @@ from ..capacity import (
 )
 from ..errors import LogReadError, UsageError
 from ..jsontypes import JSONObject, JSONValue
-from ..kv.config import TABLE_SOURCE, config_for_argument, spec_for_argument, table_weights
+from ..kv.config import (
+    TABLE_SOURCE,
+    checkpoint_total_bytes,
+    config_for_argument,
+    spec_for_argument,
+    table_weights,
+)
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..kv.weights import (
@@ -736,6 +742,20 @@ def _weights(
     )
 
 
+def _with_checkpoint(weights: _Weights, model: str) -> _Weights:
+    """The count held against the cached checkpoint's safetensors index, when there
+    is one: its total bytes beside the counted ones (the index also holds MTP layers
+    and towers vLLM may not load, so it is said, not used). Qwen3-8B: 16,381,470,720 B
+    = 8,190,735,360 parameters x 2 B, the count to the byte."""
+    fig = weights.figure
+    found = checkpoint_total_bytes(model)
+    if fig is None or found is None or fig.source == "--weights-gib":
+        return weights
+    total, path = found
+    note = f"; the cached checkpoint's safetensors index states {total / GIB:.2f} GiB ({path})"
+    return replace(weights, figure=replace(fig, source=fig.source + note))
+
+
 def _unusual(
     model_type: str, config: Mapping[str, JSONValue], extra: TableWeights, spec: KVSpec
 ) -> str:
@@ -973,7 +993,7 @@ def _inputs(model: str, spec: KVSpec, asked: _Asked, weights_gib: float | None) 
     table = table_weights(model) if found and found[1].startswith(TABLE_SOURCE) else None
     # The table's fields as data/models.json gives them.
     extra = TableWeights() if table is None else cast(TableWeights, table[1])
-    weights = _weights(weights_gib, config, extra, tp)
+    weights = _with_checkpoint(_weights(weights_gib, config, extra, tp), model)
     model_type = str(config.get("model_type") or spec.model_type or "")
     total_params = weights.num_params or 0
     is_big = total_params >= 100e9 or model_type in ("deepseek_v3", "deepseek_v2", "kimi_k2")
