@@ -19,7 +19,7 @@ from vllm_logread.read.lines import worker_label
 from vllm_logread.report.diff import diff_reports
 from vllm_logread.report.model import Report
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"
 REAL_LOGS = ROOT.parent / "shared" / "real_logs"
 

@@ -19,7 +19,7 @@ from vllm_logread.kv.config import (
 from vllm_logread.kv.weights import count_parameters
 from vllm_logread.report.estimate import estimate_boot
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @pytest.fixture(autouse=True)

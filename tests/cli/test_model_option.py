@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from vllm_logread.cli import main
 from vllm_logread.kv.config import is_same_model
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "sample_logs" / "seed_qwen3-8b_l4.log"
 PASTED = ROOT / "sample_logs" / "wrap_ansi_bare.log"  # the seed's pool lines, no model named
 # Qwen/Qwen3-8B's config.json as the Hub serves it (a copy of shared/configs' file).
