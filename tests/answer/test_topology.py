@@ -38,6 +38,7 @@ def run(*args: str):
         ("Worker_TP7 pid=99", "", "TP7"),  # 0.10.2+
         ("Worker_PP1_TP0 pid=99", "", "PP1_TP0"),
         ("Worker_DP0_TP0_EP0 pid=99", "", "DP0_TP0_EP0"),
+        ("Worker_PP6 pid=583", "", "PP6"),  # vLLM issue 32105: PP 8, no TP part
         ("RayWorkerWrapper pid=7, ip=10.0.0.2", "", "RayWorkerWrapper pid=7, ip=10.0.0.2"),
         ("DP0 TP1 EP1", "", "DP0 TP1 EP1"),  # SGLang's header ranks
         (None, "[rank1]: INFO 07-12 09:41:02 [x.py:1] y", "rank1"),  # torchrun
