@@ -217,8 +217,7 @@ class Feature(Enum):
     )
     CPU_AMX_MLA = FeatureRow(
         since=_v(0, 29, 0),
-        proof=_SRC + "vllm/platforms/cpu.py 0.29.0 line 215 (amx_mla_enabled; 0.34.0 line "
-        "268)",
+        proof=_SRC + "vllm/platforms/cpu.py 0.29.0 line 215 (amx_mla_enabled; 0.34.0 line 268)",
         text="on x86 CPUs with AMX tiles an MLA model runs the AMX_MLA kernel: the CPU "
         "default block 128 and chunked prefill kept on (16 and chunked prefill off only on "
         "the reference CPU_MLA kernel); not read yet: the tool takes the reference kernel's "
