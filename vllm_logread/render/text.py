@@ -268,6 +268,26 @@ def serve_line(r: Report) -> str:
     return f"as one line: vllm serve {r.model or 'MODEL'} {args} (and the boot's other options)"
 
 
+def failure_summary(r: Report) -> str:
+    """A boot that serves nobody, as exit 3's message and ``--format github``'s
+    error annotation say it (both from the report's one Failure): the cause,
+    each fix, and the first fix as a ``vllm serve`` line.
+
+    >>> from types import SimpleNamespace as R
+    >>> print(failure_summary(R(model="m", failure=R(cause="KV cache too small", fix=("x",),
+    ...                                                 serve_args=()))))
+    the boot serves nobody: KV cache too small
+      fix: x
+    """
+    f = r.failure
+    if f is None:
+        return ""
+    fixes = "".join(f"\n  fix: {x}" for x in f.fix)
+    if f.serve_args:
+        fixes += f"\n  {serve_line(r)}"
+    return f"the boot serves nobody: {f.cause}{fixes}"
+
+
 def _failure_lines(r: Report) -> list[str]:
     """A boot that serves nobody: its cause and what would boot, a line each."""
     if r.failure is None:
