@@ -129,7 +129,7 @@ def gate_note(res: InputResult) -> str | None:
     if g is None or not g.is_within_margin:
         return None
     return (
-        f"warning: {res.source}: {g.users:,} users, below --min-users {g.min_users:,} but "
+        f"warning: {res.source}: {g.users:,} users, below --min-users {g.min_users} but "
         f"within --margin {g.margin_pct:g}% (fails below {g.floor_users:,}): passed"
     )
 
