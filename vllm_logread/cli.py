@@ -66,18 +66,19 @@ def _workload(*, sweeps: bool, with_file: bool = True) -> Decorator:
         if sweeps
         else " (one value: read sweeps lists and ranges)"
     )
+    kind = _IntList if sweeps else _Tokens
     opts = [
         click.option(
             "--prompt",
             "prompt_tokens",
-            type=_IntList(),
+            type=kind(),
             default=None,
             help=f"Prompt tokens per user{what}.  [default: 512]",
         ),
         click.option(
             "--output",
             "output_tokens",
-            type=_IntList(),
+            type=kind(),
             default=None,
             help=f"Output tokens per user{what}.  [default: 128]",
         ),
@@ -111,6 +112,7 @@ def _block_size(what: str) -> Decorator:
     return click.option(
         "--block-size",
         type=click.IntRange(1, 1_000_000),
+        metavar="N",
         default=None,
         help=f"KV block size {what}.",
     )
@@ -266,7 +268,8 @@ def _error(err: LogReadError) -> click.ClickException:
 
 
 class _IntList(click.ParamType):  # type: ignore[type-arg]
-    """One number, a list (256,512,2048) or a range (256:2048:256, stop included)."""
+    """Token counts of a workload: one number, a list (256,512,2048) or a range
+    (256:2048:256, stop included), each at least 1 (options.MIN_WORKLOAD_TOKENS)."""
 
     name = "N[,N...]|START:STOP[:STEP]"
 
@@ -275,10 +278,53 @@ class _IntList(click.ParamType):  # type: ignore[type-arg]
     ) -> tuple[int, ...]:
         if isinstance(value, tuple):
             return value
+        from .options import MIN_WORKLOAD_TOKENS
         from .render.tables import parse_int_list
 
         try:
-            return parse_int_list(str(value))
+            return parse_int_list(str(value), minimum=MIN_WORKLOAD_TOKENS)
+        except LogReadError as err:
+            self.fail(str(err), param, ctx)
+
+
+class _Tokens(_IntList):
+    """A workload's token count where one value works (kv, simulate, diff): the
+    metavar says N, and a list or a range is refused by name (read sweeps them)."""
+
+    name = "N"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[int, ...]:
+        values = super().convert(value, param, ctx)
+        if len(values) > 1:
+            command = ctx.info_name if ctx is not None else "this command"
+            self.fail(
+                f"{value!r}: {command} takes one value (read sweeps lists and ranges)",
+                param,
+                ctx,
+            )
+        return values
+
+
+class _Percent(click.ParamType):  # type: ignore[type-arg]
+    """A percentage, one grammar in every command (options.parse_percent):
+    ``5%`` or ``5``."""
+
+    name = "PCT"
+
+    def __init__(self, *, top_included: bool = True) -> None:
+        self.top_included = top_included
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        from .options import parse_percent
+
+        try:
+            return parse_percent(str(value), top_included=self.top_included)
         except LogReadError as err:
             self.fail(str(err), param, ctx)
 
@@ -377,13 +423,14 @@ Examples:
 @click.option(
     "--min-users",
     type=click.IntRange(0),
+    metavar="N",
     default=None,
     help="CI gate: exit 1 when fewer users fit at the workload (at any workload of a sweep; "
     "the message names each one short).",
 )
 @click.option(
     "--margin",
-    metavar="PCT",
+    type=_Percent(top_included=False),
     default=None,
     help="With --min-users: boot-to-boot tolerance (the memory profile moves a pool a few "
     "percent between boots). --min-users 30 --margin 5% fails below 28.5: 29 passes with a "
@@ -433,6 +480,7 @@ Examples:
 @click.option(
     "--target-users",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="List the smallest changes (FP8 KV or weights, utilization, bigger GPUs, TP) that fit "
     "this many users, with their arithmetic.",
@@ -529,6 +577,7 @@ Examples:
     "--tp",
     "tensor_parallel_size",
     type=click.IntRange(1, 1024),
+    metavar="N",
     default=1,
     show_default=True,
     help="Tensor parallel size (KV heads per GPU).",
@@ -537,12 +586,14 @@ Examples:
     "--pp",
     "pipeline_parallel_size",
     type=click.IntRange(1, 1024),
+    metavar="N",
     default=1,
     show_default=True,
     help="Pipeline parallel size (layers per GPU).",
 )
 @click.option(
     "--kv-cache-dtype",
+    metavar="DTYPE",
     default="auto",
     show_default=True,
     help="auto (the model's dtype), fp8, fp8_e4m3, fp8_e5m2, ...",
@@ -558,6 +609,7 @@ Examples:
     "--tokens",
     "num_tokens",
     type=click.IntRange(0, 1 << 30),
+    metavar="N",
     default=640,
     show_default=True,
     help="Tokens of the request whose blocks the 'how' lines count.",
@@ -570,6 +622,7 @@ Examples:
 @click.option(
     "--max-model-len",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="With --gpu: the max model len to check (default: the config's "
     "max_position_embeddings, as vLLM).",
@@ -578,18 +631,21 @@ Examples:
 @click.option(
     "--gpu-memory-utilization",
     type=click.FloatRange(0, 1, min_open=True),
+    metavar="N",
     default=None,
     help="With --gpu: the fraction vLLM may use (default: vLLM's, 0.92 from 0.20, 0.90 before).",
 )
 @click.option(
     "--weights-gib",
     type=click.FloatRange(0),
+    metavar="N",
     default=None,
     help="With --gpu: the weights per GPU in GiB, when the estimate cannot count them.",
 )
 @click.option(
     "--max-num-seqs",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="With --gpu: vLLM's max_num_seqs (default: vLLM's for the GPU's memory).",
 )
@@ -629,6 +685,7 @@ Examples:
 @click.option(
     "--users",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="Closed-loop users: each sends a request, and the next when it is answered.",
 )
@@ -636,12 +693,14 @@ Examples:
 @click.option(
     "--requests",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="Stop sending after N requests in all (a real run's count of answered requests).",
 )
 @click.option(
     "--rounds",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="Requests per user (default 1 unless --requests is given).",
 )
@@ -649,12 +708,13 @@ Examples:
     "--arrival-interval",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    metavar="STEPS",
-    help="A fixed rate instead of users: one request every STEPS steps.",
+    metavar="N",
+    help="A fixed rate instead of users: one request every N steps.",
 )
 @click.option(
     "--steps",
     type=click.IntRange(1),
+    metavar="N",
     default=1000,
     show_default=True,
     help="Scheduler steps to run (one step: one token for each running request).",
@@ -662,12 +722,14 @@ Examples:
 @click.option(
     "--max-num-seqs",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="Requests running at once (default: the log's, else vLLM's for the device).",
 )
 @click.option(
     "--max-num-batched-tokens",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="Tokens a step may compute (default: vLLM's for the device, 2,048 for most).",
 )
@@ -676,22 +738,42 @@ Examples:
     default=None,
     help="Split long prompts over steps (default: vLLM's, on; off for MLA on CPU).",
 )
-@click.option("--num-blocks", type=click.IntRange(1), default=None, help="Override the pool.")
+@click.option(
+    "--num-blocks", type=click.IntRange(1), metavar="N", default=None, help="Override the pool."
+)
 @_block_size("when the log does not state it, or to override it")
 @_config()
 @_format("simulate", "text; json (with the steps); csv (the steps, one row each).")
-@click.option("--stats-csv", metavar="FILE", default=None, help="Write the steps as CSV to FILE.")
+@click.option(
+    "--steps-csv",
+    metavar="FILE",
+    default=None,
+    help="Write the simulation's steps as CSV to FILE (read's --stats-csv is the log's stats "
+    "lines).",
+)
+# The old spelling of --steps-csv, which read uses for the log's stats lines: kept
+# working, hidden, with a note on stderr (one meaning per option name).
+@click.option(
+    "--stats-csv",
+    "old_stats_csv",
+    metavar="FILE",
+    default=None,
+    hidden=True,
+    help="The old name of --steps-csv (a note on stderr says so).",
+)
 @click.option(
     "--output-dist",
     metavar="uniform:LO:HI",
     default=None,
     help="Draw each request's output tokens uniformly in [LO, HI] (seeded by --seed).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --output-dist.")
+@click.option(
+    "--seed", type=int, metavar="N", default=0, show_default=True, help="Seed of --output-dist."
+)
 @click.option(
     "--plot",
     "plot_path",
-    metavar="FILE.png",
+    metavar="FILE",
     default=None,
     help="Draw the simulation (running, KV usage) beside the log's own stats lines, x as the "
     "answer tokens generated so far (steps are not seconds). Needs vllm-logread[plot].",
@@ -705,6 +787,14 @@ def simulate_cmd(**params: object) -> None:
     """
     from .simulate_app import SimulateOptions, run_simulate
 
+    old = params.pop("old_stats_csv", None)
+    if old is not None:
+        click.echo(
+            "warning: simulate --stats-csv is now --steps-csv (read's --stats-csv writes the "
+            "log's stats lines); the old name will go in a later release",
+            err=True,
+        )
+        params["steps_csv"] = params.get("steps_csv") or old
     _run(lambda: run_simulate(SimulateOptions(**_given(params)), _Terminal()))
 
 
@@ -736,19 +826,23 @@ Examples:
 @_block_size("when a log does not state it")
 @click.option(
     "--max-drop",
-    type=click.FloatRange(0, 100),
+    type=_Percent(),
     default=None,
-    metavar="PCT",
-    help="CI gate: exit 1 when the users fell more than PCT percent from OLD to NEW.",
+    help="CI gate: exit 1 when the users fell more than PCT percent from OLD to NEW (10% or 10).",
 )
-@_format("diff", "text; json; markdown or csv (the side-by-side table).")
+@_format(
+    "diff",
+    "text; json; markdown or csv (the side-by-side table); github (Actions annotations: the "
+    "gate on NEW's pool line, and the table to $GITHUB_STEP_SUMMARY).",
+)
 def diff_cmd(**params: object) -> None:
     """What changed between two boots (two logs, or a log and a /metrics text),
     side by side, and which line explains the change of the pool.
     """
     from .diff_app import DiffOptions, run_diff
 
-    _run(lambda: run_diff(DiffOptions(**_given(params)), _Terminal()))
+    options = DiffOptions(**_given(params), summary_path=os.environ.get("GITHUB_STEP_SUMMARY"))
+    _run(lambda: run_diff(options, _Terminal()))
 
 
 def run() -> None:

@@ -144,7 +144,7 @@ SERVER_COLUMNS = (
 )
 
 
-def parse_int_list(text: str, *, minimum: int = 0, maximum: int = 10_000_000) -> tuple[int, ...]:
+def parse_int_list(text: str, *, minimum: int = 1, maximum: int = 10_000_000) -> tuple[int, ...]:
     """``"512"``, ``"256,512,2048"`` or a range ``"256:2048:256"`` (start:stop:step,
     stop included) -> the values, in order, without repeats.
 
