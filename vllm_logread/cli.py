@@ -453,7 +453,7 @@ Examples:
     metavar="FILE",
     default=None,
     help="Write the stats lines' time series (time, engine, running, waiting, kv_usage_pct, "
-    "prompt_tps, generation_tps, preemptions) to FILE as CSV; needs pandas.",
+    "prompt_tps, generation_tps, preemptions) to FILE as CSV.",
 )
 @click.option(
     "--stats-jsonl",
