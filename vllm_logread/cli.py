@@ -18,6 +18,8 @@ import click
 from .errors import LogReadError
 
 if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
     from .terminal import Sink
 
 # The reading machinery (patterns, regexes, report) is imported by the command
@@ -46,6 +48,58 @@ Shell completion: eval "$(_VLLM_LOGREAD_COMPLETE=bash_source vllm-logread)"
 #: A command's function (its options as keyword arguments), and what adds an option to it.
 Command: TypeAlias = Callable[..., None]
 Decorator: TypeAlias = Callable[[Command], Command]
+
+
+# ------------------------------------------------------------------ shell completion
+# (EXIT_CODES' last lines say how to turn it on.) Each function runs only when the
+# shell asks, and reads the shipped tables then: start-up never pays for them.
+
+
+def _complete_path(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """A file: the shell's own file names (click's ``file`` completion)."""
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(incomplete, type="file")]
+
+
+def _table_names(name: str, key: str) -> list[str]:
+    """The names of a shipped table (data/NAME.json's KEY object), or none
+    when it cannot be read (completion never fails a shell)."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "data" / name
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))[key]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return sorted(table) if isinstance(table, dict) else []
+
+
+def _complete_model(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """``kv MODEL``: the shipped table's models (data/models.json) that start
+    with what is typed (any case), and file names (a config.json) when none do."""
+    from click.shell_completion import CompletionItem
+
+    low = incomplete.lower()
+    names = [n for n in _table_names("models.json", "models") if n.lower().startswith(low)]
+    # The file item first: bash falls back to file names only when no name matches.
+    return [CompletionItem(incomplete, type="file"), *map(CompletionItem, names)]
+
+
+def _complete_gpu(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """``--gpu``: the GPU table's names (data/gpus.json) that start with what is typed."""
+    from click.shell_completion import CompletionItem
+
+    low = incomplete.lower()
+    names = _table_names("gpus.json", "gpus")
+    return [CompletionItem(n) for n in names if n.lower().startswith(low)]
 
 
 def _options(*decorators: Decorator) -> Decorator:
@@ -89,6 +143,7 @@ def _workload(*, sweeps: bool, with_file: bool = True) -> Decorator:
                 "--workload",
                 "workload_path",
                 metavar="FILE",
+                shell_complete=_complete_path,
                 default=None,
                 help="A mix of requests (CSV or JSONL: prompt and output tokens per request, an "
                 "optional count), instead of --prompt/--output (giving both is a usage error).",
@@ -102,6 +157,7 @@ def _config(what: str = "") -> Decorator:
         "--config",
         "config",
         metavar="PATH",
+        shell_complete=_complete_path,
         default=None,
         help=f"The model's config.json (or its folder){what}; default: the offline Hugging Face "
         "cache, then the shipped table.",
@@ -125,6 +181,7 @@ def _gpu(what: str) -> Decorator:
         click.option(
             "--gpu",
             metavar="NAME",
+            shell_complete=_complete_gpu,
             default=None,
             help=f"{what} A name of the GPU table (vllm-logread kv --list-gpus), nvidia-smi's "
             "or ROCm's ('NVIDIA H100 80GB HBM3', 'AMD Instinct MI300X') too.",
@@ -226,11 +283,24 @@ class _DefaultGroup(click.Group):
     command_class = _Command
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.resilient_parsing and not args:
+            return super().parse_args(ctx, args)  # completing the first word: see below
         if not args or (
             args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")
         ):
             args.insert(0, "read")
         return super().parse_args(ctx, args)
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        """The first word: a subcommand, or a log file (``read`` is the default).
+        The file item comes first: bash offers file names only when no command
+        matches what is typed."""
+        from click.shell_completion import CompletionItem
+
+        found = super().shell_complete(ctx, incomplete)
+        if incomplete.startswith("-"):
+            return found
+        return [CompletionItem(incomplete, type="file"), *found]
 
 
 MAIN_EXAMPLES = """\b
@@ -365,7 +435,7 @@ Examples:
 
 
 @main.command("read", epilog=READ_EXAMPLES + EXIT_CODES)
-@click.argument("files", nargs=-1, metavar="[FILE]...")
+@click.argument("files", nargs=-1, metavar="[FILE]...", shell_complete=_complete_path)
 @click.option(
     "--metrics-url",
     metavar="URL",
@@ -376,6 +446,7 @@ Examples:
 @click.option(
     "--compare-metrics",
     metavar="FILE|URL",
+    shell_complete=_complete_path,
     default=None,
     help="The same server's /metrics (a saved text or http://host:8000/metrics): every figure "
     "the log and its cache_config_info both state, side by side, each difference explained by "
@@ -451,6 +522,7 @@ Examples:
 @click.option(
     "--stats-csv",
     metavar="FILE",
+    shell_complete=_complete_path,
     default=None,
     help="Write the stats lines' time series (time, engine, running, waiting, kv_usage_pct, "
     "prompt_tps, generation_tps, preemptions) to FILE as CSV.",
@@ -458,6 +530,7 @@ Examples:
 @click.option(
     "--stats-jsonl",
     metavar="FILE",
+    shell_complete=_complete_path,
     default=None,
     help="Write every stats line's facts to FILE as JSON Lines, as they are read "
     "(--json holds the load folded).",
@@ -496,6 +569,7 @@ Examples:
     "--plot",
     "plot_path",
     metavar="FILE",
+    shell_complete=_complete_path,
     default=None,
     help="Draw users against tokens per user (and the load over time) to FILE.png or .svg; "
     "needs matplotlib.",
@@ -556,7 +630,9 @@ Examples:
 
 
 @main.command("kv", epilog=KV_EXAMPLES + KV_EXIT_CODES)
-@click.argument("model_or_config", metavar="[MODEL]", required=False)
+@click.argument(
+    "model_or_config", metavar="[MODEL]", required=False, shell_complete=_complete_model
+)
 @click.option(
     "--list-models",
     is_flag=True,
@@ -681,7 +757,7 @@ Examples:
 
 
 @main.command("simulate", epilog=SIMULATE_EXAMPLES + SIMULATE_EXIT_CODES)
-@click.argument("file", metavar="LOG", default="-")
+@click.argument("file", metavar="LOG", default="-", shell_complete=_complete_path)
 @click.option(
     "--users",
     type=click.IntRange(1),
@@ -747,6 +823,7 @@ Examples:
 @click.option(
     "--steps-csv",
     metavar="FILE",
+    shell_complete=_complete_path,
     default=None,
     help="Write the simulation's steps as CSV to FILE (read's --stats-csv is the log's stats "
     "lines).",
@@ -757,6 +834,7 @@ Examples:
     "--stats-csv",
     "old_stats_csv",
     metavar="FILE",
+    shell_complete=_complete_path,
     default=None,
     hidden=True,
     help="The old name of --steps-csv (a note on stderr says so).",
@@ -774,6 +852,7 @@ Examples:
     "--plot",
     "plot_path",
     metavar="FILE",
+    shell_complete=_complete_path,
     default=None,
     help="Draw the simulation (running, KV usage) beside the log's own stats lines, x as the "
     "answer tokens generated so far (steps are not seconds). Needs vllm-logread[plot].",
@@ -819,8 +898,8 @@ Examples:
 
 
 @main.command("diff", epilog=DIFF_EXAMPLES + DIFF_EXIT_CODES)
-@click.argument("old", metavar="OLD")
-@click.argument("new", metavar="NEW")
+@click.argument("old", metavar="OLD", shell_complete=_complete_path)
+@click.argument("new", metavar="NEW", shell_complete=_complete_path)
 @_workload(sweeps=False, with_file=False)
 @_config(" (both inputs)")
 @_block_size("when a log does not state it")
