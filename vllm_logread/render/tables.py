@@ -2,7 +2,7 @@
 
 The CSV is the csv module's and the text table a plain right-aligned layout;
 both write what pandas wrote before it became an extra (``[table]``):
-tests/test_tables_without_pandas.py holds them against pandas' own output on
+tests/render/test_tables_without_pandas.py holds them against pandas' own output on
 every sample. pandas is imported only by :func:`read_stats_csv` (the stats CSV
 back as a DataFrame, for a notebook), inside the function.
 
