@@ -120,7 +120,7 @@ def test_the_knob_says_the_pool_stays_on_a_set_kv_memory() -> None:
     # Halved: 1,024 -> sliding cdiv(127 + 1,024, 128) + 1 = 9 + 1 = 10 -> 74;
     # 161 / 74 = 2.1757 -> 2.18x, int(2.1757 x 8,192) = int(17,823.1) = 17,823.
     assert (k[0]["users"], k[0]["gain"], k[0]["exact"]) == (22, 0, True)
-    assert "--kv-cache-memory-bytes 506,462,208" in k[0]["reason"]
+    assert "--kv-cache-memory-bytes 506462208" in k[0]["reason"]
     assert "KV cache size: 17,823 tokens, maximum concurrency 2.18x" in k[0]["reason"]
     assert "1 batch in flight x max_num_batched_tokens = 2,048 tokens" in k[0]["reason"]
 

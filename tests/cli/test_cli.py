@@ -41,7 +41,11 @@ def test_seed_json() -> None:
     assert out["workload"] == {
         "prompt_tokens": 512,
         "output_tokens": 128,
-        "tokens_per_user": 640,
+        "tokens_per_user": 640,  # the request's length, 512 + 128
+        # What a user holds, as the text's "yours hold 639": 512 + 128 - 1 = 639 at the
+        # end of the answer, 512 + 128 // 2 - 1 = 575 mid-answer.
+        "tokens_held_at_end": 639,
+        "tokens_held_mid_answer": 575,
         "blocks_per_user": 40,
     }
     fp8 = [w for w in out["what_if"] if w["change"] == "kv_cache_dtype=fp8"]

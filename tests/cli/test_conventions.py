@@ -135,8 +135,8 @@ def test_kv_plans_with_the_newest_vllm_unless_told() -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["diff", SEED, REAL_SEED, "--prompt", "256,512"], "diff takes one workload"),
-        (["kv", "Qwen/Qwen3-8B", "--gpu", "L4", "--output", "1:3"], "kv takes one workload"),
+        (["diff", SEED, REAL_SEED, "--prompt", "256,512"], "diff takes one value"),
+        (["kv", "Qwen/Qwen3-8B", "--gpu", "L4", "--output", "1:3"], "kv takes one value"),
         (["simulate", SEED, "--users", "4", "--prompt", "256,512"], "simulate takes one"),
         (["diff", SEED, REAL_SEED, "--json", "--format", "csv"], "--json is --format json"),
         ([SEED, "--json", "--format", "csv"], "--json is --format json"),

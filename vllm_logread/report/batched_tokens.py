@@ -220,7 +220,7 @@ def _pool_after(b: Basis, n: int) -> tuple[int | None, bool, str]:
         return (
             b.num_blocks,
             True,
-            f"--kv-cache-memory-bytes {b.kv_cache_memory_bytes:,} ({b.kv_cache_memory_bytes_source}) "
+            f"--kv-cache-memory-bytes {b.kv_cache_memory_bytes} ({b.kv_cache_memory_bytes_source}) "
             f"sets the KV memory and no profile moves it: the pool stays {b.num_blocks:,} blocks",
         )
     if (b.device or "").upper() == "CPU":
