@@ -475,6 +475,21 @@ Examples:
     metavar="N",
     help="The closed-loop users to simulate (implies --simulate).",
 )
+@click.option(
+    "--simulate-rounds",
+    type=click.IntRange(1),
+    default=None,
+    metavar="N",
+    help="Requests per simulated user (simulate's --rounds; implies --simulate): later waves.",
+)
+@click.option(
+    "--simulate-spread",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    metavar="STEPS",
+    help="Start the simulated users' first requests over STEPS steps (simulate's --spread; "
+    "implies --simulate): the steady count instead of waves.",
+)
 def read_cmd(**params: object) -> None:
     """Report the KV pool and the users that fit, from vLLM logs or a pipe.
 
@@ -644,6 +659,14 @@ Examples:
     type=click.IntRange(1),
     default=None,
     help="Requests per user (default 1 unless --requests is given).",
+)
+@click.option(
+    "--spread",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    metavar="STEPS",
+    help="Start the users' first requests evenly over STEPS steps instead of together "
+    "(users who joined over a while: no waves, a steady count).",
 )
 @click.option(
     "--arrival-interval",

