@@ -14,8 +14,15 @@ the end of its answer (cdiv(639, 16)), 36 mid-answer (cdiv(576, 16)).
 
 from __future__ import annotations
 
-import pytest
+import json
+import re
+from pathlib import Path
+from typing import Any
 
+import pytest
+from click.testing import CliRunner
+
+from vllm_logread.cli import main
 from vllm_logread.errors import UsageError
 from vllm_logread.simulate import (
     Load,
@@ -134,3 +141,87 @@ def test_waves_after_a_user_ran_out_are_not_full() -> None:
 
 def test_steady_needs_waiting_requests() -> None:
     assert steady_running_of([_st(0, 5, 0), _st(1, 6, 0)], 0) is None
+
+
+# -- the real V0 boot at scale (sample_logs/real_vllm_0.8.5_qwen3-tiny-f32_v0_waves_load.*) --
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
+WAVES = SAMPLES / "real_vllm_0.8.5_qwen3-tiny-f32_v0_waves_load"
+
+
+def _file(ext: str) -> Path:
+    return WAVES.with_name(WAVES.name + ext)
+
+
+def _golden() -> dict[str, Any]:
+    spec: dict[str, Any] = json.loads(_file(".golden.json").read_text())
+    return spec
+
+
+def _real_waves(series: list[dict[str, float]]) -> list[list[int]]:
+    """[admitted, end, preemptions] per wave of the /metrics samples: a wave ends when the
+    running count falls below half of the sample before (the answers ended together)."""
+    run = [int(s["running"]) for s in series]
+    pre = [int(s["preemptions"]) for s in series]
+    starts = [0] + [k for k in range(1, len(run)) if 2 * run[k] < run[k - 1]]
+    out = []
+    for i, a in enumerate(starts[:-1]):
+        b = starts[i + 1] - 1
+        out.append([max(run[a : b + 1]), run[b], pre[b] - (pre[a - 1] if a else 0)])
+    return out
+
+
+def test_the_v0_waves_golden_is_what_vllm_recorded() -> None:
+    """The golden's waves against the 0.5 s /metrics samples (an admitted count may be one
+    above the samples': wave 2's 61 is on a stats line only) and the stats lines."""
+    waves = _golden()["waves"]
+    series = json.loads(_file(".series.json").read_text())["series"]
+    got = _real_waves(series)
+    assert [w[1:] for w in got] == [w[1:] for w in waves["real"]]
+    assert all(0 <= r[0] - g[0] <= 1 for g, r in zip(got, waves["real"], strict=True))
+    assert int(series[-1]["preemptions"]) == waves["preemptions"]
+    printed = [int(n) for n in re.findall(r"Running: (\d+) reqs", _file(".log").read_text())]
+    assert printed[3:12] == [63, 62, 60, 60, 60, 58, 58, 56, 55]  # the first staircase
+    assert 61 in printed
+
+
+def test_simulate_gives_every_wave_of_the_real_v0_boot() -> None:
+    """simulate LOG --users 72 --rounds 5: each wave's admitted count (within one: the
+    samples), its end and its preemptions as vLLM ran them, and the first staircase."""
+    waves = _golden()["waves"]
+    result = CliRunner().invoke(
+        main,
+        [
+            "simulate",
+            str(_file(".log")),
+            "--users",
+            str(waves["load_users"]),
+            "--rounds",
+            str(waves["rounds"]),
+            "--steps",
+            "3000",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    sim = [[w["admitted"], w["end_running"], w["preemptions"]] for w in got["waves"]]
+    assert [w[1:] for w in sim] == [w[1:] for w in waves["real"]]
+    assert all(abs(s[0] - r[0]) <= 1 for s, r in zip(sim, waves["real"], strict=True))
+    assert got["waves"][0]["staircase"] == waves["first_staircase"]
+    assert got["preemptions"] == waves["preemptions"]
+
+
+def test_read_says_which_v0_figure_holds_when() -> None:
+    """On the real V0 boot: the first wave's 51 ((2,048 - 1) // 40), later waves' 50-51
+    (the report's 50: min(51, (2,048 - 20 - 32) // 40 + 1)), spread-out users' 56
+    (36 blocks mid-answer: 2,047 // 36)."""
+    waves = _golden()["waves"]
+    result = CliRunner().invoke(
+        main, [str(_file(".log")), "--prompt", "512", "--output", "128", "--no-echo"]
+    )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "the first ends at 51 ((2,048 - 1) // 40), later ones at 50-51" in text
+    assert "users who start apart settle near 56 (36 blocks mid-answer)" in text
+    assert waves["first_wave_end"] == 51 and waves["later_wave_ends"] == [50, 51]

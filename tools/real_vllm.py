@@ -351,12 +351,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt", type=int, default=512)
     p.add_argument("--output", type=int, default=128)
     p.add_argument("--rounds", type=int, default=1)
-    p.add_argument(
-        "--stagger-s", type=float, default=0.1, help="user u starts u x this late [0.1]"
-    )
+    p.add_argument("--stagger-s", type=float, default=0.1, help="user u starts u x this late [0.1]")
     p.add_argument("--tick-s", type=float, default=1.0, help="/metrics every this [1.0]")
     p.add_argument(
-        "--serve-env", action="append", default=[], metavar="KEY=VALUE",
+        "--serve-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="environment for vllm serve, over the version's recipe (repeatable)",
     )
     p.add_argument("--out", default=str(REPO / "sample_logs"))

@@ -624,7 +624,7 @@ class _Run:
                 self.next_rate_step += load.arrival_interval_steps
             return
         if self.pending_resend:
-            self.pending_resend.sort()
+            self.pending_resend.sort(key=lambda a: a[0])  # stable: in the order they ended
             while self.pending_resend and self.pending_resend[0][0] <= step:
                 self.arrivals.append(self.pending_resend.pop(0))
         while self.arrivals and self.arrivals[0][0] <= step and self.may_send():
