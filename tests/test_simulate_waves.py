@@ -225,3 +225,41 @@ def test_read_says_which_v0_figure_holds_when() -> None:
     assert "the first ends at 51 ((2,048 - 1) // 40), later ones at 50-51" in text
     assert "users who start apart settle near 56 (36 blocks mid-answer)" in text
     assert waves["first_wave_end"] == 51 and waves["later_wave_ends"] == [50, 51]
+
+
+SPREAD = SAMPLES / "real_vllm_0.8.5_qwen3-tiny-f32_v0_spread_load"
+
+
+def test_simulate_gives_the_real_v0_steady_count_of_users_started_apart() -> None:
+    """The same V0 pool, 72 users whose first requests came 1.5 s apart (108 s in all,
+    about 120 of its ~1 s decode steps): vLLM's median running while requests waited after
+    the last user's first request (the golden's ``steady``, checked against the samples)
+    and ``simulate --spread 120``'s steady count within one user."""
+    spec = json.loads(SPREAD.with_name(SPREAD.name + ".golden.json").read_text())["spread"]
+    series = json.loads(SPREAD.with_name(SPREAD.name + ".series.json").read_text())["series"]
+    held = sorted(
+        int(s["running"]) for s in series if s["t_s"] > spread_until(spec) and s["waiting"] > 0
+    )
+    assert held[(len(held) - 1) // 2] == spec["steady"]
+    result = CliRunner().invoke(
+        main,
+        [
+            "simulate",
+            str(SPREAD.with_name(SPREAD.name + ".log")),
+            "--users",
+            str(spec["load_users"]),
+            "--rounds",
+            str(spec["rounds"]),
+            "--spread",
+            str(spec["spread_steps"]),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    assert abs(got["steady_running"] - spec["steady"]) <= 1
+
+
+def spread_until(spec: dict[str, Any]) -> float:
+    """Seconds from the load's start to the last user's first request."""
+    return float(spec["stagger_s"]) * (int(spec["load_users"]) - 1)
