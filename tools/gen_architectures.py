@@ -1,8 +1,8 @@
 """Generate vllm_logread/data/architectures.json from an unpacked vLLM wheel (run once per release).
 
-    pip download --no-deps vllm==0.33.0 -d /tmp/vllm-src-0.33
-    cd /tmp/vllm-src-0.33 && mkdir unpacked && cd unpacked && unzip -q ../vllm-0.33.0-*.whl
-    python tools/gen_architectures.py /tmp/vllm-src-0.33/unpacked 0.33.0
+    pip download --no-deps vllm==0.34.0 -d /tmp/vllm-src-0.34
+    cd /tmp/vllm-src-0.34 && mkdir unpacked && cd unpacked && unzip -q ../vllm-0.34.0-*.whl
+    python tools/gen_architectures.py /tmp/vllm-src-0.34/unpacked 0.34.0
 
 It reads the model registry (``vllm/model_executor/models/registry.py``: the
 text-generation, multimodal and speculative-decoding tables) with ``ast``
@@ -17,7 +17,7 @@ modules it imports from the same package, one level deep) for:
 
 The tool's own status of each architecture is NOT read from vLLM: it is the
 hand-kept table ``STATUS`` below, each "verified" entry naming the test that
-works its arithmetic out by hand (tests/test_architectures.py checks that every
+works its arithmetic out by hand (tests/kv/test_architectures.py checks that every
 named test exists). The output is reviewed and committed; vLLM's code is not
 copied, only names.
 """
@@ -35,6 +35,9 @@ TABLES = {
     "_TEXT_GENERATION_MODELS": "text-generation",
     "_MULTIMODAL_MODELS": "multimodal",
     "_SPECULATIVE_DECODING_MODELS": "drafter",
+    # vLLM 0.34 serves some families (Gemma, OLMoE, StableLM) through the
+    # Transformers backend only: still served, their layout from the config.
+    "_TRANSFORMERS_SUPPORTED_MODELS": "text-generation",
 }
 
 # Layer constructions -> the kind of KV cache spec vLLM gives them (0.33).
@@ -83,34 +86,35 @@ FIELD_PATTERNS = (
 # architecture's bytes by hand; "modelled" = the tool has a rule for its layout
 # but no hand-worked test (never exact on its own); absent = "not verified".
 VERIFIED: dict[str, str] = {
-    "LlamaForCausalLM": "tests/test_shipped_table.py::test_llama_2",
-    "MistralForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "MixtralForCausalLM": "tests/test_architectures.py::test_mixtral",
-    "Qwen2ForCausalLM": "tests/test_architectures.py::test_qwen2_5",
-    "Qwen2_5_VLForConditionalGeneration": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "Qwen3ForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "Qwen3MoeForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "Qwen3NextForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "Qwen3_5ForConditionalGeneration": "tests/test_architectures.py::test_qwen3_5",
-    "Qwen3_5MoeForConditionalGeneration": "tests/test_architectures.py::test_qwen3_5_moe",
-    "DeepseekV3ForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "DeepseekV32ForCausalLM": "tests/test_architectures.py::test_deepseek_v3_2",
-    "Gemma2ForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "Gemma3ForCausalLM": "tests/test_kvspec.py::test_sliding_pattern_gemma3",
-    "Gemma3ForConditionalGeneration": "tests/test_kvspec.py::test_sliding_pattern_gemma3",
-    "Gemma3nForCausalLM": "tests/test_architectures.py::test_gemma_3n",
-    "Gemma3nForConditionalGeneration": "tests/test_architectures.py::test_gemma_3n",
-    "Phi3ForCausalLM": "tests/test_shipped_table.py::test_phi_3_mini",
-    "FalconForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "JambaForCausalLM": "tests/test_shipped_table.py::test_jamba",
-    "NemotronHForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "GptOssForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "Llama4ForCausalLM": "tests/test_shipped_table.py::test_llama_4",
-    "Llama4ForConditionalGeneration": "tests/test_shipped_table.py::test_llama_4",
-    "KimiLinearForCausalLM": "tests/test_architectures.py::test_kimi_linear",
-    "MiniMaxM2ForCausalLM": "tests/test_architectures.py::test_minimax_m2",
-    "Glm4MoeForCausalLM": "tests/test_architectures.py::test_glm_4_6",
-    "GraniteMoeHybridForCausalLM": "tests/test_kvspec.py::test_mamba2_hybrids_nemotron_and_granite",
+    "LlamaForCausalLM": "tests/kv/test_shipped_table.py::test_llama_2",
+    "MistralForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "MixtralForCausalLM": "tests/kv/test_architectures.py::test_mixtral",
+    "Qwen2ForCausalLM": "tests/kv/test_architectures.py::test_qwen2_5",
+    "Qwen2_5_VLForConditionalGeneration": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "Qwen3ForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "Qwen3MoeForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "Qwen3NextForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "Qwen3_5ForConditionalGeneration": "tests/kv/test_architectures.py::test_qwen3_5",
+    "Qwen3_5MoeForConditionalGeneration": "tests/kv/test_architectures.py::test_qwen3_5_moe",
+    "DeepseekV3ForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "DeepseekV32ForCausalLM": "tests/kv/test_architectures.py::test_deepseek_v3_2",
+    "Gemma2ForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "Gemma3ForCausalLM": "tests/kv/test_kvspec.py::test_sliding_pattern_gemma3",
+    "Gemma3ForConditionalGeneration": "tests/kv/test_kvspec.py::test_sliding_pattern_gemma3",
+    "Gemma3nForCausalLM": "tests/kv/test_architectures.py::test_gemma_3n",
+    "Gemma3nForConditionalGeneration": "tests/kv/test_architectures.py::test_gemma_3n",
+    "Phi3ForCausalLM": "tests/kv/test_shipped_table.py::test_phi_3_mini",
+    "FalconForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "JambaForCausalLM": "tests/kv/test_shipped_table.py::test_jamba",
+    "NemotronHForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "GptOssForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "Llama4ForCausalLM": "tests/kv/test_shipped_table.py::test_llama_4",
+    "Llama4ForConditionalGeneration": "tests/kv/test_shipped_table.py::test_llama_4",
+    "KimiLinearForCausalLM": "tests/kv/test_architectures.py::test_kimi_linear",
+    "MiniMaxM2ForCausalLM": "tests/kv/test_architectures.py::test_minimax_m2",
+    "Glm4MoeForCausalLM": "tests/kv/test_architectures.py::test_glm_4_6",
+    "GraniteMoeHybridForCausalLM": "tests/kv/test_kvspec.py::test_mamba2_hybrids_nemotron_and_granite",
+    "RicursiveForCausalLM": "tests/kv/test_architectures.py::test_ricursive_0_34_log",
 }
 
 # Layouts build.py has a rule for (read by model_type), not worked by hand.
@@ -153,7 +157,10 @@ def _load_registry(root: Path) -> dict[str, tuple[str, str, str]]:
             continue
         table = ast.literal_eval(node.value)
         for arch, (module, cls) in table.items():
-            out.setdefault(arch, (TABLES[target.id], module, cls))
+            role = TABLES[target.id]
+            if module == "transformers" and arch.endswith("ForConditionalGeneration"):
+                role = "multimodal"
+            out.setdefault(arch, (role, module, cls))
     return out
 
 
@@ -169,7 +176,7 @@ def _module_files(root: Path, module: str) -> list[Path]:
     return []
 
 
-_IMPORT_RE = re.compile(r"^from \.(\w+) import", re.M)
+_IMPORT_RE = re.compile(r"^from (?:\.|vllm\.model_executor\.models\.)(\w+) import", re.M)
 # The state layers' modules (gated delta net, KDA, Mamba mixers, short conv) read
 # the config fields that size the state: follow those imports too.
 _LAYER_IMPORT_RE = re.compile(r"^from vllm\.model_executor\.layers\.mamba(\.[\w.]+)? import", re.M)
@@ -221,7 +228,9 @@ def _entry(arch: str, role: str, module: str, cls: str, root: Path) -> dict[str,
     }
     if test:
         entry["verified_by"] = test
-    if not files:
+    if module == "transformers":
+        entry["note"] = "served by vLLM's Transformers backend (no model module of its own)"
+    elif not files:
         entry["note"] = "module not found in the wheel (out-of-tree or transformers backend)"
     return entry
 

@@ -19,6 +19,7 @@ KV cache cannot hold one request (that run never got a pool).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -28,6 +29,7 @@ from .rules import (
     pool_lines_per_worker,
     prints_max_concurrency,
 )
+from .versions import Version
 
 # Kinds that describe how a server was started: restated after a pool, they
 # mean a new boot. Stats kinds never do.
@@ -46,6 +48,17 @@ _BOOT_KINDS = frozenset(
 
 
 POOL_KINDS = frozenset({"pool_tokens", "gpu_blocks"})
+
+
+# What a person typed beside the log (a pasted `vllm serve NAME --max-model-len N`, an
+# lm_eval or LLM(...) line: read/patterns.py rows pasted_command, script_model_args)
+# stands in for the engine's own statement only when the engine made none: the engine's
+# config line is what ran. Not among _BOOT_KINDS: a command pasted again after the log is
+# no restart.
+_TYPED_STAND_INS: dict[str, tuple[str, ...]] = {
+    "model": ("model_named", "served_model_name"),
+    "max_model_len": ("max_model_len_named",),
+}
 
 # SGLang's lines that state its pool besides the scheduler's max_total_num_tokens.
 SGLANG_POOL_KINDS = frozenset({"kv_alloc_tokens", "sglang_full_tokens", "sglang_swa_tokens"})
@@ -156,6 +169,10 @@ class Boot:
     # Stats lines were read for this boot (outside --json they are not among its
     # facts): it served, so an error after its pool was not the end of its start-up.
     has_load: bool = False
+    # No more lines will come for this boot (the input ended, or another boot began): a
+    # traceback's head with no exception line after it is then all the log will say
+    # (report/failure.py).
+    input_ended: bool = False
 
     @property
     def has_pool(self) -> bool:
@@ -166,10 +183,16 @@ class Boot:
         return [e for e in sorted(self.engines.values(), key=lambda e: e.key) if e.has_pool]
 
     def first(self, kind: str) -> Fact | None:
-        return next((f for f in self.facts if f.kind == kind), None)
+        found = next((f for f in self.facts if f.kind == kind), None)
+        if found is None and kind in _TYPED_STAND_INS:
+            return next((f for k in _TYPED_STAND_INS[kind] if (f := self.first(k))), None)
+        return found
 
     def last(self, kind: str) -> Fact | None:
-        return next((f for f in reversed(self.facts) if f.kind == kind), None)
+        found = next((f for f in reversed(self.facts) if f.kind == kind), None)
+        if found is None and kind in _TYPED_STAND_INS:
+            return next((f for k in _TYPED_STAND_INS[kind] if (f := self.last(k))), None)
+        return found
 
     def all(self, kind: str) -> list[Fact]:
         return [f for f in self.facts if f.kind == kind]
@@ -248,11 +271,16 @@ class BootTracker:
         """Add the facts of one line; return True if they began a new boot."""
         new = False
         if facts and self.current.restarts_with(facts):
+            self.current.input_ended = True
             self.boots.append(Boot(index=len(self.boots)))
             new = True
         for f in facts:
             self.current.add(f)
         return new
+
+    def end_of_input(self) -> None:
+        """The input ended: the current boot says no more."""
+        self.current.input_ended = True
 
     def add_all(self, facts: Iterable[Fact]) -> None:
         """Add facts, grouping consecutive facts of the same line."""
@@ -315,7 +343,7 @@ def _boot_complete(boot: Boot, line: list[Fact]) -> bool:
         return all_spoke or bool(kinds & STATS_KINDS)
     if not all_spoke:
         return False
-    version = boot.value("vllm_version")
+    version = Version.parse(str(boot.value("vllm_version") or ""))
     gen = engine_generation(boot)
     # An unknown version: wait for the concurrency line, or for silence.
     prints_concurrency = prints_max_concurrency(version, gen)
@@ -371,3 +399,98 @@ def _mnbt_tried(boot: Boot) -> tuple[int, ...]:
     (rules.DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED)."""
     f = boot.last("max_num_batched_tokens")
     return (int(f.value),) if f is not None else DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RanksSeen:
+    """The worker ranks a boot's labels show (``worker_rank`` facts, read/lines.py's
+    worker_label): evidence of a parallel layout the config line may not state.
+
+    Attributes:
+        num_ranks: distinct ranks seen, a lower bound (a rank that printed nothing
+            the reader keeps is not seen); V0's ``VllmWorkerProcess`` labels rank 1
+            and up, so its driver (rank 0) adds one.
+        tensor_parallel_size, pipeline_parallel_size: the highest TP / PP index a
+            label names, plus one (None: no label names that part).
+        labels: the labels, in order of first appearance.
+    """
+
+    num_ranks: int
+    tensor_parallel_size: int | None
+    pipeline_parallel_size: int | None
+    labels: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """``4 ranks seen (TP0..TP3)``, ``7 ranks seen (6 VllmWorkerProcess + the
+        driver)``, ``2 ranks seen (rank0, rank1)`` for a person."""
+        procs = [lb.split(" pid=")[0] for lb in self.labels if " pid=" in lb]
+        if procs:
+            kinds = ", ".join(f"{procs.count(k)} {k}" for k in dict.fromkeys(procs))
+            driver = " + the driver" if self.num_ranks > len(set(self.labels)) else ""
+            return f"{self.num_ranks} ranks seen ({kinds}{driver})"
+        ordered = sorted(self.labels, key=lambda lb: [int(x) for x in re.findall(r"\d+", lb)])
+        shown = ", ".join(ordered) if len(ordered) <= 2 else f"{ordered[0]}..{ordered[-1]}"
+        return f"{self.num_ranks} ranks seen ({shown})"
+
+
+def ranks_seen(boot: Boot) -> RanksSeen | None:
+    """The ranks ``boot``'s worker labels show, or None when they show one or none.
+
+    >>> b = Boot(index=0)
+    >>> for i in range(4):
+    ...     b.add(Fact(kind="worker_rank", value=f"TP{i}", line=i + 1))
+    >>> r = ranks_seen(b)
+    >>> r.num_ranks, r.tensor_parallel_size, r.text
+    (4, 4, '4 ranks seen (TP0..TP3)')
+    """
+    labels = list(dict.fromkeys(str(f.value) for f in boot.all("worker_rank")))
+    if not labels:
+        return None
+    ranks: set[str] = set()
+    top: dict[str, int] = {}
+    driver = 0
+    for label in labels:
+        if " pid=" in label:  # a process, one rank each
+            ranks.add(label)
+            driver = max(driver, int(label.startswith("VllmWorkerProcess")))
+            continue
+        if label.startswith("rank"):  # "rank=2" (VllmWorker), "rank2" (torchrun)
+            ranks.add(label)
+            continue
+        ident = []
+        for part in label.replace(" ", "_").split("_"):
+            kind = part.rstrip("0123456789")
+            index = int(part[len(kind) :] or 0)
+            if kind in ("TP", "PP", "DP", "PCP", "DCP"):  # EP is DP x TP's, no rank of its own
+                ident.append(part)
+                top[kind] = max(top.get(kind, 0), index + 1)
+        ranks.add("_".join(ident) or label)
+    num = len(ranks) + driver
+    if num <= 1:
+        return None
+    return RanksSeen(
+        num_ranks=num,
+        tensor_parallel_size=top.get("TP"),
+        pipeline_parallel_size=top.get("PP"),
+        labels=tuple(labels),
+    )
+
+
+def stage_kv_memory(boot: Boot) -> dict[int, Fact]:
+    """Each pipeline stage's "Available KV cache memory", the smallest its ranks state
+    (its TP ranks share one pool): ``{0: PP0's fact, 1: PP1's}``, from the ``PPk`` of
+    the worker labels (``Worker_PP1_TP0``, ``VllmWorker PP1_TP0``). Empty when no
+    line names a stage (no PP, or only the first rank prints, 0.11.1+)."""
+    from .read.lines import worker_label
+
+    out: dict[int, Fact] = {}
+    for f in boot.all("available_kv_gib"):
+        label = worker_label(f.process) or ""
+        stage = next(
+            (int(p[2:]) for p in label.split("_") if p.startswith("PP") and p[2:].isdigit()),
+            None,
+        )
+        if stage is not None and (stage not in out or float(f.value) < float(out[stage].value)):
+            out[stage] = f
+    return out

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .formats import FORMATS
-from .rules import NEWEST_CHECKED
+from .rules import ESTIMATE_VERSION
 
 if TYPE_CHECKING:  # capacity's import waits for the command that reads
     from .capacity import Workload
@@ -29,10 +29,38 @@ if TYPE_CHECKING:  # capacity's import waits for the command that reads
 DEFAULT_PROMPT_TOKENS = 512
 DEFAULT_OUTPUT_TOKENS = 128
 
-#: The vLLM whose rules ``kv`` plans with when --vllm-version is not given: the
-#: newest release this tool was checked against (rules.NEWEST_CHECKED), as a
-#: plan before a boot is for the vLLM one would install today.
-NEWEST_VLLM = ".".join(str(p) for p in (*NEWEST_CHECKED.parts, 0))
+#: The vLLM whose rules ``kv`` plans with when --vllm-version is not given, with
+#: or without --gpu: rules.ESTIMATE_VERSION, the newest release this tool was
+#: checked against (a plan before a boot is for the vLLM one would install today).
+NEWEST_VLLM = ESTIMATE_VERSION
+
+
+#: A workload's token counts are at least 1: vLLM rejects an empty prompt and
+#: max_tokens 0 (``--prompt 0 --output 0`` was read as a request of 0 tokens).
+MIN_WORKLOAD_TOKENS = 1
+
+
+def parse_percent(text: str, *, top_included: bool = True) -> float:
+    """A percentage option's value, one grammar for every command (``--margin``,
+    ``diff --max-drop``): "5%", "5" or "2.5 %"; 0 to 100 (``top_included``
+    False: below 100).
+
+    >>> parse_percent("5%"), parse_percent("2.5"), parse_percent(" 10 % ")
+    (5.0, 2.5, 10.0)
+
+    Raises:
+        UsageError: not a number, NaN, or outside the range.
+    """
+    body = text.strip().removesuffix("%").strip()
+    try:
+        value = float(body)
+    except ValueError:
+        value = float("nan")
+    top_ok = value <= 100 if top_included else value < 100
+    if not (value >= 0 and top_ok):
+        top = "100" if top_included else "below 100"
+        raise UsageError(f"{text!r} is not a percentage from 0 to {top} (e.g. 5% or 5)")
+    return value
 
 
 class OptionsError(UsageError):
@@ -49,6 +77,8 @@ class CommonOptions:
             DEFAULT_PROMPT_TOKENS / DEFAULT_OUTPUT_TOKENS). Several: a sweep.
         workload_path: ``--workload FILE``, a mix of requests (replaces both).
         config: the model's config.json (or its folder).
+        model: ``--model NAME``: the model by name, its config found as ``kv``
+            finds it (a path, the offline Hugging Face cache, the shipped table).
         block_size: the KV block size when the log does not state it.
         gpu: a card of the GPU table; gpu_memory_gib: any card, by its memory.
         fmt: ``--format``; as_json: ``--json`` (= ``--format json``).
@@ -58,6 +88,7 @@ class CommonOptions:
     output_tokens: tuple[int, ...] = ()
     workload_path: str | None = None
     config: str | None = None
+    model: str | None = None
     block_size: int | None = None
     gpu: str | None = None
     gpu_memory_gib: float | None = None
@@ -108,6 +139,14 @@ def check_common(opts: CommonOptions, command: str, *, sweeps: bool = False) -> 
     if opts.gpu is not None and opts.gpu_memory_gib is not None:
         raise OptionsError("--gpu names a card of the table, --gpu-memory-gib any card: not both")
     gpu_card(opts)  # a card the table does not know, a memory no card has: before any input
+    if opts.model is not None:
+        if opts.config is not None:
+            raise OptionsError(
+                "--model names the model and --config gives its config.json: one or the other"
+            )
+        from .kv.config import check_model_name
+
+        check_model_name(opts.model)  # a name nothing offline knows: exit 2, before any input
     output_format(opts, command)
 
 
@@ -184,10 +223,37 @@ def report_options(opts: CommonOptions, workload: Workload, **more: Any) -> Any:
     return Options(
         workload=workload,
         config=opts.config,
+        model=opts.model,
         block_size=opts.block_size,
         gpu=gpu_card(opts),
         **more,
     )
+
+
+def model_notes(given: str | None, boots: Sequence[Any]) -> list[str]:
+    """One stderr line for each boot whose log names another model than
+    ``--model`` (``given``): which name the report uses (``--model``'s, as a
+    ``--config`` given wins over the log's name) and the log's line.
+
+    ``boots``: boots.Boot objects (their first ``model`` fact).
+    """
+    if given is None:
+        return []
+    from .kv.config import is_same_model
+
+    out: list[str] = []
+    for boot in boots:
+        f = boot.first("model")
+        if f is None or is_same_model(given, str(f.value)):
+            continue
+        note = (
+            f"warning: --model {given} is not the model the log names ({f.value}, line "
+            f"{f.line}): --model wins, its config sizes the KV cache; a figure of the log "
+            "that disagrees with it fails its check"
+        )
+        if note not in out:
+            out.append(note)
+    return out
 
 
 def unused_options(opts: Any, fmt: str) -> list[str]:
@@ -245,8 +311,9 @@ class ReadOptions(CommonOptions):
     since: str = "1h"
     by: tuple[str, ...] = ()
     min_users: int | None = None
-    # --margin: the gate's boot-to-boot tolerance, a percentage ("5%"); None: none.
-    margin: str | None = None
+    # --margin: the gate's boot-to-boot tolerance in percent (--margin 5% is 5.0:
+    # parse_percent); None: none.
+    margin: float | None = None
     strict: bool = False
     all_boots: bool = False
     echo: bool | None = None

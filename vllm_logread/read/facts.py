@@ -61,6 +61,9 @@ KIND_TYPES: dict[str, type] = {
     "max_model_len": int,
     "tensor_parallel_size": int,
     "pipeline_parallel_size": int,
+    # A worker rank's label, once per label: "TP1", "PP1_TP0", "rank=2", "rank0",
+    # "VllmWorkerProcess pid=13105" (read/lines.worker_label; boots.ranks_seen counts them).
+    "worker_rank": str,
     "data_parallel_size": int,
     "kv_cache_dtype": str,
     "dtype": str,
@@ -115,6 +118,12 @@ KIND_TYPES: dict[str, type] = {
     "num_speculative_tokens": int,
     "speculative_method": str,  # speculative_config's method: eagle, eagle3, mtp, dflash, ngram...
     "draft_model": str,  # speculative_config's draft model (EAGLE heads, draft models)
+    # What a person typed beside the log (a pasted `vllm serve NAME ...`, `lm_eval
+    # --model_args pretrained=NAME,...`, `LLM(model="NAME")`): the boot's model and
+    # length only where the engine's own lines do not state them (boots.py).
+    "model_named": str,
+    "max_model_len_named": int,
+    "served_model_name": str,  # --served-model-name: the name clients use, a last resort
     # Memory figures of the profile and platform lines that no core kind means
     # (docs/facts.md, "Extensions"); GiB as everywhere:
     "non_kv_cache_gib": float,  # V1 DEBUG profile "Total non KV cache memory: X GiB"

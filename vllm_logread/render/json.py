@@ -126,6 +126,7 @@ def _empty_report_json(facts: list[Fact], warnings: list[str]) -> JSONObject:
         "available_kv_gib": None,
         "kv_cache_dtype": None,
         "tensor_parallel_size": None,
+        "num_ranks_seen": None,
         "kv_bytes_per_token": None,
         "kv_bytes_per_token_source": None,
         "workload": None,
@@ -139,6 +140,19 @@ def _empty_report_json(facts: list[Fact], warnings: list[str]) -> JSONObject:
         "warnings": list(warnings),
         "facts": [f.to_json() for f in facts],
     }
+
+
+def tokens_held(report: Report) -> tuple[int, int]:
+    """KV tokens one user holds at the end of its answer and mid-answer, as the
+    text report says them ("yours hold 639 each") and the JSON's workload carries
+    them (tokens_held_at_end, tokens_held_mid_answer): the capacity's figure (a
+    mix's mean request; P + O where the last token is counted), else vLLM's
+    P + O - 1 and P + O // 2 - 1 (512 + 128: 639 and 575). tokens_per_user stays
+    the request's length P + O (640), the figure held against max_model_len."""
+    w, c = report.workload, report.capacity
+    if c is not None and c.tokens_held:
+        return c.tokens_held, c.tokens_held_mid
+    return w.tokens_held_at_end, w.tokens_mid_answer
 
 
 def _report_fields(report: Report, warnings: list[str]) -> JSONObject:
@@ -160,7 +174,12 @@ def _report_fields(report: Report, warnings: list[str]) -> JSONObject:
         "concurrency_tokens": report.concurrency_tokens,
         "available_kv_gib": report.available_kv_gib,
         "kv_cache_dtype": report.kv_cache_dtype,
-        "tensor_parallel_size": report.tensor_parallel_size,
+        # null when the log does not state it (the 1 the arithmetic assumes is no fact).
+        "tensor_parallel_size": report.tensor_parallel_size
+        if report.is_tensor_parallel_stated
+        else None,
+        # The worker ranks the log's labels show (Worker_TP0..3: 4); null for one or none.
+        "num_ranks_seen": None if report.ranks_seen is None else report.ranks_seen.num_ranks,
         "kv_bytes_per_token": report.kv_bytes_per_token,
         "kv_bytes_per_token_source": report.kv_bytes_per_token_source,
         # mix and shared_prefix only when they say something (docs/facts.md: extend,
@@ -169,6 +188,9 @@ def _report_fields(report: Report, warnings: list[str]) -> JSONObject:
             "prompt_tokens": w.prompt_tokens,
             "output_tokens": w.output_tokens,
             "tokens_per_user": w.tokens_per_user,
+            # Added beside tokens_per_user (docs/facts.md: extend, never rename).
+            "tokens_held_at_end": tokens_held(report)[0],
+            "tokens_held_mid_answer": tokens_held(report)[1],
             "blocks_per_user": None if c is None else c.blocks_per_user,
             **mix_json(report),
         },

@@ -35,7 +35,13 @@ from ..capacity import (
 )
 from ..errors import LogReadError, UsageError
 from ..jsontypes import JSONObject, JSONValue
-from ..kv.config import TABLE_SOURCE, config_for_argument, spec_for_argument, table_weights
+from ..kv.config import (
+    TABLE_SOURCE,
+    checkpoint_total_bytes,
+    config_for_argument,
+    spec_for_argument,
+    table_weights,
+)
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..kv.weights import (
@@ -49,16 +55,16 @@ from ..kv.weights import (
 from ..rules import (
     ESTIMATE_VERSION,
     MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH,
-    cuda_graph_in_kv_budget,
+    Feature,
     default_generation,
     default_max_num_batched_tokens,
     default_max_num_seqs,
     default_utilization,
     is_big_gpu,
     max_num_batched_tokens_source,
-    prints_pool_blocks,
+    supports,
 )
-from ..versions import parse_version
+from ..versions import Version
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 
 GIB = 1 << 30
@@ -286,6 +292,7 @@ class _Params:
     num_replicated: int
     how: str
     is_counted: bool  # counted from the config (else the model card's total)
+    num_routed_expert: int = 0  # kv/weights.ParamCount.num_routed_expert_params
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -348,6 +355,7 @@ def _parameters(config: Mapping[str, JSONValue], extra: TableWeights) -> _Params
         num_replicated=0 if count is None or lo_p != hi_p else count.num_replicated_params,
         how=how,
         is_counted=count is not None,
+        num_routed_expert=0 if count is None else count.num_routed_expert_params,
     )
 
 
@@ -362,6 +370,19 @@ def _weight_bytes(
     """The parameters' bytes by the weights' quantization method ("" or "none": the
     dtype's), or why they are not modelled (``source``: where the method was read)."""
     lo_p, hi_p, emb, repl = p.low, p.high, p.num_embedding, p.num_replicated
+    if method == "int4-experts":
+        routed = p.num_routed_expert
+        if not routed:
+            return f"INT4 experts whose parameters are not counted here ({source})"
+        # The routed experts packed in 4 bits with a 16-bit scale per 32 (0.5 + 2 / 32
+        # = 0.5625 B), the rest 16-bit. Kimi-K2-Thinking: 1,014,686,023,680 x 0.5625 +
+        # 11,722,208,768 x 2 = 594,205,305,856 B = 553.40 GiB (the Hub's 594 GB).
+        return _Bytes(
+            low_bytes=routed * 0.5625 + (lo_p - routed) * 2.0,
+            high_bytes=routed * 0.5625 * 1.01 + (hi_p - routed) * 2.0,
+            replicated_bytes=repl * 2.0,
+            how="; INT4 routed experts: 0.5625 B a weight (a 16-bit scale per 32), the rest 2 B",
+        )
     if method in ("", "none"):
         per = float(dtype_bytes)
         return _Bytes(
@@ -453,8 +474,6 @@ def weights_basis(config: Mapping[str, JSONValue], extra: TableWeights) -> Weigh
     quant = extra.get("quantization")
     qcfg: Mapping[str, JSONValue] = quantization_of(config) or {}
     method = str(quant or qcfg.get("quant_method") or "").lower()
-    if method == "int4-experts":
-        return f"{extra.get('source', 'INT4 experts')}"
     dtype = model_dtype(config)
     dtype_bytes = DTYPE_BYTES.get(dtype)
     if dtype_bytes is None:
@@ -499,7 +518,7 @@ def weights_basis(config: Mapping[str, JSONValue], extra: TableWeights) -> Weigh
 def _overheads(
     *,
     tp: int,
-    version: tuple[int, ...] | None,
+    version: Version | None,
     is_big: bool,
     is_unusual: str,
     is_big_batch: bool,
@@ -556,8 +575,8 @@ def _overheads(
         ),
     ]
     # vLLM 0.21+ takes the profiled CUDA graph memory from the KV budget
-    # (rules.CUDA_GRAPH_IN_BUDGET_FROM).
-    if cuda_graph_in_kv_budget(version):
+    # (rules.Feature.CUDA_GRAPH_IN_BUDGET).
+    if supports(version, Feature.CUDA_GRAPH_IN_BUDGET):
         figures.append(
             Figure(
                 name="cuda_graph",
@@ -572,6 +591,26 @@ def _overheads(
                 replaced_by="'Graph capturing finished in N secs, took X GiB' (or 'X GiB for "
                 "CUDAGraph memory')",
                 brief="estimate, real logs' graph captures",
+            )
+        )
+    if supports(version, Feature.EXTENSIBLE_KV_CACHE):
+        # vLLM 0.34's extensible KV cache (on CUDA and ROCm by default) keeps a margin of
+        # max(1 GiB, 0.75 x the warmup's transient peak) free beyond the peak itself
+        # (v1/worker/extensible_kv_cache.py 0.34.0 lines 64-65 and 615-617): the
+        # central peak 1.25 GiB -> max(1, 0.94) = 1 GiB; the high 2.5 -> 1.875 GiB.
+        figures.append(
+            Figure(
+                name="kv_margin",
+                gib=max(1.0, 0.75 * figures[0].gib),
+                low_gib=1.0,
+                high_gib=None if high_act is None else max(1.0, 0.75 * high_act),
+                source=(
+                    "vLLM's extensible KV cache (rules.Feature.EXTENSIBLE_KV_CACHE) sizes the "
+                    "cache from the memory free after warmup and keeps max(1 GiB, 0.75 x the "
+                    "transient peak) free as a margin (source only)"
+                ),
+                replaced_by="'Available KV cache memory: X GiB'",
+                brief="vLLM's extensible KV cache margin, source only",
             )
         )
     return tuple(figures)
@@ -620,8 +659,8 @@ def _outcome(
 
 
 def _prints_blocks(version: str) -> bool:
-    """vLLM before 0.8.0 prints its pool as "# GPU blocks: N" (rules.POOL_TOKENS_LINE_FROM)."""
-    return prints_pool_blocks(parse_version(version))
+    """vLLM before 0.8.0 prints its pool as "# GPU blocks: N" (rules.Feature.POOL_TOKENS_LINE)."""
+    return not supports(Version.parse(version, strict=True), Feature.POOL_TOKENS_LINE)
 
 
 def _max_len_for_blocks(
@@ -723,6 +762,20 @@ def _weights(
     )
 
 
+def _with_checkpoint(weights: _Weights, model: str) -> _Weights:
+    """The count held against the cached checkpoint's safetensors index, when there
+    is one: its total bytes beside the counted ones (the index also holds MTP layers
+    and towers vLLM may not load, so it is said, not used). Qwen3-8B: 16,381,470,720 B
+    = 8,190,735,360 parameters x 2 B, the count to the byte."""
+    fig = weights.figure
+    found = checkpoint_total_bytes(model)
+    if fig is None or found is None or fig.source == "--weights-gib":
+        return weights
+    total, path = found
+    note = f"; the cached checkpoint's safetensors index states {total / GIB:.2f} GiB ({path})"
+    return replace(weights, figure=replace(fig, source=fig.source + note))
+
+
 def _unusual(
     model_type: str, config: Mapping[str, JSONValue], extra: TableWeights, spec: KVSpec
 ) -> str:
@@ -757,6 +810,8 @@ class _Budget:
     """What the pool of one boot is sized against, besides the layout."""
 
     requested_gib: float
+    # The card's whole memory: weights above it never load, whatever the utilization.
+    total_gib: float
     weights: Figure
     overheads: tuple[Figure, ...]
     workload: Workload
@@ -806,6 +861,15 @@ def _ends(layout: KVCacheLayout, b: _Budget) -> _Ends:
     )
     ok = [o.num_blocks >= max_len_blocks for o in (worst, central, best) if o is not None]
     ends = _Ends(central=central, best=best, worst=worst, max_len_blocks=max_len_blocks)
+    if weights.low_gib > b.total_gib:
+        # GLM-4.7 in bfloat16 on one H100: ~657 GiB of weights against a 79.19 GiB card.
+        return replace(
+            ends,
+            fits="no",
+            message=f"the boot would fail: the weights alone ({_gib_range(weights.low_gib, w_hi)}"
+            f" per GPU) exceed this GPU ({b.total_gib:.2f} GiB); more GPUs (--tp) or smaller "
+            "weights",
+        )
     if central.available_kv_bytes <= 0 and best.available_kv_bytes <= 0:
         return replace(
             ends,
@@ -918,6 +982,7 @@ class _Inputs:
             return _Ends()
         budget = _Budget(
             requested_gib=self.requested_gib,
+            total_gib=self.card.total_gib,
             weights=self.weights.figure,
             overheads=self.overheads,
             workload=workload,
@@ -939,7 +1004,7 @@ def _inputs(model: str, spec: KVSpec, asked: _Asked, weights_gib: float | None) 
     gpu = asked.gpu
     card = gpu if isinstance(gpu, Gpu) else find_gpu(gpu)  # Gpu: --gpu-memory-gib
     version = asked.vllm_version or ESTIMATE_VERSION
-    parsed = parse_version(version)
+    parsed = Version.parse(version, strict=True)
     tp = spec.tensor_parallel_size * spec.pipeline_parallel_size
     util, util_src = _utilization(version, asked.gpu_memory_utilization)
     _check_weights_gib(weights_gib)
@@ -948,7 +1013,7 @@ def _inputs(model: str, spec: KVSpec, asked: _Asked, weights_gib: float | None) 
     table = table_weights(model) if found and found[1].startswith(TABLE_SOURCE) else None
     # The table's fields as data/models.json gives them.
     extra = TableWeights() if table is None else cast(TableWeights, table[1])
-    weights = _weights(weights_gib, config, extra, tp)
+    weights = _with_checkpoint(_weights(weights_gib, config, extra, tp), model)
     model_type = str(config.get("model_type") or spec.model_type or "")
     total_params = weights.num_params or 0
     is_big = total_params >= 100e9 or model_type in ("deepseek_v3", "deepseek_v2", "kimi_k2")
