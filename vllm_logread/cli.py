@@ -622,8 +622,8 @@ Examples:
     "--simulate-spread",
     type=click.FloatRange(min=0),
     default=0.0,
-    metavar="STEPS",
-    help="Start the simulated users' first requests over STEPS steps (simulate's --spread; "
+    metavar="N",
+    help="Start the simulated users' first requests over N steps (simulate's --spread; "
     "implies --simulate): the steady count instead of waves.",
 )
 def read_cmd(**params: object) -> None:
@@ -814,8 +814,8 @@ Examples:
     "--spread",
     type=click.FloatRange(min=0),
     default=0.0,
-    metavar="STEPS",
-    help="Start the users' first requests evenly over STEPS steps instead of together "
+    metavar="N",
+    help="Start the users' first requests evenly over N steps instead of together "
     "(users who joined over a while: no waves, a steady count).",
 )
 @click.option(

@@ -145,7 +145,7 @@ def test_steady_needs_waiting_requests() -> None:
 
 # -- the real V0 boot at scale (sample_logs/real_vllm_0.8.5_qwen3-tiny-f32_v0_waves_load.*) --
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 WAVES = SAMPLES / "real_vllm_0.8.5_qwen3-tiny-f32_v0_waves_load"
 
 
