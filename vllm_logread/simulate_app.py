@@ -459,6 +459,8 @@ def simulated_verdict(
         output_tokens=(output_tokens,),
         rounds=rounds or 1,
         spread=spread_steps,
+        # Room for every round: a wave lasts about the answer's steps plus its refill (the
+        # real V0 boot's 135 for 128 tokens), and preempted requests add up to a wave more.
         steps=max(1000, 4 * (rounds or 1) * (output_tokens + 16)),
     )
     try:

@@ -263,3 +263,29 @@ def test_simulate_gives_the_real_v0_steady_count_of_users_started_apart() -> Non
 def spread_until(spec: dict[str, Any]) -> float:
     """Seconds from the load's start to the last user's first request."""
     return float(spec["stagger_s"]) * (int(spec["load_users"]) - 1)
+
+
+def test_read_simulates_the_rounds_it_is_given() -> None:
+    """read --simulate-users 72 --simulate-rounds 5 on the real V0 boot: the verdict names
+    the first wave's settle (51, as the log's) and the later waves' 50-51."""
+    result = CliRunner().invoke(
+        main,
+        [
+            str(_file(".log")),
+            "--prompt",
+            "512",
+            "--output",
+            "128",
+            "--no-echo",
+            "--simulate-users",
+            "72",
+            "--simulate-rounds",
+            "5",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert (
+        "5 512+128 requests each: peak 63 for one step, 62 held, settle 51 (later waves end" in text
+    )
+    assert "at 50-51), 61 preemptions; the log's peak 63 and settle 51 match it" in text
