@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Literal
 
+from ..boot.state import Sourced, SourceKind
 from ..boots import Boot
 from ..capacity import max_concurrency
 from ..errors import LogReadError
@@ -46,31 +47,8 @@ from ..rules import (
 )
 from .gpus import Gpu, find_gpu
 
-T = TypeVar("T")
-
-#: Where a value came from.
-SourceKind = Literal["stated", "given", "default", "derived", "unknown"]
-
 #: The limit that binds the users at a workload.
 Limit = Literal["pool", "max_num_seqs"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Sourced(Generic[T]):
-    """A value and where it came from.
-
-    Attributes:
-        value: the value (None: unknown).
-        kind: stated (a line of the log), given (an option), default (vLLM's
-            rule for this version and platform), derived (from other values),
-            unknown.
-        source: the same for a person: ``line 12``, ``--block-size``,
-            ``vLLM 0.32's default for vllm serve on CPU: 128 x 1``.
-    """
-
-    value: T
-    kind: SourceKind
-    source: str
 
 
 # vLLM's defaults used here are rules.py's: the CPU backend's 128 sequences and

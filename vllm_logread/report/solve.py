@@ -16,19 +16,7 @@ a CPU build's default moved from 16 to 128 (0.8.4 to 0.11.0 only with IPEX).
 
 from __future__ import annotations
 
-from ..boots import Boot
 from ..rules import KERNEL_BLOCK_SIZES, BlockSizeCandidate
-from .model import Options
-
-
-def stated_block_size(boot: Boot, opts: Options) -> BlockSizeCandidate | None:
-    """The block size the log states, or the one the user gave; None: assumed."""
-    f = boot.last("block_size")
-    if f is not None and int(f.value) > 0:
-        return BlockSizeCandidate(int(f.value), f"the log (line {f.line})")
-    if opts.block_size:
-        return BlockSizeCandidate(opts.block_size, "--block-size")
-    return None
 
 
 def other_block_sizes(tried: tuple[BlockSizeCandidate, ...]) -> tuple[BlockSizeCandidate, ...]:
