@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeAlias
 
+from ..boot.resolve import LayoutFinding, PlainFigures, resolve_layout, rule_over
 from ..boot.state import BootState, boot_state, device_of
 from ..boots import Boot, Engine, _mnbt_tried
 from ..capacity import (
@@ -37,13 +38,7 @@ from ..rules import (
 )
 from ..versions import cdiv
 from .checks import _checks, _hybrid_checks, check_basis, tool_model_failures
-from .exactness import (
-    drafter_checks,
-    layout_unknown,
-    nameless_layout,
-    spec_source,
-    speculative_unknown,
-)
+from .exactness import drafter_checks, layout_words, spec_source, speculative_unknown
 from .failure import StartUpEnd, boot_failure, died_before_serving, start_up_end, stopped_warning
 from .knobs import rank_knobs
 from .mix import BootWorkload, boot_workload, users_arithmetic
@@ -63,6 +58,7 @@ from .solve import other_block_sizes
 from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
 
 if TYPE_CHECKING:
+    from ..fingerprint import VersionRange
     from .plan import TargetPlan
 
 
@@ -182,6 +178,7 @@ class _Settled:
     trial: _Trial
     unknowns: tuple[Unknown, ...] = ()
     users_range: tuple[int, int] | None = None
+    layout: LayoutFinding | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -274,23 +271,29 @@ def _settle(
 
 
 def _assumptions(ctx: _Context, st: BootState, settled: _Settled) -> _Settled:
-    """An assumed layout, or speculative tokens, the log's own figures do not settle."""
+    """The layout the resolver settles (or leaves open), or speculative tokens the
+    log's own figures do not settle."""
     first_cap = settled.trial.first_cap
     if settled.unknowns or first_cap is None:
         return settled
-    # An unverified architecture, or a model named only by a path or a served
-    # name, is never exact unless the log's own figures settle it (exactness.py).
-    assumed = layout_unknown(
+    trial = settled.trial
+    finding = resolve_layout(
         ctx.boot,
+        st,
         ctx.spec,
-        st.model_name,
-        can_be_hybrid=_can_be_hybrid(ctx),
-        users=_n_users(settled.trial.users[0]),
+        trial.checks,
+        PlainFigures(
+            num_blocks=trial.engines[0].num_blocks if trial.engines else None,
+            block_size=settled.sizing.block_size,
+            pool_tokens=trial.engines[0].pool_tokens if trial.engines else None,
+        ),
     )
-    if assumed is None and ctx.spec is None and not st.model:
-        settled, assumed = _nameless(ctx, st, settled)
-    if assumed is not None:
-        return replace(settled, unknowns=(assumed,))
+    settled = replace(settled, layout=finding)
+    said = layout_words(finding, ctx.spec, st.model_name, _n_users(trial.users[0]))
+    if isinstance(said, Unknown):
+        return replace(settled, unknowns=(said,))
+    if said is not None:
+        settled = replace(settled, trial=replace(trial, checks=[*trial.checks, said]))
     drafted = speculative_unknown(
         ctx.boot,
         single_group=settled.sizing.groups is None and not ctx.workload.is_mix,
@@ -301,25 +304,6 @@ def _assumptions(ctx: _Context, st: BootState, settled: _Settled) -> _Settled:
     if drafted is None:
         return settled
     return replace(settled, unknowns=(drafted[0],), users_range=drafted[1])
-
-
-def _nameless(ctx: _Context, st: BootState, settled: _Settled) -> tuple[_Settled, Unknown | None]:
-    """No model named: plain attention is a candidate the log must confirm
-    (exactness.nameless_layout), with a check when it does (a pool of 0 tokens
-    holds nobody in any layout)."""
-    trial = settled.trial
-    if trial.engines[0].pool_tokens == 0:
-        return settled, None
-    said = nameless_layout(
-        ctx.boot,
-        version=st.vllm_version,
-        generation=st.generation,
-        checks=trial.checks,
-        users=_n_users(trial.users[0]),
-    )
-    if isinstance(said, Check):
-        return replace(settled, trial=replace(trial, checks=[*trial.checks, said])), None
-    return settled, said
 
 
 def _report_checks(
@@ -585,6 +569,7 @@ def build_vllm_report(
         conc_f=st.concurrency_fact,
         avail_f=st.available_kv_fact,
         workload=served.workload,
+        versions=st.versions,
     )
     settled = _assumptions(ctx, st, _settle(ctx, st, sizing, candidates))
     verdict = _verdict(ctx, opts, st, spec_error, settled, served, end, warnings)
@@ -658,7 +643,7 @@ def _report(
         kv_cache_dtype=st.kv_cache_dtype,
         tensor_parallel_size=st.tensor_parallel_size,
         kv_bytes_per_token=None if spec is None else int(spec.kv_bytes_per_token),
-        kv_bytes_per_token_source=None if spec is None else spec_source(spec),
+        kv_bytes_per_token_source=None if spec is None else spec_source(spec, settled.layout),
         kv_shape=None if spec is None else spec.describe(),
         # A users figure capped by a max_num_seqs the log does not settle is a
         # lower bound, not exact; unknown users (a range, a layout not known) are
@@ -760,6 +745,7 @@ class _Context:
     conc_f: Fact | None
     avail_f: Fact | None
     workload: Workload
+    versions: VersionRange | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -989,8 +975,9 @@ def _among_survivors(
 
 
 def _can_be_hybrid(ctx: _Context) -> bool:
-    """KV cache groups exist: V1 from 0.9.1 (an unversioned V1 log may be any)."""
-    return can_be_hybrid(ctx.vt, ctx.gen)
+    """KV cache groups may exist: V1 from 0.9.1 in some release the log can be
+    (boot/resolve.rule_over; an unversioned V1 log may be any)."""
+    return rule_over(ctx.versions, lambda v: can_be_hybrid(v, ctx.gen)) is not False
 
 
 def _n_users(n: int | None) -> str:
