@@ -127,7 +127,9 @@ def _groups_block_size(boot: Boot, stated: BlockSizeCandidate | None) -> BlockSi
     if base is not None:
         return BlockSizeCandidate(base, f"the log's KV cache groups (line {groups_f.line})")  # type: ignore[union-attr]
     if lcm_f is not None and int(lcm_f.value) > 0:
-        return BlockSizeCandidate(int(lcm_f.value), f"the log's KV cache groups (line {lcm_f.line})")
+        return BlockSizeCandidate(
+            int(lcm_f.value), f"the log's KV cache groups (line {lcm_f.line})"
+        )
     return stated
 
 

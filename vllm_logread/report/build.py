@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeAlias
 
-from ..boot.resolve import LayoutFinding, PlainFigures, resolve_layout, rule_over
+from ..boot.resolve import LayoutFinding, PlainFigures, agreed, resolve_layout, rule_over
 from ..boot.state import BootState, boot_state, device_of
 from ..boots import Boot, Engine, _mnbt_tried
 from ..capacity import (
@@ -637,9 +637,13 @@ def _report(
         block_size=sizing.block_size,
         block_size_source=sizing.source,
         max_model_len=st.max_model_len,
-        vllm_max_concurrency=None if st.concurrency_fact is None else float(st.concurrency_fact.value),
+        vllm_max_concurrency=None
+        if st.concurrency_fact is None
+        else float(st.concurrency_fact.value),
         concurrency_tokens=_int(st.concurrency_tokens_fact),
-        available_kv_gib=None if st.available_kv_fact is None else float(st.available_kv_fact.value),
+        available_kv_gib=None
+        if st.available_kv_fact is None
+        else float(st.available_kv_fact.value),
         kv_cache_dtype=st.kv_cache_dtype,
         tensor_parallel_size=st.tensor_parallel_size,
         kv_bytes_per_token=None if spec is None else int(spec.kv_bytes_per_token),
@@ -953,8 +957,12 @@ def _among_survivors(
         chosen = replace(chosen, source=why)
     results = {t.users for t in survivors}
     sizes = " or ".join(str(t.block_size) for t in survivors)
-    if len(results) == 1:
+    if agreed(t.users[0] for t in survivors) is not None:
+        # Candidates that agree are an answer (boot/resolve.agreed): 16 and 128
+        # both giving 33 users make 33 exact; the block size alone stays open, and
+        # the mid-answer figure is the least of theirs (the survivor shown).
         if len(survivors) > 1:
+            chosen = min(survivors, key=lambda t: (t.users[1] is None, t.users[1] or 0))
             chosen = replace(
                 chosen,
                 source=f"{chosen.source}; {sizes} all reproduce the log's figures and give "

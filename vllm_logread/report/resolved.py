@@ -25,10 +25,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ..boot.resolve import cpu_max_num_seqs_candidates
 from ..boot.state import Sourced, SourceKind
 from ..boots import Boot
 from ..capacity import max_concurrency
 from ..errors import LogReadError
+from ..fingerprint import VersionRange, version_range
 from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheLayout
 from ..kv.specs import KVSpec
@@ -88,6 +90,8 @@ class _Platform:
     generation: str | None
     world_size: int  # tensor x pipeline parallel ranks
     is_cpu_rule: bool  # vLLM's CPU defaults apply (rules.cpu_batch_defaults_apply)
+    is_cpu: bool  # the pool is in a CPU's memory: no card, no big-GPU default
+    versions: VersionRange | None  # the releases the log can be (fingerprint.version_range)
     gpu: str | Gpu | None
     available_kv: Fact | None
     layout: KVCacheLayout | None
@@ -144,6 +148,8 @@ def scheduler_limits(
         generation=generation,
         world_size=world,
         is_cpu_rule=is_cpu and cpu_batch_defaults_apply(version_s, generation),
+        is_cpu=is_cpu,
+        versions=version_range(boot),
         gpu=gpu,
         available_kv=available_kv,
         layout=layout,
@@ -196,6 +202,8 @@ def _max_num_seqs(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool | N
             f"{CPU_MAX_NUM_SEQS_PER_RANK} x {world} rank{'s' if world > 1 else ''}; not in the log",
         )
         return seqs, (), None
+    if p.is_cpu:
+        return _cpu_candidates(p)
     value, source, settled = p.gpu_default()
     big = p.is_big_gpu(value)
     candidates: tuple[int, ...] = ()
@@ -206,6 +214,21 @@ def _max_num_seqs(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool | N
             source = f"{min(candidates)} on an A100, else {value:,}: {source}"
             value = min(candidates)
     return Sourced(value=value, kind="default", source=source), candidates, big
+
+
+def _cpu_candidates(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool | None]:
+    """A CPU log whose releases do not all have the CPU backend's own defaults:
+    vLLM's default on CPU for each release it can be (boot/resolve.py), the
+    least first; never a GPU card's 1,024."""
+    candidates = cpu_max_num_seqs_candidates(p.versions, p.generation, p.world_size)
+    said = " or ".join(f"{c:,}" for c in candidates)
+    seqs = Sourced(
+        value=candidates[0],
+        kind="default" if len(candidates) == 1 else "candidates",
+        source=f"vLLM's default for vllm serve on CPU for the releases this log can be: "
+        f"{said}; not in the log",
+    )
+    return seqs, candidates if len(candidates) > 1 else (), False
 
 
 def _max_num_batched_tokens(p: _Platform, big: bool | None) -> Sourced[int]:
