@@ -27,10 +27,13 @@ from ..kv.architectures import family_of_name
 from ..rules import (
     CPU_MAX_NUM_SEQS,
     DEFAULT_MAX_NUM_SEQS,
+    KERNEL_BLOCK_SIZES,
     NEWEST_CHECKED,
+    BlockSizeCandidate,
     can_be_hybrid,
     concurrency_tells_layout,
     cpu_batch_defaults_apply,
+    default_block_sizes,
 )
 from ..versions import cdiv
 
@@ -336,6 +339,49 @@ def resolve_layout(
     return _without_config(boot, state, checks, plain)
 
 
+def block_size_candidates(
+    state: BootState, *, is_mla: bool, is_all_sliding: bool
+) -> tuple[BlockSizeCandidate, ...]:
+    """The block sizes the boot can have run, most likely first: the stated (or
+    given) one, else the platform's defaults (rules.default_block_sizes) for every
+    release the log can be, each once. Why the platform alone does not settle it:
+    from 0.8 to 0.29 every platform's pool line says "GPU KV cache size" (CPU,
+    TPU, HPU and NPU builds included), and a CPU build's default moved from 16 to
+    128 (0.8.4 to 0.11.0 only with IPEX)."""
+    if state.block_size is not None:
+        return (state.block_size,)
+    ranged = state.versions is not None and not state.version and state.versions.releases
+    releases: Sequence[str | None] = (
+        state.versions.releases if ranged and state.versions is not None else (state.vllm_version,)
+    )
+    out: dict[int, BlockSizeCandidate] = {}
+    for release in releases:
+        for c in default_block_sizes(
+            device=state.device,
+            gen=state.generation,
+            version=release,
+            max_model_len=state.max_model_len,
+            is_mla=is_mla,
+            is_all_sliding=is_all_sliding,
+        ):
+            out.setdefault(c.block_size, c)
+    return tuple(out.values())
+
+
+def other_block_sizes(tried: tuple[BlockSizeCandidate, ...]) -> tuple[BlockSizeCandidate, ...]:
+    """Every other block size vLLM accepts, when no default reproduces the log's
+    figures (the pool line, the printed concurrency, the KV memory): what
+    survives decides, and the users are exact only when every survivor gives them."""
+    seen = {t.block_size for t in tried}
+    return tuple(
+        BlockSizeCandidate(
+            bs, f"the block size that reproduces the log's figures ({bs} tokens; not stated)"
+        )
+        for bs in KERNEL_BLOCK_SIZES
+        if bs not in seen
+    )
+
+
 def cpu_max_num_seqs_candidates(
     versions: VersionRange | None, generation: str | None, world_size: int
 ) -> tuple[int, ...]:
@@ -372,8 +418,10 @@ __all__ = [
     "LayoutFinding",
     "PlainFigures",
     "agreed",
+    "block_size_candidates",
     "blocks_stated",
     "cpu_max_num_seqs_candidates",
+    "other_block_sizes",
     "resolve_layout",
     "rule_over",
     "version_said",

@@ -12,7 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeAlias
 
-from ..boot.resolve import LayoutFinding, PlainFigures, agreed, resolve_layout, rule_over
+from ..boot.resolve import (
+    LayoutFinding,
+    PlainFigures,
+    agreed,
+    block_size_candidates,
+    other_block_sizes,
+    resolve_layout,
+    rule_over,
+)
 from ..boot.state import BootState, boot_state, device_of
 from ..boots import Boot, Engine, _mnbt_tried
 from ..capacity import (
@@ -30,7 +38,6 @@ from ..rules import (
     V0_DECODE_FREE_BLOCKS,
     BlockSizeCandidate,
     can_be_hybrid,
-    default_block_sizes,
     stated_pool_tokens_from_concurrency,
     v0_users,
     version_past_checked,
@@ -54,7 +61,6 @@ from .resolved import (
     capped,
     scheduler_limits,
 )
-from .solve import other_block_sizes
 from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
 
 if TYPE_CHECKING:
@@ -123,14 +129,9 @@ def _resolve_spec(
 
 
 def _block_size_candidates(st: BootState, spec: KVSpec | None) -> tuple[BlockSizeCandidate, ...]:
-    """The stated block size, or the platform's defaults for this log (rules.default_block_sizes)."""
-    if st.block_size is not None:
-        return (st.block_size,)
-    return default_block_sizes(
-        device=st.device,
-        gen=st.generation,
-        version=st.vllm_version,
-        max_model_len=st.max_model_len,
+    """The stated block size, or the platform's defaults (boot/resolve.block_size_candidates)."""
+    return block_size_candidates(
+        st,
         is_mla=_is_mla(spec),
         is_all_sliding=spec is not None
         and {k for k in getattr(spec, "layer_kinds", ()) if k != "none"} == {"sliding"},
