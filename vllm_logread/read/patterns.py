@@ -6,7 +6,7 @@ a line before its regex is tried, a regex run with ``search`` on the message
 is a fact kind from docs/facts.md (``(?P<pool_tokens>...)``); a row with a builder
 turns the match into facts itself (the engine config line, the
 ``non-default args`` dict). A new vLLM wording is one row here plus one test
-case in tests/test_patterns.py.
+case in tests/read/test_patterns.py.
 
 Numbers are bounded (``\\d{1,20}``) so that a 10,000-digit "value" is a near
 miss with a warning instead of a huge integer, and so that every pattern runs
@@ -501,7 +501,7 @@ def _sz(clue: str, pattern: str, kind: str) -> Part:
     return Part(clue, _part(pattern), _sized(kind), kind)
 
 
-# Each part's regex is timed by tests/test_patterns_linear.py through this list.
+# Each part's regex is timed by tests/read/test_patterns_linear.py through this list.
 def _part_patterns(*tables: tuple[Part, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple((p.clue, p.regex) for t in tables for p in t)
 
@@ -1490,7 +1490,7 @@ REQUEST_MARKERS: tuple[bytes, ...] = tuple(
 # max_tokens=N" of a "Received request" line, and the last "prompt_token_ids: [...]" of
 # such a line or of a DEBUG details line. Greedy, and linear: a line that fails the
 # first alternative is consumed by the second (group 1 then b""), so a line of many
-# markers is not rescanned from each (tests/test_patterns_linear.py). 100,000 request
+# markers is not rescanned from each (tests/read/test_patterns_linear.py). 100,000 request
 # lines among 300,000 others (86 MB): 0.10 s; a lazy scan with a "params:" guard took
 # 0.93 s. (Each runs only when the chunk's first request line has its literal: serving.py.)
 _RECEIVED = rb"Received request [^\n]*"
