@@ -21,9 +21,9 @@ from vllm_logread.fingerprint import VersionRange
 from vllm_logread.report import resolved
 from vllm_logread.rules import can_be_hybrid, concurrency_tells_layout
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"
-DATA = Path(__file__).resolve().parent / "data"
+DATA = ROOT / "tests" / "data"
 
 
 def _read(log: Path, *args: str) -> dict[str, Any]:
