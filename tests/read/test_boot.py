@@ -25,6 +25,12 @@ def F(kind: str, value: object, line: int, process: str | None = None) -> Fact: 
         ("VllmWorker rank=2 pid=9", "DP0"),
         ("VllmWorkerProcess pid=9", "DP0"),
         ("RayWorkerWrapper pid=7, ip=10.0.0.2", "DP0"),
+        ("RayWorkerProc rank=3 pid=7", "DP0"),
+        ("Worker_PP1 pid=9", "DP0"),
+        ("Worker_TP1_EP1 pid=9", "DP0"),
+        ("TP1", "DP0"),  # SGLang's header ranks
+        ("DP1 TP0 EP0", "DP1"),
+        ("LLMRayActor pid=20770", "DP0"),
     ],
 )
 def test_engine_key(tag: str | None, engine: str) -> None:
@@ -39,6 +45,49 @@ def test_tp_ranks_repeating_the_pool_are_one_engine_with_the_minimum() -> None:
     (eng,) = boot.pool_engines
     assert eng.pool_tokens == 23968
     assert eng.ranks_disagree
+
+
+# One engine's ranks, as each era labels them, each stating its own pool (8 ranks: say
+# 301,120 ... 302,048 tokens); the smallest is not the last: vLLM keeps the minimum
+# (unify_kv_cache_configs / get_kv_cache_configs), so 301,120 = 18,820 blocks x 16.
+_RANK_POOLS = [302_048, 301_888, 301_120, 301_904, 302_048, 301_440, 301_776, 301_968]
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "EngineCore pid=1",  # 0.8-0.11.0: the engine prints one pool line per worker config
+        "VllmWorker rank={r} pid=1{r}",
+        "VllmWorkerProcess pid=1{r}",
+        "Worker_TP{r} pid=1{r}",
+        "RayWorkerWrapper pid=1{r}, ip=10.0.0.{r}",
+        "RayWorkerProc rank={r} pid=1{r}",
+        "TP{r}",
+    ],
+)
+def test_ranks_of_one_engine_keep_the_minimum_pool(label: str) -> None:
+    t = BootTracker()
+    for r, tokens in enumerate(_RANK_POOLS):
+        t.add_line([F("pool_tokens", tokens, 10 + r, label.format(r=r))])
+    (boot,) = t.boots
+    (eng,) = boot.pool_engines
+    assert eng.pool_tokens == 301_120
+    assert eng.ranks_disagree
+
+
+def test_dp_engines_keep_their_own_minimum_over_their_ranks() -> None:
+    t = BootTracker()
+    for n, (tag, tokens) in enumerate(
+        [
+            ("Worker_DP0_TP0 pid=1", 1000),
+            ("Worker_DP1_TP0 pid=2", 2000),
+            ("Worker_DP0_TP1 pid=3", 990),
+            ("Worker_DP1_TP1 pid=4", 2010),
+        ]
+    ):
+        t.add_line([F("pool_tokens", tokens, n + 1, tag)])
+    # DP0: min(1000, 990) = 990; DP1: min(2000, 2010) = 2000.
+    assert [e.pool_tokens for e in t.current.pool_engines] == [990, 2000]
 
 
 def test_dp_engines_each_have_a_pool() -> None:

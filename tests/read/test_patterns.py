@@ -848,6 +848,37 @@ CASES = [
             ("kv_cache_dtype", "auto"),
         ],
     ),
+    # -- the model named where a person typed it (vLLM issues #4429, #17462; an lm_eval and
+    #    an offline LLM(...) line), and V0's own "args: Namespace(...)"
+    (
+        "python -m vllm.entrypoints.openai.api_server --dtype float16 --trust-remote-code "
+        "--model /models/deepseek-coder-33b-instruct --served-model-name "
+        "deepseek-coder-33b-instruct --port 8000 --host 0.0.0.0 --tensor-parallel-size 2",
+        [
+            ("model_named", "/models/deepseek-coder-33b-instruct"),
+            ("served_model_name", "deepseek-coder-33b-instruct"),
+        ],
+    ),
+    (
+        "vllm serve Qwen3-32B --tensor-parallel-size 2 --max_model_len=16384",
+        [("model_named", "Qwen3-32B"), ("max_model_len_named", 16384)],
+    ),
+    # a word after "vllm serve" in prose is no model
+    ("the vllm serve command fails", []),
+    (
+        "lm_eval --model vllm --model_args pretrained=meta-llama/Llama-3.1-8B-Instruct,"
+        "tensor_parallel_size=2,max_model_len=8192 --tasks gsm8k",
+        [("model_named", "meta-llama/Llama-3.1-8B-Instruct"), ("max_model_len_named", 8192)],
+    ),
+    (
+        'llm = LLM(model="Qwen/Qwen2.5-7B-Instruct", max_model_len=4096)',
+        [("model_named", "Qwen/Qwen2.5-7B-Instruct"), ("max_model_len_named", 4096)],
+    ),
+    (
+        "args: Namespace(host=None, port=8000, model='mistralai/Mistral-7B-Instruct-v0.2', "
+        "tokenizer=None, max_model_len=None, tensor_parallel_size=2, served_model_name=None)",
+        [("model", "mistralai/Mistral-7B-Instruct-v0.2"), ("tensor_parallel_size", 2)],
+    ),
     # SGLang's pool-leak warning shares the scheduler line's marker: not a pool, not a warning.
     ("Warning: available_size=9, max_total_num_tokens=56524 KV cache pool leak detected!", []),
 ]

@@ -255,6 +255,35 @@ CASES: list[tuple[str, str, list[Record]]] = [
             (EC, "Model loading took 15.2683 GiB and 30.512331 seconds"),
         ],
     ),
+    # -- constructed (no real paste of these shapes was found): grep -n / its context
+    #    lines, grep over several files, cat -n, Markdown list items, a visible ^M. The
+    #    process tag must survive them (a DP engine's tag decides whose pool it is).
+    ("grep_n", f"1234:{HDR}{POOL}", [(EC, POOL)]),
+    ("grep_file_n", f"logs/vllm-dp.log:57:{HDR}{POOL}", [(EC, POOL)]),
+    ("grep_context", f"1233-{HDR}{AVAIL}", [(EC, AVAIL)]),
+    ("grep_files", f"vllm.log:{HDR}{POOL}", [(EC, POOL)]),
+    ("grep_n_traceback", "88:ValueError: boom", [(None, "ValueError: boom")]),
+    ("cat_n", f"    57\t{HDR}{POOL}", [(EC, POOL)]),
+    ("md_list_dash", f"- {HDR}{POOL}", [(EC, POOL)]),
+    ("md_list_numbered_indented", f"  3. {HDR}{POOL}", [(EC, POOL)]),
+    ("md_list_then_quote", f"> * {HDR}{AVAIL}", [(EC, AVAIL)]),
+    ("number_that_is_text", "0: NVIDIA L4", [(None, "0: NVIDIA L4")]),
+    ("caret_m", f"{HDR}{POOL}^M", [(EC, POOL)]),
+    ("caret_m_inside", f"{HDR}{AVAIL}^M{HDR}{POOL}", [(EC, AVAIL), (EC, POOL)]),
+    # -- a paste whose newlines became spaces (vLLM issue 17462 as a mirror keeps it:
+    #    sample_logs/collapsed_tp2_worker_oom.log)
+    (
+        "space_joined",
+        "INFO 04-30 16:20:37 [kv_cache_utils.py:634] GPU KV cache size: 67,856 tokens "
+        "INFO 04-30 16:20:37 [kv_cache_utils.py:637] Maximum concurrency for 16,384 tokens "
+        "per request: 4.14x (VllmWorker rank=1 pid=12171) ERROR 04-30 16:21:27 "
+        "[multiproc_executor.py:380] WorkerProc hit an exception: %s",
+        [
+            (None, "GPU KV cache size: 67,856 tokens"),
+            (None, "Maximum concurrency for 16,384 tokens per request: 4.14x"),
+            ("VllmWorker rank=1 pid=12171", "WorkerProc hit an exception: %s"),
+        ],
+    ),
     ("blank", "", []),
     ("whitespace_only", " \t ", []),
     (
