@@ -529,7 +529,7 @@ def _source_short(source: str) -> str:
         return "vLLM's default on an A100"
     if " GiB from " in source:
         return "vLLM's default for " + source.split("(")[1].split(")")[0]
-    if "for the releases this log can be" in source:
+    if "on CPU in " in source:
         return source.split("; not in the log")[0]
     if "on CPU" in source:
         return "vLLM's default on CPU (128 per rank)"

@@ -202,7 +202,7 @@ def _max_num_seqs(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool | N
             f"{CPU_MAX_NUM_SEQS_PER_RANK} x {world} rank{'s' if world > 1 else ''}; not in the log",
         )
         return seqs, (), None
-    if p.is_cpu:
+    if p.is_cpu and p.generation != "V0":
         return _cpu_candidates(p)
     value, source, settled = p.gpu_default()
     big = p.is_big_gpu(value)
@@ -222,11 +222,11 @@ def _cpu_candidates(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool |
     least first; never a GPU card's 1,024."""
     candidates = cpu_max_num_seqs_candidates(p.versions, p.generation, p.world_size)
     said = " or ".join(f"{c:,}" for c in candidates)
+    which = "the releases this log can be" if len(candidates) > 1 else "this release"
     seqs = Sourced(
         value=candidates[0],
         kind="default" if len(candidates) == 1 else "candidates",
-        source=f"vLLM's default for vllm serve on CPU for the releases this log can be: "
-        f"{said}; not in the log",
+        source=f"vLLM's default for vllm serve on CPU in {which}: {said}; not in the log",
     )
     return seqs, candidates if len(candidates) > 1 else (), False
 
