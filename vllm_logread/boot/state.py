@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
-from ..boots import Boot, engine_generation
+from ..boots import Boot, engine_generation, ranks_seen
 from ..fingerprint import VersionRange, version_range
 from ..kv.groups import base_block_size, stated_group_block_sizes
 from ..rules import BlockSizeCandidate, pool_device
@@ -62,11 +62,16 @@ class BootState:
         max_model_len: the longest request vLLM admits (None: not stated).
         concurrency_fact: the printed maximum concurrency.
         concurrency_tokens_fact: the max len that concurrency line is for.
-        tensor_parallel_size: GPUs (or CPU ranks) per engine.
+        tensor_parallel_size: GPUs (or CPU ranks) per engine: stated, given, the
+            worker labels' (Worker_TP0..3: KV heads split 4 ways), else 1.
+        is_tensor_parallel_stated: stated by the log or given by an option (else
+            assumed: "TP not stated").
+        pipeline_parallel_size: pipeline stages (1 when not stated).
         kv_cache_dtype: the KV cache's dtype when stated.
         dtype_fact, available_kv_fact: the model's dtype; the KV memory line.
         block_size: the block size stated (a line, the KV cache groups) or
             given (--block-size); None: candidates (rules.default_block_sizes).
+        given_model: --model NAME, the name the report uses over the log's.
     """
 
     model: Value | None
@@ -79,10 +84,13 @@ class BootState:
     concurrency_fact: Fact | None
     concurrency_tokens_fact: Fact | None
     tensor_parallel_size: int
+    is_tensor_parallel_stated: bool
+    pipeline_parallel_size: int
     kv_cache_dtype: str | None
     dtype_fact: Fact | None
     available_kv_fact: Fact | None
     block_size: BlockSizeCandidate | None
+    given_model: str | None = None
 
     @property
     def vllm_version(self) -> str | None:
@@ -90,6 +98,10 @@ class BootState:
 
     @property
     def model_name(self) -> str | None:
+        """--model NAME over the log's name (options.model_notes says so on stderr
+        when they differ)."""
+        if self.given_model is not None:
+            return self.given_model
         return str(self.model) if self.model else None
 
 
@@ -133,6 +145,12 @@ def _groups_block_size(boot: Boot, stated: BlockSizeCandidate | None) -> BlockSi
     return stated
 
 
+def _labels_tp(boot: Boot) -> int | None:
+    """The tensor parallel size the boot's worker labels show (boots.ranks_seen)."""
+    seen = ranks_seen(boot)
+    return None if seen is None else seen.tensor_parallel_size
+
+
 def _int(f: Fact | None) -> int | None:
     return None if f is None else int(f.value)
 
@@ -143,6 +161,7 @@ def boot_state(
     block_size_given: int | None,
     tensor_parallel_size_given: int | None,
     warnings: list[str],
+    model_given: str | None = None,
 ) -> BootState:
     """The boot's figures, with the values that are no figure said and dropped."""
     max_len_f = boot.first("max_model_len")
@@ -175,11 +194,16 @@ def boot_state(
         concurrency_tokens_fact=conc_tokens_f,
         tensor_parallel_size=_int(boot.first("tensor_parallel_size"))
         or tensor_parallel_size_given
+        or _labels_tp(boot)
         or 1,
+        is_tensor_parallel_stated=_int(boot.first("tensor_parallel_size")) is not None
+        or tensor_parallel_size_given is not None,
+        pipeline_parallel_size=max(_int(boot.first("pipeline_parallel_size")) or 1, 1),
         kv_cache_dtype=str(kv_dtype_f.value) if kv_dtype_f else None,
         dtype_fact=boot.first("dtype"),
         available_kv_fact=boot.first("available_kv_gib"),
         block_size=_groups_block_size(boot, stated_block_size(boot, block_size_given)),
+        given_model=model_given,
     )
 
 

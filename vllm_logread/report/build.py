@@ -22,7 +22,7 @@ from ..boot.resolve import (
     rule_over,
 )
 from ..boot.state import BootState, boot_state, device_of
-from ..boots import Boot, Engine, _mnbt_tried
+from ..boots import Boot, Engine, _mnbt_tried, ranks_seen, stage_kv_memory
 from ..capacity import (
     Capacity,
     Workload,
@@ -31,6 +31,7 @@ from ..capacity import (
     users_that_fit,
 )
 from ..errors import LogReadError
+from ..kv.build import pp_stage_ranges
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..read.facts import Fact, Value
@@ -44,7 +45,7 @@ from ..rules import (
     watermark_blocks,
 )
 from ..versions import cdiv
-from .checks import _checks, _hybrid_checks, check_basis, tool_model_failures
+from .checks import GIB, _checks, _hybrid_checks, check_basis, tool_model_failures
 from .exactness import drafter_checks, layout_words, spec_source, speculative_unknown
 from .failure import StartUpEnd, boot_failure, died_before_serving, start_up_end, stopped_warning
 from .knobs import rank_knobs
@@ -104,8 +105,38 @@ def _stated(boot: Boot, opts: Options, warnings: list[str]) -> BootState:
         boot,
         block_size_given=opts.block_size,
         tensor_parallel_size_given=opts.tensor_parallel_size,
+        model_given=opts.model,
         warnings=warnings,
     )
+
+
+def _paired_stage(
+    boot: Boot, spec: KVSpec | None, st: BootState
+) -> tuple[KVSpec | None, BootState]:
+    """With pipeline stages that each state their KV memory, the stage the pool comes
+    from and its memory, paired: vLLM gives every stage the fewest blocks any stage
+    can hold, so the pool is the stage whose memory / (its layers x bytes per token per
+    layer) is smallest; the spec's stage and the memory the checks use are that one's.
+
+    sample_logs/constructed_0.11_deepseek_v3_pp2_tp2.log: DeepSeek-V3, PP 2 (layers
+    0-30 and 31-60), 576 x 2 B a layer a token: PP0 8.50 GiB / (31 x 1,152 B) =
+    255,566 tokens, PP1 7.90 GiB / (30 x 1,152 B) = 245,441: the pool (245,440 tokens,
+    3,835 blocks of 64) is PP1's, paired with its 7.90 GiB (the first line, PP0's 8.50,
+    would be the other stage's)."""
+    if spec is None or getattr(spec, "pipeline_parallel_size", 1) < 2:
+        return spec, st
+    memory = stage_kv_memory(boot)
+    ranges = pp_stage_ranges(spec.num_hidden_layers, spec.pipeline_parallel_size)
+    stages = [
+        (float(f.value) * GIB / per_token, replace(spec, stage_layer_range=ranges[k]), f)
+        for k, f in memory.items()
+        if k < len(ranges)
+        and (per_token := replace(spec, stage_layer_range=ranges[k]).kv_bytes_per_token) > 0
+    ]
+    if len(stages) < 2:
+        return spec, st  # one stage's memory (0.11.1+ prints the first rank's): as read
+    _, stage_spec, fact = min(stages, key=lambda t: t[0])
+    return stage_spec, replace(st, available_kv_fact=fact)
 
 
 def _resolve_spec(
@@ -114,6 +145,11 @@ def _resolve_spec(
     """The model's KV spec (given: --config, the HF cache, the shipped table), or why not."""
     if spec_resolver is None:
         return None, None
+    pp_kw: dict[str, int] = {}
+    if st.pipeline_parallel_size > 1:
+        # Each stage holds its share of the layers (and its own KV memory): the spec
+        # is per stage (_paired_stage picks the one the pool comes from).
+        pp_kw["pipeline_parallel_size"] = st.pipeline_parallel_size
     try:
         spec = spec_resolver(
             st.model_name,
@@ -121,6 +157,7 @@ def _resolve_spec(
             tensor_parallel_size=st.tensor_parallel_size,
             kv_cache_dtype=st.kv_cache_dtype or "auto",
             dtype=str(st.dtype_fact.value) if st.dtype_fact else None,
+            **pp_kw,
         )
     except LogReadError as err:
         warnings.append(f"model config: {err}")
@@ -337,7 +374,7 @@ def _report_checks(
         check_basis(
             ctx.boot,
             is_hybrid=settled.sizing.groups is not None,
-            is_plain_config_given=opts.config is not None
+            is_plain_config_given=opts.is_config_given
             and spec is not None
             and settled.sizing.is_uniform,
             is_block_size_stated=st.block_size is not None,
@@ -548,6 +585,7 @@ def build_vllm_report(
     if past is not None:
         warnings.append(past)
     spec, spec_error = _resolve_spec(st, opts, spec_resolver, warnings)
+    spec, st = _paired_stage(boot, spec, st)
     candidates = _block_size_candidates(st, spec)
     sizing = _sizing(boot, st, spec, candidates, warnings)
     end = start_up_end(boot)
@@ -647,6 +685,8 @@ def _report(
         else float(st.available_kv_fact.value),
         kv_cache_dtype=st.kv_cache_dtype,
         tensor_parallel_size=st.tensor_parallel_size,
+        is_tensor_parallel_stated=st.is_tensor_parallel_stated,
+        ranks_seen=ranks_seen(ctx.boot),
         kv_bytes_per_token=None if spec is None else int(spec.kv_bytes_per_token),
         kv_bytes_per_token_source=None if spec is None else spec_source(spec, settled.layout),
         kv_shape=None if spec is None else spec.describe(),
