@@ -182,13 +182,21 @@ def test_block_sizes_that_give_the_same_users_are_an_answer() -> None:
     assert "128 or 16 all reproduce" in out["block_size_source"]
 
 
-def test_a_cpu_log_s_cap_is_the_cpu_s_default_never_a_card_s() -> None:
+def test_a_cpu_log_s_cap_over_a_range_is_each_release_s_cpu_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 0.9.2's vllm serve on CPU runs 32 sequences, 0.10.0 on 128 a rank (rules.py's
+    # cpu_batch_defaults): over both releases the cap is 32 or 128, and 33 users in
+    # the pool make "at least 32" (a lower bound, never 33 exact).
+    span = _range("0.9.2", "0.10.0")
+    for module in (state, resolved):
+        monkeypatch.setattr(module, "version_range", lambda boot: span)
     out = _read(SAMPLES / "constructed_cpu_block_sizes_agree.log")
-    # No version: 128 a rank (0.10.1+) or the engine's 256 before; never 1,024.
-    assert out["answer"]["max_num_seqs"] == 128
-    assert "128 or 256" in out["answer"]["max_num_seqs_source"]
-    assert "1,024" not in out["answer"]["max_num_seqs_source"]
-    assert resolve.cpu_max_num_seqs_candidates(None, "V1", 2) == (256,)
+    assert out["answer"]["pool_users"] == 33
+    assert out["users"] == 32 and out["answer"]["users_high"] == 33
+    assert out["answer"]["users_is_lower_bound"] is True
+    assert "32 or 128" in out["answer"]["max_num_seqs_source"]
+    assert resolve.cpu_max_num_seqs_candidates(span, "V1", 2) == (32, 256)
 
 
 LOGS = sorted(SAMPLES.glob("*.log"))

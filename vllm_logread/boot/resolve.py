@@ -25,17 +25,15 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from ..kv.architectures import family_of_name
 from ..rules import (
-    CPU_MAX_NUM_SEQS,
-    DEFAULT_MAX_NUM_SEQS,
+    GPU_MAX_NUM_SEQS_CANDIDATES,
     KERNEL_BLOCK_SIZES,
-    NEWEST_CHECKED,
     BlockSizeCandidate,
     can_be_hybrid,
     concurrency_tells_layout,
-    cpu_batch_defaults_apply,
+    cpu_batch_defaults,
     default_block_sizes,
 )
-from ..versions import cdiv
+from ..versions import VersionLike, cdiv
 
 if TYPE_CHECKING:
     from ..boots import Boot
@@ -46,7 +44,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def rule_over(versions: VersionRange | None, rule: Callable[[object], bool]) -> bool | None:
+def rule_over(versions: VersionRange | None, rule: Callable[[VersionLike], bool]) -> bool | None:
     """A version rule's outcome over every release the log can come from.
 
     True or False when every release in the range gives it; None when they
@@ -386,29 +384,23 @@ def cpu_max_num_seqs_candidates(
     versions: VersionRange | None, generation: str | None, world_size: int
 ) -> tuple[int, ...]:
     """vLLM's default max_num_seqs on CPU for every release the log can be,
-    smallest first: 128 per rank where the CPU backend's own defaults hold
-    (rules.cpu_batch_defaults_apply, 0.10.1+), else the engine's 256; never a
-    GPU's big-card 1,024 (a CPU has no card). One release, or releases that
-    agree: one value.
+    smallest first: the CPU backend's own (rules.cpu_batch_defaults: 0.9.2's 32,
+    128 a rank from 0.10.0), else the GPU rule by the host's RAM (256, or 1,024
+    from 70 GiB). One release, or releases that agree: one value.
 
     >>> from vllm_logread.fingerprint import VersionRange
-    >>> cpu_max_num_seqs_candidates(VersionRange(releases=("0.32.0",), evidence=()), "V1", 2)
+    >>> cpu_max_num_seqs_candidates(VersionRange(releases=("0.10.0", "0.32.0"), evidence=()), "V1", 2)
     (256,)
-    >>> cpu_max_num_seqs_candidates(None, "V1", 1)
-    (128, 256)
+    >>> cpu_max_num_seqs_candidates(VersionRange(releases=("0.9.2", "0.10.0"), evidence=()), "V1", 1)
+    (32, 128)
     """
-    # No range: any release, from one before the CPU defaults to the newest checked.
     releases: Sequence[str | None] = (
-        (None, str(NEWEST_CHECKED))
-        if versions is None or not versions.releases
-        else versions.releases
+        (None,) if versions is None or not versions.releases else versions.releases
     )
-    values = {
-        CPU_MAX_NUM_SEQS * world_size
-        if r is not None and cpu_batch_defaults_apply(r, generation)
-        else DEFAULT_MAX_NUM_SEQS
-        for r in releases
-    }
+    values: set[int] = set()
+    for release in releases:
+        own = cpu_batch_defaults(release, generation, world_size=world_size)
+        values |= {own.max_num_seqs} if own is not None else set(GPU_MAX_NUM_SEQS_CANDIDATES)
     return tuple(sorted(values))
 
 

@@ -18,7 +18,7 @@ from ..boots import Boot, engine_generation, ranks_seen
 from ..fingerprint import VersionRange, version_range
 from ..kv.groups import base_block_size, stated_group_block_sizes
 from ..rules import BlockSizeCandidate, pool_device
-from ..versions import version_or_none
+from ..versions import Version
 
 if TYPE_CHECKING:
     from ..read.facts import Fact, Value
@@ -56,7 +56,7 @@ class BootState:
         model: the model's name as the log (or --model) gives it.
         version: the version line's text (None: the log prints none).
         versions: the releases the log can come from (None: any release).
-        version_tuple: ``version`` as numbers.
+        version_tuple: ``version`` parsed once (versions.Version).
         generation: V0 or V1, from the lines only one of them prints.
         device: the pool's device (rules.pool_device).
         max_model_len: the longest request vLLM admits (None: not stated).
@@ -77,7 +77,7 @@ class BootState:
     model: Value | None
     version: Value | None
     versions: VersionRange | None
-    version_tuple: tuple[int, ...] | None
+    version_tuple: Version | None
     generation: str | None
     device: str | None
     max_model_len: int | None
@@ -184,7 +184,7 @@ def boot_state(
         model=boot.value("model"),
         version=version,
         versions=version_range(boot),
-        version_tuple=version_or_none(version),
+        version_tuple=Version.parse(str(version or "")),
         generation=engine_generation(boot),
         device=device_of(boot),
         max_model_len=max_model_len,

@@ -44,7 +44,7 @@ from ..rules import (
     version_past_checked,
     watermark_blocks,
 )
-from ..versions import cdiv
+from ..versions import Version, cdiv
 from .checks import GIB, _checks, _hybrid_checks, check_basis, tool_model_failures
 from .exactness import drafter_checks, layout_words, spec_source, speculative_unknown
 from .failure import StartUpEnd, boot_failure, died_before_serving, start_up_end, stopped_warning
@@ -74,7 +74,7 @@ def _int(f: Fact | None) -> int | None:
 
 
 def _blocks_from_tokens(
-    pool_tokens: int, block_size: int, max_model_len: int | None, version: tuple[int, ...] | None
+    pool_tokens: int, block_size: int, max_model_len: int | None, version: Version | None
 ) -> tuple[int | None, str]:
     """Recover the block count of a uniform model's pool line.
 
@@ -785,7 +785,7 @@ class _Context:
     boot: Boot
     spec: KVSpec | None
     max_model_len: int | None
-    vt: tuple[int, ...] | None
+    vt: Version | None
     gen: str | None
     conc_f: Fact | None
     avail_f: Fact | None
@@ -1072,7 +1072,7 @@ def _engine_users(
     eng: Engine,
     block_size: int | None,
     max_model_len: int | None,
-    vt: tuple[int, ...] | None,
+    vt: Version | None,
     workload: Workload,
     gen: str | None,
     arithmetic: list[str],

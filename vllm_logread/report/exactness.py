@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..boot.resolve import LayoutFinding
 from ..boots import Boot
 from ..kv.specs import KVSpec
-from ..rules import POOL_TOKENS_FROM_CONCURRENCY
+from ..rules import Feature
 from .model import Check, Unknown
 
 NAMELESS_SETTLE = (
@@ -105,10 +105,10 @@ def _nameless_unknown(finding: LayoutFinding, users: str) -> Unknown:
         version = finding.versions
         said = (
             f"the log names no model, and vLLM {version} (as every vLLM from "
-            f"{POOL_TOKENS_FROM_CONCURRENCY}) prints"
+            f"{Feature.POOL_TOKENS_FROM_CONCURRENCY.value.since}) prints"
             if version
             else "the log names neither its model nor its vLLM version, and every vLLM from "
-            f"{POOL_TOKENS_FROM_CONCURRENCY} prints"
+            f"{Feature.POOL_TOKENS_FROM_CONCURRENCY.value.since} prints"
         )
         why = (
             f"{said} its pool as int(max concurrency x max model len) for every layout, so its "

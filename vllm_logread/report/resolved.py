@@ -38,14 +38,16 @@ from ..read.facts import Fact
 from ..rules import (
     A100_MAX_GIB,
     BIG_GPU_GIB,
-    CPU_MAX_NUM_SEQS,
     DEFAULT_MAX_NUM_BATCHED_TOKENS,
     DEFAULT_MAX_NUM_SEQS_BIG_GPU,
     GPU_MAX_NUM_SEQS_CANDIDATES,
     SMALL_GPU_MAX_NUM_BATCHED_TOKENS,
-    cpu_batch_defaults_apply,
+    BatchDefaults,
+    Feature,
+    cpu_batch_defaults,
     cpu_mla_max_num_batched_tokens,
     default_max_num_seqs,
+    supports,
 )
 from .gpus import Gpu, find_gpu
 
@@ -53,11 +55,10 @@ from .gpus import Gpu, find_gpu
 Limit = Literal["pool", "max_num_seqs"]
 
 
-# vLLM's defaults used here are rules.py's: the CPU backend's 128 sequences and
-# 2,048 batched tokens per rank (from 0.20: rules.cpu_batch_defaults_apply), a
-# GPU's 256 / 2,048 or, on 70 GiB or more but A100s, 1,024 / 8,192.
-CPU_MAX_NUM_SEQS_PER_RANK = CPU_MAX_NUM_SEQS
-CPU_MAX_NUM_BATCHED_TOKENS_PER_RANK = SMALL_GPU_MAX_NUM_BATCHED_TOKENS
+# vLLM's defaults used here are rules.py's: the CPU backend's by release
+# (rules.cpu_batch_defaults: 0.9.2's 32 sequences, later 128 per rank, and
+# 2,048 batched tokens), a GPU's 256 / 2,048 or, on 70 GiB or more but A100s,
+# 1,024 / 8,192.
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,8 +90,8 @@ class _Platform:
     version: str | None
     generation: str | None
     world_size: int  # tensor x pipeline parallel ranks
-    is_cpu_rule: bool  # vLLM's CPU defaults apply (rules.cpu_batch_defaults_apply)
-    is_cpu: bool  # the pool is in a CPU's memory: no card, no big-GPU default
+    cpu_defaults: BatchDefaults | None  # vLLM's own CPU defaults (rules.cpu_batch_defaults)
+    is_cpu: bool  # the pool is in a CPU's memory
     versions: VersionRange | None  # the releases the log can be (fingerprint.version_range)
     gpu: str | Gpu | None
     available_kv: Fact | None
@@ -147,7 +148,9 @@ def scheduler_limits(
         version=version_s,
         generation=generation,
         world_size=world,
-        is_cpu_rule=is_cpu and cpu_batch_defaults_apply(version_s, generation),
+        cpu_defaults=cpu_batch_defaults(version_s, generation, world_size=world)
+        if is_cpu
+        else None,
         is_cpu=is_cpu,
         versions=version_range(boot),
         gpu=gpu,
@@ -193,16 +196,14 @@ def _max_num_seqs(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool | N
             (),
             None,
         )
-    if p.is_cpu_rule:
-        world = p.world_size
+    if p.cpu_defaults is not None:
         seqs = Sourced(
-            value=CPU_MAX_NUM_SEQS_PER_RANK * world,
+            value=p.cpu_defaults.max_num_seqs,
             kind="default",
-            source=f"vLLM {p.version}'s default for vllm serve on CPU: "
-            f"{CPU_MAX_NUM_SEQS_PER_RANK} x {world} rank{'s' if world > 1 else ''}; not in the log",
+            source=_cpu_source(p, p.cpu_defaults.max_num_seqs),
         )
         return seqs, (), None
-    if p.is_cpu and p.generation != "V0":
+    if p.is_cpu and p.generation != "V0" and _is_ranged(p.versions):
         return _cpu_candidates(p)
     value, source, settled = p.gpu_default()
     big = p.is_big_gpu(value)
@@ -216,10 +217,15 @@ def _max_num_seqs(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool | N
     return Sourced(value=value, kind="default", source=source), candidates, big
 
 
+def _is_ranged(versions: VersionRange | None) -> bool:
+    """The log states no version but its releases are known to several."""
+    return versions is not None and len(versions.releases) > 1
+
+
 def _cpu_candidates(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool | None]:
-    """A CPU log whose releases do not all have the CPU backend's own defaults:
-    vLLM's default on CPU for each release it can be (boot/resolve.py), the
-    least first; never a GPU card's 1,024."""
+    """A CPU log whose version is a range of releases: vLLM's default on CPU for
+    each release it can be (boot/resolve.cpu_max_num_seqs_candidates), the least
+    first."""
     candidates = cpu_max_num_seqs_candidates(p.versions, p.generation, p.world_size)
     said = " or ".join(f"{c:,}" for c in candidates)
     which = "the releases this log can be" if len(candidates) > 1 else "this release"
@@ -231,17 +237,28 @@ def _cpu_candidates(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool |
     return seqs, candidates if len(candidates) > 1 else (), False
 
 
+def _cpu_source(p: _Platform, value: int, *, tokens: bool = False) -> str:
+    """Where a CPU default came from: vLLM's default for ``vllm serve`` on CPU in
+    this release, per rank where the release scales it by the TP x PP ranks."""
+    head = f"vLLM {p.version}'s default for vllm serve on CPU: "
+    if not supports(p.version, Feature.CPU_BATCH_DEFAULTS_128):
+        return f"{head}{value:,}; not in the log"
+    world = p.world_size
+    if tokens:
+        return f"{head}{value // world:,} x {world}; not in the log"
+    return f"{head}{value // world} x {world} rank{'s' if world > 1 else ''}; not in the log"
+
+
 def _max_num_batched_tokens(p: _Platform, big: bool | None) -> Sourced[int]:
     """max_num_batched_tokens stated, else vLLM's default on CPU or on a GPU of this size."""
     mnbt_f = p.boot.last("max_num_batched_tokens")
     if mnbt_f is not None:
         return Sourced(value=int(mnbt_f.value), kind="stated", source=f"line {mnbt_f.line}")
-    if p.is_cpu_rule:
+    if p.cpu_defaults is not None:
         return Sourced(
-            value=CPU_MAX_NUM_BATCHED_TOKENS_PER_RANK * p.world_size,
+            value=p.cpu_defaults.max_num_batched_tokens,
             kind="default",
-            source=f"vLLM {p.version}'s default for vllm serve on CPU: "
-            f"{CPU_MAX_NUM_BATCHED_TOKENS_PER_RANK:,} x {p.world_size}; not in the log",
+            source=_cpu_source(p, p.cpu_defaults.max_num_batched_tokens, tokens=True),
         )
     if big is None:
         big = p.is_big_gpu(p.gpu_default()[0])
