@@ -503,7 +503,12 @@ class Scanner:
         for rec in split_records(text):
             ll = parse_line(rec, number)
             for e in facts_from_message(
-                ll.message, line=number, process=ll.process, source=self.source, time=ll.time
+                ll.message,
+                line=number,
+                process=ll.process,
+                source=self.source,
+                time=ll.time,
+                site=ll.site,
             ):
                 if isinstance(e, NearMiss):
                     events.append(ParseWarning(line=number, text=str(e), source=self.source))
