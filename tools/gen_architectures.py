@@ -17,7 +17,7 @@ modules it imports from the same package, one level deep) for:
 
 The tool's own status of each architecture is NOT read from vLLM: it is the
 hand-kept table ``STATUS`` below, each "verified" entry naming the test that
-works its arithmetic out by hand (tests/test_architectures.py checks that every
+works its arithmetic out by hand (tests/kv/test_architectures.py checks that every
 named test exists). The output is reviewed and committed; vLLM's code is not
 copied, only names.
 """
@@ -83,34 +83,34 @@ FIELD_PATTERNS = (
 # architecture's bytes by hand; "modelled" = the tool has a rule for its layout
 # but no hand-worked test (never exact on its own); absent = "not verified".
 VERIFIED: dict[str, str] = {
-    "LlamaForCausalLM": "tests/test_shipped_table.py::test_llama_2",
-    "MistralForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "MixtralForCausalLM": "tests/test_architectures.py::test_mixtral",
-    "Qwen2ForCausalLM": "tests/test_architectures.py::test_qwen2_5",
-    "Qwen2_5_VLForConditionalGeneration": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "Qwen3ForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "Qwen3MoeForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "Qwen3NextForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "Qwen3_5ForConditionalGeneration": "tests/test_architectures.py::test_qwen3_5",
-    "Qwen3_5MoeForConditionalGeneration": "tests/test_architectures.py::test_qwen3_5_moe",
-    "DeepseekV3ForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "DeepseekV32ForCausalLM": "tests/test_architectures.py::test_deepseek_v3_2",
-    "Gemma2ForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "Gemma3ForCausalLM": "tests/test_kvspec.py::test_sliding_pattern_gemma3",
-    "Gemma3ForConditionalGeneration": "tests/test_kvspec.py::test_sliding_pattern_gemma3",
-    "Gemma3nForCausalLM": "tests/test_architectures.py::test_gemma_3n",
-    "Gemma3nForConditionalGeneration": "tests/test_architectures.py::test_gemma_3n",
-    "Phi3ForCausalLM": "tests/test_shipped_table.py::test_phi_3_mini",
-    "FalconForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "JambaForCausalLM": "tests/test_shipped_table.py::test_jamba",
-    "NemotronHForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "GptOssForCausalLM": "tests/test_kvspec.py::test_reference_bytes_per_token",
-    "Llama4ForCausalLM": "tests/test_shipped_table.py::test_llama_4",
-    "Llama4ForConditionalGeneration": "tests/test_shipped_table.py::test_llama_4",
-    "KimiLinearForCausalLM": "tests/test_architectures.py::test_kimi_linear",
-    "MiniMaxM2ForCausalLM": "tests/test_architectures.py::test_minimax_m2",
-    "Glm4MoeForCausalLM": "tests/test_architectures.py::test_glm_4_6",
-    "GraniteMoeHybridForCausalLM": "tests/test_kvspec.py::test_mamba2_hybrids_nemotron_and_granite",
+    "LlamaForCausalLM": "tests/kv/test_shipped_table.py::test_llama_2",
+    "MistralForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "MixtralForCausalLM": "tests/kv/test_architectures.py::test_mixtral",
+    "Qwen2ForCausalLM": "tests/kv/test_architectures.py::test_qwen2_5",
+    "Qwen2_5_VLForConditionalGeneration": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "Qwen3ForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "Qwen3MoeForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "Qwen3NextForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "Qwen3_5ForConditionalGeneration": "tests/kv/test_architectures.py::test_qwen3_5",
+    "Qwen3_5MoeForConditionalGeneration": "tests/kv/test_architectures.py::test_qwen3_5_moe",
+    "DeepseekV3ForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "DeepseekV32ForCausalLM": "tests/kv/test_architectures.py::test_deepseek_v3_2",
+    "Gemma2ForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "Gemma3ForCausalLM": "tests/kv/test_kvspec.py::test_sliding_pattern_gemma3",
+    "Gemma3ForConditionalGeneration": "tests/kv/test_kvspec.py::test_sliding_pattern_gemma3",
+    "Gemma3nForCausalLM": "tests/kv/test_architectures.py::test_gemma_3n",
+    "Gemma3nForConditionalGeneration": "tests/kv/test_architectures.py::test_gemma_3n",
+    "Phi3ForCausalLM": "tests/kv/test_shipped_table.py::test_phi_3_mini",
+    "FalconForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "JambaForCausalLM": "tests/kv/test_shipped_table.py::test_jamba",
+    "NemotronHForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "GptOssForCausalLM": "tests/kv/test_kvspec.py::test_reference_bytes_per_token",
+    "Llama4ForCausalLM": "tests/kv/test_shipped_table.py::test_llama_4",
+    "Llama4ForConditionalGeneration": "tests/kv/test_shipped_table.py::test_llama_4",
+    "KimiLinearForCausalLM": "tests/kv/test_architectures.py::test_kimi_linear",
+    "MiniMaxM2ForCausalLM": "tests/kv/test_architectures.py::test_minimax_m2",
+    "Glm4MoeForCausalLM": "tests/kv/test_architectures.py::test_glm_4_6",
+    "GraniteMoeHybridForCausalLM": "tests/kv/test_kvspec.py::test_mamba2_hybrids_nemotron_and_granite",
 }
 
 # Layouts build.py has a rule for (read by model_type), not worked by hand.

@@ -47,6 +47,17 @@ _BOOT_KINDS = frozenset(
 
 POOL_KINDS = frozenset({"pool_tokens", "gpu_blocks"})
 
+
+# What a person typed beside the log (a pasted `vllm serve NAME --max-model-len N`, an
+# lm_eval or LLM(...) line: read/patterns.py rows pasted_command, script_model_args)
+# stands in for the engine's own statement only when the engine made none: the engine's
+# config line is what ran. Not among _BOOT_KINDS: a command pasted again after the log is
+# no restart.
+_TYPED_STAND_INS: dict[str, tuple[str, ...]] = {
+    "model": ("model_named", "served_model_name"),
+    "max_model_len": ("max_model_len_named",),
+}
+
 # SGLang's lines that state its pool besides the scheduler's max_total_num_tokens.
 SGLANG_POOL_KINDS = frozenset({"kv_alloc_tokens", "sglang_full_tokens", "sglang_swa_tokens"})
 
@@ -165,6 +176,10 @@ class Boot:
     # Stats lines were read for this boot (outside --json they are not among its
     # facts): it served, so an error after its pool was not the end of its start-up.
     has_load: bool = False
+    # No more lines will come for this boot (the input ended, or another boot began): a
+    # traceback's head with no exception line after it is then all the log will say
+    # (report/failure.py).
+    input_ended: bool = False
 
     @property
     def has_pool(self) -> bool:
@@ -175,10 +190,16 @@ class Boot:
         return [e for e in sorted(self.engines.values(), key=lambda e: e.key) if e.has_pool]
 
     def first(self, kind: str) -> Fact | None:
-        return next((f for f in self.facts if f.kind == kind), None)
+        found = next((f for f in self.facts if f.kind == kind), None)
+        if found is None and kind in _TYPED_STAND_INS:
+            return next((f for k in _TYPED_STAND_INS[kind] if (f := self.first(k))), None)
+        return found
 
     def last(self, kind: str) -> Fact | None:
-        return next((f for f in reversed(self.facts) if f.kind == kind), None)
+        found = next((f for f in reversed(self.facts) if f.kind == kind), None)
+        if found is None and kind in _TYPED_STAND_INS:
+            return next((f for k in _TYPED_STAND_INS[kind] if (f := self.last(k))), None)
+        return found
 
     def all(self, kind: str) -> list[Fact]:
         return [f for f in self.facts if f.kind == kind]
@@ -278,11 +299,16 @@ class BootTracker:
         """Add the facts of one line; return True if they began a new boot."""
         new = False
         if facts and self.current.restarts_with(facts):
+            self.current.input_ended = True
             self.boots.append(Boot(index=len(self.boots)))
             new = True
         for f in facts:
             self.current.add(f)
         return new
+
+    def end_of_input(self) -> None:
+        """The input ended: the current boot says no more."""
+        self.current.input_ended = True
 
     def add_all(self, facts: Iterable[Fact]) -> None:
         """Add facts, grouping consecutive facts of the same line."""

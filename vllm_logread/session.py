@@ -686,6 +686,7 @@ class Session(BootRouter):
             out += self._take_lines(buf, start, end, at=at)
         if not self._is_serving:
             out += self._events(self._scanner.finish(), self._line_base)
+        self.tracker.end_of_input()
         out += self._end_of_boot(self.tracker.current, None)
         if not self.is_live:
             out += self._release()

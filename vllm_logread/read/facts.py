@@ -119,6 +119,12 @@ KIND_TYPES: dict[str, type] = {
     "num_speculative_tokens": int,
     "speculative_method": str,  # speculative_config's method: eagle, eagle3, mtp, dflash, ngram...
     "draft_model": str,  # speculative_config's draft model (EAGLE heads, draft models)
+    # What a person typed beside the log (a pasted `vllm serve NAME ...`, `lm_eval
+    # --model_args pretrained=NAME,...`, `LLM(model="NAME")`): the boot's model and
+    # length only where the engine's own lines do not state them (boots.py).
+    "model_named": str,
+    "max_model_len_named": int,
+    "served_model_name": str,  # --served-model-name: the name clients use, a last resort
     # Memory figures of the profile and platform lines that no core kind means
     # (docs/facts.md, "Extensions"); GiB as everywhere:
     "non_kv_cache_gib": float,  # V1 DEBUG profile "Total non KV cache memory: X GiB"

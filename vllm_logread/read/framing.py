@@ -44,7 +44,7 @@ def count_newlines(buf: bytes, start: int = 0, end: int | None = None) -> int:
     against 0.13 s), so a 4 KiB sample decides. The whole buffer is counted
     this way and its edges outside ``[start, end)`` taken off by
     ``bytes.count``, so the figure is the same count, never an estimate
-    (tests/test_line_count.py compares the two on every edge).
+    (tests/read/test_line_count.py compares the two on every edge).
     """
     n = len(buf)
     if end is None or end > n:

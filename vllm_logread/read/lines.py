@@ -41,6 +41,18 @@ _BARE_SGR = lazy_regex(rf"\[(?:{_SGR_PARAM}(?:;{_SGR_PARAM}){{0,4}})?m(?!\])")
 _BARE_RESET = lazy_regex(r"\[0(?:;0)?m(?!\])")
 
 
+# What a vLLM record (or a line of its traceback) starts with, once its wrappers are
+# off: a level, a process tag, a colour code, a bracket, a paste quote, an exception.
+# The grep and list-item wrappers below are peeled only before one of these, so a
+# message that starts with a number ("0: NVIDIA L4") stays as it is.
+_LEVEL_START = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)[ ]"
+_TAG_START = r"\([^()\n]{1,120}?[ ]pid="
+_RECORD_START = (
+    rf"{_LEVEL_START}|{_TAG_START}|\[|\x1b|\^\[|>|`"
+    r"|Traceback[ ]|(?:[A-Za-z_]\w{0,60}\.){0,5}[A-Z]\w{0,60}(?:Error|Exception):"
+)
+
+
 # Outer wrappers, tried repeatedly at the start of a line. Each is one
 # alternative; the loop stops when none matches.
 _WRAPPERS = re.compile(
@@ -61,8 +73,13 @@ _WRAPPERS = re.compile(
         [^\s]{1,64}[ ][^\s:\[]{1,64}(?:\[\d{1,10}\])?:[ ]          #   python3[28145]: "
       | \[rank\d{1,6}\]:[ ]?                                 # torchrun "[rank0]: "
       | \[Stage-\d{1,4}\][ ]?                                # vLLM-Omni stage tags
+      | (?:[^\s:]{1,255}[:-])?\d{1,9}[:-](?=<REC>)          # grep -n "1234:", "vllm.log:1234:",
+                                                             #   its context lines "1234-"
+      | [^\s:]{1,255}:(?=<TAG>)                            # grep over files "vllm.log:(Engine..."
+      | \d{1,9}\t                                            # cat -n / nl "    12<TAB>"
+      | (?:[-*+]|\d{1,4}[.)])[ \t]{1,4}(?=<REC>)            # Markdown list items "- ", "1. "
     )
-    """,
+    """.replace("<REC>", _RECORD_START).replace("<TAG>", _TAG_START),
     re.VERBOSE,
 )
 
@@ -121,9 +138,26 @@ _QUOTED = lazy_regex(r"^([ \t]{0,8}(?:>{1,4}[ \t]?){0,4})(?:[-*+][ \t]{1,4})?`{1
 
 # Where a second record starts inside one physical line (records glued
 # together when a capture lost a newline).
-_GLUE = re.compile(
-    rf"(?:(?<=\S)|(?<={_TRUNCATED}[ ]))(?=(?:\([^()\n]{{1,120}}? pid={_PID}\)[ ])?"
+# A paste that lost its newlines altogether joins records with one space ("... 67,856
+# tokens INFO 04-30 16:20:37 [kv_cache_utils.py:637] Maximum concurrency ..."): a space
+# splits them too, unless what stands before it is a process tag, a bracketed prefix, a
+# colour code or a "name:" (a record's own head, which the header follows).
+_GLUED_HEAD = (
+    rf"(?=(?:\([^()\n]{{1,120}}? pid={_PID}\)[ ])?"
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]\d\d-\d\d[ ]\d\d:\d\d:\d\d[ ])"
+)
+_GLUE = re.compile(rf"(?:(?<=\S)|(?<={_TRUNCATED}[ ])){_GLUED_HEAD}")
+_SPACE_GLUE = lazy_regex(
+    rf"(?:(?<=\S)|(?<={_TRUNCATED}[ ])|(?<=[^\s)\]:][ ])(?<!\[[0-9;]{{0,24}}m[ ])){_GLUED_HEAD}"
+)
+# (Tried only on a line that names two levels: a record has one.)
+_LEVELS = ("DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL ")
+
+
+# What the split above leaves of a line's wrappers alone, when a process tag follows
+# them ("1234:", "vllm.log:57:", "- ", "  3. ", "> * ", "    57<TAB>"): not a record.
+_PREFIX_ONLY = lazy_regex(
+    r"^[ \t>│┃║|*+`-]{0,16}(?:[^\s:]{1,255}[:-])?(?:\d{1,9}[:.)\t-])?[ \t]{0,8}$"
 )
 
 
@@ -199,14 +233,26 @@ def split_records(text: str) -> list[str]:
 
     >>> split_records("a\\rINFO 01-01 00:00:00 x.py:1] b")
     ['a', 'INFO 01-01 00:00:00 x.py:1] b']
+    >>> split_records("INFO 01-01 00:00:00 [x.py:1] 378 INFO 01-01 00:00:00 [y.py:2] b^M")
+    ['INFO 01-01 00:00:00 [x.py:1] 378 ', 'INFO 01-01 00:00:00 [y.py:2] b']
     """
+    if "^M" in text:
+        # A carriage return made visible ("cat -v", vim, a paste tool): "...tokens^M".
+        text = text.replace("^M", "\r")
     parts = [p for p in text.split("\r") if p.strip()] if "\r" in text else [text]
     out: list[str] = []
     for part in parts:
         if "`" in part:
             part = _unquote(part)
-        if part.count(":") >= 4 and _GLUE.search(part):
-            out.extend(s for s in _GLUE.split(part) if s.strip())
+        if part.count(":") < 4:
+            out.append(part)
+            continue
+        glue = _SPACE_GLUE if sum(map(part.count, _LEVELS)) >= 2 else _GLUE
+        if glue.search(part):
+            pieces = [s for s in glue.split(part) if s.strip()]
+            if len(pieces) > 1 and _PREFIX_ONLY.match(pieces[0]):
+                pieces = pieces[1:]  # "1234:" before "(EngineCore_DP0 pid=7) INFO ...": no record
+            out.extend(pieces)
         else:
             out.append(part)
     if "…" in text or "truncated" in text or "[...]" in text:

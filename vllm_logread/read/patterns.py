@@ -6,7 +6,7 @@ a line before its regex is tried, a regex run with ``search`` on the message
 is a fact kind from docs/facts.md (``(?P<pool_tokens>...)``); a row with a builder
 turns the match into facts itself (the engine config line, the
 ``non-default args`` dict). A new vLLM wording is one row here plus one test
-case in tests/test_patterns.py.
+case in tests/read/test_patterns.py.
 
 Numbers are bounded (``\\d{1,20}``) so that a 10,000-digit "value" is a near
 miss with a warning instead of a huge integer, and so that every pattern runs
@@ -300,6 +300,72 @@ def _non_default_args(m: re.Match[str]) -> Built:
     return out
 
 
+def _namespace_args(m: re.Match[str]) -> Built:
+    """``args: Namespace(host=None, model='NAME', max_model_len=8192, ...)``: the
+    server's own arguments (V0 api_server.py, 0.2-0.9), read item by item at the top
+    level like the engine config line; a value that is no plain literal is skipped."""
+    import ast
+
+    args: dict[str, object] = {}
+    for key, raw in read_config_repr(m.group("ns")).values.items():
+        if key not in _ARG_KINDS or not isinstance(raw, str) or len(raw) > 600:
+            continue
+        try:
+            args[key] = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            continue
+    return _arg_facts(args)
+
+
+# A command or script line pasted beside the log. Options vLLM's CLI spells with dashes
+# or underscores, with "=" or a space: "--max-model-len 8192", "--max_model_len=8192".
+_CLI_OPTS = lazy_regex(
+    r"(?:^|\s)--(?P<opt>model|served[-_]model[-_]name|max[-_]model[-_]len)"
+    r"(?:=|[ \t]{1,8})(?P<val>[^\s'\"`\\]{1,300})"
+)
+# A model name as a person types it: a Hub id or a path (a "/", a digit or a "-" in it,
+# so a word after "vllm serve" in prose is not taken for one).
+_MODEL_TOKEN = lazy_regex(r"[\w.~/][\w.~/:@+-]{0,299}")
+
+
+def _typed_model(token: str) -> bool:
+    return bool(_MODEL_TOKEN.fullmatch(token)) and any(c in token for c in "/-0123456789")
+
+
+def _command_args(m: re.Match[str]) -> Built:
+    """``vllm serve NAME --max-model-len 8192 ...``, ``python -m
+    vllm.entrypoints.openai.api_server --model NAME ...``: the model the command names
+    (the positional of ``vllm serve``, else ``--model``), its --max-model-len, and its
+    --served-model-name."""
+    out: Built = []
+    rest = m.group("rest")
+    model = m.group("positional")
+    opts = {o.group("opt").replace("_", "-"): o.group("val") for o in _CLI_OPTS.finditer(rest)}
+    model = opts.get("model", model)
+    if model and _typed_model(model):
+        out.append(("model_named", model, None))
+    length = opts.get("max-model-len", "")
+    if length.isdigit() and 0 < int(length) < 10**9:
+        out.append(("max_model_len_named", int(length), None))
+    served = opts.get("served-model-name")
+    if served and _MODEL_TOKEN.fullmatch(served):
+        out.append(("served_model_name", served, None))
+    return out
+
+
+def _keyword_args(m: re.Match[str]) -> Built:
+    """``lm_eval --model vllm --model_args pretrained=NAME,max_model_len=8192`` and
+    ``LLM(model="NAME", max_model_len=4096)``: the model and length a script gives."""
+    out: Built = []
+    model = m.group("pretrained") or m.group("llm_model")
+    if model and _typed_model(model):
+        out.append(("model_named", model, None))
+    length = m.group("len1") or m.group("len2")
+    if length and 0 < int(length) < 10**9:
+        out.append(("max_model_len_named", int(length), None))
+    return out
+
+
 def _profile_kv(m: re.Match[str]) -> Built:
     """The multi-line tabular profile: "total_gpu_memory     79.22GiB"."""
     kind = _TABULAR_KEYS[m.group("key")]
@@ -501,7 +567,7 @@ def _sz(clue: str, pattern: str, kind: str) -> Part:
     return Part(clue, _part(pattern), _sized(kind), kind)
 
 
-# Each part's regex is timed by tests/test_patterns_linear.py through this list.
+# Each part's regex is timed by tests/read/test_patterns_linear.py through this list.
 def _part_patterns(*tables: tuple[Part, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple((p.clue, p.regex) for t in tables for p in t)
 
@@ -1038,6 +1104,47 @@ ROWS: tuple[Row, ...] = (
         _c(r"(?r)non-default\ args:\ (?P<d>\{.*?)\s*$"),
         _non_default_args,
     ),
+    # -- the server's own arguments, V0's api_server.py (0.2-0.9): "args:
+    #    Namespace(host=None, port=8000, model='mistralai/Mistral-7B-v0.1', ...,
+    #    max_model_len=8192, ...)". vLLM printed them: read as the boot's facts.
+    Row(
+        "namespace_args",
+        ("args: Namespace(",),
+        _c(r"(?r)args:\ Namespace\((?P<ns>.*)\)\s*$"),
+        _namespace_args,
+        warn_on_miss=False,
+    ),
+    # -- a command pasted beside the log (what a person typed, not what vLLM said:
+    #    facts "model_named", "max_model_len_named", "served_model_name", which count
+    #    only where the engine's lines say nothing; boots.py): "vllm serve
+    #    Qwen/Qwen3-32B --tensor-parallel-size 2", "python -m
+    #    vllm.entrypoints.openai.api_server --model /models/x --served-model-name x".
+    Row(
+        "pasted_command",
+        ("vllm serve ", "vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server"),
+        _c(
+            r"""(?:\bvllm\ serve(?:\ +(?P<positional>[^\s\-'"`][^\s'"`]{0,299}))?
+                  |\bvllm\.entrypoints\.(?:openai\.)?api_server\b)
+                (?P<rest>.{0,4000})"""
+        ),
+        _command_args,
+        warn_on_miss=False,
+    ),
+    # -- a script's keyword arguments: lm-evaluation-harness "--model_args
+    #    pretrained=meta-llama/Llama-3.1-8B,max_model_len=8192,..." and the offline
+    #    "LLM(model="Qwen/Qwen2.5-7B-Instruct", max_model_len=4096)" on one line.
+    Row(
+        "script_model_args",
+        ("pretrained=", "LLM(model="),
+        _c(
+            rf"""pretrained=(?P<pretrained>[^\s,'"`]{{1,300}})
+                  (?:,[^\s'"`]{{0,400}}?\bmax_model_len=(?P<len1>{INT}))?
+                |\bLLM\(model=['"](?P<llm_model>[^'"\s]{{1,300}})['"]
+                  (?:[^()\n]{{0,400}}?\bmax_model_len=(?P<len2>{INT}))?"""
+        ),
+        _keyword_args,
+        warn_on_miss=False,
+    ),
     # -- version: old line, plain fallback, the 0.15+ logo lines.
     Row(
         "version",
@@ -1490,7 +1597,7 @@ REQUEST_MARKERS: tuple[bytes, ...] = tuple(
 # max_tokens=N" of a "Received request" line, and the last "prompt_token_ids: [...]" of
 # such a line or of a DEBUG details line. Greedy, and linear: a line that fails the
 # first alternative is consumed by the second (group 1 then b""), so a line of many
-# markers is not rescanned from each (tests/test_patterns_linear.py). 100,000 request
+# markers is not rescanned from each (tests/read/test_patterns_linear.py). 100,000 request
 # lines among 300,000 others (86 MB): 0.10 s; a lazy scan with a "params:" guard took
 # 0.93 s. (Each runs only when the chunk's first request line has its literal: serving.py.)
 _RECEIVED = rb"Received request [^\n]*"

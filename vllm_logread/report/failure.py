@@ -84,6 +84,7 @@ def start_up_end(boot: Boot) -> StartUpEnd:
     error: Fact | None = None
     cause: Fact | None = None
     stop: Fact | None = None
+    head: Fact | None = None  # the first traceback head ("Error executing method ...")
     seen_pool = False
     for f in boot.facts:
         if f.kind in POOL_KINDS or f.kind in SGLANG_POOL_KINDS:
@@ -100,6 +101,16 @@ def start_up_end(boot: Boot) -> StartUpEnd:
                 error = f
             if cause is None and _is_exception(f):
                 cause = f
+        elif f.kind in _ERROR_KINDS and head is None and stop is None:
+            head = f
+    if error is None and head is not None and boot.input_ended:
+        # A traceback head whose exception line the paste left out (OpenRLHF issue 336,
+        # vLLM 0.5: "# GPU blocks: 378" by a Ray actor, then "Error executing method
+        # initialize_cache. This might cause deadlock in distributed execution." and the
+        # traceback's first frames only): the start-up still failed there, and no later
+        # line says the engine became ready. (Until the input ends, a live pipe waits for
+        # the exception line, which names the cause.)
+        error = head
     if error is None:
         return StartUpEnd(stop=stop)
     cause = cause or error

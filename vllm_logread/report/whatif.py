@@ -1184,7 +1184,7 @@ def _concurrency_at(b: Basis, n: int) -> tuple[float, str]:
         try:
             # The windowed groups' in-flight reserve needs the budget: gpt-oss-20b's
             # shape, 161 blocks, 2,048: 161 / (64 + 18) = 1.96x as vLLM printed, not
-            # 161 / 64 = 2.52x (tests/test_mnbt_whatif.py).
+            # 161 / 64 = 2.52x (tests/answer/test_batched_tokens.py).
             conc = max_concurrency(
                 b.layout,
                 num_blocks=b.num_blocks,

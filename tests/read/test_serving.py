@@ -1,0 +1,364 @@
+"""Serving mode's fast reading of the stats lines (ServingReader.serve and
+LoadWatch.add_batch) against the patterns table, and the load's span."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from strategies import STATS_MESSAGES
+
+from vllm_logread.read.serving import ServingReader
+from vllm_logread.read.stats import header_seconds
+from vllm_logread.render.text import summary_text
+from vllm_logread.report.model import Options
+from vllm_logread.session import Session
+from vllm_logread.watch import Estimate, LoadSummary, LoadWatch
+
+ROOT = Path(__file__).resolve().parents[2]
+RISING = (ROOT / "sample_logs" / "load_rising_qwen3-8b_l4.log").read_bytes()
+# The rising sample's boot (Qwen3-8B on an L4, 0.32: 37 to 41 users of 512+128).
+BOOT = RISING[: RISING.index(b"\n", RISING.index(b"Starting vLLM server")) + 1]
+API = b"(APIServer pid=1) INFO "
+
+
+def stamp(s: int) -> bytes:
+    """A header time ``s`` seconds after 11-29 10:00:00."""
+    return b"11-29 %02d:%02d:%02d" % (10 + s // 3600, s // 60 % 60, s % 60)
+
+
+def stats(
+    time: bytes | None,
+    running: int,
+    waiting: int,
+    kv: float,
+    *,
+    head: bytes = API,
+    label: bytes = b"Engine 000: ",
+    source: bytes = b"[loggers.py:257] ",
+) -> bytes:
+    when = b"" if time is None else time + b" "
+    return (
+        head
+        + when
+        + source
+        + label
+        + b"Avg prompt throughput: 12.5 tokens/s, Avg generation throughput: 345.6 tokens/s, "
+        + b"Running: %d reqs, Waiting: %d reqs, GPU KV cache usage: %.1f%%, "
+        % (running, waiting, kv)
+        + b"Prefix cache hit rate: 10.0%\n"
+    )
+
+
+def busy_log(lines: int, seed: int = 3) -> bytes:
+    """BOOT, then access lines and a stats line in twenty, KV usage walking
+    between empty and full (alerts, falls at a full pool)."""
+    rnd = random.Random(seed)
+    out, running = [BOOT], 0
+    for i in range(lines):
+        if rnd.random() < 0.05:
+            running = max(0, min(40, running + rnd.randint(-4, 5)))
+            kv = min(99.9, running * 2.5 + rnd.random() * 2)
+            out.append(stats(stamp(60 + i // 20), running, rnd.randint(0, 3) if kv > 95 else 0, kv))
+        else:
+            out.append(
+                b'(APIServer pid=1) INFO:     10.0.0.1:4000 - "POST /v1/completions" 200 OK\n'
+            )
+    return b"".join(out)
+
+
+Shown = list[tuple[str, "int | None", str]]
+
+
+def read(
+    data: bytes, *, keep_all_facts: bool, chunk: int, csv: list[tuple[Any, ...]] | None = None
+) -> tuple[Shown, LoadSummary | None, int, int]:
+    """(alerts and summaries, the load, lines read, chunks read at once)."""
+    s = Session(
+        "-",
+        Options(),
+        keep_all_facts=keep_all_facts,
+        on_stats=None if csv is None else (lambda *row: csv.append(row)),
+    )
+    at_once = 0
+    serve_chunk = ServingReader._serve_chunk
+
+    def counting(self: ServingReader[Any], buf: bytes, start: int, stop: int) -> Any:
+        nonlocal at_once
+        out = serve_chunk(self, buf, start, stop)
+        at_once += out is not None and stop - start > 1000
+        return out
+
+    ServingReader._serve_chunk = counting  # type: ignore[method-assign]
+    try:
+        outs = []
+        for a in range(0, len(data), chunk):
+            outs += s.feed(data[a : a + chunk])
+        outs += s.finish()
+    finally:
+        ServingReader._serve_chunk = serve_chunk  # type: ignore[method-assign]
+    shown = [(o.kind, o.line, o.text) for o in outs if o.kind in ("alert", "summary", "warning")]
+    return shown, s.load_of(s.last_boot), s.lines_read, at_once
+
+
+def test_a_busy_log_read_a_chunk_at_once_gives_what_the_patterns_table_gives() -> None:
+    data = busy_log(6000)
+    fast = read(data, keep_all_facts=False, chunk=16384)
+    slow = read(data, keep_all_facts=True, chunk=16384)
+    assert fast[3] >= 20  # most chunks were read at once (the whole log: 40 chunks)
+    assert slow[3] == 0
+    assert fast[:3] == slow[:3]
+    shown, load = fast[0], fast[1]
+    assert load is not None and load.num_stats_lines == data.count(b"Avg prompt throughput")
+    assert sum(kind == "alert" for kind, _, _ in shown) >= 5
+    # Every alert names the line it came from: its time and its figures.
+    lines = data.split(b"\n")
+    for kind, number, text in shown:
+        if kind == "alert":
+            assert number is not None and f"line {number}]" in text
+            line = lines[number - 1]
+            time = text[text.index("[") + 1 : text.index(",")]
+            assert line.startswith(API + time.encode() + b" [loggers.py:257]")
+            if "crossed" in text:
+                kv, running = text.split(": ")[-1].split("% with ")
+                assert b"usage: %s%%" % kv.encode() in line
+                assert b"Running: %s reqs" % running.split()[0].encode() in line
+
+
+# Stats lines of every head serving mode may meet: another process,
+# data-parallel labels (read in place and by the regex), an aggregated line, a
+# four-digit label, no time, fractional seconds, colour codes, a month 13, a
+# header before the usual one, a line the fast regex does not read (0.32's
+# "KV fetch"), V0's wording and V0's preemption warning.
+ODD_LINES = [
+    stats(stamp(0), 1, 0, 10.0, label=b"Engine 001: "),
+    stats(stamp(1), 2, 0, 91.0, head=b"(APIServer pid=7) INFO "),
+    stats(stamp(2), 3, 1, 96.0, label=b"2 Engines Aggregated: "),
+    stats(stamp(3), 4, 0, 20.0, label=b"Engine 1000: "),
+    stats(None, 5, 2, 97.0),
+    stats(stamp(4) + b",123", 6, 0, 30.0),
+    b"\x1b[32m" + stats(stamp(5), 7, 0, 40.0),
+    stats(stamp(6), 8, 0, 50.0, label=b""),
+    stats(b"13-01 10:00:06", 8, 0, 96.0),  # not a date: a time, but no seconds
+    b"INFO 11-29 09:59:59 [x.py:1] " + stats(stamp(6), 8, 0, 60.0),  # its header comes first
+    API
+    + stamp(7)
+    + b" [loggers.py:257] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation "
+    b"throughput: 1.0 tokens/s, Running: 9 reqs, Waiting: 0 reqs, KV fetch: 1 waiting to start, "
+    b"0 in progress, 0 completed waiting, Preemptions: 4, GPU KV cache usage: 99.0%\n",
+    API
+    + stamp(8)
+    + b" [metrics.py:345] Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 1.0 "
+    b"tokens/s, Running: 10 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 98.5%, "
+    b"CPU KV cache usage: 0.0%.\n",
+    b"WARNING "
+    + stamp(9)
+    + b" scheduler.py:1560] Sequence group cmpl-1-0 is preempted by PreemptionMode.RECOMPUTE "
+    b"mode because there is not enough KV cache space. total_num_cumulative_preemption=51\n",
+]
+
+
+@pytest.mark.parametrize("chunk", [7, 997, 16384])
+def test_odd_heads_and_wordings_between_busy_chunks(chunk: int) -> None:
+    """Odd lines among runs of usual ones: the chunk regex gives way to the
+    line-by-line reading and comes back; both agree with the patterns table."""
+    rnd = random.Random(5)
+    body = []
+    for i in range(400):
+        body.append(stats(stamp(100 + i), rnd.randint(30, 40), rnd.randint(0, 2), 90 + i % 10))
+        body.append(stats(stamp(100 + i), rnd.randint(30, 40), 0, 93.0, label=b"Engine 001: "))
+        if i % 33 == 0 and i // 33 < len(ODD_LINES):
+            body.append(ODD_LINES[i // 33])
+    data = BOOT + b"".join(body) + b"".join(ODD_LINES)
+    fast = read(data, keep_all_facts=False, chunk=chunk)
+    slow = read(data, keep_all_facts=True, chunk=chunk)
+    assert fast[:3] == slow[:3]
+    load = fast[1]
+    assert load is not None
+    assert {e.label for e in load.engines} == {"000", "001", "1000", "2 engines", None}
+    # Each odd line comes twice: the KV fetch line counts 4 preemptions. V0's
+    # warning (51, cumulative) is a pasted line in this V1 boot: V1 never
+    # prints it, and neither reading counts it.
+    assert load.preemptions == 2 * 4
+
+
+V0_LOG = (ROOT / "sample_logs" / "era_0_7_2_v0.log").read_bytes()
+
+
+def v0_stats(s: int, running: int, pending: int, kv: float) -> bytes:
+    return (
+        b"INFO 02-10 14:%02d:%02d metrics.py:455] Avg prompt throughput: 0.0 tokens/s, Avg "
+        b"generation throughput: 6621.4 tokens/s, Running: %d reqs, Swapped: 0 reqs, Pending: "
+        b"%d reqs, GPU KV cache usage: %.1f%%, CPU KV cache usage: 0.0%%.\n"
+        % (32 + s // 60, s % 60, running, pending, kv)
+    )
+
+
+def v0_warning(s: int, total: int) -> bytes:
+    return (
+        b"WARNING 02-10 14:%02d:%02d scheduler.py:1560] Sequence group chatcmpl-%d is preempted "
+        b"by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can "
+        b"affect the end-to-end performance. Increase gpu_memory_utilization or "
+        b"tensor_parallel_size to provide more KV cache memory. "
+        b"total_num_cumulative_preemption=%d\n" % (32 + s // 60, s % 60, total, total)
+    )
+
+
+@pytest.mark.parametrize("chunk", [7, 997, 16384])
+def test_a_v0_boot_reads_its_preemption_warnings_in_serving_mode(chunk: int) -> None:
+    """V0 prints a warning per preemption (the cumulative total every 50th):
+    serving mode looks for it in a V0 boot, in line order with the stats
+    lines, and agrees with the patterns table."""
+    rnd = random.Random(7)
+    body, total = [], 1
+    for i in range(6000):
+        if i % 10 == 0:
+            body.append(v0_stats(i // 10, rnd.randint(200, 256), rnd.randint(0, 9), 95 + i % 5))
+        elif i % 997 == 0:
+            total += 50
+            body.append(v0_warning(i // 10, total))
+        else:
+            body.append(b'INFO:     10.0.0.1:4000 - "POST /v1/completions HTTP/1.1" 200 OK\n')
+    data = V0_LOG + b"".join(body)
+    fast = read(data, keep_all_facts=False, chunk=chunk)
+    slow = read(data, keep_all_facts=True, chunk=chunk)
+    assert fast[:3] == slow[:3]
+    if chunk == 16384:
+        assert fast[3] >= 10  # chunks without a warning were read at once
+    load = fast[1]
+    assert load is not None and total == 301
+    assert load.preemptions == total  # the last cumulative total V0 printed
+    # The sample's own first warning (its line 23, after the pool line).
+    first = [(n, t) for kind, n, t in fast[0] if "first preemption" in t]
+    assert len(first) == 1 and first[0][0] == 23
+    assert first[0][1].endswith("first preemption: vLLM warned of a preemption (total 1)")
+
+
+def test_csv_rows_are_the_same_read_either_way() -> None:
+    data = busy_log(2000) + b"".join(ODD_LINES)
+    fast_rows: list[tuple[Any, ...]] = []
+    slow_rows: list[tuple[Any, ...]] = []
+    fast = read(data, keep_all_facts=False, chunk=4096, csv=fast_rows)
+    slow = read(data, keep_all_facts=True, chunk=4096, csv=slow_rows)
+    assert fast[:3] == slow[:3]
+    assert fast_rows == slow_rows
+    assert len(fast_rows) == data.count(b"Avg prompt throughput")
+    time, engine, running, waiting, kv, prompt_tps, generation_tps, preemptions, line = fast_rows[0]
+    first = data.split(b"\n")[line - 1]
+    assert first.startswith(API + time.encode() + b" [loggers.py:257] Engine 000: Avg prompt")
+    assert (
+        b"Running: %d reqs, Waiting: %d reqs, GPU KV cache usage: %.1f%%"
+        % (
+            running,
+            waiting,
+            kv,
+        )
+        in first
+    )
+    assert (engine, prompt_tps, generation_tps, preemptions) == ("000", 12.5, 345.6, 0)
+
+
+def test_the_span_skips_a_clock_that_went_back() -> None:
+    """genlog's clock wraps from 23:59 to 10:00: the span, like the time above
+    95%, sums the steps forward only (10 s + 10 s here, the wrap skipped)."""
+    lines = [
+        stats(b"11-29 23:59:40", 40, 1, 99.0),
+        stats(b"11-29 23:59:50", 40, 1, 99.0),
+        stats(b"11-29 10:00:00", 40, 1, 99.0),
+        stats(b"11-29 10:00:10", 40, 1, 99.0),
+    ]
+    for keep in (False, True):
+        _, load, _, _ = read(BOOT + b"".join(lines), keep_all_facts=keep, chunk=1 << 20)
+        assert load is not None
+        assert (load.seconds_spanned, load.seconds_above_95pct) == (20, 20)
+        assert (load.first_time, load.last_time) == ("11-29 23:59:40", "11-29 10:00:10")
+        text = summary_text(load)
+        assert "4 stats lines over 20s, 11-29 23:59:40 to 11-29 10:00:10" in text
+        assert "above 95% for 20s" in text
+        assert load.to_json()["seconds_spanned"] == 20
+
+
+def test_the_span_is_none_without_times_and_counts_new_year() -> None:
+    w = LoadWatch()
+    w.add(1, None, None, 1, 0, 10.0)
+    s = w.summary()
+    assert s is not None and s.seconds_spanned is None
+    assert summary_text(s).startswith("== vllm-logread load summary: 1 stats line\n")
+    w = LoadWatch()
+    for i, t in enumerate(("12-31 23:59:50", "01-01 00:00:10", "01-01 00:00:40")):
+        w.add(i + 1, t, None, 1, 0, 10.0)
+    s = w.summary()
+    assert s is not None and s.seconds_spanned == 50
+
+
+def test_header_seconds_reads_bytes_and_wants_the_shape() -> None:
+    assert (
+        header_seconds(b"11-29 10:00:55")
+        == header_seconds("11-29 10:00:55")
+        == ((304 + 28) * 86_400 + 10 * 3600 + 55)
+    )
+    assert header_seconds("11-29 10:00:55,123") == header_seconds("11-29 10:00:55")
+    assert header_seconds(b"11-29 10:0a:55") is None
+    assert header_seconds("1-29 10:00:55x") is None
+
+
+def test_a_batch_is_the_lines_one_by_one() -> None:
+    """add_batch over any cut of a run of lines of several engines gives the
+    alerts (in order, same texts) and summary of one line at a time."""
+    rnd = random.Random(11)
+    rows = []
+    for i in range(3000):
+        engine = rnd.choice(["000", "000", "000", "001", None])
+        running = rnd.randint(20, 45)
+        kv = rnd.choice([rnd.uniform(0, 100), rnd.uniform(88, 100)])
+        kv = round(kv, 1)
+        t = None if rnd.random() < 0.02 else f"11-29 10:{i // 60 % 60:02d}:{i % 60:02d}"
+        rows.append((t, engine, running, rnd.randint(0, 3), kv, rnd.choice([0] * 30 + [2])))
+    estimate = Estimate(
+        users=74,
+        users_mid_answer=82,
+        prompt_tokens=512,
+        output_tokens=128,
+        engines=(("DP0", 37, 41), ("DP1", 37, 41)),
+    )
+    one = LoadWatch()
+    one.start_alerts(estimate)
+    expected = []
+    for i, (t, engine, running, waiting, kv, pre) in enumerate(rows):
+        expected += [(i, a.time, a.text) for a in one.add(i, t, engine, running, waiting, kv, pre)]
+    batched = LoadWatch()
+    batched.start_alerts(estimate)
+    got = []
+    i = 0
+    while i < len(rows):
+        part = rows[i : i + rnd.randint(1, 400)]
+        alerts = batched.add_batch(
+            [r[1] for r in part],
+            [None if r[0] is None else r[0].encode() for r in part],
+            [None if r[0] is None else header_seconds(r[0]) for r in part],
+            [r[2] for r in part],
+            [r[3] for r in part],
+            [r[4] for r in part],
+            [r[5] for r in part],
+        )
+        got += [(i + a.line, a.time, a.text) for a in alerts]
+        i += len(part)
+    assert got == expected
+    assert len(expected) > 10
+    assert batched.summary() == one.summary()
+
+
+@pytest.mark.parametrize("message", sorted(STATS_MESSAGES))
+def test_serving_mode_reads_every_stats_wording_as_the_patterns_table(message: str) -> None:
+    """Serving mode's chunk regex (made from stats.STATS_PARTS) folds every
+    wording as the row does, or leaves the line to it: the same load."""
+    lines = b"".join(
+        API + stamp(60 + i) + b" [loggers.py:257] " + STATS_MESSAGES[message].encode() + b"\n"
+        for i in range(40)
+    )
+    data = BOOT + lines + lines
+    fast = read(data, keep_all_facts=False, chunk=len(BOOT) + 4096)
+    slow = read(data, keep_all_facts=True, chunk=len(BOOT) + 4096)
+    assert fast[:3] == slow[:3]
