@@ -20,7 +20,7 @@ from vllm_logread.read.facts import Fact
 from vllm_logread.read.lines import parse_line
 from vllm_logread.read.scanner import scan_bytes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"
 REAL = ROOT.parent / "shared" / "real_logs"
 
