@@ -133,6 +133,19 @@ def test_a_log_without_sites_or_labels_has_no_range() -> None:
     assert version_range(boot) is None
 
 
+def test_a_call_site_tells_0_8_4_from_0_8_3() -> None:
+    # "Model loading took" is a logger.info at gpu_model_runner.py:1291 in 0.8.4's wheel
+    # and at line 1273 in 0.8.3's (read in both wheels): a line printed at 1291 is not 0.8.3's.
+    log = (
+        "(VllmWorker rank=0 pid=7) INFO 04-16 13:50:27 [gpu_model_runner.py:1291] "
+        "Model loading took 34.4340 GiB and 18.761683 seconds\n"
+    )
+    (boot,) = _boots(log)
+    r = version_range(boot)
+    assert r is not None and "0.8.4" in r.releases and "0.8.3" not in r.releases
+    assert (1, "gpu_model_runner.py:1291") in r.evidence
+
+
 def test_a_site_no_release_explains_is_ignored() -> None:
     # A plugin's file: no vLLM release has a logger call in vllm_fork_worker.py.
     log = "INFO 08-01 10:00:02 [vllm_fork_worker.py:77] Available KV cache memory: 12.42 GiB\n"
