@@ -29,6 +29,7 @@ from .options import (
     OptionsError,
     ReadOptions,
     check_common,
+    model_notes,
     one_workload,
     report_options,
     unused_options,
@@ -318,6 +319,9 @@ class _Job:
             statuses.append(st)
             note = gate_note(res)
             if note is not None:
+                self.console.err(note)
+        for session in sessions:
+            for note in model_notes(opts.model, session.tracker.boots):
                 self.console.err(note)
         if not statuses:
             statuses.append(ExitStatus(3, "no input was read"))

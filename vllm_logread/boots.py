@@ -19,6 +19,7 @@ KV cache cannot hold one request (that run never got a pool).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -427,3 +428,98 @@ def _mnbt_tried(boot: Boot) -> tuple[int, ...]:
     (rules.DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED)."""
     f = boot.last("max_num_batched_tokens")
     return (int(f.value),) if f is not None else DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RanksSeen:
+    """The worker ranks a boot's labels show (``worker_rank`` facts, read/lines.py's
+    worker_label): evidence of a parallel layout the config line may not state.
+
+    Attributes:
+        num_ranks: distinct ranks seen, a lower bound (a rank that printed nothing
+            the reader keeps is not seen); V0's ``VllmWorkerProcess`` labels rank 1
+            and up, so its driver (rank 0) adds one.
+        tensor_parallel_size, pipeline_parallel_size: the highest TP / PP index a
+            label names, plus one (None: no label names that part).
+        labels: the labels, in order of first appearance.
+    """
+
+    num_ranks: int
+    tensor_parallel_size: int | None
+    pipeline_parallel_size: int | None
+    labels: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """``4 ranks seen (TP0..TP3)``, ``7 ranks seen (6 VllmWorkerProcess + the
+        driver)``, ``2 ranks seen (rank0, rank1)`` for a person."""
+        procs = [lb.split(" pid=")[0] for lb in self.labels if " pid=" in lb]
+        if procs:
+            kinds = ", ".join(f"{procs.count(k)} {k}" for k in dict.fromkeys(procs))
+            driver = " + the driver" if self.num_ranks > len(set(self.labels)) else ""
+            return f"{self.num_ranks} ranks seen ({kinds}{driver})"
+        ordered = sorted(self.labels, key=lambda lb: [int(x) for x in re.findall(r"\d+", lb)])
+        shown = ", ".join(ordered) if len(ordered) <= 2 else f"{ordered[0]}..{ordered[-1]}"
+        return f"{self.num_ranks} ranks seen ({shown})"
+
+
+def ranks_seen(boot: Boot) -> RanksSeen | None:
+    """The ranks ``boot``'s worker labels show, or None when they show one or none.
+
+    >>> b = Boot(index=0)
+    >>> for i in range(4):
+    ...     b.add(Fact(kind="worker_rank", value=f"TP{i}", line=i + 1))
+    >>> r = ranks_seen(b)
+    >>> r.num_ranks, r.tensor_parallel_size, r.text
+    (4, 4, '4 ranks seen (TP0..TP3)')
+    """
+    labels = list(dict.fromkeys(str(f.value) for f in boot.all("worker_rank")))
+    if not labels:
+        return None
+    ranks: set[str] = set()
+    top: dict[str, int] = {}
+    driver = 0
+    for label in labels:
+        if " pid=" in label:  # a process, one rank each
+            ranks.add(label)
+            driver = max(driver, int(label.startswith("VllmWorkerProcess")))
+            continue
+        if label.startswith("rank"):  # "rank=2" (VllmWorker), "rank2" (torchrun)
+            ranks.add(label)
+            continue
+        ident = []
+        for part in label.replace(" ", "_").split("_"):
+            kind = part.rstrip("0123456789")
+            index = int(part[len(kind) :] or 0)
+            if kind in ("TP", "PP", "DP", "PCP", "DCP"):  # EP is DP x TP's, no rank of its own
+                ident.append(part)
+                top[kind] = max(top.get(kind, 0), index + 1)
+        ranks.add("_".join(ident) or label)
+    num = len(ranks) + driver
+    if num <= 1:
+        return None
+    return RanksSeen(
+        num_ranks=num,
+        tensor_parallel_size=top.get("TP"),
+        pipeline_parallel_size=top.get("PP"),
+        labels=tuple(labels),
+    )
+
+
+def stage_kv_memory(boot: Boot) -> dict[int, Fact]:
+    """Each pipeline stage's "Available KV cache memory", the smallest its ranks state
+    (its TP ranks share one pool): ``{0: PP0's fact, 1: PP1's}``, from the ``PPk`` of
+    the worker labels (``Worker_PP1_TP0``, ``VllmWorker PP1_TP0``). Empty when no
+    line names a stage (no PP, or only the first rank prints, 0.11.1+)."""
+    from .read.lines import worker_label
+
+    out: dict[int, Fact] = {}
+    for f in boot.all("available_kv_gib"):
+        label = worker_label(f.process) or ""
+        stage = next(
+            (int(p[2:]) for p in label.split("_") if p.startswith("PP") and p[2:].isdigit()),
+            None,
+        )
+        if stage is not None and (stage not in out or float(f.value) < float(out[stage].value)):
+            out[stage] = f
+    return out

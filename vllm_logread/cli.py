@@ -97,13 +97,26 @@ def _workload(*, sweeps: bool, with_file: bool = True) -> Decorator:
 
 
 def _config(what: str = "") -> Decorator:
-    return click.option(
-        "--config",
-        "config",
-        metavar="PATH",
-        default=None,
-        help=f"The model's config.json (or its folder){what}; default: the offline Hugging Face "
-        "cache, then the shipped table.",
+    """``--config PATH`` and ``--model NAME`` (resolved as ``kv`` resolves names)."""
+    return _options(
+        click.option(
+            "--config",
+            "config",
+            metavar="PATH",
+            default=None,
+            help=f"The model's config.json (or its folder){what}; default: the offline Hugging "
+            "Face cache, then the shipped table.",
+        ),
+        click.option(
+            "--model",
+            "model",
+            metavar="NAME",
+            default=None,
+            help=f"The model{what} by name (ORG/NAME), when the log does not name it: its "
+            "config from the offline Hugging Face cache or the shipped table, as kv finds it "
+            "(never the network). Not with --config; over a log that names another model, "
+            "--model wins (said on stderr).",
+        ),
     )
 
 

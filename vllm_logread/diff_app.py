@@ -22,7 +22,14 @@ from .errors import LogReadError, UsageError
 from .events import ExitStatus
 from .inputs import open_input, run
 from .kv.config import load_config, resolve_spec
-from .options import CommonOptions, check_common, one_workload, output_format, report_options
+from .options import (
+    CommonOptions,
+    check_common,
+    model_notes,
+    one_workload,
+    output_format,
+    report_options,
+)
 from .outcome import reading_status, results_of, worst
 from .render.diff import diff_json, diff_table, diff_text
 from .render.json import dumps
@@ -75,6 +82,8 @@ def read_side(
     finally:
         if path != "-":
             stream.close()
+    for note in model_notes(options.model, session.tracker.boots):
+        console.err(f"{label} {note}")
     (result,) = results_of([session], all_boots=False)
     status = reading_status(result)
     if status.code:

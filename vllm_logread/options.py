@@ -49,6 +49,8 @@ class CommonOptions:
             DEFAULT_PROMPT_TOKENS / DEFAULT_OUTPUT_TOKENS). Several: a sweep.
         workload_path: ``--workload FILE``, a mix of requests (replaces both).
         config: the model's config.json (or its folder).
+        model: ``--model NAME``: the model by name, its config found as ``kv``
+            finds it (a path, the offline Hugging Face cache, the shipped table).
         block_size: the KV block size when the log does not state it.
         gpu: a card of the GPU table; gpu_memory_gib: any card, by its memory.
         fmt: ``--format``; as_json: ``--json`` (= ``--format json``).
@@ -58,6 +60,7 @@ class CommonOptions:
     output_tokens: tuple[int, ...] = ()
     workload_path: str | None = None
     config: str | None = None
+    model: str | None = None
     block_size: int | None = None
     gpu: str | None = None
     gpu_memory_gib: float | None = None
@@ -108,6 +111,14 @@ def check_common(opts: CommonOptions, command: str, *, sweeps: bool = False) -> 
     if opts.gpu is not None and opts.gpu_memory_gib is not None:
         raise OptionsError("--gpu names a card of the table, --gpu-memory-gib any card: not both")
     gpu_card(opts)  # a card the table does not know, a memory no card has: before any input
+    if opts.model is not None:
+        if opts.config is not None:
+            raise OptionsError(
+                "--model names the model and --config gives its config.json: one or the other"
+            )
+        from .kv.config import check_model_name
+
+        check_model_name(opts.model)  # a name nothing offline knows: exit 2, before any input
     output_format(opts, command)
 
 
@@ -184,10 +195,37 @@ def report_options(opts: CommonOptions, workload: Workload, **more: Any) -> Any:
     return Options(
         workload=workload,
         config=opts.config,
+        model=opts.model,
         block_size=opts.block_size,
         gpu=gpu_card(opts),
         **more,
     )
+
+
+def model_notes(given: str | None, boots: Sequence[Any]) -> list[str]:
+    """One stderr line for each boot whose log names another model than
+    ``--model`` (``given``): which name the report uses (``--model``'s, as a
+    ``--config`` given wins over the log's name) and the log's line.
+
+    ``boots``: boots.Boot objects (their first ``model`` fact).
+    """
+    if given is None:
+        return []
+    from .kv.config import is_same_model
+
+    out: list[str] = []
+    for boot in boots:
+        f = boot.first("model")
+        if f is None or is_same_model(given, str(f.value)):
+            continue
+        note = (
+            f"warning: --model {given} is not the model the log names ({f.value}, line "
+            f"{f.line}): --model wins, its config sizes the KV cache; a figure of the log "
+            "that disagrees with it fails its check"
+        )
+        if note not in out:
+            out.append(note)
+    return out
 
 
 def unused_options(opts: Any, fmt: str) -> list[str]:

@@ -180,7 +180,7 @@ def reading_status(res: InputResult) -> ExitStatus:
         # user gave (report/checks.tool_model_failures): where the tool's own model of the
         # layout fails, the users are unknown instead (exit 0).
         bad = [c.detail for r in reports for c in r.checks if c.status == "fail"]
-        given = res.options is not None and res.options.config is not None
+        given = res.options is not None and res.options.is_config_given
         what = "the model config" if given else "itself"
         parts.append(ExitStatus(4, f"{res.source}: the log contradicts {what}: " + "; ".join(bad)))
     return worst(parts)

@@ -22,7 +22,14 @@ from .errors import MissingPoolError, UsageError
 from .inputs import open_input, run
 from .jsontypes import JSONObject
 from .kv.config import load_config, resolve_spec
-from .options import CommonOptions, check_common, one_workload, output_format, report_options
+from .options import (
+    CommonOptions,
+    check_common,
+    model_notes,
+    one_workload,
+    output_format,
+    report_options,
+)
 from .render.json import SCHEMA_VERSION, dumps
 from .render.simulation import simulation_json, simulation_text, write_steps_csv
 from .rules import V0_WATERMARK_FRACTION, v0_max_num_batched_tokens
@@ -290,6 +297,9 @@ def read_report(
         if path != "-":
             stream.close()
     boot = session.last_boot
+    if console is not None:
+        for note in model_notes(opts.model, [boot]):
+            console.err(note)
     if stats is not None:
         stats.rows[:] = _rows_of(boot, session.tracker.boots, stats.rows)
     return session.report_for(boot)

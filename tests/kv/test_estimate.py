@@ -4,6 +4,7 @@ and the pool / users arithmetic, each expectation worked by hand beside it."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -251,19 +252,40 @@ def test_max_model_len_too_long_says_the_boot_fails() -> None:
 
 
 def test_weights_that_do_not_fit() -> None:
-    # Mixtral 8x7B: 46,702,792,704 x 2 B = 86.99 GiB > an L4's 22.05 x 0.92.
+    # Mixtral 8x7B: 46,702,792,704 x 2 B = 86.99 GiB > an L4's whole 22.05 GiB.
     name = "mistralai/Mixtral-8x7B-Instruct-v0.1"
     est = estimate_boot(name, spec_for_argument(name), gpu="L4", workload=W)
-    assert est.max_len_fits == "no" and "No available memory" in est.max_len_message
+    assert est.max_len_fits == "no"
+    assert "the weights alone (86.99-87.86 GiB per GPU) exceed this GPU (22.05 GiB)" in (
+        est.max_len_message
+    )
     assert est.best is not None and est.best.num_blocks == 0
 
 
-def test_unknown_weights_ask_for_weights_gib() -> None:
+def test_unknown_weights_ask_for_weights_gib(tmp_path: Path) -> None:
+    # Gemma 3n's layers (AltUp, per-layer embeddings) are not counted; its table
+    # entry gives the card's total, a config.json of its own has none.
+    found = table_entry("google/gemma-3n-E4B-it")
+    assert found is not None
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(found[1]), encoding="utf-8")
+    est = estimate_boot(str(path), spec_for_argument(str(path)), gpu="H200", workload=W)
+    assert est.weights is None and est.central is None and est.users is None
+    assert "--weights-gib" in est.unknown
+
+
+def test_int4_experts_pack_the_routed_experts_in_four_bits() -> None:
+    # Kimi-K2-Thinking: 60 MoE layers x 384 experts x 3 x 7,168 x 2,048 =
+    # 1,014,686,023,680 routed parameters at 0.5 B + a 16-bit scale per 32 (0.5625 B);
+    # the other 1,026,408,232,448 - 1,014,686,023,680 = 11,722,208,768 at 2 B:
+    # 570,760,888,320 + 23,444,417,536 = 594,205,305,856 B = 553.40 GiB (594 GB on the
+    # Hub). Per GPU at TP 8, MLA's kv_a_proj_with_mqa whole on each (61 x 7,168 x 576
+    # x 2 B = 503,709,696 B = 0.47 GiB): (553.40 - 0.47) / 8 + 0.47 = 69.585 GiB.
     name = "moonshotai/Kimi-K2-Thinking"
     spec = spec_for_argument(name, tensor_parallel_size=8)
     est = estimate_boot(name, spec, gpu="H200", workload=W)
-    assert est.weights is None and est.central is None and est.users is None
-    assert "--weights-gib" in est.unknown
+    assert est.weights is not None
+    assert round(est.weights.low_gib, 2) == 69.59
 
 
 def test_fp8_copy_counts_one_byte_a_linear_weight() -> None:

@@ -693,6 +693,15 @@ def _pp_ranges(num_layers: int, pp: int) -> list[tuple[int, int]]:
     return out
 
 
+def pp_stage_ranges(num_layers: int, pp: int) -> list[tuple[int, int]]:
+    """Each pipeline stage's ``[start, end)`` layers as vLLM splits them (get_pp_indices).
+
+    >>> pp_stage_ranges(61, 2)
+    [(0, 31), (31, 61)]
+    """
+    return _pp_ranges(num_layers, pp)
+
+
 def _largest_stage(layer_specs: list[KVCacheSpec | None], pp: int) -> tuple[int, int]:
     """The stage with the most KV bytes per token is the one that limits the pool."""
 

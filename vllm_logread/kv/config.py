@@ -324,6 +324,35 @@ def spec_for_argument(
     return spec
 
 
+def is_same_model(given: str, logged: str) -> bool:
+    """Whether ``--model``'s name and the name a log states are one model: the
+    same ``ORG/NAME`` or last path component ignoring case (a log's local path
+    ``/models/Qwen3-8B`` is ``Qwen/Qwen3-8B``), or one entry of the shipped table.
+
+    >>> is_same_model("Qwen/Qwen3-8B", "/models/qwen3-8b"), is_same_model("Qwen/Qwen3-8B", "x/y")
+    (True, False)
+    """
+    a, b = given.strip().rstrip("/\\"), logged.strip().rstrip("/\\")
+    if (
+        a.lower() == b.lower()
+        or re.split(r"[/\\]", a)[-1].lower() == re.split(r"[/\\]", b)[-1].lower()
+    ):
+        return True
+    ea, eb = table_entry(a), table_entry(b)
+    return ea is not None and eb is not None and ea[0] == eb[0]
+
+
+def check_model_name(model: str) -> None:
+    """``--model NAME``, known offline (a config path or folder, the Hugging Face
+    cache, the shipped table) before any input is read.
+
+    Raises:
+        ConfigError: nothing offline knows it (the close names, how to fetch it).
+    """
+    if config_for_argument(model) is None:
+        raise ConfigError(missing_config_message(model))
+
+
 def close_model_names(model: str) -> list[str]:
     """The shipped table's models whose names are close to ``model``, best first:
     a name that starts with it (a suffix such as ``-it`` or ``-Instruct`` left
@@ -407,6 +436,38 @@ def table_weights(model: str) -> tuple[str, JSONObject] | None:
         if isinstance(extra, dict):
             merged.update(extra)
     return key, merged
+
+
+#: A safetensors index's weight map names every tensor: DeepSeek-V3's is about 9 MiB.
+MAX_INDEX_BYTES = 64 * 1024 * 1024
+
+
+def checkpoint_total_bytes(model_or_config: str) -> tuple[int, str] | None:
+    """The checkpoint's bytes as its ``model.safetensors.index.json`` states them
+    (``metadata.total_size``), beside the config a model folder or the offline Hugging
+    Face cache holds, and the index's path; None when no index is there (a single-file
+    checkpoint, the shipped table). Never the network."""
+    try:
+        local = Path(model_or_config).expanduser()
+        folder = local if local.is_dir() else local.parent if local.suffix == ".json" else None
+    except (OSError, RuntimeError, ValueError):
+        folder = None
+    if folder is None or not (folder / "config.json").is_file():
+        cached = find_cached_config(model_or_config)
+        folder = None if cached is None else cached.parent
+    if folder is None:
+        return None
+    index = folder / "model.safetensors.index.json"
+    try:
+        if not index.is_file() or index.stat().st_size > MAX_INDEX_BYTES:
+            return None
+        meta = json.loads(index.read_text(encoding="utf-8")).get("metadata")
+    except (OSError, ValueError, AttributeError):
+        return None
+    total = meta.get("total_size") if isinstance(meta, dict) else None
+    if isinstance(total, bool) or not isinstance(total, int) or total <= 0:
+        return None
+    return total, str(index)
 
 
 def config_for_argument(model_or_config: str) -> tuple[JSONObject, str] | None:

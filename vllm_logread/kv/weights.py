@@ -5,10 +5,12 @@ estimate the KV pool. A boot log prints them (``Model loading took 15.27
 GiB``); before the boot they are counted here from the config: every linear
 layer, the embeddings and lm_head (once when tied), the norms, for the
 families whose layers are written out below (dense Llama-style decoders,
-Falcon, Mixtral / Qwen3 MoE, DeepSeek-V3-style MLA + MoE). Other families
-(Mamba and linear-attention hybrids, Llama 4, gpt-oss's MXFP4 experts) get
-their figure from the shipped table (``weights``: a total from the model card
-or from a real boot log, with its source), or are unknown.
+Falcon, Mixtral / Qwen3 / MiniMax-M2 / GLM-4.5-4.7 MoE, DeepSeek-V3-style MLA +
+MoE and V3.2's indexer, the gated-delta-net hybrids Qwen3-Next and Qwen3.5, and
+Kimi-Linear's KDA + MLA). MTP layers are counted apart (vLLM loads them only as
+a drafter). Other families (Mamba hybrids, Llama 4, gpt-oss's MXFP4 experts,
+Gemma 3n) get their figure from the shipped table (``weights``: a total from the
+model card or from a real boot log, with its source), or are unknown.
 
 The counts match the published totals to the rounding of the model card:
 Qwen3-8B 8,190,735,360 (8.19 B), Llama-3.1-8B 8,030,261,248 (8.03 B),
@@ -45,8 +47,16 @@ DENSE_TYPES = frozenset(
         "gemma3",
     }
 )
-MOE_TYPES = frozenset({"mixtral", "qwen3_moe", "qwen2_moe"})
-MLA_TYPES = frozenset({"deepseek_v3", "deepseek_v2", "kimi_k2"})
+MOE_TYPES = frozenset({"mixtral", "qwen3_moe", "qwen2_moe", "minimax_m2", "glm4_moe"})
+MLA_TYPES = frozenset({"deepseek_v3", "deepseek_v2", "kimi_k2", "deepseek_v32"})
+#: Hybrids of gated full attention and gated-delta-net (linear attention) layers:
+#: Qwen3-Next, Qwen3.5 (dense MLP) and Qwen3.5-MoE; their text configs' names too.
+GDN_TYPES = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"})
+#: Kimi-Linear: Kimi delta attention (KDA) layers beside MLA layers, MoE MLPs.
+KDA_TYPES = frozenset({"kimi_linear"})
+#: MoE families whose router keeps a score-correction bias (one float an expert)
+#: and whose first ``first_k_dense_replace`` layers are dense.
+_DEEPSEEK_MOE = MLA_TYPES | {"glm4_moe"} | KDA_TYPES
 #: Families that tie lm_head to the embeddings when the config does not say.
 _TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text", "falcon"})
 #: Families with q/k/v biases (Qwen2's attention).
@@ -66,6 +76,7 @@ class ParamCount:
         num_embedding_params: embed_tokens and lm_head (lm_head only when not
             tied); these stay 16-bit under FP8 / INT4 weight quantization.
         how: the sum, for a person.
+        num_mtp_params: the MTP layers' parameters, not in num_params (below).
         num_replicated_params: parameters every tensor-parallel rank holds
             whole: MLA's kv_a_proj_with_mqa (a ReplicatedLinear in vLLM's
             DeepSeek-V2/V3 attention). With it the counts meet the logs:
@@ -77,6 +88,13 @@ class ParamCount:
     num_embedding_params: int
     how: str
     num_replicated_params: int = 0
+    # The multi-token-prediction (MTP / nextn) layers the checkpoint holds besides:
+    # vLLM loads them only as a speculative drafter, so num_params leaves them out;
+    # a model card's total usually counts them (GLM-4.7's 358 B, DeepSeek-V3's 685 B).
+    num_mtp_params: int = 0
+    # The routed experts' parameters (DeepSeek-style MoE), which an INT4-experts
+    # checkpoint (Kimi-K2-Thinking) packs in 4 bits while the rest stays 16-bit.
+    num_routed_expert_params: int = 0
 
 
 #: No config field counted here comes near this (vocabularies are < 2**20,
@@ -93,7 +111,7 @@ def _int(cfg: Mapping[str, JSONValue], key: str, default: int | None = None) -> 
 
 
 #: Sub-configs of a wrapper that are not another model's tower.
-_NOT_TOWERS = frozenset({"text_config", "quantization_config"})
+_NOT_TOWERS = frozenset({"text_config", "quantization_config", "linear_attn_config"})
 
 
 def other_towers(config: Mapping[str, JSONValue]) -> list[str]:
@@ -123,7 +141,8 @@ def _attention_params(cfg: Mapping[str, JSONValue], model_type: str) -> int | No
     if not hidden or not heads:
         return None
     if model_type in MLA_TYPES:
-        return _mla_params(cfg, hidden, heads)
+        mla = _mla_params(cfg, hidden, heads)
+        return None if mla is None else mla + _indexer_params(cfg, hidden)
     kv_heads = _int(cfg, "num_key_value_heads") or heads
     head_dim = _int(cfg, "head_dim") or hidden // heads
     q, kv = heads * head_dim, kv_heads * head_dim
@@ -133,7 +152,89 @@ def _attention_params(cfg: Mapping[str, JSONValue], model_type: str) -> int | No
         params += q + 2 * kv
     if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text"):
         params += 2 * head_dim  # q_norm and k_norm (one head_dim vector each)
+    if model_type == "minimax_m2":
+        params += q + kv  # q_norm and k_norm over every head at once (full width)
     return params
+
+
+def _indexer_params(cfg: Mapping[str, JSONValue], hidden: int) -> int:
+    """DeepSeek-V3.2's sparse-attention indexer, one layer (0 without one): wq_b
+    (q_lora_rank -> index_n_heads x index_head_dim), wk (hidden -> index_head_dim),
+    k_norm (a LayerNorm: weight and bias) and weights_proj (hidden -> index_n_heads).
+    V3.2-Exp: 1,536 x 64 x 128 + 7,168 x 128 + 2 x 128 + 7,168 x 64 = 13,959,424."""
+    heads, dim = _int(cfg, "index_n_heads"), _int(cfg, "index_head_dim")
+    if not heads or not dim:
+        return 0
+    q_lora = _int(cfg, "q_lora_rank") or hidden
+    return q_lora * heads * dim + hidden * dim + 2 * dim + hidden * heads
+
+
+def _gated_attention_params(cfg: Mapping[str, JSONValue], hidden: int) -> int | None:
+    """Qwen3-Next / Qwen3.5's gated full attention, one layer: q_proj gives each
+    head its query and an output gate (2 x heads x head_dim), k and v (kv heads x
+    head_dim each), o (heads x head_dim -> hidden), q_norm and k_norm (head_dim
+    each). Qwen3.5-27B: 5,120 x 12,288 + 2 x 5,120 x 1,024 + 6,144 x 5,120 + 512
+    = 104,858,112."""
+    heads = _int(cfg, "num_attention_heads")
+    if not heads:
+        return None
+    kv_heads = _int(cfg, "num_key_value_heads") or heads
+    head_dim = _int(cfg, "head_dim") or hidden // heads
+    q = heads * head_dim
+    return hidden * 2 * q + 2 * hidden * kv_heads * head_dim + q * hidden + 2 * head_dim
+
+
+def _gdn_params(cfg: Mapping[str, JSONValue], hidden: int) -> int | None:
+    """One gated-delta-net layer (vLLM's Qwen3-Next GatedDeltaNet): in_proj_qkvz
+    (hidden -> 2 x key_dim + 2 x value_dim), in_proj_ba (hidden -> 2 x value heads),
+    the causal conv1d (2 x key_dim + value_dim channels x kernel, no bias), dt_bias
+    and A_log (one a value head), the gated RMSNorm (value head dim), out_proj
+    (value_dim -> hidden). Qwen3.5-27B (16 key heads, 48 value heads, 128 each,
+    kernel 4): 5,120 x 16,384 + 5,120 x 96 + 10,240 x 4 + 96 + 128 + 6,144 x 5,120
+    = 115,876,064."""
+    nk, nv = _int(cfg, "linear_num_key_heads"), _int(cfg, "linear_num_value_heads")
+    dk, dv = _int(cfg, "linear_key_head_dim"), _int(cfg, "linear_value_head_dim")
+    kernel = _int(cfg, "linear_conv_kernel_dim", 4) or 4
+    if not nk or not nv or not dk or not dv:
+        return None
+    key_dim, value_dim = nk * dk, nv * dv
+    return (
+        hidden * (2 * key_dim + 2 * value_dim)
+        + hidden * 2 * nv
+        + (2 * key_dim + value_dim) * kernel
+        + 2 * nv
+        + dv
+        + value_dim * hidden
+    )
+
+
+def _kda_params(cfg: Mapping[str, JSONValue], hidden: int) -> int | None:
+    """One Kimi delta attention layer (vLLM's KimiDeltaAttention): q, k, v
+    projections (hidden -> heads x head_dim each) with their short convolutions,
+    the forget gate's low-rank pair f_a (hidden -> head_dim), f_b (head_dim ->
+    heads x head_dim), b_proj (hidden -> heads), A_log (heads), dt_bias (heads x
+    head_dim), the output gate's pair g_a, g_b, the output norm (head_dim) and
+    o_proj. Kimi-Linear-48B (32 heads of 128, hidden 2,304, kernel 4):
+    3 x 2,304 x 4,096 + 3 x 4,096 x 4 + 2 x (2,304 x 128 + 128 x 4,096) + 2,304 x 32
+    + 32 + 4,096 + 128 + 4,096 x 2,304 = 39,514,272."""
+    lin = cfg.get("linear_attn_config")
+    if not isinstance(lin, Mapping):
+        return None
+    heads, dim = _int(lin, "num_heads"), _int(lin, "head_dim")
+    kernel = _int(lin, "short_conv_kernel_size", 4) or 4
+    if not heads or not dim:
+        return None
+    width = heads * dim
+    return (
+        3 * hidden * width
+        + 3 * width * kernel
+        + 2 * (hidden * dim + dim * width)
+        + hidden * heads
+        + heads
+        + width
+        + dim
+        + width * hidden
+    )
 
 
 def _mla_params(cfg: Mapping[str, JSONValue], hidden: int, heads: int) -> int | None:
@@ -169,12 +270,16 @@ def _mlp_params(cfg: Mapping[str, JSONValue], model_type: str, layer: int) -> in
     if not hidden:
         return None
     dense = _int(cfg, "intermediate_size")
-    if model_type == "mixtral":
+    if model_type in ("mixtral", "minimax_m2"):
         experts = _int(cfg, "num_local_experts")
         if not experts or not dense:
             return None
-        return experts * _gated_mlp(hidden, dense) + hidden * experts
-    if model_type in ("qwen3_moe", "qwen2_moe"):
+        # MiniMax-M2's sigmoid router keeps a score-correction bias, one an expert.
+        bias = experts if model_type == "minimax_m2" else 0
+        return experts * _gated_mlp(hidden, dense) + hidden * experts + bias
+    if model_type in ("qwen3_moe", "qwen2_moe", *GDN_TYPES):
+        if model_type in ("qwen3_5", "qwen3_5_text"):  # Qwen3.5's dense models
+            return _gated_mlp(hidden, dense) if dense else None
         experts = _int(cfg, "num_experts")
         moe = _int(cfg, "moe_intermediate_size")
         step = _int(cfg, "decoder_sparse_step", 1) or 1
@@ -189,15 +294,15 @@ def _mlp_params(cfg: Mapping[str, JSONValue], model_type: str, layer: int) -> in
         if shared:
             params += _gated_mlp(hidden, shared) + hidden  # the shared expert and its gate
         return params
-    if model_type in MLA_TYPES:
+    if model_type in _DEEPSEEK_MOE:
         first_dense = _int(cfg, "first_k_dense_replace", 0) or 0
-        experts = _int(cfg, "n_routed_experts")
+        experts = _int(cfg, "n_routed_experts") or _int(cfg, "num_experts")
         if layer < first_dense or not experts:
             return _gated_mlp(hidden, dense) if dense else None
         moe = _int(cfg, "moe_intermediate_size")
         if not moe:
             return None
-        shared = _int(cfg, "n_shared_experts", 0) or 0
+        shared = _int(cfg, "n_shared_experts") or _int(cfg, "num_shared_experts", 0) or 0
         # routed + shared experts; the router's weight and its score-correction bias.
         return (experts + shared) * _gated_mlp(hidden, moe) + hidden * experts + experts
     if not dense:
@@ -233,6 +338,53 @@ def _falcon_params(cfg: Mapping[str, JSONValue]) -> ParamCount | None:
     return ParamCount(num_params=total, num_embedding_params=emb, how=how)
 
 
+def _layer_attention(cfg: Mapping[str, JSONValue], model_type: str) -> list[int] | None:
+    """Each layer's attention parameters: one figure for every layer, or a hybrid's
+    full-attention and linear-attention layers each their own."""
+    hidden, layers = _int(cfg, "hidden_size"), _int(cfg, "num_hidden_layers")
+    if not hidden or not layers:
+        return None
+    if model_type in GDN_TYPES:
+        full, linear = _gated_attention_params(cfg, hidden), _gdn_params(cfg, hidden)
+        interval = _int(cfg, "full_attention_interval", 4) or 4
+        if full is None or linear is None:
+            return None
+        types = cfg.get("layer_types")
+        if isinstance(types, list) and len(types) == layers:
+            return [full if t == "full_attention" else linear for t in types]
+        return [full if (i + 1) % interval == 0 else linear for i in range(layers)]
+    if model_type in KDA_TYPES:
+        heads = _int(cfg, "num_attention_heads")
+        lin = cfg.get("linear_attn_config")
+        mla = None if not heads else _mla_params(cfg, hidden, heads)
+        kda = _kda_params(cfg, hidden)
+        if mla is None or kda is None or not isinstance(lin, Mapping):
+            return None
+        kda_layers = lin.get("kda_layers")  # 1-based
+        if not isinstance(kda_layers, list):
+            return None
+        # MLA's kv_a_layernorm (kv_lora_rank) is in _mla_params' sum already.
+        return [kda if i + 1 in kda_layers else mla for i in range(layers)]
+    attn = _attention_params(cfg, model_type)
+    return None if attn is None else [attn] * layers
+
+
+def _mtp_params(cfg: Mapping[str, JSONValue], model_type: str, per_layer: int) -> int:
+    """The MTP (nextn) layers a checkpoint holds beside the model, 0 when none:
+    each one decoder layer (``per_layer``, an MoE one) plus its input projection
+    (2 x hidden -> hidden) and three norms; GLM-4.5's and DeepSeek-V3's also keep
+    their own embedding and head (vocab x hidden each). GLM-4.7: 3,935,625,376
+    (an MoE layer: 136,329,216 attention + 10,240 norms + 3,799,285,920 MLP) +
+    52,428,800 + 15,360 + 2 x 775,946,240 = 5,539,962,016 (card: 358 B = 352.80 B
+    + 5.54 B)."""
+    hidden, vocab = _int(cfg, "hidden_size") or 0, _int(cfg, "vocab_size") or 0
+    n = _int(cfg, "num_nextn_predict_layers") or _int(cfg, "mtp_num_hidden_layers") or 0
+    if model_type == "minimax_m2":
+        n = 0  # its MTP modules are not in the released checkpoint (229 B without them)
+    own_head = 2 * vocab * hidden if model_type in MLA_TYPES | {"glm4_moe"} else 0
+    return n * (per_layer + 2 * hidden * hidden + 3 * hidden + own_head)
+
+
 def count_parameters(config: Mapping[str, JSONValue]) -> ParamCount | None:
     """The model's parameters from its config.json, or None for a family not counted here.
 
@@ -251,7 +403,7 @@ def count_parameters(config: Mapping[str, JSONValue]) -> ParamCount | None:
     model_type = str(cfg.get("model_type") or "")
     if model_type == "falcon":
         return _falcon_params(cfg)
-    if model_type not in DENSE_TYPES | MOE_TYPES | MLA_TYPES:
+    if model_type not in DENSE_TYPES | MOE_TYPES | MLA_TYPES | GDN_TYPES | KDA_TYPES:
         return None
     hidden, layers, vocab = (
         _int(cfg, "hidden_size"),
@@ -260,8 +412,8 @@ def count_parameters(config: Mapping[str, JSONValue]) -> ParamCount | None:
     )
     if not hidden or not layers or not vocab:
         return None
-    attn = _attention_params(cfg, model_type)
-    if attn is None:
+    attns = _layer_attention(cfg, model_type)
+    if attns is None:
         return None
     norms = (4 if model_type in _FOUR_NORMS else 2) * hidden
     mlps: list[int] = []
@@ -273,7 +425,7 @@ def count_parameters(config: Mapping[str, JSONValue]) -> ParamCount | None:
     tied_default = model_type in _TIED_BY_DEFAULT
     tied = bool(cfg.get("tie_word_embeddings", tied_default))
     emb = vocab * hidden * (1 if tied else 2)
-    total = layers * (attn + norms) + sum(mlps) + emb + hidden
+    total = sum(attns) + layers * norms + sum(mlps) + emb + hidden
     replicated = 0
     if model_type in MLA_TYPES:
         replicated = (
@@ -281,15 +433,30 @@ def count_parameters(config: Mapping[str, JSONValue]) -> ParamCount | None:
             * hidden
             * ((_int(cfg, "kv_lora_rank") or 0) + (_int(cfg, "qk_rope_head_dim") or 0))
         )
-    kinds = sorted(set(mlps))
-    mlp_text = " + ".join(f"{mlps.count(k)} x {k:,}" for k in kinds)
+    mlp_text = " + ".join(f"{mlps.count(k)} x {k:,}" for k in sorted(set(mlps)))
+    attn_text = " + ".join(f"{attns.count(k)} x {k:,}" for k in sorted(set(attns)))
     how = (
-        f"{layers} layers x ({attn:,} attention + {norms:,} norms) + MLPs {mlp_text} + "
-        f"embeddings {emb:,} ({'tied' if tied else 'and lm_head'}) + final norm "
+        f"{layers} layers: attention {attn_text} + norms {layers} x {norms:,} + MLPs "
+        f"{mlp_text} + embeddings {emb:,} ({'tied' if tied else 'and lm_head'}) + final norm "
         f"{hidden:,} = {total:,}"
     )
+    routed = 0
+    if model_type in _DEEPSEEK_MOE:
+        first_dense = _int(cfg, "first_k_dense_replace", 0) or 0
+        experts = _int(cfg, "n_routed_experts") or _int(cfg, "num_experts") or 0
+        moe = _int(cfg, "moe_intermediate_size") or 0
+        routed = max(layers - first_dense, 0) * experts * _gated_mlp(hidden, moe)
+    # The MTP layer is the last layer's kind (full attention, the model's MLP).
+    mtp = _mtp_params(cfg, model_type, max(attns) + norms + mlps[-1])
+    if mtp:
+        how += f" (and {mtp:,} in MTP layers vLLM loads only as a drafter, not counted)"
     return ParamCount(
-        num_params=total, num_embedding_params=emb, how=how, num_replicated_params=replicated
+        num_params=total,
+        num_embedding_params=emb,
+        how=how,
+        num_replicated_params=replicated,
+        num_mtp_params=mtp,
+        num_routed_expert_params=routed,
     )
 
 

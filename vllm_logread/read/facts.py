@@ -65,6 +65,9 @@ KIND_TYPES: dict[str, type] = {
     "max_model_len": int,
     "tensor_parallel_size": int,
     "pipeline_parallel_size": int,
+    # A worker rank's label, once per label: "TP1", "PP1_TP0", "rank=2", "rank0",
+    # "VllmWorkerProcess pid=13105" (read/lines.worker_label; boots.ranks_seen counts them).
+    "worker_rank": str,
     "data_parallel_size": int,
     "kv_cache_dtype": str,
     "dtype": str,

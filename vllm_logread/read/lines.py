@@ -394,3 +394,50 @@ def has_header(text: str) -> bool:
     text = strip_ansi(text)
     process, rest = _peel(text)
     return process is not None or _HEADER.search(rest, endpos=min(len(rest), 400)) is not None
+
+
+# The labels a worker (one rank of a tensor/pipeline-parallel engine) prints under,
+# every era (VLLM_LINES.md, process labels): "VllmWorkerProcess pid=N" (V0 0.4.2-0.10.2,
+# ranks 1.. only: rank 0 is the driver, unlabelled), "VllmWorker rank=N pid=M"
+# (V1 0.6.5-0.10.0), "VllmWorker TP0" / "VllmWorker PP0_TP1" (0.10.1), "Worker_TP0",
+# "Worker_PP1_TP0", "Worker_DP0_TP0_EP0", "_DCPn", "_PCPn" (0.10.2+), Ray's
+# "RayWorkerWrapper pid=N[, ip=...]" / "RayWorkerProc pid=N", SGLang's "TP0" / "DP0 TP0 EP0"
+# header ranks and torchrun's "[rank0]: " prefix.
+_WORKER_LABEL = re.compile(
+    r"""^(?:
+        (?:VllmWorker|Worker)[ _](?P<parts>(?:(?:DP|PP|PCP|TP|DCP|EP)\d{1,6}_?){1,6})\b
+      | VllmWorker[ ]rank=(?P<rank>\d{1,6})\b
+      | (?P<pidonly>VllmWorkerProcess|RayWorkerWrapper|RayWorkerProc)[ ]pid=
+      | (?P<sglang>(?:(?:DP|PP|TP|EP)\d{1,6}[ ]?){1,6})$
+    )""",
+    re.VERBOSE,
+)
+_RANK_PREFIX = re.compile(r"^[ \t]*\[rank(\d{1,6})\]:")
+
+
+def worker_label(process: str | None, record: str = "") -> str | None:
+    """The rank a line's worker label names, or None (an engine, an API server, no tag).
+
+    Named ranks come back as their parts (``TP1``, ``PP1_TP0``, ``DP0_TP0_EP0``, SGLang's
+    ``DP0 TP1``), ``rank=N`` or torchrun's ``rankN``, each as the line prints it; a label
+    that names only a process keeps its pid, one rank a pid.
+
+    >>> worker_label("Worker_PP1_TP0 pid=9"), worker_label("VllmWorker rank=2 pid=7")
+    ('PP1_TP0', 'rank=2')
+    >>> worker_label("VllmWorkerProcess pid=13105"), worker_label(None, "[rank1]: INFO x")
+    ('VllmWorkerProcess pid=13105', 'rank1')
+    >>> worker_label("EngineCore_DP0 pid=200") is None
+    True
+    """
+    if process:
+        m = _WORKER_LABEL.match(process)
+        if m is not None:
+            if m.group("parts"):
+                return m.group("parts").rstrip("_")
+            if m.group("rank"):
+                return f"rank={int(m.group('rank'))}"
+            if m.group("sglang"):
+                return m.group("sglang").strip()
+            return process
+    r = _RANK_PREFIX.match(record) if record else None
+    return None if r is None else f"rank{r.group(1)}"

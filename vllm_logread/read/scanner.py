@@ -34,11 +34,11 @@ import re as _re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .facts import Event, ParseWarning
+from .facts import Event, Fact, ParseWarning
 from .grammar import NearMiss
-from .lines import has_header, parse_line, split_records
+from .lines import has_header, parse_line, split_records, worker_label
 from .patterns import MARKERS, ROWS, SENTENCES, facts_from_message
-from .stats import STATS_LINE, stats_line_facts
+from .stats import STATS_KINDS_IN_ORDER, STATS_LINE, stats_line_facts
 
 # A line longer than this is cut: its head is kept (markers and values sit at
 # the start of vLLM's lines) and the rest skipped, so a 2 GB line of JSON
@@ -203,6 +203,8 @@ _STATS_NEEDLE = _STATS_ROW.markers[0].encode()
 _BOOT_MARKERS = [m.encode() for m in MARKERS if m.encode() != _STATS_NEEDLE]
 
 
+_STATS_KINDS = frozenset(STATS_KINDS_IN_ORDER)
+
 # The stats line's fast path (stats.STATS_LINE).
 _STATS_LINE = STATS_LINE
 
@@ -222,6 +224,8 @@ class Scanner:
     def __init__(self, source: str = "-", *, read_stats: bool = True) -> None:
         self.source = source
         self.read_stats = read_stats
+        # (rank label, process tag) pairs seen: a worker_rank fact for each first one.
+        self._labels_seen: set[tuple[str, str | None]] = set()
         self._rest = b""
         self._lines_done = 0  # physical lines fully consumed before _rest
         self._skipping_long = False  # inside an over-long line: drop until newline
@@ -502,6 +506,7 @@ class Scanner:
         events: list[Event] = []
         for rec in split_records(text):
             ll = parse_line(rec, number)
+            found: list[Event] = []
             for e in facts_from_message(
                 ll.message,
                 line=number,
@@ -511,9 +516,27 @@ class Scanner:
                 site=ll.site,
             ):
                 if isinstance(e, NearMiss):
-                    events.append(ParseWarning(line=number, text=str(e), source=self.source))
+                    found.append(ParseWarning(line=number, text=str(e), source=self.source))
                 else:
-                    events.append(e)
+                    found.append(e)
+            label = worker_label(ll.process, rec[:40])
+            is_stats = any(isinstance(e, Fact) and e.kind in _STATS_KINDS for e in found)
+            if label is not None and not is_stats and (label, ll.process) not in self._labels_seen:
+                # A worker rank's first line: one ``worker_rank`` fact a label (boots.py
+                # counts the ranks a log shows; a TP=4 boot's Worker_TP0..3 are 4). Stats
+                # lines are the API server's (their fast path reads no label).
+                self._labels_seen.add((label, ll.process))
+                events.append(
+                    Fact(
+                        kind="worker_rank",
+                        value=label,
+                        line=number,
+                        process=ll.process,
+                        source=self.source,
+                        time=ll.time,
+                    )
+                )
+            events.extend(found)
         return events
 
 

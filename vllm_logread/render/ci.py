@@ -239,7 +239,10 @@ def markdown_report(report: Report, load: LoadSummary | None = None) -> str:
         ),
         ("max model len", f"{r.max_model_len:,}" if r.max_model_len else "unknown"),
         ("KV bytes per token", f"{r.kv_bytes_per_token:,}" if r.kv_bytes_per_token else "unknown"),
-        ("tensor parallel", str(r.tensor_parallel_size)),
+        (
+            "tensor parallel",
+            str(r.tensor_parallel_size) if r.is_tensor_parallel_stated else "not stated",
+        ),
     ]
     lines += ["| | |", "|---|---|"] + [f"| {k} | {_md(v)} |" for k, v in rows]
     if r.checks:

@@ -83,9 +83,14 @@ def _headline(e: BootEstimate) -> list[str]:
         lines.append("== estimate before the boot: users unknown")
         lines.extend(_wrap(e.unknown, 3))
     elif e.best is not None and e.best.num_blocks == 0:
+        room = (
+            "the weights alone exceed the GPU"
+            if e.weights.low_gib > e.gpu.total_gib
+            else "no room for the KV cache"
+        )
         lines.append(
             f"== estimate before the boot: the boot would fail on {e.tensor_parallel_size} x "
-            f"{e.gpu.name}: no room for the KV cache"
+            f"{e.gpu.name}: {room}"
         )
     elif e.max_len_fits == "no":
         lines.append(

@@ -126,6 +126,7 @@ def _empty_report_json(facts: list[Fact], warnings: list[str]) -> JSONObject:
         "available_kv_gib": None,
         "kv_cache_dtype": None,
         "tensor_parallel_size": None,
+        "num_ranks_seen": None,
         "kv_bytes_per_token": None,
         "kv_bytes_per_token_source": None,
         "workload": None,
@@ -160,7 +161,12 @@ def _report_fields(report: Report, warnings: list[str]) -> JSONObject:
         "concurrency_tokens": report.concurrency_tokens,
         "available_kv_gib": report.available_kv_gib,
         "kv_cache_dtype": report.kv_cache_dtype,
-        "tensor_parallel_size": report.tensor_parallel_size,
+        # null when the log does not state it (the 1 the arithmetic assumes is no fact).
+        "tensor_parallel_size": report.tensor_parallel_size
+        if report.is_tensor_parallel_stated
+        else None,
+        # The worker ranks the log's labels show (Worker_TP0..3: 4); null for one or none.
+        "num_ranks_seen": None if report.ranks_seen is None else report.ranks_seen.num_ranks,
         "kv_bytes_per_token": report.kv_bytes_per_token,
         "kv_bytes_per_token_source": report.kv_bytes_per_token_source,
         # mix and shared_prefix only when they say something (docs/facts.md: extend,

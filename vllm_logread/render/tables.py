@@ -230,7 +230,7 @@ class ModelTotal:
 
     model: str | None
     sources: tuple[str, ...]
-    num_gpus: int
+    num_gpus: int | None  # None: some server does not state its TP
     users: int | None  # None: some server's users are unknown
     users_mid_answer: int | None
 
@@ -254,11 +254,12 @@ def model_totals(reports: Sequence[Report]) -> list[ModelTotal]:
     for rs in groups.values():
         users = [r.users for r in rs if r.users is not None]
         mids = [r.users_mid_answer for r in rs if r.users_mid_answer is not None]
+        gpus = [_num_gpus(r) for r in rs]
         totals.append(
             ModelTotal(
                 model=rs[0].model or None,
                 sources=tuple(r.source for r in rs),
-                num_gpus=sum(_num_gpus(r) for r in rs),
+                num_gpus=None if None in gpus else sum(g for g in gpus if g is not None),
                 users=None if len(users) < len(rs) else sum(users),
                 users_mid_answer=None if len(mids) < len(rs) else sum(mids),
             )
@@ -266,10 +267,12 @@ def model_totals(reports: Sequence[Report]) -> list[ModelTotal]:
     return totals
 
 
-def _num_gpus(r: Report) -> int:
+def _num_gpus(r: Report) -> int | None:
     num = getattr(r, "num_gpus", None)
     if isinstance(num, int):
         return num
+    if not getattr(r, "is_tensor_parallel_stated", True):
+        return None  # TP not stated: the GPUs are not known
     pp_v = r.boot.value("pipeline_parallel_size")
     pp = int(pp_v) if isinstance(pp_v, int) and pp_v > 0 else 1
     return int(r.tensor_parallel_size) * pp * max(len(r.engines), 1)
@@ -308,7 +311,8 @@ def server_rows(reports: Sequence[Report], *, sort: str | None = None) -> list[T
 def _server_row(r: Report) -> TableRow:
     total = r.boot.first("total_gpu_gib")
     dtype = r.boot.value("dtype")
-    tp = r.tensor_parallel_size
+    # Empty when the log does not state TP: the 1 the arithmetic assumes is no fact.
+    tp = r.tensor_parallel_size if getattr(r, "is_tensor_parallel_stated", True) else None
     pp_v = r.boot.value("pipeline_parallel_size")
     pp = int(pp_v) if isinstance(pp_v, int) and pp_v > 0 else 1
     dp = max(len(r.engines), 1)
@@ -318,7 +322,7 @@ def _server_row(r: Report) -> TableRow:
         "gpu_gib": None if total is None else float(total.value),
         "tp": tp,
         "dp": dp,
-        "num_gpus": tp * pp * dp,
+        "num_gpus": None if tp is None else tp * pp * dp,
         "kv_cache_dtype": r.kv_cache_dtype or "auto",
         "dtype": None if dtype is None else str(dtype).replace("torch.", ""),
         "pool_tokens": r.pool_tokens,

@@ -325,7 +325,10 @@ def _plural(n: int, word: str) -> str:
 
 
 def parallel_text(report: Report) -> str:
-    """The deployment's layout: ``1 GPU`` or ``DP=2 x TP=4 x PP=1 = 8 GPUs``.
+    """The deployment's layout: ``1 GPU`` or ``DP=2 x TP=4 x PP=1 = 8 GPUs`` when the
+    log states it; ``TP not stated`` (with the ranks its worker labels show, e.g.
+    ``4 ranks seen (TP0, TP1, TP2, TP3), TP not stated``) when it does not: never a
+    1 the log did not say.
 
     DP is the data-parallel engines that stated a pool (each its own pool);
     TP the GPUs one engine's layers are split over (they share one pool);
@@ -336,11 +339,19 @@ def parallel_text(report: Report) -> str:
     pp = int(pp_v) if isinstance(pp_v, int) and pp_v > 0 else 1
     dp_v = r.boot.value("data_parallel_size")
     dp = max(len(r.engines), int(dp_v) if isinstance(dp_v, int) and dp_v > 0 else 1)
-    tp = max(r.tensor_parallel_size, 1)
     unit = r.device if r.device in ("CPU", "XPU", "TPU", "HPU", "NPU") else "GPU"
-    if dp == tp == pp == 1:
-        return f"1 {unit}"
-    return f"DP={dp} x TP={tp} x PP={pp} = {_plural(dp * tp * pp, unit)}"
+    if r.is_tensor_parallel_stated:
+        tp = max(r.tensor_parallel_size, 1)
+        if dp == tp == pp == 1:
+            return f"1 {unit}"
+        return f"DP={dp} x TP={tp} x PP={pp} = {_plural(dp * tp * pp, unit)}"
+    bits = [f"DP={dp}"] if dp > 1 else []
+    if r.is_pipeline_parallel_stated:
+        bits.append(f"PP={pp}")
+    if r.ranks_seen is not None:
+        bits.append(r.ranks_seen.text)
+    bits.append("TP not stated")
+    return ", ".join(bits)
 
 
 def _per_user(report: Report, c: Capacity, users: int | None) -> str:

@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeAlias
 
-from ..boots import Boot, Engine, _mnbt_tried, engine_generation
+from ..boots import (
+    Boot,
+    Engine,
+    _mnbt_tried,
+    engine_generation,
+    ranks_seen,
+    stage_kv_memory,
+)
 from ..capacity import (
     Capacity,
     Workload,
@@ -21,6 +28,7 @@ from ..capacity import (
     users_that_fit,
 )
 from ..errors import LogReadError
+from ..kv.build import pp_stage_ranges
 from ..kv.groups import KVCacheLayout, base_block_size, kv_cache_layout, stated_group_block_sizes
 from ..kv.specs import KVSpec
 from ..read.facts import Fact, Value
@@ -36,7 +44,7 @@ from ..rules import (
     watermark_blocks,
 )
 from ..versions import cdiv, version_or_none
-from .checks import _checks, _hybrid_checks, check_basis, tool_model_failures
+from .checks import GIB, _checks, _hybrid_checks, check_basis, tool_model_failures
 from .exactness import (
     drafter_checks,
     layout_unknown,
@@ -109,6 +117,9 @@ class _Stated:
     conc_f: Fact | None
     conc_tokens_f: Fact | None
     tensor_parallel_size: int
+    # Stated by the log or given by an option (else 1, assumed: "TP not stated").
+    is_tp_stated: bool
+    pipeline_parallel_size: int
     kv_cache_dtype: str | None
     dtype_f: Fact | None
     avail_f: Fact | None
@@ -118,9 +129,21 @@ class _Stated:
     def vllm_version(self) -> str | None:
         return str(self.version) if self.version else None
 
+    # --model NAME: the name the report uses over the log's (options.model_notes
+    # says so on stderr when they differ).
+    given_model: str | None = None
+
     @property
     def model_name(self) -> str | None:
+        if self.given_model is not None:
+            return self.given_model
         return str(self.model) if self.model else None
+
+
+def _labels_tp(boot: Boot) -> int | None:
+    """The tensor parallel size the boot's worker labels show (boots.ranks_seen)."""
+    seen = ranks_seen(boot)
+    return None if seen is None else seen.tensor_parallel_size
 
 
 def _stated(boot: Boot, opts: Options, warnings: list[str]) -> _Stated:
@@ -168,14 +191,48 @@ def _stated(boot: Boot, opts: Options, warnings: list[str]) -> _Stated:
         max_model_len=max_model_len,
         conc_f=conc_engines[0].max_concurrency if conc_engines else boot.first("max_concurrency"),
         conc_tokens_f=conc_tokens_f,
+        # Not stated: the TP the worker labels show (Worker_TP0..3: KV heads split 4
+        # ways, whatever the config line left out), else 1.
         tensor_parallel_size=_int(boot.first("tensor_parallel_size"))
         or opts.tensor_parallel_size
+        or _labels_tp(boot)
         or 1,
+        is_tp_stated=_int(boot.first("tensor_parallel_size")) is not None
+        or opts.tensor_parallel_size is not None,
+        pipeline_parallel_size=max(_int(boot.first("pipeline_parallel_size")) or 1, 1),
         kv_cache_dtype=str(kv_dtype_f.value) if kv_dtype_f else None,
         dtype_f=boot.first("dtype"),
         avail_f=boot.first("available_kv_gib"),
         block_size=stated_bs,
+        given_model=opts.model,
     )
+
+
+def _paired_stage(boot: Boot, spec: KVSpec | None, st: _Stated) -> tuple[KVSpec | None, _Stated]:
+    """With pipeline stages that each state their KV memory, the stage the pool comes
+    from and its memory, paired: vLLM gives every stage the fewest blocks any stage
+    can hold, so the pool is the stage whose memory / (its layers x bytes per token per
+    layer) is smallest; the spec's stage and the memory the checks use are that one's.
+
+    sample_logs/constructed_0.11_deepseek_v3_pp2_tp2.log: DeepSeek-V3, PP 2 (layers
+    0-30 and 31-60), 576 x 2 B a layer a token: PP0 8.50 GiB / (31 x 1,152 B) =
+    255,566 tokens, PP1 7.90 GiB / (30 x 1,152 B) = 245,441: the pool (245,440 tokens,
+    3,835 blocks of 64) is PP1's, paired with its 7.90 GiB (the first line, PP0's 8.50,
+    would be the other stage's)."""
+    if spec is None or getattr(spec, "pipeline_parallel_size", 1) < 2:
+        return spec, st
+    memory = stage_kv_memory(boot)
+    ranges = pp_stage_ranges(spec.num_hidden_layers, spec.pipeline_parallel_size)
+    stages = [
+        (float(f.value) * GIB / per_token, replace(spec, stage_layer_range=ranges[k]), f)
+        for k, f in memory.items()
+        if k < len(ranges)
+        and (per_token := replace(spec, stage_layer_range=ranges[k]).kv_bytes_per_token) > 0
+    ]
+    if len(stages) < 2:
+        return spec, st  # one stage's memory (0.11.1+ prints the first rank's): as read
+    _, stage_spec, fact = min(stages, key=lambda t: t[0])
+    return stage_spec, replace(st, avail_f=fact)
 
 
 def _resolve_spec(
@@ -184,6 +241,11 @@ def _resolve_spec(
     """The model's KV spec (given: --config, the HF cache, the shipped table), or why not."""
     if spec_resolver is None:
         return None, None
+    pp_kw: dict[str, int] = {}
+    if st.pipeline_parallel_size > 1:
+        # Each stage holds its share of the layers (and its own KV memory): the spec
+        # is per stage (_paired_stage picks the one the pool comes from).
+        pp_kw["pipeline_parallel_size"] = st.pipeline_parallel_size
     try:
         spec = spec_resolver(
             st.model_name,
@@ -191,6 +253,7 @@ def _resolve_spec(
             tensor_parallel_size=st.tensor_parallel_size,
             kv_cache_dtype=st.kv_cache_dtype or "auto",
             dtype=str(st.dtype_f.value) if st.dtype_f else None,
+            **pp_kw,
         )
     except LogReadError as err:
         warnings.append(f"model config: {err}")
@@ -424,7 +487,7 @@ def _report_checks(
         check_basis(
             ctx.boot,
             is_hybrid=settled.sizing.groups is not None,
-            is_plain_config_given=opts.config is not None
+            is_plain_config_given=opts.is_config_given
             and spec is not None
             and settled.sizing.is_uniform,
             is_block_size_stated=st.block_size is not None,
@@ -635,6 +698,7 @@ def build_vllm_report(
     if past is not None:
         warnings.append(past)
     spec, spec_error = _resolve_spec(st, opts, spec_resolver, warnings)
+    spec, st = _paired_stage(boot, spec, st)
     candidates = _block_size_candidates(st, spec)
     sizing = _sizing(boot, st, spec, candidates, warnings)
     end = start_up_end(boot)
@@ -729,6 +793,8 @@ def _report(
         available_kv_gib=None if st.avail_f is None else float(st.avail_f.value),
         kv_cache_dtype=st.kv_cache_dtype,
         tensor_parallel_size=st.tensor_parallel_size,
+        is_tensor_parallel_stated=st.is_tp_stated,
+        ranks_seen=ranks_seen(ctx.boot),
         kv_bytes_per_token=None if spec is None else int(spec.kv_bytes_per_token),
         kv_bytes_per_token_source=None if spec is None else spec_source(spec),
         kv_shape=None if spec is None else spec.describe(),

@@ -68,6 +68,9 @@ class Figure:
     note: str = ""
     line: int | None = None
     shown: str = ""  # the table's text when it says more than the value ("auto (bfloat16)")
+    # A value no line states that the report assumes for its arithmetic (TP 1 when the
+    # log never says): never compared with a stated one (Row.is_changed).
+    is_assumed: bool = False
 
     @property
     def is_known(self) -> bool:
@@ -129,6 +132,10 @@ class Row:
         """Whether the value moved beyond both sides' printed precision
         (None: a side is unknown)."""
         if not self.old.is_known or not self.new.is_known:
+            return None
+        if self.old.is_assumed or self.new.is_assumed:
+            # "tensor parallel went from 2 to 1" against a log that never states TP
+            # would be a change no log shows: unknown, not a change.
             return None
         d = self.change
         if d is None:
@@ -388,7 +395,7 @@ def _side(report: Report) -> dict[str, Figure]:
         "model": Figure(value=report.model),
         "dtype": _model_dtype(report),
         "kv_cache_dtype": _kv_dtype(report),
-        "tensor_parallel_size": Figure(value=report.tensor_parallel_size),
+        "tensor_parallel_size": _tensor_parallel(report),
         "num_engines": Figure(value=len(report.engines) if report.engines else None),
         "block_size": Figure(value=report.block_size),
         "kv_cache_groups": Figure(value=groups),
@@ -407,6 +414,20 @@ def _side(report: Report) -> dict[str, Figure]:
         "num_blocks": Figure(value=report.num_blocks),
         "users": users_fig,
     }
+
+
+def _tensor_parallel(report: Report) -> Figure:
+    """TP as the log states it, or the 1 the report assumes, marked (and what the
+    worker labels show)."""
+    if report.is_tensor_parallel_stated:
+        return Figure(value=report.tensor_parallel_size)
+    seen = report.ranks_seen
+    why = "not stated in the log" + ("" if seen is None else f"; {seen.text}")
+    return Figure(
+        value=report.tensor_parallel_size,
+        note=f"assumed: {why}",
+        is_assumed=True,
+    )
 
 
 #: The rows, in the table's order: (name, label, unit).
@@ -841,8 +862,11 @@ def _boot_to_boot(out: Explanation, by: dict[str, Row]) -> Explanation:
     """
     if any(by[name].is_changed for name in _SETTINGS):
         return out
-    if not (by["model"].old.is_known and by["vllm_version"].old.is_known):
-        return out
+    if not all(by[n].old.is_known and by[n].new.is_known for n in ("model", "vllm_version")):
+        return out  # the same settings only where both logs state them (the docstring above)
+    tp = by["tensor_parallel_size"]
+    if (tp.old.is_assumed or tp.new.is_assumed) and tp.old.value != tp.new.value:
+        return out  # TP stated on one side, not on the other: not known to be the same
     pool = by["num_blocks"] if by["num_blocks"].change_pct is not None else by["pool_tokens"]
     pct = pool.change_pct
     if pct is None or pct == 0:

@@ -35,7 +35,13 @@ from ..capacity import (
 )
 from ..errors import LogReadError, UsageError
 from ..jsontypes import JSONObject, JSONValue
-from ..kv.config import TABLE_SOURCE, config_for_argument, spec_for_argument, table_weights
+from ..kv.config import (
+    TABLE_SOURCE,
+    checkpoint_total_bytes,
+    config_for_argument,
+    spec_for_argument,
+    table_weights,
+)
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..kv.weights import (
@@ -286,6 +292,7 @@ class _Params:
     num_replicated: int
     how: str
     is_counted: bool  # counted from the config (else the model card's total)
+    num_routed_expert: int = 0  # kv/weights.ParamCount.num_routed_expert_params
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -348,6 +355,7 @@ def _parameters(config: Mapping[str, JSONValue], extra: TableWeights) -> _Params
         num_replicated=0 if count is None or lo_p != hi_p else count.num_replicated_params,
         how=how,
         is_counted=count is not None,
+        num_routed_expert=0 if count is None else count.num_routed_expert_params,
     )
 
 
@@ -362,6 +370,19 @@ def _weight_bytes(
     """The parameters' bytes by the weights' quantization method ("" or "none": the
     dtype's), or why they are not modelled (``source``: where the method was read)."""
     lo_p, hi_p, emb, repl = p.low, p.high, p.num_embedding, p.num_replicated
+    if method == "int4-experts":
+        routed = p.num_routed_expert
+        if not routed:
+            return f"INT4 experts whose parameters are not counted here ({source})"
+        # The routed experts packed in 4 bits with a 16-bit scale per 32 (0.5 + 2 / 32
+        # = 0.5625 B), the rest 16-bit. Kimi-K2-Thinking: 1,014,686,023,680 x 0.5625 +
+        # 11,722,208,768 x 2 = 594,205,305,856 B = 553.40 GiB (the Hub's 594 GB).
+        return _Bytes(
+            low_bytes=routed * 0.5625 + (lo_p - routed) * 2.0,
+            high_bytes=routed * 0.5625 * 1.01 + (hi_p - routed) * 2.0,
+            replicated_bytes=repl * 2.0,
+            how="; INT4 routed experts: 0.5625 B a weight (a 16-bit scale per 32), the rest 2 B",
+        )
     if method in ("", "none"):
         per = float(dtype_bytes)
         return _Bytes(
@@ -453,8 +474,6 @@ def weights_basis(config: Mapping[str, JSONValue], extra: TableWeights) -> Weigh
     quant = extra.get("quantization")
     qcfg: Mapping[str, JSONValue] = quantization_of(config) or {}
     method = str(quant or qcfg.get("quant_method") or "").lower()
-    if method == "int4-experts":
-        return f"{extra.get('source', 'INT4 experts')}"
     dtype = model_dtype(config)
     dtype_bytes = DTYPE_BYTES.get(dtype)
     if dtype_bytes is None:
@@ -723,6 +742,20 @@ def _weights(
     )
 
 
+def _with_checkpoint(weights: _Weights, model: str) -> _Weights:
+    """The count held against the cached checkpoint's safetensors index, when there
+    is one: its total bytes beside the counted ones (the index also holds MTP layers
+    and towers vLLM may not load, so it is said, not used). Qwen3-8B: 16,381,470,720 B
+    = 8,190,735,360 parameters x 2 B, the count to the byte."""
+    fig = weights.figure
+    found = checkpoint_total_bytes(model)
+    if fig is None or found is None or fig.source == "--weights-gib":
+        return weights
+    total, path = found
+    note = f"; the cached checkpoint's safetensors index states {total / GIB:.2f} GiB ({path})"
+    return replace(weights, figure=replace(fig, source=fig.source + note))
+
+
 def _unusual(
     model_type: str, config: Mapping[str, JSONValue], extra: TableWeights, spec: KVSpec
 ) -> str:
@@ -757,6 +790,8 @@ class _Budget:
     """What the pool of one boot is sized against, besides the layout."""
 
     requested_gib: float
+    # The card's whole memory: weights above it never load, whatever the utilization.
+    total_gib: float
     weights: Figure
     overheads: tuple[Figure, ...]
     workload: Workload
@@ -806,6 +841,15 @@ def _ends(layout: KVCacheLayout, b: _Budget) -> _Ends:
     )
     ok = [o.num_blocks >= max_len_blocks for o in (worst, central, best) if o is not None]
     ends = _Ends(central=central, best=best, worst=worst, max_len_blocks=max_len_blocks)
+    if weights.low_gib > b.total_gib:
+        # GLM-4.7 in bfloat16 on one H100: ~657 GiB of weights against a 79.19 GiB card.
+        return replace(
+            ends,
+            fits="no",
+            message=f"the boot would fail: the weights alone ({_gib_range(weights.low_gib, w_hi)}"
+            f" per GPU) exceed this GPU ({b.total_gib:.2f} GiB); more GPUs (--tp) or smaller "
+            "weights",
+        )
     if central.available_kv_bytes <= 0 and best.available_kv_bytes <= 0:
         return replace(
             ends,
@@ -918,6 +962,7 @@ class _Inputs:
             return _Ends()
         budget = _Budget(
             requested_gib=self.requested_gib,
+            total_gib=self.card.total_gib,
             weights=self.weights.figure,
             overheads=self.overheads,
             workload=workload,
@@ -948,7 +993,7 @@ def _inputs(model: str, spec: KVSpec, asked: _Asked, weights_gib: float | None) 
     table = table_weights(model) if found and found[1].startswith(TABLE_SOURCE) else None
     # The table's fields as data/models.json gives them.
     extra = TableWeights() if table is None else cast(TableWeights, table[1])
-    weights = _weights(weights_gib, config, extra, tp)
+    weights = _with_checkpoint(_weights(weights_gib, config, extra, tp), model)
     model_type = str(config.get("model_type") or spec.model_type or "")
     total_params = weights.num_params or 0
     is_big = total_params >= 100e9 or model_type in ("deepseek_v3", "deepseek_v2", "kimi_k2")

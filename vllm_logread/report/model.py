@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from ..boots import Boot, Engine
+from ..boots import Boot, Engine, RanksSeen
 from ..capacity import Capacity, Workload
 from ..jsontypes import JSONObject
 from ..kv.specs import KVSpec
@@ -59,6 +59,9 @@ class Options:
 
     workload: Workload = field(default_factory=Workload)
     config: str | None = None
+    # --model NAME: the model's name when the log does not name it (or over the
+    # log's name): its config as kv.config.resolve_spec finds a name.
+    model: str | None = None
     block_size: int | None = None
     tensor_parallel_size: int | None = None
     # --what-if changes (whatif.Change or their text), --target-users, and
@@ -69,6 +72,11 @@ class Options:
     # --shared-prefix N: system-prompt tokens every request starts with (held
     # once when the log's prefix caching is on; report/mix.py).
     shared_prefix_tokens: int = 0
+
+    @property
+    def is_config_given(self) -> bool:
+        """The user named the model's config: --config PATH or --model NAME."""
+        return self.config is not None or self.model is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -222,6 +230,19 @@ class Report:
     answer: Answer | None = None
     # The knobs ranked by the users they add at the workload (report/knobs.py).
     knobs: KnobRanking | None = None
+    # Topology from evidence: whether the log (or an option) states the tensor
+    # parallel size (else tensor_parallel_size is the 1 assumed for the arithmetic,
+    # said "not stated", null in the JSON), and the ranks its worker labels show.
+    is_tensor_parallel_stated: bool = True
+    ranks_seen: RanksSeen | None = None
+
+    @property
+    def is_pipeline_parallel_stated(self) -> bool:
+        return self.boot.first("pipeline_parallel_size") is not None
+
+    @property
+    def is_data_parallel_stated(self) -> bool:
+        return self.boot.first("data_parallel_size") is not None or len(self.engines) > 1
 
     @property
     def users(self) -> int | None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..boots import Boot, Engine
+from ..boots import Boot, Engine, ranks_seen
 from ..capacity import Capacity, Workload, users_that_fit
 from ..errors import LogReadError
 from ..kv.specs import KVSpec
@@ -162,6 +162,9 @@ def build_sglang_report(
         available_kv_gib=kv.memory_gib,
         kv_cache_dtype=kv_cache_dtype,
         tensor_parallel_size=tp,
+        is_tensor_parallel_stated=_int_fact(boot, "tensor_parallel_size") is not None
+        or opts.tensor_parallel_size is not None,
+        ranks_seen=ranks_seen(boot),
         kv_bytes_per_token=kv.bytes_per_token,
         kv_bytes_per_token_source=kv.source,
         kv_shape=kv.shape,
@@ -270,7 +273,7 @@ def _sglang_checks(
         list(kv.checks),
         CheckBasis(
             is_hybrid=not is_uniform,
-            is_plain_config_given=opts.config is not None and spec is not None and is_uniform,
+            is_plain_config_given=opts.is_config_given and spec is not None and is_uniform,
             is_block_size_stated=True,
             is_pool_from_concurrency=False,
             is_one_group_rule=False,
@@ -363,7 +366,7 @@ def _spec(
     """The model's KV spec from its config (None: no resolver, or it failed: warned)."""
     if spec_resolver is None:
         return None
-    model = boot.value("model")
+    model = opts.model or boot.value("model")  # --model NAME over the log's name
     dtype_f = boot.first("dtype")
     pp = _int_fact(boot, "pipeline_parallel_size") or 1
     kwargs: dict[str, str | int | None] = {

@@ -63,6 +63,9 @@ if TYPE_CHECKING:
         def config(self) -> str | None: ...
 
         @property
+        def model(self) -> str | None: ...
+
+        @property
         def gpu(self) -> Gpu | str | None: ...
 
 
@@ -483,7 +486,7 @@ def basis_for_report(
     block_size = resolved.block_size.value or capacity.block_size
     layout = resolved.layout
     engine_num_blocks = resolved.engine_num_blocks
-    model = boot.value("model")
+    model = options.model or boot.value("model")  # --model NAME over the log's name
     model_s = str(model) if model else None
     version = boot.value("vllm_version")
     version_s = str(version) if version else None
