@@ -3,9 +3,14 @@
 Each stand-in is a thread on 127.0.0.1 (a free port) serving a recorded
 /metrics text of a real vLLM at ``/metrics``; ``Scraped.texts`` may change
 (the next scrape gets the next text) or the server may stop (its target goes
-down). Prometheus is Debian's binary (``/usr/bin/prometheus``, 2.42 on
-bookworm) run with its own config and a tmp TSDB, on 127.0.0.1, scraping
-every second; ``./run test`` installs the package when it is missing.
+down). Prometheus is any ``prometheus`` binary: ``$PROMETHEUS`` (a path, e.g.
+the one of Prometheus' release archive unpacked in your home: no root), else
+one on ``PATH`` (Debian's package: ``/usr/bin/prometheus``, 2.42 on
+bookworm, which ``.ci/run`` installs on a CI machine where it runs as root).
+No PyPI package was found that ships the server's binary (the
+Python packages named for Prometheus are clients and exporters), so ``./run
+test`` installs none: without one the fleet test skips, saying how to get one. It runs with its own config and a tmp TSDB, on
+127.0.0.1, scraping every second.
 
 Run as ``python tests/fleet_harness.py`` for the README's "Many servers":
 it starts the stand-ins and Prometheus and prints the URL until Ctrl-C;
@@ -31,7 +36,13 @@ PROMETHEUS = "/usr/bin/prometheus"
 
 
 def prometheus_binary() -> str | None:
-    """The Prometheus binary, if installed."""
+    """The Prometheus binary: ``$PROMETHEUS``, else ``prometheus`` on PATH, else
+    Debian's; None when there is none."""
+    import os
+
+    given = os.environ.get("PROMETHEUS")
+    if given:
+        return given if Path(given).is_file() else None
     found = shutil.which("prometheus")
     if found:
         return found

@@ -1,8 +1,8 @@
 """Generate vllm_logread/data/architectures.json from an unpacked vLLM wheel (run once per release).
 
-    pip download --no-deps vllm==0.33.0 -d /tmp/vllm-src-0.33
-    cd /tmp/vllm-src-0.33 && mkdir unpacked && cd unpacked && unzip -q ../vllm-0.33.0-*.whl
-    python tools/gen_architectures.py /tmp/vllm-src-0.33/unpacked 0.33.0
+    pip download --no-deps vllm==0.34.0 -d /tmp/vllm-src-0.34
+    cd /tmp/vllm-src-0.34 && mkdir unpacked && cd unpacked && unzip -q ../vllm-0.34.0-*.whl
+    python tools/gen_architectures.py /tmp/vllm-src-0.34/unpacked 0.34.0
 
 It reads the model registry (``vllm/model_executor/models/registry.py``: the
 text-generation, multimodal and speculative-decoding tables) with ``ast``
@@ -35,6 +35,9 @@ TABLES = {
     "_TEXT_GENERATION_MODELS": "text-generation",
     "_MULTIMODAL_MODELS": "multimodal",
     "_SPECULATIVE_DECODING_MODELS": "drafter",
+    # vLLM 0.34 serves some families (Gemma, OLMoE, StableLM) through the
+    # Transformers backend only: still served, their layout from the config.
+    "_TRANSFORMERS_SUPPORTED_MODELS": "text-generation",
 }
 
 # Layer constructions -> the kind of KV cache spec vLLM gives them (0.33).
@@ -111,6 +114,7 @@ VERIFIED: dict[str, str] = {
     "MiniMaxM2ForCausalLM": "tests/kv/test_architectures.py::test_minimax_m2",
     "Glm4MoeForCausalLM": "tests/kv/test_architectures.py::test_glm_4_6",
     "GraniteMoeHybridForCausalLM": "tests/kv/test_kvspec.py::test_mamba2_hybrids_nemotron_and_granite",
+    "RicursiveForCausalLM": "tests/kv/test_architectures.py::test_ricursive_0_34_log",
 }
 
 # Layouts build.py has a rule for (read by model_type), not worked by hand.
@@ -153,7 +157,10 @@ def _load_registry(root: Path) -> dict[str, tuple[str, str, str]]:
             continue
         table = ast.literal_eval(node.value)
         for arch, (module, cls) in table.items():
-            out.setdefault(arch, (TABLES[target.id], module, cls))
+            role = TABLES[target.id]
+            if module == "transformers" and arch.endswith("ForConditionalGeneration"):
+                role = "multimodal"
+            out.setdefault(arch, (role, module, cls))
     return out
 
 
@@ -169,7 +176,7 @@ def _module_files(root: Path, module: str) -> list[Path]:
     return []
 
 
-_IMPORT_RE = re.compile(r"^from \.(\w+) import", re.M)
+_IMPORT_RE = re.compile(r"^from (?:\.|vllm\.model_executor\.models\.)(\w+) import", re.M)
 # The state layers' modules (gated delta net, KDA, Mamba mixers, short conv) read
 # the config fields that size the state: follow those imports too.
 _LAYER_IMPORT_RE = re.compile(r"^from vllm\.model_executor\.layers\.mamba(\.[\w.]+)? import", re.M)
@@ -221,7 +228,9 @@ def _entry(arch: str, role: str, module: str, cls: str, root: Path) -> dict[str,
     }
     if test:
         entry["verified_by"] = test
-    if not files:
+    if module == "transformers":
+        entry["note"] = "served by vLLM's Transformers backend (no model module of its own)"
+    elif not files:
         entry["note"] = "module not found in the wheel (out-of-tree or transformers backend)"
     return entry
 

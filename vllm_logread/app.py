@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import IO, TYPE_CHECKING
 
 from .errors import LogReadError, MissingPoolError, UsageError
-from .events import ExitStatus, parse_margin_pct
+from .events import ExitStatus
 from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
 from .options import (
@@ -102,10 +102,8 @@ def _check_read_options(opts: ReadOptions) -> None:
     if opts.margin is not None:
         if opts.min_users is None:
             raise OptionsError("--margin is the --min-users gate's tolerance: give --min-users too")
-        try:
-            parse_margin_pct(opts.margin)
-        except UsageError as err:
-            raise OptionsError(str(err)) from err
+        if not 0 <= opts.margin < 100:
+            raise OptionsError(f"--margin {opts.margin:g}: a percentage from 0 to below 100")
     if opts.config is not None:
         load_config(opts.config)  # an explicit --config that cannot be read: exit 2
 
@@ -311,7 +309,7 @@ class _Job:
                 min_users=opts.min_users,
                 strict=opts.strict,
                 workloads=workloads,
-                margin_pct=parse_margin_pct(opts.margin),
+                margin_pct=opts.margin or 0.0,
             )
             if crosscheck:
                 res = replace(res, crosscheck=crosscheck)

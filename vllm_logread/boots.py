@@ -29,6 +29,7 @@ from .rules import (
     pool_lines_per_worker,
     prints_max_concurrency,
 )
+from .versions import Version
 
 # Kinds that describe how a server was started: restated after a pool, they
 # mean a new boot. Stats kinds never do.
@@ -372,7 +373,7 @@ def _boot_complete(boot: Boot, line: list[Fact]) -> bool:
         return all_spoke or bool(kinds & STATS_KINDS)
     if not all_spoke:
         return False
-    version = boot.value("vllm_version")
+    version = Version.parse(str(boot.value("vllm_version") or ""))
     gen = engine_generation(boot)
     # An unknown version: wait for the concurrency line, or for silence.
     prints_concurrency = prints_max_concurrency(version, gen)

@@ -48,8 +48,12 @@ from . import rules
 from .errors import UsageError
 from .kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
 from .kv.specs import KVSpec, MambaSpec
-from .rules import concurrency_counts_tokens, pool_tokens_from_concurrency, prints_pool_blocks
-from .versions import cdiv, parse_version
+from .rules import (
+    Feature,
+    concurrency_counts_tokens,
+    supports,
+)
+from .versions import Version, VersionLike, cdiv
 from .workload import RequestTokens
 
 
@@ -724,7 +728,7 @@ def max_concurrency(
     *,
     num_blocks: int,
     max_model_len: int,
-    vllm_version: str | Sequence[int] | None = None,
+    vllm_version: VersionLike = None,
     max_num_batched_tokens: int | None = None,
     mamba_blocks_per_request: int | None = None,
 ) -> float:
@@ -737,7 +741,11 @@ def max_concurrency(
     """
     if max_model_len <= 0:
         raise UsageError(f"max_model_len must be positive, got {max_model_len}")
-    version = parse_version(vllm_version) if vllm_version is not None else layout.vllm_version
+    version = (
+        Version.parse(vllm_version, strict=True)
+        if vllm_version is not None
+        else layout.vllm_version
+    )
     if concurrency_counts_tokens(version, is_v0=not layout.has_null_block):
         # V0 (no null block) and V1 before 0.9.1.
         return num_blocks * layout.block_size / max_model_len
@@ -754,7 +762,7 @@ def pool_tokens_printed(
     layout: KVCacheLayout,
     *,
     num_blocks: int,
-    vllm_version: str | Sequence[int] | None,
+    vllm_version: VersionLike,
     max_model_len: int | None = None,
     max_num_batched_tokens: int | None = None,
     mamba_blocks_per_request: int | None = None,
@@ -765,10 +773,14 @@ def pool_tokens_printed(
     ``num_blocks x block_size``); 0.21+: ``int(max_concurrency x max_model_len)``.
     gpt-oss-120b, 2 groups: 39,192 blocks -> 39,192 // 2 x 16 = 313,536.
     """
-    version = parse_version(vllm_version) if vllm_version is not None else layout.vllm_version
-    if prints_pool_blocks(version):
+    version = (
+        Version.parse(vllm_version, strict=True)
+        if vllm_version is not None
+        else layout.vllm_version
+    )
+    if not supports(version, Feature.POOL_TOKENS_LINE):
         raise UsageError("vLLM before 0.8.0 prints '# GPU blocks: N', not a token count")
-    if pool_tokens_from_concurrency(version):
+    if supports(version, Feature.POOL_TOKENS_FROM_CONCURRENCY):
         if max_model_len is None:
             raise UsageError("vLLM >= 0.21 derives the pool tokens from max_model_len")
         conc = max_concurrency(
@@ -806,7 +818,7 @@ def num_blocks_from_pool_line(
     layout: KVCacheLayout,
     *,
     pool_tokens: int,
-    vllm_version: str | Sequence[int] | None,
+    vllm_version: VersionLike,
     max_model_len: int | None = None,
     max_concurrency_printed: float | None = None,
     concurrency_decimals: int = 2,
@@ -824,8 +836,12 @@ def num_blocks_from_pool_line(
     Returns None when no block count reproduces the printed figures (wrong
     block size, version or model).
     """
-    version = parse_version(vllm_version) if vllm_version is not None else layout.vllm_version
-    if prints_pool_blocks(version):
+    version = (
+        Version.parse(vllm_version, strict=True)
+        if vllm_version is not None
+        else layout.vllm_version
+    )
+    if not supports(version, Feature.POOL_TOKENS_LINE):
         raise UsageError("vLLM before 0.8.0 prints '# GPU blocks: N' itself")
 
     def per_request_blocks(max_len: int) -> int:
@@ -836,7 +852,7 @@ def num_blocks_from_pool_line(
             mamba_blocks_per_request=mamba_blocks_per_request,
         )
 
-    if pool_tokens_from_concurrency(version):
+    if supports(version, Feature.POOL_TOKENS_FROM_CONCURRENCY):
         if max_model_len is None:
             raise UsageError("decoding the 0.21+ pool line needs max_model_len")
         per_request = per_request_blocks(max_model_len)
@@ -1031,7 +1047,7 @@ def users_for_spec(
     num_blocks: int,
     workload: Workload,
     block_size: int | None = None,
-    vllm_version: str | Sequence[int] | None = None,
+    vllm_version: VersionLike = None,
     is_v1: bool | None = None,
     hybrid_kv_cache_manager: bool | None = None,
     mamba_blocks_per_request: int | None = None,

@@ -18,6 +18,8 @@ import click
 from .errors import LogReadError
 
 if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
     from .terminal import Sink
 
 # The reading machinery (patterns, regexes, report) is imported by the command
@@ -48,6 +50,58 @@ Command: TypeAlias = Callable[..., None]
 Decorator: TypeAlias = Callable[[Command], Command]
 
 
+# ------------------------------------------------------------------ shell completion
+# (EXIT_CODES' last lines say how to turn it on.) Each function runs only when the
+# shell asks, and reads the shipped tables then: start-up never pays for them.
+
+
+def _complete_path(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """A file: the shell's own file names (click's ``file`` completion)."""
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(incomplete, type="file")]
+
+
+def _table_names(name: str, key: str) -> list[str]:
+    """The names of a shipped table (data/NAME.json's KEY object), or none
+    when it cannot be read (completion never fails a shell)."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "data" / name
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))[key]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return sorted(table) if isinstance(table, dict) else []
+
+
+def _complete_model(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """``kv MODEL``: the shipped table's models (data/models.json) that start
+    with what is typed (any case), and file names (a config.json) when none do."""
+    from click.shell_completion import CompletionItem
+
+    low = incomplete.lower()
+    names = [n for n in _table_names("models.json", "models") if n.lower().startswith(low)]
+    # The file item first: bash falls back to file names only when no name matches.
+    return [CompletionItem(incomplete, type="file"), *map(CompletionItem, names)]
+
+
+def _complete_gpu(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """``--gpu``: the GPU table's names (data/gpus.json) that start with what is typed."""
+    from click.shell_completion import CompletionItem
+
+    low = incomplete.lower()
+    names = _table_names("gpus.json", "gpus")
+    return [CompletionItem(n) for n in names if n.lower().startswith(low)]
+
+
 def _options(*decorators: Decorator) -> Decorator:
     """Several click options as one decorator, in the order given."""
 
@@ -66,18 +120,19 @@ def _workload(*, sweeps: bool, with_file: bool = True) -> Decorator:
         if sweeps
         else " (one value: read sweeps lists and ranges)"
     )
+    kind = _IntList if sweeps else _Tokens
     opts = [
         click.option(
             "--prompt",
             "prompt_tokens",
-            type=_IntList(),
+            type=kind(),
             default=None,
             help=f"Prompt tokens per user{what}.  [default: 512]",
         ),
         click.option(
             "--output",
             "output_tokens",
-            type=_IntList(),
+            type=kind(),
             default=None,
             help=f"Output tokens per user{what}.  [default: 128]",
         ),
@@ -88,6 +143,7 @@ def _workload(*, sweeps: bool, with_file: bool = True) -> Decorator:
                 "--workload",
                 "workload_path",
                 metavar="FILE",
+                shell_complete=_complete_path,
                 default=None,
                 help="A mix of requests (CSV or JSONL: prompt and output tokens per request, an "
                 "optional count), instead of --prompt/--output (giving both is a usage error).",
@@ -103,6 +159,7 @@ def _config(what: str = "") -> Decorator:
             "--config",
             "config",
             metavar="PATH",
+            shell_complete=_complete_path,
             default=None,
             help=f"The model's config.json (or its folder){what}; default: the offline Hugging "
             "Face cache, then the shipped table.",
@@ -111,6 +168,7 @@ def _config(what: str = "") -> Decorator:
             "--model",
             "model",
             metavar="NAME",
+            shell_complete=_complete_model,
             default=None,
             help=f"The model{what} by name (ORG/NAME), when the log does not name it: its "
             "config from the offline Hugging Face cache or the shipped table, as kv finds it "
@@ -124,6 +182,7 @@ def _block_size(what: str) -> Decorator:
     return click.option(
         "--block-size",
         type=click.IntRange(1, 1_000_000),
+        metavar="N",
         default=None,
         help=f"KV block size {what}.",
     )
@@ -136,6 +195,7 @@ def _gpu(what: str) -> Decorator:
         click.option(
             "--gpu",
             metavar="NAME",
+            shell_complete=_complete_gpu,
             default=None,
             help=f"{what} A name of the GPU table (vllm-logread kv --list-gpus), nvidia-smi's "
             "or ROCm's ('NVIDIA H100 80GB HBM3', 'AMD Instinct MI300X') too.",
@@ -237,11 +297,24 @@ class _DefaultGroup(click.Group):
     command_class = _Command
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.resilient_parsing and not args:
+            return super().parse_args(ctx, args)  # completing the first word: see below
         if not args or (
             args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")
         ):
             args.insert(0, "read")
         return super().parse_args(ctx, args)
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        """The first word: a subcommand, or a log file (``read`` is the default).
+        The file item comes first: bash offers file names only when no command
+        matches what is typed."""
+        from click.shell_completion import CompletionItem
+
+        found = super().shell_complete(ctx, incomplete)
+        if incomplete.startswith("-"):
+            return found
+        return [CompletionItem(incomplete, type="file"), *found]
 
 
 MAIN_EXAMPLES = """\b
@@ -279,7 +352,8 @@ def _error(err: LogReadError) -> click.ClickException:
 
 
 class _IntList(click.ParamType):  # type: ignore[type-arg]
-    """One number, a list (256,512,2048) or a range (256:2048:256, stop included)."""
+    """Token counts of a workload: one number, a list (256,512,2048) or a range
+    (256:2048:256, stop included), each at least 1 (options.MIN_WORKLOAD_TOKENS)."""
 
     name = "N[,N...]|START:STOP[:STEP]"
 
@@ -288,10 +362,53 @@ class _IntList(click.ParamType):  # type: ignore[type-arg]
     ) -> tuple[int, ...]:
         if isinstance(value, tuple):
             return value
+        from .options import MIN_WORKLOAD_TOKENS
         from .render.tables import parse_int_list
 
         try:
-            return parse_int_list(str(value))
+            return parse_int_list(str(value), minimum=MIN_WORKLOAD_TOKENS)
+        except LogReadError as err:
+            self.fail(str(err), param, ctx)
+
+
+class _Tokens(_IntList):
+    """A workload's token count where one value works (kv, simulate, diff): the
+    metavar says N, and a list or a range is refused by name (read sweeps them)."""
+
+    name = "N"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[int, ...]:
+        values = super().convert(value, param, ctx)
+        if len(values) > 1:
+            command = ctx.info_name if ctx is not None else "this command"
+            self.fail(
+                f"{value!r}: {command} takes one value (read sweeps lists and ranges)",
+                param,
+                ctx,
+            )
+        return values
+
+
+class _Percent(click.ParamType):  # type: ignore[type-arg]
+    """A percentage, one grammar in every command (options.parse_percent):
+    ``5%`` or ``5``."""
+
+    name = "PCT"
+
+    def __init__(self, *, top_included: bool = True) -> None:
+        self.top_included = top_included
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        from .options import parse_percent
+
+        try:
+            return parse_percent(str(value), top_included=self.top_included)
         except LogReadError as err:
             self.fail(str(err), param, ctx)
 
@@ -332,7 +449,7 @@ Examples:
 
 
 @main.command("read", epilog=READ_EXAMPLES + EXIT_CODES)
-@click.argument("files", nargs=-1, metavar="[FILE]...")
+@click.argument("files", nargs=-1, metavar="[FILE]...", shell_complete=_complete_path)
 @click.option(
     "--metrics-url",
     metavar="URL",
@@ -343,6 +460,7 @@ Examples:
 @click.option(
     "--compare-metrics",
     metavar="FILE|URL",
+    shell_complete=_complete_path,
     default=None,
     help="The same server's /metrics (a saved text or http://host:8000/metrics): every figure "
     "the log and its cache_config_info both state, side by side, each difference explained by "
@@ -390,13 +508,14 @@ Examples:
 @click.option(
     "--min-users",
     type=click.IntRange(0),
+    metavar="N",
     default=None,
     help="CI gate: exit 1 when fewer users fit at the workload (at any workload of a sweep; "
     "the message names each one short).",
 )
 @click.option(
     "--margin",
-    metavar="PCT",
+    type=_Percent(top_included=False),
     default=None,
     help="With --min-users: boot-to-boot tolerance (the memory profile moves a pool a few "
     "percent between boots). --min-users 30 --margin 5% fails below 28.5: 29 passes with a "
@@ -417,13 +536,15 @@ Examples:
 @click.option(
     "--stats-csv",
     metavar="FILE",
+    shell_complete=_complete_path,
     default=None,
     help="Write the stats lines' time series (time, engine, running, waiting, kv_usage_pct, "
-    "prompt_tps, generation_tps, preemptions) to FILE as CSV; needs pandas.",
+    "prompt_tps, generation_tps, preemptions) to FILE as CSV.",
 )
 @click.option(
     "--stats-jsonl",
     metavar="FILE",
+    shell_complete=_complete_path,
     default=None,
     help="Write every stats line's facts to FILE as JSON Lines, as they are read "
     "(--json holds the load folded).",
@@ -446,6 +567,7 @@ Examples:
 @click.option(
     "--target-users",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="List the smallest changes (FP8 KV or weights, utilization, bigger GPUs, TP) that fit "
     "this many users, with their arithmetic.",
@@ -461,6 +583,7 @@ Examples:
     "--plot",
     "plot_path",
     metavar="FILE",
+    shell_complete=_complete_path,
     default=None,
     help="Draw users against tokens per user (and the load over time) to FILE.png or .svg; "
     "needs matplotlib.",
@@ -521,7 +644,9 @@ Examples:
 
 
 @main.command("kv", epilog=KV_EXAMPLES + KV_EXIT_CODES)
-@click.argument("model_or_config", metavar="[MODEL]", required=False)
+@click.argument(
+    "model_or_config", metavar="[MODEL]", required=False, shell_complete=_complete_model
+)
 @click.option(
     "--list-models",
     is_flag=True,
@@ -530,7 +655,7 @@ Examples:
 @click.option(
     "--list-architectures",
     is_flag=True,
-    help="List every architecture of vLLM 0.33's registry and whether this tool models it: "
+    help="List every architecture of vLLM 0.34's registry and whether this tool models it: "
     "verified (a hand-worked test), modelled, or not verified (never exact on its own).",
 )
 @click.option(
@@ -542,6 +667,7 @@ Examples:
     "--tp",
     "tensor_parallel_size",
     type=click.IntRange(1, 1024),
+    metavar="N",
     default=1,
     show_default=True,
     help="Tensor parallel size (KV heads per GPU).",
@@ -550,12 +676,14 @@ Examples:
     "--pp",
     "pipeline_parallel_size",
     type=click.IntRange(1, 1024),
+    metavar="N",
     default=1,
     show_default=True,
     help="Pipeline parallel size (layers per GPU).",
 )
 @click.option(
     "--kv-cache-dtype",
+    metavar="DTYPE",
     default="auto",
     show_default=True,
     help="auto (the model's dtype), fp8, fp8_e4m3, fp8_e5m2, ...",
@@ -571,6 +699,7 @@ Examples:
     "--tokens",
     "num_tokens",
     type=click.IntRange(0, 1 << 30),
+    metavar="N",
     default=640,
     show_default=True,
     help="Tokens of the request whose blocks the 'how' lines count.",
@@ -583,6 +712,7 @@ Examples:
 @click.option(
     "--max-model-len",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="With --gpu: the max model len to check (default: the config's "
     "max_position_embeddings, as vLLM).",
@@ -591,18 +721,22 @@ Examples:
 @click.option(
     "--gpu-memory-utilization",
     type=click.FloatRange(0, 1, min_open=True),
+    metavar="N",
     default=None,
-    help="With --gpu: the fraction vLLM may use (default: vLLM's, 0.92 from 0.20, 0.90 before).",
+    help="With --gpu: the fraction vLLM may use (default: vLLM's: 1.0 with 0.34's extensible KV "
+    "cache, 0.92 from 0.20, 0.90 before).",
 )
 @click.option(
     "--weights-gib",
     type=click.FloatRange(0),
+    metavar="N",
     default=None,
     help="With --gpu: the weights per GPU in GiB, when the estimate cannot count them.",
 )
 @click.option(
     "--max-num-seqs",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="With --gpu: vLLM's max_num_seqs (default: vLLM's for the GPU's memory).",
 )
@@ -638,10 +772,11 @@ Examples:
 
 
 @main.command("simulate", epilog=SIMULATE_EXAMPLES + SIMULATE_EXIT_CODES)
-@click.argument("file", metavar="LOG", default="-")
+@click.argument("file", metavar="LOG", default="-", shell_complete=_complete_path)
 @click.option(
     "--users",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="Closed-loop users: each sends a request, and the next when it is answered.",
 )
@@ -649,12 +784,14 @@ Examples:
 @click.option(
     "--requests",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="Stop sending after N requests in all (a real run's count of answered requests).",
 )
 @click.option(
     "--rounds",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="Requests per user (default 1 unless --requests is given).",
 )
@@ -662,12 +799,13 @@ Examples:
     "--arrival-interval",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    metavar="STEPS",
-    help="A fixed rate instead of users: one request every STEPS steps.",
+    metavar="N",
+    help="A fixed rate instead of users: one request every N steps.",
 )
 @click.option(
     "--steps",
     type=click.IntRange(1),
+    metavar="N",
     default=1000,
     show_default=True,
     help="Scheduler steps to run (one step: one token for each running request).",
@@ -675,12 +813,14 @@ Examples:
 @click.option(
     "--max-num-seqs",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="Requests running at once (default: the log's, else vLLM's for the device).",
 )
 @click.option(
     "--max-num-batched-tokens",
     type=click.IntRange(1),
+    metavar="N",
     default=None,
     help="Tokens a step may compute (default: vLLM's for the device, 2,048 for most).",
 )
@@ -689,22 +829,45 @@ Examples:
     default=None,
     help="Split long prompts over steps (default: vLLM's, on; off for MLA on CPU).",
 )
-@click.option("--num-blocks", type=click.IntRange(1), default=None, help="Override the pool.")
+@click.option(
+    "--num-blocks", type=click.IntRange(1), metavar="N", default=None, help="Override the pool."
+)
 @_block_size("when the log does not state it, or to override it")
 @_config()
 @_format("simulate", "text; json (with the steps); csv (the steps, one row each).")
-@click.option("--stats-csv", metavar="FILE", default=None, help="Write the steps as CSV to FILE.")
+@click.option(
+    "--steps-csv",
+    metavar="FILE",
+    shell_complete=_complete_path,
+    default=None,
+    help="Write the simulation's steps as CSV to FILE (read's --stats-csv is the log's stats "
+    "lines).",
+)
+# The old spelling of --steps-csv, which read uses for the log's stats lines: kept
+# working, hidden, with a note on stderr (one meaning per option name).
+@click.option(
+    "--stats-csv",
+    "old_stats_csv",
+    metavar="FILE",
+    shell_complete=_complete_path,
+    default=None,
+    hidden=True,
+    help="The old name of --steps-csv (a note on stderr says so).",
+)
 @click.option(
     "--output-dist",
     metavar="uniform:LO:HI",
     default=None,
     help="Draw each request's output tokens uniformly in [LO, HI] (seeded by --seed).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --output-dist.")
+@click.option(
+    "--seed", type=int, metavar="N", default=0, show_default=True, help="Seed of --output-dist."
+)
 @click.option(
     "--plot",
     "plot_path",
-    metavar="FILE.png",
+    metavar="FILE",
+    shell_complete=_complete_path,
     default=None,
     help="Draw the simulation (running, KV usage) beside the log's own stats lines, x as the "
     "answer tokens generated so far (steps are not seconds). Needs vllm-logread[plot].",
@@ -718,6 +881,14 @@ def simulate_cmd(**params: object) -> None:
     """
     from .simulate_app import SimulateOptions, run_simulate
 
+    old = params.pop("old_stats_csv", None)
+    if old is not None:
+        click.echo(
+            "warning: simulate --stats-csv is now --steps-csv (read's --stats-csv writes the "
+            "log's stats lines); the old name will go in a later release",
+            err=True,
+        )
+        params["steps_csv"] = params.get("steps_csv") or old
     _run(lambda: run_simulate(SimulateOptions(**_given(params)), _Terminal()))
 
 
@@ -742,26 +913,30 @@ Examples:
 
 
 @main.command("diff", epilog=DIFF_EXAMPLES + DIFF_EXIT_CODES)
-@click.argument("old", metavar="OLD")
-@click.argument("new", metavar="NEW")
+@click.argument("old", metavar="OLD", shell_complete=_complete_path)
+@click.argument("new", metavar="NEW", shell_complete=_complete_path)
 @_workload(sweeps=False, with_file=False)
 @_config(" (both inputs)")
 @_block_size("when a log does not state it")
 @click.option(
     "--max-drop",
-    type=click.FloatRange(0, 100),
+    type=_Percent(),
     default=None,
-    metavar="PCT",
-    help="CI gate: exit 1 when the users fell more than PCT percent from OLD to NEW.",
+    help="CI gate: exit 1 when the users fell more than PCT percent from OLD to NEW (10% or 10).",
 )
-@_format("diff", "text; json; markdown or csv (the side-by-side table).")
+@_format(
+    "diff",
+    "text; json; markdown or csv (the side-by-side table); github (Actions annotations: the "
+    "gate on NEW's pool line, and the table to $GITHUB_STEP_SUMMARY).",
+)
 def diff_cmd(**params: object) -> None:
     """What changed between two boots (two logs, or a log and a /metrics text),
     side by side, and which line explains the change of the pool.
     """
     from .diff_app import DiffOptions, run_diff
 
-    _run(lambda: run_diff(DiffOptions(**_given(params)), _Terminal()))
+    options = DiffOptions(**_given(params), summary_path=os.environ.get("GITHUB_STEP_SUMMARY"))
+    _run(lambda: run_diff(options, _Terminal()))
 
 
 def run() -> None:

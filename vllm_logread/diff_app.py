@@ -31,7 +31,7 @@ from .options import (
     report_options,
 )
 from .outcome import reading_status, results_of, worst
-from .render.diff import diff_json, diff_table, diff_text
+from .render.diff import diff_github, diff_json, diff_summary, diff_table, diff_text
 from .render.json import dumps
 from .report.diff import Diff, diff_reports
 from .report.model import Options, Report
@@ -49,6 +49,8 @@ class DiffOptions(CommonOptions):
     old: str = "-"
     new: str = "-"
     max_drop: float | None = None
+    # $GITHUB_STEP_SUMMARY for --format github: the side-by-side table is appended.
+    summary_path: str | None = None
 
 
 class _SideError(LogReadError):
@@ -116,6 +118,15 @@ def gate_status(diff: Diff, max_drop: float | None) -> ExitStatus:
     return ExitStatus(0)
 
 
+def append_summary(path: str, text: str) -> None:
+    """Append ``text`` to ``$GITHUB_STEP_SUMMARY`` (the CLI passes the path)."""
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as err:
+        raise UsageError(f"GITHUB_STEP_SUMMARY {path}: cannot append ({err.strerror})") from None
+
+
 def run_diff(opts: DiffOptions, console: Console) -> int:
     """Read OLD and NEW, compare, tell ``console``; return the exit code.
 
@@ -128,7 +139,7 @@ def run_diff(opts: DiffOptions, console: Console) -> int:
     if opts.old == "-" and opts.new == "-":
         raise UsageError("OLD and NEW cannot both be standard input ('-')")
     if opts.max_drop is not None and not 0 <= opts.max_drop <= 100:
-        raise UsageError(f"--max-drop {opts.max_drop:g}: a percent from 0 to 100")
+        raise UsageError(f"--max-drop {opts.max_drop:g}: a percentage from 0 to 100")
     if opts.config is not None:
         load_config(opts.config)
     options = report_options(opts, one_workload(opts))
@@ -152,6 +163,11 @@ def run_diff(opts: DiffOptions, console: Console) -> int:
                 )
             )
         )
+    elif fmt == "github":
+        for line in diff_github(diff, statuses=(old_status, new_status), gate=gate):
+            console.out(line)
+        if opts.summary_path:
+            append_summary(opts.summary_path, diff_summary(diff))
     elif fmt in ("markdown", "csv"):
         console.out(diff_table(diff, fmt))
     else:

@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from .errors import UsageError
-
 if TYPE_CHECKING:  # its fields' types; /metrics, crosscheck and sweep only when asked for
     from .jsontypes import JSONObject
     from .read.facts import Fact, ParseWarning
@@ -58,24 +56,6 @@ class BootResult:
     report: Report
     facts: list[Fact]
     load: LoadSummary | None
-
-
-def parse_margin_pct(text: str | None) -> float:
-    """``--margin``'s value: a percentage ("5%" or "5"), 0 to below 100.
-
-    >>> parse_margin_pct("5%"), parse_margin_pct("2.5"), parse_margin_pct(None)
-    (5.0, 2.5, 0.0)
-    """
-    if text is None:
-        return 0.0
-    body = text.strip().removesuffix("%").strip()
-    try:
-        value = float(body)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < 100 or value != value:
-        raise UsageError(f"--margin {text!r}: give a percentage from 0 to below 100, e.g. 5%")
-    return value
 
 
 @dataclass(frozen=True, slots=True)

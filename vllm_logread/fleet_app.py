@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Protocol
 
 from .errors import UsageError
-from .events import parse_margin_pct
 from .fleet import fleet_of, gate_message, no_answer_error
 from .kv.config import load_config, resolve_spec
 from .options import ReadOptions, one_workload, output_format, report_options
@@ -76,7 +75,7 @@ def run_fleet(opts: ReadOptions, console: _Console) -> int:
     options = report_options(opts, one_workload(opts))
     read = read_fleet(Prometheus(opts.prometheus), since=opts.since, by=by)
     fleet = fleet_of(read, options, spec_resolver=resolve_spec)
-    gate = gate_message(fleet, opts.min_users, parse_margin_pct(opts.margin))
+    gate = gate_message(fleet, opts.min_users, opts.margin or 0.0)
     for row in fleet.rows:
         for w in row.warnings:
             console.err(f"warning: {w}")

@@ -10,6 +10,6 @@ from __future__ import annotations
 FORMATS: dict[str, tuple[str, ...]] = {
     "read": ("text", "markdown", "csv", "json", "github"),
     "kv": ("text", "json", "markdown", "csv"),
-    "diff": ("text", "json", "markdown", "csv"),
+    "diff": ("text", "json", "markdown", "csv", "github"),
     "simulate": ("text", "json", "csv"),
 }

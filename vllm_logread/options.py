@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .formats import FORMATS
-from .rules import NEWEST_CHECKED
+from .rules import ESTIMATE_VERSION
 
 if TYPE_CHECKING:  # capacity's import waits for the command that reads
     from .capacity import Workload
@@ -29,10 +29,38 @@ if TYPE_CHECKING:  # capacity's import waits for the command that reads
 DEFAULT_PROMPT_TOKENS = 512
 DEFAULT_OUTPUT_TOKENS = 128
 
-#: The vLLM whose rules ``kv`` plans with when --vllm-version is not given: the
-#: newest release this tool was checked against (rules.NEWEST_CHECKED), as a
-#: plan before a boot is for the vLLM one would install today.
-NEWEST_VLLM = ".".join(str(p) for p in (*NEWEST_CHECKED.parts, 0))
+#: The vLLM whose rules ``kv`` plans with when --vllm-version is not given, with
+#: or without --gpu: rules.ESTIMATE_VERSION, the newest release this tool was
+#: checked against (a plan before a boot is for the vLLM one would install today).
+NEWEST_VLLM = ESTIMATE_VERSION
+
+
+#: A workload's token counts are at least 1: vLLM rejects an empty prompt and
+#: max_tokens 0 (``--prompt 0 --output 0`` was read as a request of 0 tokens).
+MIN_WORKLOAD_TOKENS = 1
+
+
+def parse_percent(text: str, *, top_included: bool = True) -> float:
+    """A percentage option's value, one grammar for every command (``--margin``,
+    ``diff --max-drop``): "5%", "5" or "2.5 %"; 0 to 100 (``top_included``
+    False: below 100).
+
+    >>> parse_percent("5%"), parse_percent("2.5"), parse_percent(" 10 % ")
+    (5.0, 2.5, 10.0)
+
+    Raises:
+        UsageError: not a number, NaN, or outside the range.
+    """
+    body = text.strip().removesuffix("%").strip()
+    try:
+        value = float(body)
+    except ValueError:
+        value = float("nan")
+    top_ok = value <= 100 if top_included else value < 100
+    if not (value >= 0 and top_ok):
+        top = "100" if top_included else "below 100"
+        raise UsageError(f"{text!r} is not a percentage from 0 to {top} (e.g. 5% or 5)")
+    return value
 
 
 class OptionsError(UsageError):
@@ -283,8 +311,9 @@ class ReadOptions(CommonOptions):
     since: str = "1h"
     by: tuple[str, ...] = ()
     min_users: int | None = None
-    # --margin: the gate's boot-to-boot tolerance, a percentage ("5%"); None: none.
-    margin: str | None = None
+    # --margin: the gate's boot-to-boot tolerance in percent (--margin 5% is 5.0:
+    # parse_percent); None: none.
+    margin: float | None = None
     strict: bool = False
     all_boots: bool = False
     echo: bool | None = None

@@ -129,7 +129,7 @@ def gate_note(res: InputResult) -> str | None:
     if g is None or not g.is_within_margin:
         return None
     return (
-        f"warning: {res.source}: {g.users:,} users, below --min-users {g.min_users:,} but "
+        f"warning: {res.source}: {g.users:,} users, below --min-users {g.min_users} but "
         f"within --margin {g.margin_pct:g}% (fails below {g.floor_users:,}): passed"
     )
 
@@ -233,15 +233,12 @@ def users_by_workload(
 
 def failure_message(r: Report) -> str:
     """Exit 3's message for a boot that serves nobody: the cause and what would boot."""
+    from .render.text import failure_summary
+
     f = r.failure
     assert f is not None
     where = f"{r.source}:{f.line}" if f.line is not None else r.source
-    fixes = "".join(f"\n  fix: {x}" for x in f.fix)
-    if f.serve_args:
-        from .render.text import serve_line
-
-        fixes += f"\n  {serve_line(r)}"
-    return f"{where}: the boot serves nobody: {f.cause}{fixes}"
+    return f"{where}: {failure_summary(r)}"
 
 
 def _missing_pool(s: Session) -> str:

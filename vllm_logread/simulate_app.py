@@ -59,7 +59,7 @@ class SimulateOptions(CommonOptions):
     max_num_batched_tokens: int | None = None
     chunked_prefill: bool | None = None
     num_blocks: int | None = None
-    stats_csv: str | None = None
+    steps_csv: str | None = None
     output_dist: str | None = None
     seed: int = 0
     plot_path: str | None = None
@@ -138,13 +138,9 @@ def load_sizes(
             )
         from .workload import read_workload
 
+        # Every request holds at least 1 prompt token (workload.py refuses 0: vLLM
+        # refuses an empty prompt).
         mix = read_workload(opts.workload_path)
-        empty = next((r for r in mix.requests if r.prompt_tokens < 1), None)
-        if empty is not None:
-            raise UsageError(
-                f"{opts.workload_path} line {empty.line}: a request of 0 prompt tokens cannot be "
-                "simulated (vLLM refuses an empty prompt)"
-            )
         sizes = tuple((r.prompt_tokens, r.output_tokens) for r in mix.expanded())
         return sizes, opts.workload_path
     if opts.output_dist is not None:
@@ -246,7 +242,7 @@ def limits_for_report(report: Report, opts: SimulateOptions) -> SchedulerLimits:
 def simulate_log(opts: SimulateOptions, *, report: Report) -> Simulation:
     """The simulation ``opts`` asks for, over ``report``'s pool."""
     if opts.users is None and opts.arrival_interval is None:
-        raise UsageError("give --users N (closed loop) or --arrival-interval STEPS")
+        raise UsageError("give --users N (closed loop) or --arrival-interval N")
     if opts.prompt < 1 or opts.output < 1:
         raise UsageError("--prompt and --output: at least 1 token each to simulate")
     is_closed = opts.arrival_interval is None
@@ -342,12 +338,12 @@ def run_simulate(opts: SimulateOptions, console: Console) -> int:
         from .render.plot import render_simulation
 
         render_simulation(opts.plot_path, sim, recorder.rows, source=opts.file)
-    if opts.stats_csv:
+    if opts.steps_csv:
         try:
-            with open(opts.stats_csv, "w", encoding="utf-8", newline="") as out:
+            with open(opts.steps_csv, "w", encoding="utf-8", newline="") as out:
                 write_steps_csv(sim, out)
         except OSError as err:
-            raise UsageError(f"--stats-csv {opts.stats_csv}: {err.strerror or err}") from err
+            raise UsageError(f"--steps-csv {opts.steps_csv}: {err.strerror or err}") from err
     if fmt == "json":
         head: JSONObject = {"schema_version": SCHEMA_VERSION, "command": "simulate"}
         console.out(dumps({**head, **simulation_json(sim, source=opts.file)}))

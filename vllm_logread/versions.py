@@ -1,7 +1,7 @@
 """vLLM versions: the one version type, its parser, and cdiv.
 
 A log states its vLLM version as text ("0.9.2rc1", "0.11.0rc2.dev5+g1234"):
-``parse_version`` reads it once into numbers; :class:`Version` is that number
+``Version.parse`` (the one parser) reads it once into numbers; :class:`Version` is that number
 with ONE comparison (trailing zeros do not count: "0.20" is "0.20.0"). Which
 rule holds from which version, and what an unknown version means, is not
 here: it is in :mod:`vllm_logread.rules`, the only module that compares
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import TypeAlias
 
 from .errors import UsageError
 
@@ -60,47 +62,51 @@ class Version:
         return ".".join(str(p) for p in self.parts)
 
     @classmethod
-    def of(cls, version: object) -> Version | None:
-        """A log's version as a Version; None when it states none or no
-        version at all ("main", "").
+    def parse(cls, version: VersionLike, *, strict: bool = False) -> Version | None:
+        """THE version parser: a log's text ("v0.9.2rc1", "0.11.0rc2.dev5+g1234",
+        "0.10.1.1"), a tuple of numbers or a Version, as a Version; dev/rc
+        suffixes dropped. None when there is no version ("main", "", None);
+        ``strict`` raises UsageError for text that is no version (an option the
+        user typed), except None and "".
 
-        >>> Version.of("v0.9.2rc1"), Version.of("main"), Version.of(None)
+        >>> Version.parse("v0.9.2rc1"), Version.parse("main"), Version.parse(None)
         (Version(parts=(0, 9, 2)), None, None)
+        >>> Version.parse("0.10.1.1").parts, Version.parse((0, 11, 1)).parts
+        ((0, 10, 1, 1), (0, 11, 1))
         """
         if isinstance(version, Version):
             return version
-        if isinstance(version, Sequence) and not isinstance(version, str):
+        if version is None or version == "":
+            return None
+        if not isinstance(version, str):
             return cls(tuple(int(p) for p in version)) if version else None
-        parsed = version_or_none(version)
-        return None if not parsed else cls(parsed)
+        parts = _parts(version)
+        if not parts:
+            if strict:
+                raise UsageError(f"cannot read vLLM version {version!r}")
+            return None
+        return cls(parts)
+
+    @property
+    def minor(self) -> Version:
+        """The minor release ("0.34.1" -> 0.34).
+
+        >>> str(Version((0, 34, 1)).minor)
+        '0.34'
+        """
+        return Version(self.parts[:2])
 
 
-#: What the code accepts where a version is expected: a :class:`Version`, the
-#: log's text, a tuple of numbers, or None (the log states no version).
-VersionLike = Version | str | Sequence[int] | None
+@lru_cache(maxsize=256)
+def _parts(text: str) -> tuple[int, ...]:
+    """The numbers of a version's text, read once per text (a boot's version is
+    asked by every rule: the parse is cached, not repeated); () when none.
 
-
-def cdiv(a: int, b: int) -> int:
-    """Ceiling division, as vLLM's ``cdiv``.
-
-    >>> cdiv(640, 16), cdiv(641, 16)
-    (40, 41)
+    >>> _parts("v0.11.0rc2.dev5+g1234"), _parts("main")
+    ((0, 11, 0), ())
     """
-    return -(-a // b)
-
-
-def parse_version(version: str | Sequence[int] | None) -> tuple[int, ...] | None:
-    """A vLLM version as a tuple of ints; dev/rc suffixes dropped.
-
-    >>> parse_version("0.10.1.1"), parse_version("v0.9.2rc1"), parse_version(None)
-    ((0, 10, 1, 1), (0, 9, 2), None)
-    """
-    if version is None:
-        return None
-    if not isinstance(version, str):
-        return tuple(int(p) for p in version)
     parts: list[int] = []
-    for piece in version.strip().lstrip("vV").split("+")[0].split("."):
+    for piece in text.strip().lstrip("vV").split("+")[0].split("."):
         digits = ""
         for ch in piece:
             if not ch.isdigit():
@@ -111,20 +117,18 @@ def parse_version(version: str | Sequence[int] | None) -> tuple[int, ...] | None
         parts.append(int(digits))
         if len(digits) != len(piece):
             break
-    if not parts:
-        raise UsageError(f"cannot read vLLM version {version!r}")
     return tuple(parts)
 
 
-def version_or_none(version: object) -> tuple[int, ...] | None:
-    """``parse_version`` of a log's text, None when it is no version at all.
+#: What the code accepts where a version is expected: a :class:`Version`, the
+#: log's text, a tuple of numbers, or None (the log states no version).
+VersionLike: TypeAlias = "Version | str | Sequence[int] | None"
 
-    >>> version_or_none("0.11.0"), version_or_none("main"), version_or_none(None)
-    ((0, 11, 0), None, None)
+
+def cdiv(a: int, b: int) -> int:
+    """Ceiling division, as vLLM's ``cdiv``.
+
+    >>> cdiv(640, 16), cdiv(641, 16)
+    (40, 41)
     """
-    if version is None or version == "":
-        return None
-    try:
-        return parse_version(str(version))
-    except UsageError:
-        return None
+    return -(-a // b)

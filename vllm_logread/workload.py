@@ -161,7 +161,7 @@ def _row(
     if count_col is not None and record.get(count_col) not in (None, ""):
         count = _whole(record[count_col], what=count_col, where=where, minimum=1)
     return RequestTokens(
-        prompt_tokens=_whole(record[prompt_col], what=prompt_col, where=where, minimum=0),
+        prompt_tokens=_whole(record[prompt_col], what=prompt_col, where=where, minimum=1),
         output_tokens=_whole(record[output_col], what=output_col, where=where, minimum=1),
         count=count,
         line=line,

@@ -120,7 +120,7 @@ def test_the_knob_says_the_pool_stays_on_a_set_kv_memory() -> None:
     # Halved: 1,024 -> sliding cdiv(127 + 1,024, 128) + 1 = 9 + 1 = 10 -> 74;
     # 161 / 74 = 2.1757 -> 2.18x, int(2.1757 x 8,192) = int(17,823.1) = 17,823.
     assert (k[0]["users"], k[0]["gain"], k[0]["exact"]) == (22, 0, True)
-    assert "--kv-cache-memory-bytes 506,462,208" in k[0]["reason"]
+    assert "--kv-cache-memory-bytes 506462208" in k[0]["reason"]
     assert "KV cache size: 17,823 tokens, maximum concurrency 2.18x" in k[0]["reason"]
     assert "1 batch in flight x max_num_batched_tokens = 2,048 tokens" in k[0]["reason"]
 
@@ -168,7 +168,7 @@ def test_a_budget_past_the_pool_is_refused() -> None:
     """One full group of blocks of 128 at max model len 8,192: cdiv(8,192, 128) = 64 blocks
     a max-length request. 63 blocks: refused by every version. 64: refused from 0.29 (the
     check keeps the null block back), booted by 0.26 and 0.28 (the whole memory: a real
-    0.28.0 boot printed 9 x 128 = 1,152 for 9 blocks, rules.ESTIMATE_RESERVES_NULL_BLOCK_FROM).
+    0.28.0 boot printed 9 x 128 = 1,152 for 9 blocks, rules.Feature.ESTIMATE_RESERVES_NULL_BLOCK).
     65: 64 of the 64 usable fit."""
     from vllm_logread.report.batched_tokens import printed_at
 

@@ -72,8 +72,9 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     binary = prometheus_binary()
     if binary is None:
         pytest.skip(
-            "no prometheus binary (/usr/bin/prometheus): ./run test installs Debian's "
-            "package when run as root; here it could not be had"
+            "no prometheus binary: set PROMETHEUS=/path/to/prometheus (the binary of "
+            "Prometheus' release archive, unpacked anywhere: no root) or put one on PATH "
+            "(Debian: apt-get install prometheus); no PyPI package ships it"
         )
     served = {
         "A": (Scraped([REAL.read_bytes(), REAL.read_bytes(), PREEMPTED.read_bytes()]), REAL),

@@ -276,7 +276,7 @@ def test_a_pool_one_block_short_of_max_model_len_says_so_loudly() -> None:
     assert result.exit_code == 0, result.output
     assert "LONGEST:" in result.output
     assert "no request over 2,432 tokens can ever run here" in result.output
-    assert "--max-model-len 2,432 is safe" in result.output
+    assert "--max-model-len 2432 is safe" in result.output
     out = json.loads(
         CliRunner().invoke(main, [str(SAMPLES / log), "--block-size", "128", "--json"]).stdout
     )

@@ -126,7 +126,7 @@ def test_parse_int_list(text: str, values: tuple[int, ...]) -> None:
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
-        ("-1", "-1 is not in the range 0<=x<=10000000"),
+        ("-1", "-1 is not in the range 1<=x<=10000000"),
         ("abc", "'abc' is not a valid integer"),
         ("512:256", "runs backwards"),
         ("0:10000000:1", "more than 1000 values"),

@@ -48,7 +48,7 @@ def test_jsonl() -> None:
             "line 2: output_tokens must be a whole number >= 1",
         ),
         ("prompt_tokens,output_tokens\n512,12.5\n", "line 2"),
-        ("prompt_tokens,output_tokens\n-1,3\n", ">= 0"),
+        ("prompt_tokens,output_tokens\n-1,3\n", ">= 1"),
         ("prompt_tokens,output_tokens\n512\n", "1 cells, the header has 2"),
         ("prompt_tokens,output_tokens\n", "no requests"),
         ('{"prompt_tokens": 5, "output_tokens": 5}\n[1]\n', "line 2: not a JSON object"),

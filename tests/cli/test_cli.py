@@ -41,7 +41,11 @@ def test_seed_json() -> None:
     assert out["workload"] == {
         "prompt_tokens": 512,
         "output_tokens": 128,
-        "tokens_per_user": 640,
+        "tokens_per_user": 640,  # the request's length, 512 + 128
+        # What a user holds, as the text's "yours hold 639": 512 + 128 - 1 = 639 at the
+        # end of the answer, 512 + 128 // 2 - 1 = 575 mid-answer.
+        "tokens_held_at_end": 639,
+        "tokens_held_mid_answer": 575,
         "blocks_per_user": 40,
     }
     fp8 = [w for w in out["what_if"] if w["change"] == "kv_cache_dtype=fp8"]
@@ -256,16 +260,23 @@ def test_a_boot_that_died_after_its_pool_line_read_live_is_updated_to_0() -> Non
     assert r.stderr.count("the engine failed to start after the report above") == 1
 
 
-def test_a_vllm_newer_than_checked_gets_one_warning_and_a_json_field() -> None:
-    """A 0.34 log: one line of caution in the report, and a field in --json that a
-    0.32 log (a version the tool knows) does not get."""
-    newer = ROOT / "sample_logs" / "era_0_34_0.log"
-    caution = "checked against vLLM up to 0.33; 0.34 may print or allocate differently"
+def test_a_vllm_newer_than_checked_gets_one_warning_and_a_json_field(tmp_path: Path) -> None:
+    """A 0.35 log (constructed: the 0.34.0 sample with its version said as 0.35.0): one
+    line of caution in the report, and a field in --json that a 0.32 log (a version the
+    tool knows) does not get."""
+    newer = tmp_path / "era_0_35_0.log"
+    newer.write_text(
+        (ROOT / "sample_logs" / "era_0_34_0.log")
+        .read_text(encoding="utf-8")
+        .replace("0.34.0", "0.35.0"),
+        encoding="utf-8",
+    )
+    caution = "checked against vLLM up to 0.34; 0.35 may print or allocate differently"
     text = run(str(newer))
     assert text.exit_code == 0, text.stderr
     assert (text.stdout + text.stderr).count(caution) == 1
     out = json.loads(run(str(newer), "--json").stdout)
-    assert out["vllm_version_past_checked"] == {"vllm_version": "0.34.0", "newest_checked": "0.33"}
+    assert out["vllm_version_past_checked"] == {"vllm_version": "0.35.0", "newest_checked": "0.34"}
     assert caution in out["warnings"]
     known = json.loads(run(str(ROOT / "sample_logs" / "era_0_32_0.log"), "--json").stdout)
     assert "vllm_version_past_checked" not in known

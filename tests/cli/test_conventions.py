@@ -68,10 +68,12 @@ def test_every_new_card_names_its_source() -> None:
 
 
 def test_kv_estimates_on_mi300x_and_nvidia_smi_names() -> None:
-    mi = run("kv", "Qwen/Qwen3-8B", "--gpu", "MI300X")
+    mi = run("kv", "Qwen/Qwen3-8B", "--gpu", "MI300X", "--vllm-version", "0.32.0")
     assert mi.exit_code == 0, mi.output
     # 192 GiB x vLLM 0.32's 0.92 = 176.64 GiB.
     assert "192.00 GiB x 0.92" in mi.stdout and "= 176.64 GiB per GPU" in mi.stdout
+    # vLLM 0.34 (the default): the extensible KV cache takes 192 GiB x 1.00.
+    assert "192.00 GiB x 1.00" in run("kv", "Qwen/Qwen3-8B", "--gpu", "MI300X").stdout
     smi = run("kv", "Qwen/Qwen3-8B", "--gpu", "NVIDIA H100 80GB HBM3")
     assert smi.exit_code == 0 and smi.stdout == run("kv", "Qwen/Qwen3-8B", "--gpu", "H100").stdout
 
@@ -81,8 +83,10 @@ def test_gpu_memory_gib_for_any_card() -> None:
     assert r.exit_code == 0, r.output
     est = json.loads(r.stdout)["boot_estimate"]
     assert est["gpu"]["total_gib"] == 94.0 and est["gpu"]["source"] == "--gpu-memory-gib"
-    # 94 x 0.92 = 86.48 GiB.
-    assert "= 86.48 GiB per GPU" in run("kv", "Qwen/Qwen3-8B", "--gpu-memory-gib", "94").stdout
+    # 94 x 0.92 = 86.48 GiB (vLLM 0.32); 94 x 1.00 = 94.00 GiB (0.34, the default).
+    old = run("kv", "Qwen/Qwen3-8B", "--gpu-memory-gib", "94", "--vllm-version", "0.32.0")
+    assert "= 86.48 GiB per GPU" in old.stdout
+    assert "= 94.00 GiB per GPU" in run("kv", "Qwen/Qwen3-8B", "--gpu-memory-gib", "94").stdout
     both = run("kv", "Qwen/Qwen3-8B", "--gpu", "L4", "--gpu-memory-gib", "22")
     assert both.exit_code == 2 and "not both" in both.stderr
 
@@ -118,7 +122,9 @@ def test_list_models() -> None:
 
 def test_kv_plans_with_the_newest_vllm_unless_told() -> None:
     r = run("kv", "Qwen/Qwen3-8B")
-    assert "how:     vLLM version 0.33.0" in r.stdout
+    assert "how:     vLLM version 0.34.0" in r.stdout
+    # ... with --gpu too: one version everywhere (rules.ESTIMATE_VERSION).
+    assert "vLLM 0.34.0's rules" in run("kv", "Qwen/Qwen3-8B", "--gpu", "L4").stdout
     old = run("kv", "Qwen/Qwen3-8B", "--vllm-version", "0.30.0")
     assert "how:     vLLM version 0.30.0" in old.stdout
 
@@ -129,8 +135,8 @@ def test_kv_plans_with_the_newest_vllm_unless_told() -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["diff", SEED, REAL_SEED, "--prompt", "256,512"], "diff takes one workload"),
-        (["kv", "Qwen/Qwen3-8B", "--gpu", "L4", "--output", "1:3"], "kv takes one workload"),
+        (["diff", SEED, REAL_SEED, "--prompt", "256,512"], "diff takes one value"),
+        (["kv", "Qwen/Qwen3-8B", "--gpu", "L4", "--output", "1:3"], "kv takes one value"),
         (["simulate", SEED, "--users", "4", "--prompt", "256,512"], "simulate takes one"),
         (["diff", SEED, REAL_SEED, "--json", "--format", "csv"], "--json is --format json"),
         ([SEED, "--json", "--format", "csv"], "--json is --format json"),

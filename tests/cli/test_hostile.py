@@ -334,16 +334,22 @@ LOG_CASES: list[tuple[str, bytes, tuple[str, ...], int, tuple[str, ...], int | N
         (),
         SEED_USERS,
     ),
-    # 0 tokens: one block each, 1,505 in the pool; max_num_seqs (256 on a card
-    # under 70 GiB, the least vLLM's rule allows) admits 256 at once.
-    ("prompt_zero", SEED, ("--prompt", "0", "--output", "0"), 0, (), 256),
+    # 0 tokens is no request: vLLM rejects an empty prompt and max_tokens 0.
+    (
+        "prompt_zero",
+        SEED,
+        ("--prompt", "0", "--output", "0"),
+        2,
+        ("Invalid value for '--prompt': 0 is not in the range 1<=x<=10000000",),
+        None,
+    ),
     ("workload_at_maximum", SEED, ("--prompt", "10000000", "--output", "10000000"), 0, (), 0),
     (
         "prompt_negative",
         SEED,
         ("--prompt", "-1"),
         2,
-        ("Invalid value for '--prompt': -1 is not in the range 0<=x<=10000000",),
+        ("Invalid value for '--prompt': -1 is not in the range 1<=x<=10000000",),
         None,
     ),
     (
@@ -1099,13 +1105,13 @@ def test_garbage_is_no_pool(data: bytes) -> None:
 
 @PROPERTY_SETTINGS
 @given(
-    st.integers(min_value=0, max_value=10_000_000), st.integers(min_value=0, max_value=10_000_000)
+    st.integers(min_value=1, max_value=10_000_000), st.integers(min_value=1, max_value=10_000_000)
 )
 def test_any_workload_fits_the_arithmetic(prompt: int, output: int) -> None:
     result = cli("-", "--json", "--prompt", str(prompt), "--output", str(output), input=SEED)
     obj = json_of(check_ok(result))
-    # A request holds P + O - 1 tokens at the end of its answer (O >= 1; P alone for O = 0).
-    per_user = max(-(-(prompt + max(output, 1) - 1) // 16), 1)
+    # A request holds P + O - 1 tokens at the end of its answer (P, O >= 1).
+    per_user = max(-(-(prompt + output - 1) // 16), 1)
     assert obj["workload"]["blocks_per_user"] == per_user
     # Over max_model_len 8,192 vLLM rejects every request: 0 users. At most
     # max_num_seqs run at once: 256 (the seed's card is not in the log; 256 is

@@ -1,4 +1,4 @@
-"""vLLM 0.33's architectures: the shipped data, the tool's status, and the 2026 families.
+"""vLLM 0.34's architectures: the shipped data, the tool's status, and the 2026 families.
 
 Each family test works its bytes out by hand from the config in the shipped
 table (vllm_logread/data/models.json, whose source names where it came from).
@@ -40,15 +40,19 @@ def spec(name: str, **kw: Any) -> KVSpec:
     return found
 
 
-def test_the_data_covers_vllm_0_33s_registry() -> None:
+def test_the_data_covers_vllm_0_34s_registry() -> None:
     archs = all_architectures()
-    assert registry_version() == "0.33.0"
-    # 0.33's text-generation (124), multimodal (127) and drafter (68) tables: 319 names.
-    assert len(archs) == 319
+    assert registry_version() == "0.34.0"
+    # 0.34's text-generation, multimodal and drafter tables and the families it serves
+    # through the Transformers backend only (Gemma, OLMoE, StableLM moved there):
+    # 149 + 134 + 69 = 352 names (tools/gen_architectures.py's count of the registry).
+    assert len(archs) == 352
     counts: dict[str, int] = {}
     for a in archs:
         counts[a.status] = counts.get(a.status, 0) + 1
-    assert counts == {"verified": 28, "modelled": 21, "not verified": 270}
+    assert counts == {"verified": 29, "modelled": 21, "not verified": 302}
+    gemma = architecture_info("GemmaForCausalLM")
+    assert gemma is not None and gemma.status == "modelled"
     roles = {a.role for a in archs}
     assert roles == {"text-generation", "multimodal", "drafter"}
     kimi = architecture_info("KimiLinearForCausalLM")
@@ -75,7 +79,7 @@ def test_status_of_a_config() -> None:
     assert served.status == "not verified" and not served.is_verified
     assert served.reason is not None and "no hand-worked test" in served.reason
     unknown = architecture_status({"architectures": ["MyOwnForCausalLM"]}, {})
-    assert unknown.status == "not verified" and "not in vLLM 0.33.0" in str(unknown.reason)
+    assert unknown.status == "not verified" and "not in vLLM 0.34.0" in str(unknown.reason)
     # A verified architecture with a per-layer field the tool does not read is
     # not verified: its bytes could be wrong.
     odd = architecture_status(
@@ -251,14 +255,14 @@ def test_cli_lists_the_architectures() -> None:
     result = CliRunner().invoke(main, ["kv", "--list-architectures"])
     assert result.exit_code == 0
     lines = result.output.splitlines()
-    assert lines[0].startswith("vLLM 0.33.0's model registry: 319 architectures; 28 verified")
+    assert lines[0].startswith("vLLM 0.34.0's model registry: 352 architectures; 29 verified")
     row = next(line for line in lines if line.startswith("KimiLinearForCausalLM "))
     assert row.split()[1:3] == ["text-generation", "verified"]
     row = next(line for line in lines if line.startswith("ApertusForCausalLM "))
     assert "not verified" in row
     as_json = CliRunner().invoke(main, ["kv", "--list-architectures", "--json"])
     data = json.loads(as_json.output)
-    assert len(data["architectures"]) == 319
+    assert len(data["architectures"]) == 352
     # No model and no listing: a usage error.
     assert CliRunner().invoke(main, ["kv"]).exit_code == 2
 
@@ -385,3 +389,46 @@ def test_a_latent_rank_outside_the_mla_types_is_not_verified() -> None:
     s = spec_from_config(cfg)
     assert not s.is_mla and s.architecture_status == "not verified"
     assert "kv_lora_rank" in str(s.architecture_note)
+
+
+def test_ricursive_0_34_log() -> None:
+    """A constructed vLLM 0.34.0 boot of RicursiveForCausalLM, new in 0.34.0's registry
+    (sample_logs/constructed_0.34_ricursive.log, its config tests/data/ricursive_0_34_config.json:
+    8 layers, 6 sliding of a 1,024 window + 2 full, 4 KV heads x 128, bf16), read exact.
+
+    By hand:
+    * page of a layer at vLLM 0.34's GPU block size 64: 64 x 2 (K, V) x 4 x 128 x 2 B =
+      131,072 B; every layer the same page, so no unification.
+    * group size min(6, 2) = 2 (6 is not under 1.5 x 2): cdiv(6, 2) = 3 sliding groups + 1
+      full group = 4 groups of 2 layers; a block id holds 2 x 131,072 = 262,144 B.
+    * 8.00 GiB = 8,589,934,592 B / 262,144 = 32,768 blocks.
+    * vLLM's concurrency for 4,096 tokens: full cdiv(4,096, 64) = 64; each sliding group
+      cdiv(min(1,023 + 2 x 2,048, 4,096), 64) + 1 = 65; 3 x 65 + 64 = 259 blocks;
+      32,768 / 259 = 126.517x -> "126.52x"; int(126.5174 x 4,096) = 518,215 tokens.
+    * a user of 512 + 128: 639 tokens held (P + O - 1), under the window: cdiv(639, 64) = 10
+      blocks in each of 4 groups = 40; (32,768 - 1 null) // 40 = 819 (819 x 40 = 32,760).
+    * mid-answer, 512 + 64 - 1 = 575 tokens: cdiv(575, 64) = 9, x 4 = 36;
+      32,767 // 36 = 910 (910 x 36 = 32,760; 911 x 36 = 32,796 > 32,767).
+    """
+    from click.testing import CliRunner
+
+    from vllm_logread.cli import main
+
+    log = ROOT / "sample_logs" / "constructed_0.34_ricursive.log"
+    config = ROOT / "tests" / "data" / "ricursive_0_34_config.json"
+    r = CliRunner().invoke(
+        main,
+        [str(log), "--config", str(config), "--prompt", "512", "--output", "128", "--json"],
+        catch_exceptions=False,
+    )
+    assert r.exit_code == 0
+    out = json.loads(r.stdout)
+    assert out["is_exact"] is True
+    assert (out["users"], out["users_mid_answer"]) == (819, 910)
+    assert (out["num_blocks"], out["block_size"]) == (32768, 64)
+    assert {c["name"]: c["status"] for c in out["checks"]} == {
+        "max_concurrency": "pass",
+        "pool_vs_memory": "pass",
+        "kv_cache_groups": "pass",
+    }
+    assert architecture_status({"architectures": ["RicursiveForCausalLM"]}, {}).status == "verified"

@@ -12,6 +12,7 @@ from vllm_logread.kv.dtypes import (
     kv_dtype,
     mla_content_bytes,
 )
+from vllm_logread.rules import Feature
 from vllm_logread.versions import Version
 
 # A Llama-3.1-8B shape: 32 layers, 8 KV heads, head size 128.
@@ -26,11 +27,11 @@ LLAMA = {
 
 
 def test_the_0_31_list_has_18_values_then_0_32_and_0_33_add() -> None:
-    v031 = [d for d in KV_CACHE_DTYPES.values() if d.first_version == Version((0, 31, 0))]
+    v031 = [d for d in KV_CACHE_DTYPES.values() if d.first_version is Feature.KV_DTYPES]
     assert len(v031) == 18
-    assert kv_dtype("ultraquant_4bit").first_version == Version((0, 32, 0))
+    assert kv_dtype("ultraquant_4bit").first_version.value.since == Version((0, 32, 0))
     with pytest.raises(ConfigError, match="exists from vLLM 0.32"):
-        kv_dtype("ultraquant_4bit", vllm_version=(0, 31, 0))
+        kv_dtype("ultraquant_4bit", vllm_version=Version((0, 31, 0)))
 
 
 @pytest.mark.parametrize(

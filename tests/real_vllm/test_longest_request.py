@@ -90,7 +90,7 @@ def test_refused_boot_estimate_is_the_longest_request(
     workdir = real_workdir / f"longest-{name}"
     with harness.VllmServer(model, args, workdir=workdir, venv=vllm_venv) as server:
         with pytest.raises(harness.ServerDied):
-            server.wait_ready(timeout_s=600)
+            server.wait_ready(timeout_s=harness.scaled(600))
         text = server.text()
     log = workdir / "server.log"
     log.write_text(text, encoding="utf-8")
@@ -113,7 +113,7 @@ def _complete(port: int, prompt: int, out: dict[str, Any]) -> None:
             "ignore_eos": True,
             "detokenize": False,
         },
-        timeout_s=300,
+        timeout_s=harness.scaled(300),
     )
     out.update(status=status, usage=body.get("usage"))
 
@@ -124,7 +124,7 @@ def test_the_longest_request_runs_and_one_block_longer_waits(real_workdir: Path)
     workdir = real_workdir / "longest-026"
     args = ("--max-model-len", "2560", "--kv-cache-memory-bytes", str(20 * 4_194_304))
     with harness.VllmServer(LLAMA, args, workdir=workdir, venv=VENV_026) as server:
-        server.wait_ready(timeout_s=900)
+        server.wait_ready(timeout_s=harness.scaled(900))
         log = workdir / "server.log"
         log.write_text(server.text(), encoding="utf-8")
         # 0.26 prints "GPU KV cache size" on the CPU and no block size: the CPU's 128 is given.

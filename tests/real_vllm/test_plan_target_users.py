@@ -84,7 +84,7 @@ def load_and_watch(server: harness.VllmServer) -> dict[str, Any]:
         output_tokens=OUTPUT,
         rounds=1,
         seconds=120,
-        request_timeout_s=180,
+        request_timeout_s=harness.scaled(180),
         on_tick=sampler,
         tick_s=0.5,
     )

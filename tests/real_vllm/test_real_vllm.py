@@ -109,6 +109,10 @@ def boot(
 # These run first (file order), so they never share the two cores with the seed server.
 
 
+@pytest.mark.skipif(
+    harness.fp8_kv_cache_unsupported() is not None,
+    reason=harness.fp8_kv_cache_unsupported() or "",
+)
 def test_fp8_doubles_the_pool(
     vllm_venv: Path, real_workdir: Path, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
@@ -291,7 +295,7 @@ def run_measured_load(
         prompt_tokens=prompt_tokens,
         output_tokens=OUTPUT,
         rounds=1,
-        request_timeout_s=300,
+        request_timeout_s=harness.scaled(300),
         on_tick=sampler,
         size_of=size_of,
         stagger_s=0.1,
@@ -400,7 +404,13 @@ def test_diff_names_the_line(
     test_fp8_doubles_the_pool and the small log of test_smaller_kv_cache_memory_bytes."""
     seed = snapshot_log(seed_server, tmp_path / "seed.log")
     fp8, small = real_workdir / "fp8.log", real_workdir / "small.log"
-    assert fp8.exists() and small.exists(), "run the whole file: the fp8 and small boots first"
+    missing = [p.name for p in (fp8, small) if not p.exists()]
+    if missing:
+        # Their own tests failed or were skipped (and said why): this one is not failed too.
+        pytest.skip(
+            f"no {' or '.join(missing)}: test_fp8_doubles_the_pool and "
+            "test_smaller_kv_cache_memory_bytes write them, and did not here"
+        )
 
     # Same 3,553,099,776 B, fp8 halves 147,456 B per token: 24,096 -> 48,192 tokens.
     code, obj, err = run_diff(seed, fp8, "--max-drop", "0")
@@ -468,7 +478,7 @@ def test_load_48_users(seed_server: harness.VllmServer, tmp_path: Path) -> None:
         output_tokens=OUTPUT,
         rounds=1,
         seconds=240,
-        request_timeout_s=300,
+        request_timeout_s=harness.scaled(300),
         on_tick=sampler,
     )
     time.sleep(11)  # one more stats interval (10 s) so the last state is logged

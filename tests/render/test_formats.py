@@ -101,6 +101,30 @@ def test_github_no_pool_is_an_error(tmp_path: Path) -> None:
     assert len(r.stdout.splitlines()) == 1
 
 
+def test_github_failed_boot_annotates_the_cause_its_line_and_the_fix() -> None:
+    """A boot vLLM refused: the annotation is the stderr's words on the line that says
+    why (line 10: "the estimated maximum model length is 24096"), never "no KV cache
+    pool line ... did the boot fail?" without a line."""
+    log = ROOT / "sample_logs" / "never_wrong_v1_kv_too_small.log"
+    r = run(str(log), "--format", "github")
+    assert r.exit_code == 3
+    (first,) = [a for a in r.stdout.splitlines() if a.startswith("::error")]
+    head, message = first.split("::")[1], first.split("::", 2)[2]
+    assert head == (
+        f"error file={escape_property(str(log))},line=10,"
+        "title=vllm-logread%3A the boot serves nobody"
+    )
+    assert message.startswith(
+        "the boot serves nobody: KV cache too small: one request of max model len 131,072 "
+        "does not fit; the KV cache holds 24,096 tokens, so vLLM refused to start%0A"
+        "  fix: --max-model-len 24096 or less"
+    )
+    assert "as one line: vllm serve Qwen/Qwen3-8B --max-model-len 24096" in message
+    assert "no KV cache pool line" not in r.stdout
+    # The same words as exit 3's message on stderr (both from the report's Failure).
+    assert r.stderr.strip() == f"{log}:10: " + message.replace("%0A", "\n")
+
+
 def test_step_summary_is_appended(tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n")

@@ -90,6 +90,16 @@ def test_the_wheel_holds_the_package_its_data_and_the_command(dist: Path) -> Non
     plain = [r for r in requires if "extra ==" not in r]
     assert any("prometheus-client" in r for r in plain), requires
     assert not any(r.split()[1].startswith(("pytest", "mkdocs", "ruff")) for r in plain)
+    # pandas is the [table] extra (the CSV is the csv module's), and no extra is empty.
+    assert not any(r.split()[1].startswith(("pandas", "numpy")) for r in plain), requires
+    extras = [
+        line.split(":", 1)[1].strip()
+        for line in metadata.decode().splitlines()
+        if line.startswith("Provides-Extra:")
+    ]
+    assert set(extras) == {"table", "plot", "docs", "test"}
+    for extra in extras:
+        assert any(f'extra == "{extra}"' in r for r in requires), f"[{extra}] is empty"
 
 
 def test_the_sdist_s_docs_tests_run_from_the_sdist(dist: Path, tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from vllm_logread.kv.specs import (
     MambaSpec,
     SlidingWindowSpec,
 )
-from vllm_logread.versions import parse_version
+from vllm_logread.versions import Version
 
 GIB = 1 << 30
 
@@ -370,12 +370,12 @@ def test_max_concurrency_by_version() -> None:
     assert cap.max_concurrency(layout_new, num_blocks=1506, max_model_len=40001) == 1506 / 2501
 
 
-def test_parse_version() -> None:
-    assert parse_version("0.10.1.1") == (0, 10, 1, 1)
-    assert parse_version("0.11.0rc2.dev5+g1234") == (0, 11, 0)
-    assert parse_version((0, 9, 1)) == (0, 9, 1)
+def test_version_parse() -> None:
+    assert Version.parse("0.10.1.1") == Version((0, 10, 1, 1))
+    assert Version.parse("0.11.0rc2.dev5+g1234") == Version((0, 11, 0))
+    assert Version.parse((0, 9, 1)) == Version((0, 9, 1))
     with pytest.raises(UsageError):
-        parse_version("nightly")
+        Version.parse("nightly", strict=True)
 
 
 # --------------------------------------------------------------------------

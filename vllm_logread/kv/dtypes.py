@@ -28,12 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from ..rules import (
-    KV_DTYPES_FROM,
-    KV_DTYPES_OCTAVE_FROM,
-    KV_DTYPES_ULTRAQUANT_FROM,
-    kv_dtype_exists,
-)
+from ..rules import NEWEST_CHECKED, Feature, supports
 from ..versions import Version, cdiv
 
 
@@ -44,14 +39,15 @@ class KVDType:
     Attributes:
         name: vLLM's name.
         element_bytes: bytes per stored element (0: the model dtype's, "auto").
-        first_version: the first vLLM version that accepts it (audited 0.31+).
+        first_version: the Feature row of the first vLLM version that accepts
+            it (audited from Feature.KV_DTYPES on).
         is_mla_only: only MLA layers can use it (fp8_ds_mla, nvfp4_ds_mla).
         is_modelled: the tool sizes its pages.
     """
 
     name: str
     element_bytes: int
-    first_version: Version = KV_DTYPES_FROM
+    first_version: Feature = Feature.KV_DTYPES
     is_mla_only: bool = False
     is_modelled: bool = True
 
@@ -81,10 +77,10 @@ KV_CACHE_DTYPES: dict[str, KVDType] = dict(
         _dtype("fp8_per_token_head", 1),
         _dtype("nvfp4", 1),
         _dtype("nvfp4_4over6", 1),
-        _dtype("ultraquant_4bit", 1, first_version=KV_DTYPES_ULTRAQUANT_FROM),
-        _dtype("octave_k3v4", 1, first_version=KV_DTYPES_OCTAVE_FROM, is_modelled=False),
-        _dtype("octave_k3v3", 1, first_version=KV_DTYPES_OCTAVE_FROM, is_modelled=False),
-        _dtype("octave_k3v3_compact", 1, first_version=KV_DTYPES_OCTAVE_FROM, is_modelled=False),
+        _dtype("ultraquant_4bit", 1, first_version=Feature.KV_DTYPES_ULTRAQUANT),
+        _dtype("octave_k3v4", 1, first_version=Feature.KV_DTYPES_OCTAVE, is_modelled=False),
+        _dtype("octave_k3v3", 1, first_version=Feature.KV_DTYPES_OCTAVE, is_modelled=False),
+        _dtype("octave_k3v3_compact", 1, first_version=Feature.KV_DTYPES_OCTAVE, is_modelled=False),
     ]
 )
 
@@ -101,7 +97,7 @@ _TURBOQUANT_BITS = {
 }
 
 
-def kv_dtype(name: str, *, vllm_version: tuple[int, ...] | None = None) -> KVDType:
+def kv_dtype(name: str, *, vllm_version: Version | None = None) -> KVDType:
     """The dtype named by ``--kv-cache-dtype``, or ConfigError ("unknown").
 
     >>> kv_dtype("fp8_e4m3").element_bytes, kv_dtype("half").name
@@ -113,14 +109,14 @@ def kv_dtype(name: str, *, vllm_version: tuple[int, ...] | None = None) -> KVDTy
     if found is None:
         known = ", ".join(KV_CACHE_DTYPES)
         raise ConfigError(
-            f"unknown kv_cache_dtype {name!r}: not a vLLM 0.31-0.33 cache dtype ({known}); "
+            f"unknown kv_cache_dtype {name!r}: not a vLLM "
+            f"{Feature.KV_DTYPES.value.since.minor}-{NEWEST_CHECKED} cache dtype ({known}); "
             "a platform plugin's dtype is not modelled"
         )
-    if not kv_dtype_exists(vllm_version, found.first_version):
+    if not supports(vllm_version, found.first_version):
         raise ConfigError(
             f"kv_cache_dtype {found.name!r} exists from vLLM "
-            f"{found.first_version}, not in "
-            f"{'.'.join(map(str, vllm_version or ()))}"
+            f"{found.first_version.value.since}, not in {vllm_version}"
         )
     if not found.is_modelled:
         raise ConfigError(

@@ -18,22 +18,14 @@ from dataclasses import dataclass, replace
 
 from ..errors import UsageError
 from ..rules import (
-    CHUNKED_HYBRID_OFF_FROM,
-    CHUNKED_HYBRID_ON_AGAIN_FROM,
-    GROUP_SIZE_MAX_HEURISTIC_FROM,
-    HYBRID_BLOCK_CHECKPOINT_ALIGN_FROM,
-    HYBRID_BLOCK_KERNEL_LCM_FROM,
-    HYBRID_MANAGER_FROM,
-    MAMBA2_CHECKPOINT_BLOCK_FROM,
-    MAMBA_ALIGN_MODE_FROM,
-    MLA_BLOCK_RULES_FROM,
-    V1_DEFAULT_FROM,
-    at_least,
+    GPU_BLOCK_SIZE,
+    GPU_BLOCK_SIZE_0_34,
+    Feature,
     default_mamba_cache_mode,
     max_concurrent_batches,
-    stated_at_least,
+    supports,
 )
-from ..versions import cdiv, parse_version
+from ..versions import Version, VersionLike, cdiv
 from .specs import (
     AttentionSpec,
     FullAttentionSpec,
@@ -118,7 +110,7 @@ class KVCacheLayout:
     is_hybrid_manager: bool
     has_null_block: bool = True
     is_exact: bool = True
-    vllm_version: tuple[int, ...] | None = None
+    vllm_version: Version | None = None
     max_concurrent_batches: int = 1
     block_size_candidates: tuple[tuple[int, str], ...] = ()
     rules: tuple[str, ...] = ()
@@ -209,7 +201,7 @@ class BlockSizeCandidate:
 
 
 def hybrid_block_size_candidates(
-    spec: KVSpec, *, vllm_version: tuple[int, ...] | None, mamba_cache_mode: str
+    spec: KVSpec, *, vllm_version: Version | None, mamba_cache_mode: str
 ) -> tuple[BlockSizeCandidate, ...]:
     """The attention block sizes a hybrid can get, each with when it holds.
 
@@ -221,13 +213,13 @@ def hybrid_block_size_candidates(
     """
     base = mamba_attention_block_size(spec)
     plain = "A x cdiv(mamba page, A x attention bytes per token), A = 16 (0.31+)"
-    if stated_at_least(vllm_version, HYBRID_BLOCK_KERNEL_LCM_FROM):
+    if supports(vllm_version, Feature.HYBRID_BLOCK_KERNEL_LCM):
         plain += ", rounded to the backends' smallest kernel block, 16 (0.32+)"
     has_gdn = any(s.mamba_type == "gated_delta_net" for s in spec.state_specs(stage_only=False))
     if not (
         has_gdn
         and mamba_cache_mode == "align"
-        and stated_at_least(vllm_version, HYBRID_BLOCK_CHECKPOINT_ALIGN_FROM)
+        and supports(vllm_version, Feature.HYBRID_BLOCK_CHECKPOINT_ALIGN)
     ):
         return (BlockSizeCandidate(block_size=base, why=plain),)
     align = math.lcm(16, GDN_CHECKPOINT_ALIGNMENT)
@@ -257,17 +249,17 @@ class _Manager:
 
 def _hybrid_manager(
     spec: KVSpec,
-    version: tuple[int, ...] | None,
+    version: Version | None,
     v1: bool,
     forced: bool | None,
 ) -> _Manager:
     """vLLM's hybrid KV cache manager on or off (VllmConfig.__post_init__)."""
     has_chunked = spec.attention_chunk_size is not None
     if forced is not None:
-        return _Manager(forced and v1 and at_least(version, HYBRID_MANAGER_FROM), True, ())
-    if not v1 or not at_least(version, HYBRID_MANAGER_FROM):
+        return _Manager(forced and v1 and supports(version, Feature.HYBRID_MANAGER), True, ())
+    if not v1 or not supports(version, Feature.HYBRID_MANAGER):
         return _Manager(False, True, ())
-    if has_chunked and stated_at_least(version, CHUNKED_HYBRID_ON_AGAIN_FROM):
+    if has_chunked and supports(version, Feature.CHUNKED_HYBRID_ON_AGAIN):
         return _Manager(
             True,
             True,
@@ -277,7 +269,7 @@ def _hybrid_manager(
                 "speculative decoding turns it off)",
             ),
         )
-    if has_chunked and at_least(version, CHUNKED_HYBRID_OFF_FROM):
+    if has_chunked and supports(version, Feature.CHUNKED_HYBRID_OFF):
         return _Manager(
             False,
             False,
@@ -301,13 +293,13 @@ def _hybrid_manager(
     return _Manager(True, True, ())
 
 
-def _max_concurrent_batches(spec: KVSpec, version: tuple[int, ...] | None) -> int:
+def _max_concurrent_batches(spec: KVSpec, version: Version | None) -> int:
     """vLLM 0.26+: 2 batches in flight with async scheduling (the default) at PP 1."""
     return max_concurrent_batches(version, spec.pipeline_parallel_size)
 
 
 def _mamba_mode(
-    version: tuple[int, ...] | None,
+    version: Version | None,
     enable_prefix_caching: bool | None,
     mamba_cache_mode: str | None,
 ) -> str:
@@ -320,14 +312,14 @@ def _mamba_mode(
 def _state_for(
     state: MambaSpec,
     mode: str,
-    version: tuple[int, ...] | None,
+    version: Version | None,
     block_size: int,
     page: int,
     gdn_checkpoint_blocks: int,
 ) -> MambaSpec:
     checkpoint = 0
     if mode == "align":
-        if state.mamba_type == "mamba2" and stated_at_least(version, MAMBA2_CHECKPOINT_BLOCK_FROM):
+        if state.mamba_type == "mamba2" and supports(version, Feature.MAMBA2_CHECKPOINT_BLOCK):
             checkpoint = 1
         elif state.mamba_type == "gated_delta_net":
             checkpoint = gdn_checkpoint_blocks
@@ -344,7 +336,7 @@ def kv_cache_layout(
     spec: KVSpec,
     *,
     block_size: int | None = None,
-    vllm_version: str | Sequence[int] | None = None,
+    vllm_version: VersionLike = None,
     is_v1: bool | None = None,
     hybrid_kv_cache_manager: bool | None = None,
     enable_prefix_caching: bool | None = None,
@@ -376,8 +368,8 @@ def kv_cache_layout(
     the sliding layers need cdiv(52, 10) = 6 groups with 60 - 52 = 8 padding
     layers, plus 1 full group: 7 groups.
     """
-    version = parse_version(vllm_version)
-    v1 = is_v1 if is_v1 is not None else at_least(version, V1_DEFAULT_FROM)
+    version = Version.parse(vllm_version, strict=True)
+    v1 = is_v1 if is_v1 is not None else supports(version, Feature.V1_DEFAULT)
     manager = _hybrid_manager(spec, version, v1, hybrid_kv_cache_manager)
     notes = list(manager.notes)
     rules: list[str] = []
@@ -411,15 +403,13 @@ def kv_cache_layout(
     )
 
 
-def _with_arch_state_dtype(
-    spec: KVSpec, version: tuple[int, ...] | None, rules: list[str]
-) -> KVSpec:
+def _with_arch_state_dtype(spec: KVSpec, version: Version | None, rules: list[str]) -> KVSpec:
     """vLLM 0.31+'s per-architecture SSM dtype (NemotronH float32, Qwen3.5's config).
 
     Nemotron-H-56B at TP 1: SSM 256 x 64 x 256 x 4 B = 16,777,216 B instead of
     8,388,608 in bf16; with the conv state 122,880 B a layer holds 16,900,096 B.
     """
-    if not stated_at_least(version, MAMBA_ALIGN_MODE_FROM):
+    if not supports(version, Feature.MAMBA_ALIGN_MODE):
         return spec
     changed = False
     layers: list[KVCacheSpec | None] = []
@@ -444,7 +434,7 @@ _SPEC_CONV_TYPES = frozenset({"mamba2", "gated_delta_net", "short_conv", "kda"})
 
 
 def _with_speculative_state(
-    spec: KVSpec, version: tuple[int, ...] | None, nspec: int | None, rules: list[str]
+    spec: KVSpec, version: Version | None, nspec: int | None, rules: list[str]
 ) -> KVSpec:
     """Speculative decoding's Mamba extras (MambaSpec.num_speculative_blocks, 0.31+).
 
@@ -452,7 +442,7 @@ def _with_speculative_state(
     81,920 B + SSM 1,048,576 = 1,130,496 B a layer, and 2 + 2 pages a request
     in align mode.
     """
-    if not nspec or not stated_at_least(version, MAMBA_ALIGN_MODE_FROM):
+    if not nspec or not supports(version, Feature.MAMBA_ALIGN_MODE):
         return spec
     layers: list[KVCacheSpec | None] = []
     for s in spec.layer_specs:
@@ -473,7 +463,7 @@ def _with_speculative_state(
 def _choose_block_size(
     spec: KVSpec,
     block_size: int | None,
-    version: tuple[int, ...] | None,
+    version: Version | None,
     mode: str,
     hma: bool,
     notes: list[str],
@@ -506,15 +496,16 @@ def _choose_block_size(
                 + "; the log's 'Setting attention block size' line settles it"
             )
         return candidates[0], candidates, len(candidates) == 1
-    if spec.is_mla and stated_at_least(version, MLA_BLOCK_RULES_FROM):
+    if spec.is_mla and supports(version, Feature.MLA_BLOCK_RULES):
         return _mla_block_size(spec, notes, rules), candidates, not _is_dense_mla(spec)
-    rules.append("block size 16: CacheConfig's default (the backend may change it)")
+    default = GPU_BLOCK_SIZE_0_34 if supports(version, Feature.GPU_BLOCK_64) else GPU_BLOCK_SIZE
+    rules.append(f"block size {default}: CacheConfig's default (the backend may change it)")
     if spec.is_mla:
         notes.append(
-            "block size 16 assumed; vLLM's MLA backends often use 64 (FlashMLA) or "
+            f"block size {default} assumed; vLLM's MLA backends often use 64 (FlashMLA) or "
             "128 (CUTLASS MLA): pass the log's block size"
         )
-    return BlockSizeCandidate(block_size=16), candidates, True
+    return BlockSizeCandidate(block_size=default), candidates, True
 
 
 def _is_dense_mla(spec: KVSpec) -> bool:
@@ -546,7 +537,7 @@ def _mla_block_size(spec: KVSpec, notes: list[str], rules: list[str]) -> BlockSi
 def _one_group_layout(
     spec: KVSpec,
     block_size: int,
-    version: tuple[int, ...] | None,
+    version: Version | None,
     v1: bool,
     notes: list[str],
     rules: list[str],
@@ -665,12 +656,12 @@ def _unify_pages(
     return out, max_page
 
 
-def _group_size(counts: list[int], version: tuple[int, ...] | None, rules: list[str]) -> int:
+def _group_size(counts: list[int], version: Version | None, rules: list[str]) -> int:
     group_size = min(counts)
     if len(counts) == 1:
         rules.append(f"group size {group_size}: one spec, every layer in one group")
         return group_size
-    if at_least(version, GROUP_SIZE_MAX_HEURISTIC_FROM) and max(counts) < group_size * 1.5:
+    if supports(version, Feature.GROUP_SIZE_MAX_HEURISTIC) and max(counts) < group_size * 1.5:
         rules.append(
             f"group size {max(counts)}: the largest bucket, under 1.5 x the smallest "
             f"({group_size}) (0.31+)"
@@ -683,7 +674,7 @@ def _group_size(counts: list[int], version: tuple[int, ...] | None, rules: list[
 def _hybrid_groups_layout(
     spec: KVSpec,
     chosen: BlockSizeCandidate,
-    version: tuple[int, ...] | None,
+    version: Version | None,
     mode: str,
     notes: list[str],
     rules: list[str],

@@ -37,6 +37,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import ClassVar, Literal
 
+from ..rules import Feature
 from ..versions import cdiv
 
 # Layer kinds as the reports name them. "full" and "mla" keep every token at
@@ -208,7 +209,10 @@ class SinkFullAttentionSpec(FullAttentionSpec):
     sink_len: int = 0
 
     def rule(self) -> str:
-        return "cdiv(N, block_size) blocks, as full attention (SinkFullAttentionSpec, 0.31+)"
+        return (
+            "cdiv(N, block_size) blocks, as full attention (SinkFullAttentionSpec, "
+            f"{Feature.HEAD_SIZE_V.value.releases})"
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -316,7 +320,7 @@ class SlidingWindowSpec(AttentionSpec):
     def rule(self) -> str:
         return (
             f"min(cdiv(N, bs), cdiv(W - 1, bs) + 1) blocks, W = {self.sliding_window:,} "
-            "(SlidingWindowSpec, 0.9.1+); at the max model length "
+            f"(SlidingWindowSpec, {Feature.HYBRID_MANAGER.value.releases}); at the max model length "
             "cdiv(min(W - 1 + in-flight tokens, L), bs) + 1"
         )
 
@@ -375,7 +379,8 @@ class ChunkedLocalAttentionSpec(AttentionSpec):
     def rule(self) -> str:
         return (
             f"cdiv(min(N, C), bs) blocks at the peak, C = {self.attention_chunk_size:,} "
-            "(ChunkedLocalAttentionSpec, 0.9.1+); at the max model length "
+            f"(ChunkedLocalAttentionSpec, {Feature.HYBRID_MANAGER.value.releases}); at the max "
+            "model length "
             "cdiv(min(C + in-flight tokens, L), bs)"
         )
 
@@ -576,11 +581,19 @@ class MambaSpec(KVCacheSpec):
                 "kept whatever N, one more for a step that crosses a state block; budgeted "
                 f"2 + {self.num_speculative_blocks} speculative + "
                 f"{self.num_prefill_checkpoint_blocks} checkpoint = {self.pages_per_request} "
-                "at max len (MambaSpec, mamba_cache_mode 'align': prefix caching on, 0.31+"
-                + ("; Mamba2's checkpoint page from 0.32)" if self.mamba_type == "mamba2" else ")")
+                "at max len (MambaSpec, mamba_cache_mode 'align': prefix caching on, "
+                f"{Feature.MAMBA_ALIGN_MODE.value.releases}"
+                + (
+                    f"; Mamba2's checkpoint page from {Feature.MAMBA2_CHECKPOINT_BLOCK.value.first})"
+                    if self.mamba_type == "mamba2"
+                    else ")"
+                )
             )
         if self.mamba_cache_mode == "all":
-            return "cdiv(N, block_size) + speculative pages (mamba_cache_mode 'all', 0.31 only)"
+            return (
+                "cdiv(N, block_size) + speculative pages (mamba_cache_mode 'all', "
+                f"{Feature.MAMBA_CACHE_MODE_ALL.value.releases})"
+            )
         return (
             f"1 + {self.num_speculative_blocks} speculative = {self.pages_per_request} "
             "page(s) whatever N (MambaSpec, mamba_cache_mode 'none')"

@@ -35,7 +35,7 @@ from .tables import (
     server_rows,
     sweep_rows,
 )
-from .text import target_text, total_text
+from .text import failure_summary, target_text, total_text
 
 if TYPE_CHECKING:
     from ..read.serving import StatsSink
@@ -147,6 +147,11 @@ def github_annotations(
                 )
             )
         reports = s.reports
+        # A boot that serves nobody: the cause on its line and the fix, as exit 3's
+        # message words it (the report's Failure), not "no pool line" without a line.
+        out.extend(_failure_annotation(r) for r in reports if r.failure is not None)
+        if any(r.failure is not None for r in reports) and not any(r.has_pool for r in reports):
+            continue
         if not reports or not any(r.has_pool for r in reports):
             out.append(
                 annotation("error", s.missing_pool, file=s.source, title="vllm-logread: no KV pool")
@@ -157,6 +162,19 @@ def github_annotations(
             if r.has_pool:
                 out.extend(_report_annotations(r, s.gate if r is first else None))
     return out
+
+
+def _failure_annotation(r: Report) -> str:
+    """``::error file=F,line=N,title=...::the boot serves nobody: CAUSE%0A  fix: ...``:
+    the failure's line, its cause and every fix (render/text.failure_summary)."""
+    assert r.failure is not None
+    return annotation(
+        "error",
+        failure_summary(r),
+        file=r.source,
+        line=r.failure.line,
+        title="vllm-logread: the boot serves nobody",
+    )
 
 
 def _report_annotations(r: Report, gate: GateResult | None) -> list[str]:

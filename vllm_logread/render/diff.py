@@ -84,16 +84,21 @@ def _cut(text: str, width: int, *, keep_tail: bool = False) -> str:
     return "~" + text[-(width - 1) :] if keep_tail else text[: width - 1] + "~"
 
 
-def diff_text(diff: Diff) -> str:
-    """The comparison: the users, the sentence, OLD and NEW, then the table."""
+def _users_head(diff: Diff) -> str:
+    """ "users 37 -> 75 (+38, +102.7%) at 512 prompt + 128 output tokens"."""
     users = diff.row("users")
     w = diff.new.workload
     workload = f"{w.prompt_tokens:,} prompt + {w.output_tokens:,} output tokens"
-    head = f"== vllm-logread diff: users {_value_text(users, users.old)} -> "
-    head += f"{_value_text(users, users.new)}"
+    head = f"users {_value_text(users, users.old)} -> {_value_text(users, users.new)}"
     if users.change is not None:
         head += f" ({_change_text(users).replace(' (', ', ').rstrip(')')})"
-    head += f" at {workload}"
+    return f"{head} at {workload}"
+
+
+def diff_text(diff: Diff) -> str:
+    """The comparison: the users, the sentence, OLD and NEW, then the table."""
+    users = diff.row("users")
+    head = f"== vllm-logread diff: {_users_head(diff)}"
     lines = [wrap_line(head, WIDTH), wrap_line(diff.explanation.sentence, WIDTH)]
     budget = _budget_line(diff)
     if budget:
@@ -124,6 +129,70 @@ def diff_text(diff: Diff) -> str:
         lines.append(wrap_line("  not stated in either: " + ", ".join(neither), WIDTH))
     lines.extend(wrap_line(n, WIDTH) for n in notes)
     return "\n".join(lines)
+
+
+def diff_github(diff: Diff, *, statuses: Sequence[ExitStatus], gate: ExitStatus) -> list[str]:
+    """``diff --format github``: GitHub Actions annotations, as ``read``'s.
+
+    An input that cannot give its pool, an error on its file (a boot that serves
+    nobody: the cause on its line, and the fix, render/text.failure_summary); the
+    ``--max-drop`` gate, when it fails, an error on NEW's pool line; the users'
+    change and the sentence that explains it, a notice on NEW's pool line.
+    """
+    from ..report.model import Report
+    from .ci import annotation
+    from .text import failure_summary
+
+    def pool_line(r: Report) -> int | None:
+        return r.engines[0].line if r.engines else None
+
+    out: list[str] = []
+    for label, report, status in zip(("OLD", "NEW"), (diff.old, diff.new), statuses, strict=True):
+        if report.failure is not None:
+            out.append(
+                annotation(
+                    "error",
+                    f"{label}: {failure_summary(report)}",
+                    file=report.source,
+                    line=report.failure.line,
+                    title=f"vllm-logread diff: {label} serves nobody",
+                )
+            )
+        elif status.code:
+            out.append(
+                annotation(
+                    "error", status.message, file=report.source, title=f"vllm-logread diff: {label}"
+                )
+            )
+    line = pool_line(diff.new)
+    if gate.code:
+        out.append(
+            annotation(
+                "error",
+                gate.message,
+                file=diff.new.source,
+                line=line,
+                title="vllm-logread --max-drop",
+            )
+        )
+    out.append(
+        annotation(
+            "notice",
+            f"{_users_head(diff)}: {diff.explanation.sentence}",
+            file=diff.new.source,
+            line=line,
+            title="vllm-logread diff",
+        )
+    )
+    return out
+
+
+def diff_summary(diff: Diff) -> str:
+    """The Markdown for ``$GITHUB_STEP_SUMMARY``: the users, the sentence, the table."""
+    return (
+        f"## vllm-logread diff: {_users_head(diff)}\n\n{diff.explanation.sentence}\n\n"
+        f"OLD: `{diff.old.source}`, NEW: `{diff.new.source}`\n\n{diff_table(diff, 'markdown')}\n"
+    )
 
 
 def diff_table(diff: Diff, fmt: str) -> str:

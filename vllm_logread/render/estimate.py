@@ -19,6 +19,7 @@ _LABELS = {
     "activation_peak": "activation",
     "non_torch": "non-torch",
     "cuda_graph": "CUDA graphs",
+    "kv_margin": "KV margin",
 }
 
 

@@ -142,6 +142,19 @@ def _empty_report_json(facts: list[Fact], warnings: list[str]) -> JSONObject:
     }
 
 
+def tokens_held(report: Report) -> tuple[int, int]:
+    """KV tokens one user holds at the end of its answer and mid-answer, as the
+    text report says them ("yours hold 639 each") and the JSON's workload carries
+    them (tokens_held_at_end, tokens_held_mid_answer): the capacity's figure (a
+    mix's mean request; P + O where the last token is counted), else vLLM's
+    P + O - 1 and P + O // 2 - 1 (512 + 128: 639 and 575). tokens_per_user stays
+    the request's length P + O (640), the figure held against max_model_len."""
+    w, c = report.workload, report.capacity
+    if c is not None and c.tokens_held:
+        return c.tokens_held, c.tokens_held_mid
+    return w.tokens_held_at_end, w.tokens_mid_answer
+
+
 def _report_fields(report: Report, warnings: list[str]) -> JSONObject:
     """The report's values of those keys, and its answer and target."""
     w = report.workload
@@ -175,6 +188,9 @@ def _report_fields(report: Report, warnings: list[str]) -> JSONObject:
             "prompt_tokens": w.prompt_tokens,
             "output_tokens": w.output_tokens,
             "tokens_per_user": w.tokens_per_user,
+            # Added beside tokens_per_user (docs/facts.md: extend, never rename).
+            "tokens_held_at_end": tokens_held(report)[0],
+            "tokens_held_mid_answer": tokens_held(report)[1],
             "blocks_per_user": None if c is None else c.blocks_per_user,
             **mix_json(report),
         },

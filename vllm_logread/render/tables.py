@@ -1,19 +1,25 @@
-"""Tables through pandas: the only module that imports it, inside functions.
+"""Tables: aligned text, Markdown, CSV and JSON, with the standard library.
 
-For now the stats time series (``--stats-csv FILE``): one row per stats line
-with the time vLLM printed (``MM-DD HH:MM:SS``, no year), the engine label
-(``000``, ``2 engines``, empty for none), requests running and waiting, KV
-cache usage, the two throughputs, the preemptions the line counts and the
-input line number. Rows are written in batches as they come, so a day of
-serving log costs a few megabytes of memory at most.
+The CSV is the csv module's and the text table a plain right-aligned layout;
+both write what pandas wrote before it became an extra (``[table]``):
+tests/render/test_tables_without_pandas.py holds them against pandas' own output on
+every sample. pandas is imported only by :func:`read_stats_csv` (the stats CSV
+back as a DataFrame, for a notebook), inside the function.
+
+The stats time series (``--stats-csv FILE``): one row per stats line with the
+time vLLM printed (``MM-DD HH:MM:SS``, no year), the engine label (``000``,
+``2 engines``, empty for none), requests running and waiting, KV cache usage,
+the two throughputs, the preemptions the line counts and the input line
+number. Rows are written in batches as they come, so a day of serving log
+costs a few megabytes of memory at most.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import csv
+import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import TYPE_CHECKING, TypeAlias
 
 from ..errors import UsageError
@@ -44,33 +50,31 @@ STATS_COLUMNS = (
 )
 
 
-PANDAS_HINT = "pip install pandas"  # a plain dependency: missing only from a broken install
+#: The extra that brings pandas, for :func:`read_stats_csv` alone.
+PANDAS_HINT = "pip install 'vllm-logread[table]'"
 
 
-def _pandas() -> ModuleType:
-    """pandas, imported at its first use (never at start-up).
-
-    Raises:
-        UsageError: it is not installed (``pip install --no-deps``): exit 2
-            with the command that fixes it, never a traceback.
-    """
-    try:
-        import pandas as pd
-    except ImportError:
-        raise UsageError(f"tables and CSV need pandas: {PANDAS_HINT}") from None
-    return pd
+def _csv_value(value: object) -> str | int | float:
+    """A stats cell as the CSV writes it: None empty, numbers as Python prints
+    them (a float keeps its ``.0``: 73.0), text as it is."""
+    if value is None:
+        return ""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    return str(value)
 
 
 class StatsCsv:
     """The stats time series as CSV, appended in batches of ``batch_rows``.
 
     The file is created (emptied) at once, so a bad path fails before any
-    reading; pandas is imported at the first batch.
+    reading. Each column keeps its type (StatsRow): counts as integers, rates
+    and percentages as floats (``73.0``), an absent value empty. (pandas, which
+    wrote this file before, turned a batch's count column with an absent value
+    into floats, ``3.0``; no sample log has one.)
     """
 
     def __init__(self, path: str, *, batch_rows: int = 10_000) -> None:
-        if importlib.util.find_spec("pandas") is None:
-            raise UsageError(f"--stats-csv needs pandas: {PANDAS_HINT}")
         try:
             with open(path, "w", encoding="utf-8"):
                 pass
@@ -91,10 +95,11 @@ class StatsCsv:
     def flush(self) -> None:
         if not self._rows and self._has_header:
             return
-        pd = _pandas()
-
-        frame = pd.DataFrame(self._rows, columns=list(STATS_COLUMNS))
-        frame.to_csv(self.path, mode="a", header=not self._has_header, index=False)
+        with open(self.path, "a", encoding="utf-8", newline="") as fh:
+            out = csv.writer(fh, lineterminator="\n")
+            if not self._has_header:
+                out.writerow(STATS_COLUMNS)
+            out.writerows([_csv_value(v) for v in row] for row in self._rows)
         self.num_rows += len(self._rows)
         self._has_header = True
         self._rows = []
@@ -105,8 +110,16 @@ class StatsCsv:
 
 
 def read_stats_csv(path: str) -> DataFrame:
-    """The CSV back as a DataFrame (tests, notebooks)."""
-    pd = _pandas()
+    """The CSV back as a DataFrame (tests, notebooks); needs pandas (``[table]``).
+
+    Raises:
+        UsageError: pandas is not installed: exit 2 with the command that
+            brings it, never a traceback.
+    """
+    try:
+        import pandas as pd
+    except ImportError:
+        raise UsageError(f"reading the stats CSV as a table needs pandas: {PANDAS_HINT}") from None
     frame: DataFrame = pd.read_csv(path, dtype={"time": str, "engine": str})
     return frame
 
@@ -144,7 +157,7 @@ SERVER_COLUMNS = (
 )
 
 
-def parse_int_list(text: str, *, minimum: int = 0, maximum: int = 10_000_000) -> tuple[int, ...]:
+def parse_int_list(text: str, *, minimum: int = 1, maximum: int = 10_000_000) -> tuple[int, ...]:
     """``"512"``, ``"256,512,2048"`` or a range ``"256:2048:256"`` (start:stop:step,
     stop included) -> the values, in order, without repeats.
 
@@ -348,8 +361,7 @@ def _cell(value: object) -> str:
 
 
 def format_rows(rows: Sequence[Mapping[str, object]], columns: tuple[str, ...], fmt: str) -> str:
-    """Rows as ``text`` (aligned), ``markdown``, ``csv`` or ``json``; pandas
-    builds the frame (csv, text)."""
+    """Rows as ``text`` (aligned), ``markdown``, ``csv`` or ``json``."""
     import json
 
     if fmt == "json":
@@ -362,18 +374,67 @@ def format_rows(rows: Sequence[Mapping[str, object]], columns: tuple[str, ...], 
             for row in rows
         ]
         return "\n".join([head, rule, *body])
-    pd = _pandas()
+    if fmt == "csv":
+        return _csv_text(rows, columns)
+    return _text_table(rows, columns)
 
-    if fmt == "csv":
-        # The text's words for a yes/no (never pandas' True), numbers plain.
-        rows = [{k: _yes_no(v) for k, v in row.items()} for row in rows]
-    frame = pd.DataFrame(rows, columns=list(columns))
-    if fmt == "csv":
-        # Integers stay integers when a column has gaps (the total row).
-        text: str = frame.convert_dtypes().to_csv(index=False, lineterminator="\n")
-        return text.rstrip("\n")
-    shown = frame.apply(lambda col: col.map(_cell))
-    return str(shown.to_string(index=False))
+
+def _csv_text(rows: Sequence[Mapping[str, object]], columns: tuple[str, ...]) -> str:
+    """The rows as CSV: a yes/no as the text says it (never True), an absent
+    value empty, and each column's numbers one way (:func:`_column_cells`).
+
+    >>> print(_csv_text([{"a": 1, "b": 2.5, "c": True}, {"a": None, "b": 1}], ("a", "b", "c")))
+    a,b,c
+    1,2.5,yes
+    ,1.0,
+    """
+    cells = [_column_cells([_yes_no(row.get(c)) for row in rows]) for c in columns]
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(columns)
+    out.writerows(zip(*cells, strict=True) if cells else [])
+    return buf.getvalue().rstrip("\n")
+
+
+def _column_cells(values: list[object]) -> list[str]:
+    """One CSV column's cells: integers stay integers when the column has gaps
+    (the total row); a column of numbers all whole is written as integers
+    (80.0 as 80), one with a fraction as floats (1 as 1.0 beside 2.5); text, or
+    numbers mixed with text, as Python prints each.
+
+    >>> _column_cells([80.0, None, 40]), _column_cells([2.5, 1]), _column_cells(["x", 4])
+    (['80', '', '40'], ['2.5', '1.0'], ['x', '4'])
+    """
+    nums = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    if not nums or len(nums) != sum(v is not None for v in values):
+        return ["" if v is None else str(v) for v in values]
+    whole = all(float(v).is_integer() for v in nums)
+    out: list[str] = []
+    for v in values:
+        if not isinstance(v, int | float):
+            out.append("")
+        elif whole:
+            out.append(str(int(v)))
+        else:
+            out.append(repr(float(v)))
+    return out
+
+
+def _text_table(rows: Sequence[Mapping[str, object]], columns: tuple[str, ...]) -> str:
+    """The rows as an aligned table: each column as wide as its widest cell or
+    name, every cell right-aligned, one space between columns.
+
+    >>> print(_text_table([{"model": "a", "users": 37}, {"model": "bbb", "users": 1234}],
+    ...                   ("model", "users")))
+    model users
+        a    37
+      bbb 1,234
+    """
+    table = [[str(c) for c in columns]] + [[_cell(row.get(c)) for c in columns] for row in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(columns))]
+    return "\n".join(
+        " ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in table
+    )
 
 
 def listing_text(rows: Sequence[Mapping[str, object]]) -> str:

@@ -18,7 +18,7 @@ from ..report.kvshape import KVDecisions
 from ..report.model import Report
 from ..report.whatif import WhatIf
 from ..watch import LoadSummary
-from .json import kv_report
+from .json import kv_report, tokens_held
 
 if TYPE_CHECKING:
     from ..capacity import Capacity, Workload
@@ -266,6 +266,34 @@ def serve_line(r: Report) -> str:
         return ""
     args = " ".join(r.failure.serve_args)
     return f"as one line: vllm serve {r.model or 'MODEL'} {args} (and the boot's other options)"
+
+
+def _why_unknown(r: Report) -> str:
+    """Where the report says why its users are unknown: its ``unknown:`` lines
+    when it has any (what is unknown and what settles it), else its warnings."""
+    if r.unknowns:
+        return "see 'unknown' below"
+    return "see the warnings" if r.warnings else "see below"
+
+
+def failure_summary(r: Report) -> str:
+    """A boot that serves nobody, as exit 3's message and ``--format github``'s
+    error annotation say it (both from the report's one Failure): the cause,
+    each fix, and the first fix as a ``vllm serve`` line.
+
+    >>> from types import SimpleNamespace as R
+    >>> print(failure_summary(R(model="m", failure=R(cause="KV cache too small", fix=("x",),
+    ...                                                 serve_args=()))))
+    the boot serves nobody: KV cache too small
+      fix: x
+    """
+    f = r.failure
+    if f is None:
+        return ""
+    fixes = "".join(f"\n  fix: {x}" for x in f.fix)
+    if f.serve_args:
+        fixes += f"\n  {serve_line(r)}"
+    return f"the boot serves nobody: {f.cause}{fixes}"
 
 
 def _failure_lines(r: Report) -> list[str]:
@@ -541,7 +569,14 @@ def _source_short(source: str) -> str:
     if " GiB from " in source:
         return "vLLM's default for " + source.split("(")[1].split(")")[0]
     if "on CPU" in source:
-        return "vLLM's default on CPU (128 per rank)"
+        # report/resolved._cpu_source: "vLLM X's default for vllm serve on CPU: N x R"
+        # where the release scales it by the ranks (128 per rank), "...: N" where not
+        # (0.9.2's 32: rules.cpu_batch_defaults).
+        if " x " in source.split("on CPU:")[-1]:
+            return "vLLM's default on CPU (128 per rank)"
+        return source.split(" for vllm serve")[0].replace("'s default", "'s CPU default") + (
+            " for the API server"
+        )
     return "vLLM's default below 70 GiB, assumed (--gpu NAME settles it)"
 
 
@@ -589,10 +624,9 @@ def _answer_lines(r: Report, workload: str) -> list[str]:
         lo, hi = r.users_range
         head = f"== vllm-logread: {lo:,} to {hi:,} users fit at {workload} (not known exactly: see below)"
     else:
-        head = f"== vllm-logread: users unknown at {workload} (see the warnings)"
+        head = f"== vllm-logread: users unknown at {workload} ({_why_unknown(r)})"
     length = r.concurrency_tokens or r.max_model_len
-    held = c.tokens_held if c is not None and c.tokens_held else w.tokens_held_at_end
-    held_mid = c.tokens_held_mid if c is not None and c.tokens_held else w.tokens_mid_answer
+    held, held_mid = tokens_held(r)
     if r.vllm_max_concurrency is not None and length and w.is_mix:
         why = (
             f"vLLM's {r.vllm_max_concurrency:.2f}x is for users who each fill all {length:,} "
@@ -862,7 +896,7 @@ def explain_lines(report: Report) -> list[str]:
         lo, hi = r.users_range
         lines.append(f"Users that fit: {lo:,} to {hi:,} users: unknown exactly (see below)")
     else:
-        lines.append("Users that fit: unknown (see the warnings)")
+        lines.append(f"Users that fit: unknown ({_why_unknown(r)})")
     for u in r.unknowns:
         lines.append(f"  unknown {u.name}: {u.why}: {'; '.join(u.candidates)}; {u.settle}")
     for a in r.arithmetic:
@@ -1192,7 +1226,7 @@ def request_cost_lines(r: Report) -> list[str]:
                 f"no request over {longest.tokens:,} tokens can ever run here "
                 f"({longest.blocks} blocks of the {longest.usable_blocks:,} usable), yet vLLM "
                 f"accepts up to max model len {longest.max_model_len:,}: such a request waits "
-                f"forever; --max-model-len {longest.tokens:,} is safe",
+                f"forever; --max-model-len {longest.tokens} is safe",
             )
         )
     return lines

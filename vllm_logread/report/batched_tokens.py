@@ -24,7 +24,6 @@ The blocks a request holds at the workload do not move: the users stay on the sa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,12 +31,11 @@ from ..capacity import blocks_per_max_len_request, max_concurrency, pool_tokens_
 from ..errors import LogReadError
 from ..kv.groups import KVCacheLayout
 from ..rules import (
+    Feature,
     concurrency_counts_tokens,
-    estimate_reserves_null_block,
-    pool_tokens_from_concurrency,
-    prints_pool_blocks,
+    supports,
 )
-from ..versions import cdiv
+from ..versions import VersionLike, cdiv
 
 if TYPE_CHECKING:
     from .whatif import Basis
@@ -77,7 +75,7 @@ def printed_at(
     num_blocks: int,
     block_size: int,
     max_model_len: int,
-    vllm_version: str | Sequence[int] | None,
+    vllm_version: VersionLike,
     max_num_batched_tokens: int,
     is_v0: bool = False,
 ) -> PrintedAt:
@@ -100,9 +98,9 @@ def printed_at(
             conc = num_blocks / per_request
             formula = f"{num_blocks:,} / cdiv({max_model_len:,}, {block_size}) = {num_blocks:,} / {per_request:,}"
         pool: int | None = None
-        if pool_tokens_from_concurrency(vllm_version):
+        if supports(vllm_version, Feature.POOL_TOKENS_FROM_CONCURRENCY):
             pool = int(conc * max_model_len)
-        elif not prints_pool_blocks(vllm_version):
+        elif not not supports(vllm_version, Feature.POOL_TOKENS_LINE):
             pool = num_blocks * block_size
     else:
         per_request = blocks_per_max_len_request(
@@ -129,7 +127,7 @@ def printed_at(
             )
         except LogReadError:  # before 0.8.0 the pool line is "# GPU blocks: N"
             pool = None
-    reserves = estimate_reserves_null_block(vllm_version)
+    reserves = supports(vllm_version, Feature.ESTIMATE_RESERVES_NULL_BLOCK)
     if per_request > num_blocks:
         refused: bool | None = True
     elif per_request <= num_blocks - 1:
@@ -222,7 +220,7 @@ def _pool_after(b: Basis, n: int) -> tuple[int | None, bool, str]:
         return (
             b.num_blocks,
             True,
-            f"--kv-cache-memory-bytes {b.kv_cache_memory_bytes:,} ({b.kv_cache_memory_bytes_source}) "
+            f"--kv-cache-memory-bytes {b.kv_cache_memory_bytes} ({b.kv_cache_memory_bytes_source}) "
             f"sets the KV memory and no profile moves it: the pool stays {b.num_blocks:,} blocks",
         )
     if (b.device or "").upper() == "CPU":

@@ -43,7 +43,7 @@ from ..rules import (
     version_past_checked,
     watermark_blocks,
 )
-from ..versions import cdiv, version_or_none
+from ..versions import Version, cdiv
 from .checks import GIB, _checks, _hybrid_checks, check_basis, tool_model_failures
 from .exactness import (
     drafter_checks,
@@ -79,7 +79,7 @@ def _int(f: Fact | None) -> int | None:
 
 
 def _blocks_from_tokens(
-    pool_tokens: int, block_size: int, max_model_len: int | None, version: tuple[int, ...] | None
+    pool_tokens: int, block_size: int, max_model_len: int | None, version: Version | None
 ) -> tuple[int | None, str]:
     """Recover the block count of a uniform model's pool line.
 
@@ -110,7 +110,7 @@ class _Stated:
 
     model: Value | None
     version: Value | None
-    vt: tuple[int, ...] | None
+    vt: Version | None
     gen: str | None
     device: str | None
     max_model_len: int | None
@@ -185,7 +185,7 @@ def _stated(boot: Boot, opts: Options, warnings: list[str]) -> _Stated:
     return _Stated(
         model=boot.value("model"),
         version=version,
-        vt=version_or_none(version),
+        vt=Version.parse(str(version or "")),
         gen=engine_generation(boot),
         device=_device_of(boot),
         max_model_len=max_model_len,
@@ -902,7 +902,7 @@ class _Context:
     boot: Boot
     spec: KVSpec | None
     max_model_len: int | None
-    vt: tuple[int, ...] | None
+    vt: Version | None
     gen: str | None
     conc_f: Fact | None
     avail_f: Fact | None
@@ -1183,7 +1183,7 @@ def _engine_users(
     eng: Engine,
     block_size: int | None,
     max_model_len: int | None,
-    vt: tuple[int, ...] | None,
+    vt: Version | None,
     workload: Workload,
     gen: str | None,
     arithmetic: list[str],

@@ -15,7 +15,7 @@ from ..rules import (
     max_num_batched_tokens_source,
     stated_pool_tokens_from_concurrency,
 )
-from ..versions import cdiv
+from ..versions import Version, cdiv
 from .model import Check, CheckName, Unknown
 
 GIB = 1 << 30
@@ -66,7 +66,7 @@ def _checks(
     conc_f: Fact | None,
     avail_f: Fact | None,
     pool_tokens: int | None,
-    vt: tuple[int, ...] | None,
+    vt: Version | None,
     gen: str | None,
 ) -> list[Check]:
     """The uniform layout's checks: vLLM's concurrency recomputed, the pool against
@@ -127,7 +127,7 @@ def _concurrency_check(
     num_blocks: int,
     block_size: int,
     max_model_len: int,
-    vt: tuple[int, ...] | None,
+    vt: Version | None,
     gen: str | None,
     uniform: bool,
 ) -> Check:
@@ -318,7 +318,7 @@ def check_basis(
     is_hybrid: bool,
     is_plain_config_given: bool,
     is_block_size_stated: bool,
-    vt: tuple[int, ...] | None,
+    vt: Version | None,
     gen: str | None,
 ) -> CheckBasis:
     """The basis of a boot's checks, from what its lines state."""

@@ -55,16 +55,16 @@ from ..kv.weights import (
 from ..rules import (
     ESTIMATE_VERSION,
     MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH,
-    cuda_graph_in_kv_budget,
+    Feature,
     default_generation,
     default_max_num_batched_tokens,
     default_max_num_seqs,
     default_utilization,
     is_big_gpu,
     max_num_batched_tokens_source,
-    prints_pool_blocks,
+    supports,
 )
-from ..versions import parse_version
+from ..versions import Version
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 
 GIB = 1 << 30
@@ -518,7 +518,7 @@ def weights_basis(config: Mapping[str, JSONValue], extra: TableWeights) -> Weigh
 def _overheads(
     *,
     tp: int,
-    version: tuple[int, ...] | None,
+    version: Version | None,
     is_big: bool,
     is_unusual: str,
     is_big_batch: bool,
@@ -575,8 +575,8 @@ def _overheads(
         ),
     ]
     # vLLM 0.21+ takes the profiled CUDA graph memory from the KV budget
-    # (rules.CUDA_GRAPH_IN_BUDGET_FROM).
-    if cuda_graph_in_kv_budget(version):
+    # (rules.Feature.CUDA_GRAPH_IN_BUDGET).
+    if supports(version, Feature.CUDA_GRAPH_IN_BUDGET):
         figures.append(
             Figure(
                 name="cuda_graph",
@@ -591,6 +591,26 @@ def _overheads(
                 replaced_by="'Graph capturing finished in N secs, took X GiB' (or 'X GiB for "
                 "CUDAGraph memory')",
                 brief="estimate, real logs' graph captures",
+            )
+        )
+    if supports(version, Feature.EXTENSIBLE_KV_CACHE):
+        # vLLM 0.34's extensible KV cache (on CUDA and ROCm by default) keeps a margin of
+        # max(1 GiB, 0.75 x the warmup's transient peak) free beyond the peak itself
+        # (v1/worker/extensible_kv_cache.py 0.34.0 lines 64-65 and 615-617): the
+        # central peak 1.25 GiB -> max(1, 0.94) = 1 GiB; the high 2.5 -> 1.875 GiB.
+        figures.append(
+            Figure(
+                name="kv_margin",
+                gib=max(1.0, 0.75 * figures[0].gib),
+                low_gib=1.0,
+                high_gib=None if high_act is None else max(1.0, 0.75 * high_act),
+                source=(
+                    "vLLM's extensible KV cache (rules.Feature.EXTENSIBLE_KV_CACHE) sizes the "
+                    "cache from the memory free after warmup and keeps max(1 GiB, 0.75 x the "
+                    "transient peak) free as a margin (source only)"
+                ),
+                replaced_by="'Available KV cache memory: X GiB'",
+                brief="vLLM's extensible KV cache margin, source only",
             )
         )
     return tuple(figures)
@@ -639,8 +659,8 @@ def _outcome(
 
 
 def _prints_blocks(version: str) -> bool:
-    """vLLM before 0.8.0 prints its pool as "# GPU blocks: N" (rules.POOL_TOKENS_LINE_FROM)."""
-    return prints_pool_blocks(parse_version(version))
+    """vLLM before 0.8.0 prints its pool as "# GPU blocks: N" (rules.Feature.POOL_TOKENS_LINE)."""
+    return not supports(Version.parse(version, strict=True), Feature.POOL_TOKENS_LINE)
 
 
 def _max_len_for_blocks(
@@ -984,7 +1004,7 @@ def _inputs(model: str, spec: KVSpec, asked: _Asked, weights_gib: float | None) 
     gpu = asked.gpu
     card = gpu if isinstance(gpu, Gpu) else find_gpu(gpu)  # Gpu: --gpu-memory-gib
     version = asked.vllm_version or ESTIMATE_VERSION
-    parsed = parse_version(version)
+    parsed = Version.parse(version, strict=True)
     tp = spec.tensor_parallel_size * spec.pipeline_parallel_size
     util, util_src = _utilization(version, asked.gpu_memory_utilization)
     _check_weights_gib(weights_gib)

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from ..boots import Boot
 from ..kv.architectures import family_of_name
 from ..kv.specs import KVSpec
-from ..rules import POOL_TOKENS_FROM_CONCURRENCY, can_be_hybrid, concurrency_tells_layout
+from ..rules import Feature, can_be_hybrid, concurrency_tells_layout
 from .model import Check, Unknown
 
 SETTLE = (
@@ -154,10 +154,10 @@ def nameless_layout(
     elif not concurrency_tells_layout(version):
         said = (
             f"the log names no model, and vLLM {version} (as every vLLM from "
-            f"{POOL_TOKENS_FROM_CONCURRENCY}) prints"
+            f"{Feature.POOL_TOKENS_FROM_CONCURRENCY.value.since}) prints"
             if version
             else "the log names neither its model nor its vLLM version, and every vLLM from "
-            f"{POOL_TOKENS_FROM_CONCURRENCY} prints"
+            f"{Feature.POOL_TOKENS_FROM_CONCURRENCY.value.since} prints"
         )
         why = (
             f"{said} its pool as int(max concurrency x max model len) for every layout, so its "

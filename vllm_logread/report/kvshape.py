@@ -271,7 +271,7 @@ def kv_decisions(
     version = (
         "not given: the rules of vLLM 0.30 and before where 0.31+ differ (--vllm-version)"
         if layout.vllm_version is None
-        else ".".join(str(p) for p in layout.vllm_version)
+        else str(layout.vllm_version)
     )
     rules = list(layout.rules)
     if layout.max_concurrent_batches > 1 and any(g.window_tokens for g in layout.groups):

@@ -27,7 +27,7 @@ at max length (``capacity.blocks_at_max_len``: the sliding groups' in-flight
 reserve, the Mamba groups' align pages) fit the usable blocks, the pool less
 the null block. vLLM 0.29+ checks a boot against exactly that
 (``check_enough_kv_cache_memory`` reserves the null block; 0.28 and before do
-not: ``rules.estimate_reserves_null_block``) and prints it as
+not: ``rules.Feature.ESTIMATE_RESERVES_NULL_BLOCK``) and prints it as
 "the estimated maximum model length" when the boot fails; a served boot whose
 max model len is above it accepts requests that can never be admitted.
 """
@@ -49,7 +49,11 @@ from ..errors import LogReadError
 from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
 from ..kv.specs import FULL_ATTENTION_KINDS, KVSpec, MambaSpec
-from ..rules import estimate_reserves_null_block, tokens_held_at_end
+from ..rules import (
+    Feature,
+    supports,
+    tokens_held_at_end,
+)
 from .whatif import Basis
 
 #: vLLM's scheduler token budgets tried when the log states none (the CPU
@@ -596,7 +600,7 @@ def _longest_on_failed_boot_at(
     unchecked = _printed_only(printed, max_model_len)
     if not block_size or spec is None:
         return unchecked
-    reserves = estimate_reserves_null_block(version)
+    reserves = supports(version, Feature.ESTIMATE_RESERVES_NULL_BLOCK)
     hybrid = layout is not None and not layout.is_single_full_group
     bytes_per_block = (
         int(layout.bytes_per_block)

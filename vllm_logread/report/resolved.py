@@ -35,14 +35,16 @@ from ..read.facts import Fact
 from ..rules import (
     A100_MAX_GIB,
     BIG_GPU_GIB,
-    CPU_MAX_NUM_SEQS,
     DEFAULT_MAX_NUM_BATCHED_TOKENS,
     DEFAULT_MAX_NUM_SEQS_BIG_GPU,
     GPU_MAX_NUM_SEQS_CANDIDATES,
     SMALL_GPU_MAX_NUM_BATCHED_TOKENS,
-    cpu_batch_defaults_apply,
+    BatchDefaults,
+    Feature,
+    cpu_batch_defaults,
     cpu_mla_max_num_batched_tokens,
     default_max_num_seqs,
+    supports,
 )
 from .gpus import Gpu, find_gpu
 
@@ -73,11 +75,10 @@ class Sourced(Generic[T]):
     source: str
 
 
-# vLLM's defaults used here are rules.py's: the CPU backend's 128 sequences and
-# 2,048 batched tokens per rank (from 0.20: rules.cpu_batch_defaults_apply), a
-# GPU's 256 / 2,048 or, on 70 GiB or more but A100s, 1,024 / 8,192.
-CPU_MAX_NUM_SEQS_PER_RANK = CPU_MAX_NUM_SEQS
-CPU_MAX_NUM_BATCHED_TOKENS_PER_RANK = SMALL_GPU_MAX_NUM_BATCHED_TOKENS
+# vLLM's defaults used here are rules.py's: the CPU backend's by release
+# (rules.cpu_batch_defaults: 0.9.2's 32 sequences, later 128 per rank, and
+# 2,048 batched tokens), a GPU's 256 / 2,048 or, on 70 GiB or more but A100s,
+# 1,024 / 8,192.
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,7 +110,7 @@ class _Platform:
     version: str | None
     generation: str | None
     world_size: int  # tensor x pipeline parallel ranks
-    is_cpu_rule: bool  # vLLM's CPU defaults apply (rules.cpu_batch_defaults_apply)
+    cpu_defaults: BatchDefaults | None  # vLLM's own CPU defaults (rules.cpu_batch_defaults)
     gpu: str | Gpu | None
     available_kv: Fact | None
     layout: KVCacheLayout | None
@@ -165,7 +166,9 @@ def scheduler_limits(
         version=version_s,
         generation=generation,
         world_size=world,
-        is_cpu_rule=is_cpu and cpu_batch_defaults_apply(version_s, generation),
+        cpu_defaults=cpu_batch_defaults(version_s, generation, world_size=world)
+        if is_cpu
+        else None,
         gpu=gpu,
         available_kv=available_kv,
         layout=layout,
@@ -209,13 +212,11 @@ def _max_num_seqs(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool | N
             (),
             None,
         )
-    if p.is_cpu_rule:
-        world = p.world_size
+    if p.cpu_defaults is not None:
         seqs = Sourced(
-            value=CPU_MAX_NUM_SEQS_PER_RANK * world,
+            value=p.cpu_defaults.max_num_seqs,
             kind="default",
-            source=f"vLLM {p.version}'s default for vllm serve on CPU: "
-            f"{CPU_MAX_NUM_SEQS_PER_RANK} x {world} rank{'s' if world > 1 else ''}; not in the log",
+            source=_cpu_source(p, p.cpu_defaults.max_num_seqs),
         )
         return seqs, (), None
     value, source, settled = p.gpu_default()
@@ -230,17 +231,28 @@ def _max_num_seqs(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool | N
     return Sourced(value=value, kind="default", source=source), candidates, big
 
 
+def _cpu_source(p: _Platform, value: int, *, tokens: bool = False) -> str:
+    """Where a CPU default came from: vLLM's default for ``vllm serve`` on CPU in
+    this release, per rank where the release scales it by the TP x PP ranks."""
+    head = f"vLLM {p.version}'s default for vllm serve on CPU: "
+    if not supports(p.version, Feature.CPU_BATCH_DEFAULTS_128):
+        return f"{head}{value:,}; not in the log"
+    world = p.world_size
+    if tokens:
+        return f"{head}{value // world:,} x {world}; not in the log"
+    return f"{head}{value // world} x {world} rank{'s' if world > 1 else ''}; not in the log"
+
+
 def _max_num_batched_tokens(p: _Platform, big: bool | None) -> Sourced[int]:
     """max_num_batched_tokens stated, else vLLM's default on CPU or on a GPU of this size."""
     mnbt_f = p.boot.last("max_num_batched_tokens")
     if mnbt_f is not None:
         return Sourced(value=int(mnbt_f.value), kind="stated", source=f"line {mnbt_f.line}")
-    if p.is_cpu_rule:
+    if p.cpu_defaults is not None:
         return Sourced(
-            value=CPU_MAX_NUM_BATCHED_TOKENS_PER_RANK * p.world_size,
+            value=p.cpu_defaults.max_num_batched_tokens,
             kind="default",
-            source=f"vLLM {p.version}'s default for vllm serve on CPU: "
-            f"{CPU_MAX_NUM_BATCHED_TOKENS_PER_RANK:,} x {p.world_size}; not in the log",
+            source=_cpu_source(p, p.cpu_defaults.max_num_batched_tokens, tokens=True),
         )
     if big is None:
         big = p.is_big_gpu(p.gpu_default()[0])
