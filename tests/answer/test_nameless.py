@@ -1,5 +1,5 @@
 """A log that names no model (a pasted fragment): plain full attention is a
-candidate the log's own figures must confirm (report/exactness.py, nameless_layout).
+candidate the log's own figures must confirm (boot/resolve.py, resolve_layout).
 
 vLLM before 0.20.1 prints a plain model's pool as blocks x block size and its
 concurrency as blocks / cdiv(max len, block size); a hybrid's pool as blocks //

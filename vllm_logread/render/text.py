@@ -568,6 +568,8 @@ def _source_short(source: str) -> str:
         return "vLLM's default on an A100"
     if " GiB from " in source:
         return "vLLM's default for " + source.split("(")[1].split(")")[0]
+    if "on CPU in " in source:
+        return source.split("; not in the log")[0]
     if "on CPU" in source:
         # report/resolved._cpu_source: "vLLM X's default for vllm serve on CPU: N x R"
         # where the release scales it by the ranks (128 per rank), "...: N" where not
@@ -597,10 +599,14 @@ def _answer_lines(r: Report, workload: str) -> list[str]:
         if a.is_lower_bound:
             approx = ""
             cands = " or ".join(f"{x:,}" for x in a.max_num_seqs_candidates)
+            by = (
+                "by the vLLM release, not in the log: its version line settles it"
+                if a.max_num_seqs is not None and a.max_num_seqs.kind == "candidates"
+                else "by the card, not in the log: --gpu NAME settles it"
+            )
             head = (
                 f"== vllm-logread: {r.users:,} users at least run at once at {workload}: "
-                f"max_num_seqs caps them ({cands}{per} by the card, not in the log: --gpu NAME "
-                f"settles it; the pool holds {_n(a.pool_users)}, "
+                f"max_num_seqs caps them ({cands}{per} {by}; the pool holds {_n(a.pool_users)}, "
                 f"{_n(a.pool_users_mid_answer)} mid-answer)"
             )
         else:
