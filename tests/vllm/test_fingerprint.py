@@ -246,3 +246,21 @@ def test_the_generator_s_helpers_hold_their_examples() -> None:
     spec.loader.exec_module(module)
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted >= 5
+
+
+def test_v0_lines_keep_the_releases_that_run_v0() -> None:
+    # Real log 022's lines (shared/real_logs/022.log): its call sites worker.py:238
+    # and executor_base.py:95 are explained by 0.6.4 and by 0.33/0.34 alike, on a V0
+    # boot ("# CUDA blocks: 6001, # CPU blocks: 1638"). V0 runs only before 0.11.0
+    # (its scheduler and worker are gone from 0.11.0's wheel), so the range is
+    # 0.6.4 alone, never "0.6.4 or 0.33".
+    log = (
+        "INFO 01-16 09:40:00 worker.py:238] the current vLLM instance can use "
+        "total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90) = 71.29GiB\n"
+        "INFO 01-16 09:40:00 executor_base.py:95] # CUDA blocks: 6001, # CPU blocks: 1638\n"
+    )
+    (boot,) = _boots(log)
+    found = version_range(boot)
+    assert found is not None
+    assert found.releases and all(r.startswith("0.6.4") for r in found.releases), found
+    assert (2, "V0 engine lines") in found.evidence
