@@ -167,7 +167,7 @@ def decide(clues: list[tuple[int, str, int]], releases: tuple[str, ...]) -> Vers
         mask &= m
     is_weighed = False
     if not mask:
-        mask = _weighed(known, len(releases))
+        mask = _weighed(known, len(releases)) or _between_releases(known)
         if not mask:
             return None
         is_weighed = True
@@ -219,6 +219,38 @@ def _weighed(clues: list[tuple[int, str, int]], num_releases: int) -> int:
     if best < MIN_AGREEING_SITES or best - runner_up < MIN_LEAD_SITES:
         return 0
     return sum(1 << i for i, c in enumerate(counts) if c == best)
+
+
+def _between_releases(clues: list[tuple[int, str, int]]) -> int:
+    """A build between two releases (a dev or distribution build): its call sites
+    sit where one release or another has them, never all in one. When at least
+    two clues agree on some release, the build lies within the span of every
+    release that explains any clue (the oldest to the newest): a wide span that
+    decides no rule, or a narrow one that does.
+
+    Real log 021 (April 2025): kv_cache_utils.py:634 and :637 are 0.8.4-0.8.5's,
+    gpu_model_runner.py:1316 is 0.7.3's: the span 0.7.3-0.9.0.1, all before
+    0.9.1's KV cache groups.
+
+    >>> bin(_between_releases([(1, "a", 0b0001), (2, "b", 0b0110), (3, "c", 0b1110)]))
+    '0b1111'
+    >>> _between_releases([(1, "a", 0b0001), (2, "b", 0b1000)])
+    0
+    """
+    agree = max(
+        (
+            sum(m >> i & 1 for _, _, m in clues)
+            for i in range(max(m.bit_length() for *_, m in clues))
+        ),
+        default=0,
+    )
+    if agree < 2:
+        return 0
+    union = 0
+    for _, _, m in clues:
+        union |= m
+    low = (union & -union).bit_length() - 1
+    return (1 << union.bit_length()) - (1 << low)
 
 
 def label_shape(label: str) -> str:

@@ -264,3 +264,22 @@ def test_v0_lines_keep_the_releases_that_run_v0() -> None:
     assert found is not None
     assert found.releases and all(r.startswith("0.6.4") for r in found.releases), found
     assert (2, "V0 engine lines") in found.evidence
+
+
+def test_a_build_between_releases_spans_the_releases_its_sites_name() -> None:
+    # Real log 021's lines (a build of April 2025, between 0.8.4 and 0.8.5): the pool
+    # and concurrency calls sit where 0.8.4-0.8.5.post1 (and, for :637, up to 0.9.0.1)
+    # have them; the model-loading call sits where only 0.7.3 has it. No release
+    # explains all three, two agree: the build lies within 0.7.3-0.9.0.1.
+    log = (
+        "INFO 04-24 16:33:00 [gpu_model_runner.py:1316] Model loading took 14.9889 GiB "
+        "and 3.652170 seconds\n"
+        "INFO 04-24 16:33:13 [kv_cache_utils.py:634] GPU KV cache size: 158,656 tokens\n"
+        "INFO 04-24 16:33:13 [kv_cache_utils.py:637] Maximum concurrency for 32,768 tokens "
+        "per request: 4.84x\n"
+    )
+    (boot,) = _boots(log)
+    found = version_range(boot)
+    assert found is not None and found.is_weighed
+    assert (found.lowest, found.highest) == ("0.7.3", "0.9.0.1")
+    assert "0.8.4" in found.releases and "0.8.5" in found.releases
