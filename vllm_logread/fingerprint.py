@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .boots import engine_generation
+from .rules import Feature, supports
+
 if TYPE_CHECKING:
     from .boots import Boot
 
@@ -100,10 +103,35 @@ def version_range(boot: Boot) -> VersionRange | None:
         for (file, num), line in boot.call_sites().items()
     ]
     shapes: dict[str, int] = {}
-    for label, line in boot.process_labels().items():
+    # A label counts beside a call site only: a /metrics text's engines are
+    # labelled by the reader, not by vLLM, and a label alone is a weak clue.
+    labels = boot.process_labels() if clues else {}
+    for label, line in labels.items():
         shapes.setdefault(label_shape(label), line)  # rank=0 and rank=3 are one clue
     clues += [(line, f"({shape})", table.label_mask(shape)) for shape, line in shapes.items()]
+    v0_line = _v0_line(boot)
+    if v0_line is not None:
+        # V0's lines narrow a range to the releases that still run V0 (before
+        # 0.11.0): a V0 paste whose one call site also sits in 0.33's file is
+        # 0.6.4, not "0.6.4 or 0.33".
+        clues.append((v0_line, "V0 engine lines", _v0_mask(table.releases)))
     return decide(clues, table.releases)
+
+
+def _v0_line(boot: Boot) -> int | None:
+    """The first line only the V0 engine prints (boots.engine_generation's V0 lines)."""
+    if engine_generation(boot) != "V0":
+        return None
+    return next((f.line for f in boot.facts if f.kind in ("cpu_blocks", "swapped_reqs")), None)
+
+
+def _v0_mask(releases: tuple[str, ...]) -> int:
+    """The releases that run the V0 engine, as a mask over ``releases``.
+
+    >>> bin(_v0_mask(("0.9.2", "0.10.2", "0.11.0", "0.34.0")))
+    '0b11'
+    """
+    return sum(1 << i for i, r in enumerate(releases) if supports(r, Feature.V0_ENGINE))
 
 
 # Weighing a log whose sites no release explains all together: the best
@@ -139,7 +167,7 @@ def decide(clues: list[tuple[int, str, int]], releases: tuple[str, ...]) -> Vers
         mask &= m
     is_weighed = False
     if not mask:
-        mask = _weighed(known, len(releases))
+        mask = _weighed(known, len(releases)) or _between_releases(known)
         if not mask:
             return None
         is_weighed = True
@@ -191,6 +219,38 @@ def _weighed(clues: list[tuple[int, str, int]], num_releases: int) -> int:
     if best < MIN_AGREEING_SITES or best - runner_up < MIN_LEAD_SITES:
         return 0
     return sum(1 << i for i, c in enumerate(counts) if c == best)
+
+
+def _between_releases(clues: list[tuple[int, str, int]]) -> int:
+    """A build between two releases (a dev or distribution build): its call sites
+    sit where one release or another has them, never all in one. When at least
+    two clues agree on some release, the build lies within the span of every
+    release that explains any clue (the oldest to the newest): a wide span that
+    decides no rule, or a narrow one that does.
+
+    Real log 021 (April 2025): kv_cache_utils.py:634 and :637 are 0.8.4-0.8.5's,
+    gpu_model_runner.py:1316 is 0.7.3's: the span 0.7.3-0.9.0.1, all before
+    0.9.1's KV cache groups.
+
+    >>> bin(_between_releases([(1, "a", 0b0001), (2, "b", 0b0110), (3, "c", 0b1110)]))
+    '0b1111'
+    >>> _between_releases([(1, "a", 0b0001), (2, "b", 0b1000)])
+    0
+    """
+    agree = max(
+        (
+            sum(m >> i & 1 for _, _, m in clues)
+            for i in range(max(m.bit_length() for *_, m in clues))
+        ),
+        default=0,
+    )
+    if agree < 2:
+        return 0
+    union = 0
+    for _, _, m in clues:
+        union |= m
+    low = (union & -union).bit_length() - 1
+    return (1 << union.bit_length()) - (1 << low)
 
 
 def label_shape(label: str) -> str:

@@ -67,11 +67,23 @@ def test_candidates_that_agree_are_one_value() -> None:
 NAMELESS = SAMPLES / "real_nameless_no_version_qwen3-14b.log"
 
 
-def test_a_nameless_log_without_a_version_stays_open_over_any_release() -> None:
-    out = _read(NAMELESS)
+def test_a_nameless_log_without_a_version_stays_open_over_any_release(tmp_path: Path) -> None:
+    # The real paste without its call sites: nothing says its release.
+    log = tmp_path / "unsited.log"
+    log.write_text(re.sub(r"\[[\w.]+\.py:\d+\] ", "", NAMELESS.read_text()))
+    out = _read(log)
     # Any release may be 0.20.1+, where 1.30x fits every layout: no exact users.
     assert out["users"] is None
     assert [u["name"] for u in out["unknowns"]] == ["attention_layout"]
+
+
+def test_a_nameless_log_s_call_sites_give_its_release() -> None:
+    # gpu_worker.py:298, kv_cache_utils.py:864 and :868 under EngineCore_DP0 are vLLM
+    # 0.10.2's calls (docs/fingerprint.md): before 0.20.1, so 1.30x = 2,666 / 2,048
+    # confirms plain: (2,666 - 1) // 40 = 66 users, exact.
+    out = _read(NAMELESS)
+    assert out["users"] == 66 and out["is_exact"] is True
+    assert out["vllm_version_range"]["highest"] == "0.10.2"
 
 
 def test_a_range_before_0_20_1_lets_the_concurrency_confirm_plain(

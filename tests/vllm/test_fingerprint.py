@@ -246,3 +246,40 @@ def test_the_generator_s_helpers_hold_their_examples() -> None:
     spec.loader.exec_module(module)
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted >= 5
+
+
+def test_v0_lines_keep_the_releases_that_run_v0() -> None:
+    # Real log 022's lines (shared/real_logs/022.log): its call sites worker.py:238
+    # and executor_base.py:95 are explained by 0.6.4 and by 0.33/0.34 alike, on a V0
+    # boot ("# CUDA blocks: 6001, # CPU blocks: 1638"). V0 runs only before 0.11.0
+    # (its scheduler and worker are gone from 0.11.0's wheel), so the range is
+    # 0.6.4 alone, never "0.6.4 or 0.33".
+    log = (
+        "INFO 01-16 09:40:00 worker.py:238] the current vLLM instance can use "
+        "total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90) = 71.29GiB\n"
+        "INFO 01-16 09:40:00 executor_base.py:95] # CUDA blocks: 6001, # CPU blocks: 1638\n"
+    )
+    (boot,) = _boots(log)
+    found = version_range(boot)
+    assert found is not None
+    assert found.releases and all(r.startswith("0.6.4") for r in found.releases), found
+    assert (2, "V0 engine lines") in found.evidence
+
+
+def test_a_build_between_releases_spans_the_releases_its_sites_name() -> None:
+    # Real log 021's lines (a build of April 2025, between 0.8.4 and 0.8.5): the pool
+    # and concurrency calls sit where 0.8.4-0.8.5.post1 (and, for :637, up to 0.9.0.1)
+    # have them; the model-loading call sits where only 0.7.3 has it. No release
+    # explains all three, two agree: the build lies within 0.7.3-0.9.0.1.
+    log = (
+        "INFO 04-24 16:33:00 [gpu_model_runner.py:1316] Model loading took 14.9889 GiB "
+        "and 3.652170 seconds\n"
+        "INFO 04-24 16:33:13 [kv_cache_utils.py:634] GPU KV cache size: 158,656 tokens\n"
+        "INFO 04-24 16:33:13 [kv_cache_utils.py:637] Maximum concurrency for 32,768 tokens "
+        "per request: 4.84x\n"
+    )
+    (boot,) = _boots(log)
+    found = version_range(boot)
+    assert found is not None and found.is_weighed
+    assert (found.lowest, found.highest) == ("0.7.3", "0.9.0.1")
+    assert "0.8.4" in found.releases and "0.8.5" in found.releases

@@ -258,7 +258,16 @@ def _groups_confirm(boot: Boot, checks: Sequence[CheckLike]) -> LayoutFinding | 
 def _plain_evidence(
     boot: Boot, state: BootState, checks: Sequence[CheckLike], plain: PlainFigures
 ) -> LayoutFinding | None:
-    """The figures that settle one plain group whatever the model's name says."""
+    """The figures that settle one plain group whatever the model's name says.
+
+    Every figure must fit: a failed check, or a pool line that is not the stated
+    blocks x block size (310,000 tokens beside 20,000 blocks of 16), leaves the
+    plain reading pruned however well its concurrency fits.
+    """
+    if any(
+        c.status == "fail" or (c.name == "blocks_vs_tokens" and c.status != "pass") for c in checks
+    ):
+        return None
     return blocks_stated(boot, state, plain) or _concurrency_confirms(state, checks)
 
 

@@ -688,6 +688,16 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     return "\n".join(lines) + "\n"
 
 
+def _version_range_text(r: Report) -> str:
+    """``vLLM 0.10.2 by its log lines`` or ``vLLM 0.14.0-0.16.0 by its log lines``
+    for a log that states no version (docs/fingerprint.md); --explain lists the lines."""
+    v = r.vllm_versions
+    if v is None or len(v.minor_versions) > 3:
+        return ""  # a wide range says little here; the JSON keeps it
+    span = v.lowest if v.is_one_release else f"{v.lowest}-{v.highest}"
+    return f"vLLM {span} by its log lines"
+
+
 def _server_lines(r: Report) -> list[str]:
     """``  server:       Qwen/Qwen3-8B, vLLM 0.32.0, V1, 1 GPU, max model len 8,192``
     (the length on a line of its own when the line would pass WIDTH)."""
@@ -695,7 +705,7 @@ def _server_lines(r: Report) -> list[str]:
         b
         for b in (
             model_label(r.model),
-            f"vLLM {r.vllm_version}" if r.vllm_version else "",
+            f"vLLM {r.vllm_version}" if r.vllm_version else _version_range_text(r),
             "SGLang" if r.boot.value("engine_kind") == "sglang" else "",
             r.engine_generation or "",
             parallel_text(r),

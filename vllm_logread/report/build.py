@@ -669,6 +669,7 @@ def _report(
         boot=ctx.boot,
         model=st.model_name,
         vllm_version=st.vllm_version,
+        vllm_versions=None if st.vllm_version else st.versions,
         engine_generation=st.generation,
         device=st.device,
         pool_tokens=engines[0].pool_tokens if engines else None,
