@@ -586,7 +586,7 @@ def unstated_values(
             problems.append(f"{key}={v!r} is not a fact of the input")
     bs = obj.get("block_size")
     # Defaults: vLLM's 16 (GPU), 64 (XPU), 128 (CPU, HPU); SGLang's page_size 1;
-    # the block sizes vLLM accepts, when the log's figures pick one (report/solve.py);
+    # the block sizes vLLM accepts, when the log's figures pick one (boot/resolve.py);
     # the block size the log's KV cache groups state. A hybrid model's block size
     # follows vLLM's rule from its config (TPU's from its max model len).
     by_rule = "rule" in str(obj.get("block_size_source"))

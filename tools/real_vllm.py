@@ -246,6 +246,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         H.write_tiny_model(args.shape)
     extra: list[str] = ["--max-model-len", str(args.max_model_len), *args.vllm_args]
     env_extra = recipe.env() if recipe else {}
+    # --serve-env KEY=VALUE overrides the recipe's (e.g. VLLM_USE_V1=1 to ask an old build
+    # for its V1 engine).
+    env_extra.update(dict(item.split("=", 1) for item in args.serve_env))
     if recipe is not None and recipe.kv_space_env:
         env_extra["VLLM_CPU_KVCACHE_SPACE"] = str(args.kv_gib)
     else:
@@ -282,7 +285,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                 output_tokens=args.output,
                 rounds=args.rounds,
                 on_tick=sampler,
-                stagger_s=0.1,
+                tick_s=args.tick_s,
+                stagger_s=args.stagger_s,
             )
             time.sleep(11)  # one more stats interval so the idle state is logged
             sampler()
@@ -347,6 +351,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt", type=int, default=512)
     p.add_argument("--output", type=int, default=128)
     p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--stagger-s", type=float, default=0.1, help="user u starts u x this late [0.1]")
+    p.add_argument("--tick-s", type=float, default=1.0, help="/metrics every this [1.0]")
+    p.add_argument(
+        "--serve-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="environment for vllm serve, over the version's recipe (repeatable)",
+    )
     p.add_argument("--out", default=str(REPO / "sample_logs"))
     p.add_argument("--boot-timeout", type=float, default=900.0)
     p.set_defaults(func=cmd_matrix, vllm_args=[])

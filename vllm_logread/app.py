@@ -138,7 +138,7 @@ def _start_job(
     workload = _workload(opts)  # before any input is opened: a bad file exits 2 at once
     failures: Unread = []
     sim_rows = None
-    if opts.simulate or opts.simulate_users is not None:
+    if opts.wants_simulation:
         from .render.plot import StatsRecorder
 
         sim_rows = StatsRecorder()  # the stats lines, for the simulated verdict
@@ -381,6 +381,8 @@ class _Job:
             prompt_tokens=self.opts.prompts[0],
             output_tokens=self.opts.outputs[0],
             users=self.opts.simulate_users,
+            rounds=self.opts.simulate_rounds,
+            spread_steps=self.opts.simulate_spread,
         )
         if said is None:
             return item

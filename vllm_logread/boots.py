@@ -98,6 +98,15 @@ def engine_key(process: str | None) -> str:
     return "DP0"
 
 
+def process_label(process: str) -> str:
+    """A process tag without its pid and address: the name vLLM gave the process.
+
+    >>> process_label("VllmWorker rank=1 pid=77"), process_label("RayWorkerWrapper pid=7, ip=10.0.0.1")
+    ('VllmWorker rank=1', 'RayWorkerWrapper')
+    """
+    return process.split(" pid=")[0]
+
+
 @dataclass(slots=True)
 class Engine:
     """What one engine (a DP rank, with its TP/PP workers) stated."""
@@ -203,6 +212,27 @@ class Boot:
 
     def kinds(self) -> set[str]:
         return {f.kind for f in self.facts}
+
+    def call_sites(self) -> dict[tuple[str, int], int]:
+        """The logger calls that printed this boot's lines, ``("kv_cache_utils.py", 716)``,
+        each with the first log line that showed it (fingerprint.py reads the release
+        from them; docs/fingerprint.md)."""
+        out: dict[tuple[str, int], int] = {}
+        for f in self.facts:
+            if f.site is not None:
+                file, _, num = f.site.rpartition(":")
+                if file and num.isdigit():
+                    out.setdefault((file, int(num)), f.line)
+        return out
+
+    def process_labels(self) -> dict[str, int]:
+        """The names vLLM gave this boot's processes (the tag without its pid:
+        ``EngineCore_DP0``, ``VllmWorker rank=1``), each with its first line."""
+        out: dict[str, int] = {}
+        for f in self.facts:
+            if f.process:
+                out.setdefault(process_label(f.process), f.line)
+        return out
 
     def add(self, fact: Fact) -> None:
         self.facts.append(fact)

@@ -611,6 +611,21 @@ Examples:
     metavar="N",
     help="The closed-loop users to simulate (implies --simulate).",
 )
+@click.option(
+    "--simulate-rounds",
+    type=click.IntRange(1),
+    default=None,
+    metavar="N",
+    help="Requests per simulated user (simulate's --rounds; implies --simulate): later waves.",
+)
+@click.option(
+    "--simulate-spread",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    metavar="N",
+    help="Start the simulated users' first requests over N steps (simulate's --spread; "
+    "implies --simulate): the steady count instead of waves.",
+)
 def read_cmd(**params: object) -> None:
     """Report the KV pool and the users that fit, from vLLM logs or a pipe.
 
@@ -794,6 +809,14 @@ Examples:
     metavar="N",
     default=None,
     help="Requests per user (default 1 unless --requests is given).",
+)
+@click.option(
+    "--spread",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    metavar="N",
+    help="Start the users' first requests evenly over N steps instead of together "
+    "(users who joined over a while: no waves, a steady count).",
 )
 @click.option(
     "--arrival-interval",

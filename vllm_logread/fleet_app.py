@@ -43,6 +43,7 @@ _NOT_WITH_PROMETHEUS = (
     ("shared_prefix", "--shared-prefix"),
     ("simulate", "--simulate"),
     ("simulate_users", "--simulate-users"),
+    ("simulate_rounds", "--simulate-rounds"),
 )
 
 

@@ -271,7 +271,7 @@ def unused_options(opts: Any, fmt: str) -> list[str]:
     if fmt == "text" and not opts.is_sweep:
         return out
     where = "a sweep's table" if opts.is_sweep else f"--format {fmt}"
-    if opts.simulate or opts.simulate_users is not None:
+    if opts.simulate or getattr(opts, "wants_simulation", opts.simulate_users is not None):
         flag = "--simulate" if opts.simulate else "--simulate-users"
         out.append(
             f"warning: {flag} adds its verdict to the text load summary; {where} does not "
@@ -330,3 +330,17 @@ class ReadOptions(CommonOptions):
     sort: str = "input"
     simulate: bool = False
     simulate_users: int | None = None
+    # The simulated closed loop (--simulate-rounds, --simulate-spread; simulate's
+    # --rounds and --spread): requests per user, first requests spread over steps.
+    simulate_rounds: int | None = None
+    simulate_spread: float = 0.0
+
+    @property
+    def wants_simulation(self) -> bool:
+        """--simulate or any option that implies it."""
+        return (
+            self.simulate
+            or self.simulate_users is not None
+            or self.simulate_rounds is not None
+            or self.simulate_spread > 0
+        )

@@ -123,6 +123,13 @@ class Feature(Enum):
         proof=_SRC + "vllm/envs.py (VLLM_USE_V1)",
         text="the V1 engine is the default (V0 before, V1 opt-in)",
     )
+    V0_ENGINE = FeatureRow(
+        since=_v(0, 1, 0),
+        until=_v(0, 11, 0),
+        proof=_SRC + "vllm/core/scheduler.py and vllm/worker/worker.py, in every wheel "
+        "to 0.10.2 and gone from 0.11.0's",
+        text='the V0 engine runs ("# GPU blocks: N, # CPU blocks: M", swapped requests)',
+    )
     POOL_TOKENS_LINE = FeatureRow(
         since=_v(0, 8, 0),
         proof=_SRC + "vllm/v1/core/kv_cache_utils.py",

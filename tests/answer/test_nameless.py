@@ -1,5 +1,5 @@
 """A log that names no model (a pasted fragment): plain full attention is a
-candidate the log's own figures must confirm (report/exactness.py, nameless_layout).
+candidate the log's own figures must confirm (boot/resolve.py, resolve_layout).
 
 vLLM before 0.20.1 prints a plain model's pool as blocks x block size and its
 concurrency as blocks / cdiv(max len, block size); a hybrid's pool as blocks //
@@ -12,6 +12,7 @@ that states no version may be that new.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -89,10 +90,17 @@ def test_the_same_paste_with_the_model_named_gives_vllm_s_6(tmp_path: Path) -> N
     assert out["users"] == 6 and out["num_blocks"] == 28
 
 
-def test_a_nameless_unversioned_paste_may_be_0_20_1_or_later(tmp_path: Path) -> None:
-    # The 0.11 seed's pool and concurrency lines alone: no version, so the pool line
-    # may be int(concurrency x max len) (0.20.1+), which every layout fits.
-    code, out = _read(tmp_path, _lines("qwen3-8b-l4-v0.11.log", 15, 16))
+def _unsited(lines: list[str]) -> list[str]:
+    """The lines without their call sites ("[kv_cache_utils.py:1087] "): a paste
+    that says nothing of its release (docs/fingerprint.md)."""
+    return [re.sub(r"\[[\w.]+\.py:\d+\] ", "", line) for line in lines]
+
+
+def test_a_nameless_paste_with_no_release_in_it_may_be_0_20_1_or_later(tmp_path: Path) -> None:
+    # The 0.11 seed's pool and concurrency lines alone, without their call sites: no
+    # version, so the pool line may be int(concurrency x max len) (0.20.1+), which
+    # every layout fits.
+    code, out = _read(tmp_path, _unsited(_lines("qwen3-8b-l4-v0.11.log", 15, 16)))
     assert code == 0 and out["users"] is None
     u = _unknown(out)
     assert "names neither its model nor its vLLM version" in u["why"]
@@ -110,8 +118,21 @@ def test_a_nameless_0_11_log_without_a_concurrency_line_confirms_nothing(
 
 def test_an_unknown_answer_fails_the_gate_with_exit_1(tmp_path: Path) -> None:
     # docs/gate.md: exit 1 when fewer users fit than --min-users, or they are unknown.
-    code, out = _read(tmp_path, _lines("qwen3-8b-l4-v0.11.log", 15, 16), "--min-users", "10")
+    lines = _unsited(_lines("qwen3-8b-l4-v0.11.log", 15, 16))
+    code, out = _read(tmp_path, lines, "--min-users", "10")
     assert code == 1 and out["users"] is None
+
+
+def test_the_call_sites_of_two_lines_give_the_release_and_settle_plain(tmp_path: Path) -> None:
+    # The same two lines with their call sites: kv_cache_utils.py:1087 and :1091 under an
+    # EngineCore_DP0 label are vLLM 0.11.0's pool and concurrency calls, before 0.20.1,
+    # where a hybrid's concurrency is not pool / max len. 24,096 / 16 = 1,506 blocks;
+    # 1,506 / cdiv(8,192, 16) = 1,506 / 512 = 2.94x, the printed figure: plain, and
+    # (1,506 - 1 null) // 40 blocks (639 tokens) = 37 users.
+    code, out = _read(tmp_path, _lines("qwen3-8b-l4-v0.11.log", 15, 16))
+    assert code == 0 and out["users"] == 37 and out["is_exact"] is True
+    assert out["vllm_version"] is None
+    assert out["vllm_version_range"]["lowest"] == out["vllm_version_range"]["highest"] == "0.11.0"
 
 
 def test_a_nameless_gpt_oss_0_11_log_contradicts_plain_attention(tmp_path: Path) -> None:

@@ -134,7 +134,7 @@ def test_json_and_csv_say_not_stated() -> None:
 
 
 def test_text_says_the_ranks_and_tp_not_stated() -> None:
-    text = run("read", str(SAMPLES / "wrap_rank_prefix.log")).stdout
+    text = " ".join(run("read", str(SAMPLES / "wrap_rank_prefix.log")).stdout.split())
     assert "2 ranks seen (rank0, rank1), TP not stated" in text
     assert "TP not stated" in run("read", str(SAMPLES / "wrap_ansi_bare.log")).stdout
 

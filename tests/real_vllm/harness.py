@@ -114,6 +114,34 @@ RECIPES: dict[str, VersionRecipe] = {
     "0.30.0": VersionRecipe(vllm="0.30.0", torch="2.13.0"),
     # The last 0.31 (issue 30: the max_num_batched_tokens pair, tests/real_vllm/NOTES.md).
     "0.31.0": VersionRecipe(vllm="0.31.0", torch="2.13.0"),
+    # Every minor's latest patch (tests/real_vllm/NOTES.md, "Every minor"). torch is each
+    # wheel's own x86_64 pin without "+cpu"; the pool by VLLM_CPU_KVCACHE_SPACE where the CPU
+    # worker's determine_available_memory returns cpu_kvcache_space_bytes (read in each wheel).
+    # 0.8.5's CPU platform has no V1 (supports_v1 returns False): V0 whatever is asked; it
+    # builds a tokenizer like 0.9.1's V0 and its transformers floor is 4.51.1 (era pin < 4.52).
+    "0.8.5": VersionRecipe(
+        vllm="0.8.5",
+        torch="2.6.0",
+        extra_requirements=("transformers<4.52",),
+        serve_env=(("VLLM_USE_V1", "0"),),
+        kv_space_env=True,
+        needs_tokenizer=True,
+        glibcxx_shim=True,
+    ),
+    "0.10.2": VersionRecipe(
+        vllm="0.10.2",
+        torch="2.6.0",
+        extra_requirements=("transformers<4.57",),
+        kv_space_env=True,
+        glibcxx_shim=True,
+    ),
+    "0.13.0": VersionRecipe(vllm="0.13.0", torch="2.9.1", kv_space_env=True),
+    "0.15.1": VersionRecipe(vllm="0.15.1", torch="2.10.0", kv_space_env=True),
+    "0.19.1": VersionRecipe(vllm="0.19.1", torch="2.10.0", kv_space_env=True),
+    "0.22.1": VersionRecipe(vllm="0.22.1", torch="2.11.0"),
+    "0.24.0": VersionRecipe(vllm="0.24.0", torch="2.11.0"),
+    "0.27.1": VersionRecipe(vllm="0.27.1", torch="2.13.0"),
+    "0.29.0": VersionRecipe(vllm="0.29.0", torch="2.13.0"),
 }
 
 
@@ -609,6 +637,32 @@ SHAPES: dict[str, TinyShape] = {
         # Mistral's config has no head_dim (hidden 4,096 / 32 heads = 128): pin it, since the
         # tiny body's hidden size would otherwise make it 256 / 8 = 32.
         overrides={**_TINY_BODY, "head_dim": 128, "max_position_embeddings": 32768},
+    ),
+    # A float32 Qwen3 of 2 layers x 16 KV heads x 128: 2 x 2 x 16 x 128 x 4 B = 32,768 B a
+    # token, 524,288 B a block of 16, so 1 GiB is exactly 2,048 blocks (V0's CPU pool is
+    # int(space // block bytes)). Why float32 and 2 layers: the V0 waves need ~60-150
+    # requests decoding at once for minutes, and bf16 decodes too slowly on these cores.
+    "qwen3-tiny-f32": TinyShape(
+        repo_id="vllm-logread/Qwen3-tiny-f32",
+        base_config="Qwen--Qwen3-8B.json",
+        fallback={
+            "architectures": ["Qwen3ForCausalLM"],
+            "model_type": "qwen3",
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000,
+            "hidden_act": "silu",
+            "use_sliding_window": False,
+            "sliding_window": None,
+        },
+        overrides={
+            **_TINY_BODY,
+            "num_hidden_layers": 2,
+            "max_window_layers": 2,
+            "num_key_value_heads": 16,
+            "num_attention_heads": 16,
+            "head_dim": 128,
+            "torch_dtype": "float32",
+        },
     ),
 }
 

@@ -131,6 +131,8 @@ FEATURES = [
     ("CONCURRENCY_LINE_V0", (0, 6, 3), None),
     ("CONCURRENCY_LINE_V1", (0, 7, 1), None),
     ("V1_DEFAULT", (0, 8, 0), None),
+    # vllm/core/scheduler.py and vllm/worker/worker.py are in 0.10.2's wheel, not 0.11.0's.
+    ("V0_ENGINE", (0, 1, 0), (0, 11, 0)),
     ("POOL_TOKENS_LINE", (0, 8, 0), None),
     ("HYBRID_MANAGER", (0, 9, 1), None),
     # 0.9.2's arg_utils.py: CPU serve 32 / LLM 128; 0.10.0: 128 / 256 per rank.

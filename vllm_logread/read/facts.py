@@ -8,7 +8,7 @@ use that interval instead of a magic tolerance.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..jsontypes import JSONObject
 
@@ -28,6 +28,9 @@ class Fact:
             not a printed float), so ``half_ulp`` gives the printed precision.
         source: which input (file name or ``-``) the line came from.
         time: the line's header time ``MM-DD HH:MM:SS`` or None (not in the JSON).
+        site: the logger call that printed the line, ``kv_cache_utils.py:716``, or
+            None (not in the JSON, the repr or comparisons: the same fact from another
+            release is the same fact). fingerprint.py reads a log's release from them.
     """
 
     kind: str
@@ -37,6 +40,7 @@ class Fact:
     decimals: int | None = None
     source: str = "-"
     time: str | None = None
+    site: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def half_ulp(self) -> float:

@@ -110,7 +110,7 @@ _SGLANG_RANKS = re.compile(
 _HEADER = re.compile(
     r"(?:^|(?<=[\s\]]))(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)[ ]"
     r"(?:(\d\d-\d\d[ ]\d\d:\d\d:\d\d)(?:[.,]\d{1,6})?[ ])?"  # group 2: the time
-    r"\[?[^\s\[\]]{1,200}:\d{1,7}\][ ]?"
+    r"\[?([^\s\[\]]{1,200}:\d{1,7})\][ ]?"  # group 3: the call site "file.py:123"
 )
 
 
@@ -122,7 +122,7 @@ _PYLOG = re.compile(
 
 
 # A header whose level was trimmed: "[kv_cache_utils.py:868] msg".
-_BARE_SOURCE = re.compile(r"^\[[^\s\[\]]{1,200}\.py:\d{1,7}\][ ]?")
+_BARE_SOURCE = re.compile(r"^\[([^\s\[\]]{1,200}\.py:\d{1,7})\][ ]?")
 
 
 # What a pager or a paste tool puts where it cut a line short ("…", "[...]",
@@ -171,6 +171,9 @@ class LogLine:
         level: ``INFO``, ``WARNING``, ... or None when the line had no header.
         message: the text after the header (the whole line when there is none).
         time: the header's ``MM-DD HH:MM:SS`` (no year, fraction dropped), or None.
+        site: the logger call that printed it, ``kv_cache_utils.py:716`` (the
+            file's base name and line, as vLLM's header gives them), or None.
+            Which release printed a log follows from these (docs/fingerprint.md).
     """
 
     number: int
@@ -178,6 +181,7 @@ class LogLine:
     level: str | None
     message: str
     time: str | None = None
+    site: str | None = None
 
 
 def strip_ansi(text: str) -> str:
@@ -292,8 +296,8 @@ def parse_line(text: str, number: int) -> LogLine:
     """Unwrap one record (no line breaks inside) into a LogLine.
 
     >>> ll = parse_line("(EngineCore pid=4) INFO 11-29 12:34:56 [kv.py:1] GPU KV cache size: 5 tokens", 7)
-    >>> (ll.number, ll.process, ll.level, ll.message)
-    (7, 'EngineCore pid=4', 'INFO', 'GPU KV cache size: 5 tokens')
+    >>> (ll.number, ll.process, ll.level, ll.message, ll.site)
+    (7, 'EngineCore pid=4', 'INFO', 'GPU KV cache size: 5 tokens', 'kv.py:1')
     """
     text = strip_ansi(text)
     process, rest = _peel(text)
@@ -304,16 +308,31 @@ def parse_line(text: str, number: int) -> LogLine:
     rest = _TRAILERS.sub("", rest, count=1)
     level: str | None = None
     time: str | None = None
+    site: str | None = None
     h = _HEADER.search(rest, endpos=min(len(rest), 400))
     if h:
-        level, time = h.group(1), h.group(2)
+        level, time, site = h.group(1), h.group(2), _base_name(h.group(3))
         rest = rest[h.end() :]
     else:
         m = _PYLOG.match(rest) or _BARE_SOURCE.match(rest)
         if m:
+            # Python logging's default format is another library's (no vLLM call site).
             level = m.group(1) if m.re is _PYLOG else None
+            site = None if m.re is _PYLOG else _base_name(m.group(1))
             rest = rest[m.end() :]
-    return LogLine(number=number, process=process, level=level, message=rest.strip(), time=time)
+    return LogLine(
+        number=number, process=process, level=level, message=rest.strip(), time=time, site=site
+    )
+
+
+def _base_name(site: str) -> str:
+    """A call site as vLLM prints it: the file's base name and line (a custom
+    format may give a path).
+
+    >>> _base_name("vllm/v1/core/kv_cache_utils.py:716"), _base_name("gpu_worker.py:233")
+    ('kv_cache_utils.py:716', 'gpu_worker.py:233')
+    """
+    return site.rsplit("/", 1)[-1]
 
 
 def header_time(head: str) -> str | None:

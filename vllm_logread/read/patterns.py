@@ -1620,7 +1620,13 @@ MARKERS: tuple[str, ...] = tuple(sorted({m for row in ROWS for m in row.markers}
 
 
 def facts_from_message(
-    message: str, *, line: int, process: str | None, source: str = "-", time: str | None = None
+    message: str,
+    *,
+    line: int,
+    process: str | None,
+    source: str = "-",
+    time: str | None = None,
+    site: str | None = None,
 ) -> Iterator[Fact | NearMiss]:
     """Apply every row whose marker the message carries.
 
@@ -1662,6 +1668,7 @@ def facts_from_message(
                 decimals=decimals,
                 source=source,
                 time=time,
+                site=site,
             )
         if partial is not None:
             yield partial

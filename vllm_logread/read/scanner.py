@@ -508,7 +508,12 @@ class Scanner:
             ll = parse_line(rec, number)
             found: list[Event] = []
             for e in facts_from_message(
-                ll.message, line=number, process=ll.process, source=self.source, time=ll.time
+                ll.message,
+                line=number,
+                process=ll.process,
+                source=self.source,
+                time=ll.time,
+                site=ll.site,
             ):
                 if isinstance(e, NearMiss):
                     found.append(ParseWarning(line=number, text=str(e), source=self.source))

@@ -233,6 +233,15 @@ def _said_when_known(report: Report) -> JSONObject:
         out["request_cost"] = report.request_cost.to_json()
     if report.longest_request is not None:
         out["longest_request"] = report.longest_request.to_json()
+    if report.vllm_versions is not None:
+        # Only for a log that states no version: the releases it can come from.
+        v = report.vllm_versions
+        out["vllm_version_range"] = {
+            "lowest": v.lowest,
+            "highest": v.highest,
+            "num_releases": len(v.releases),
+            "evidence": [{"line": line, "what": what} for line, what in v.evidence],
+        }
     if version_past_checked(report.vllm_version) is not None:
         # Only then (older reports keep their exact shape): the log's vLLM is
         # newer than the newest release this tool was checked against.

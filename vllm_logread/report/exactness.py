@@ -1,40 +1,30 @@
-"""Whether the model's KV layout is known well enough for exact users.
+"""The layout the users rest on, in the report's words; speculative decoding's charge.
 
-Two ways a layout is assumed rather than known (README.md, "Exact or not"):
-
-* the model's config was found but its architecture is not verified (no
-  hand-worked test, or fields the tool does not read): kv/architectures.py;
-* no config was found and the log names the model only by a path, a served
-  name, or a name whose family is a hybrid one: the log's pool line cannot tell
-  plain attention from a hybrid (vLLM prints a hybrid's pool as concurrency x
-  max len, which plain attention at the same block size reproduces), so "970
-  users, exact" for a gated-delta-net hybrid served from /models/my-qwen3-next
-  would be a wrong exact number.
-
-The log settles it when it states its KV cache groups ("kv cache group sizes
-(...)", vLLM 0.31+) as one group, or when no group can exist (V0, or V1 before
-the hybrid manager): then the pool is one full-attention group and the users
-follow from its blocks alone.
-
-A log that names no model at all (a pasted fragment) is read as plain full
-attention only when its own figures confirm it (:func:`nameless_layout`): a
-version before 0.20.1 whose printed maximum concurrency is the plain reading's
-(vLLM then prints a hybrid's pool as blocks // groups x block size and its
-concurrency as blocks / the blocks of all groups, which differ: gpt-oss-20b on
-0.11.0 prints 29,760 tokens and 3.28x, where plain attention would print 3.63x).
-From 0.20.1 the pool line is int(concurrency x max len) for every layout, so
-that concurrency confirms nothing, and neither does a log that prints none.
+Which figure settles the layout, or why none does, is decided once by the
+resolver of unknowns (boot/resolve.resolve_layout; docs/candidates.md): no KV
+cache group can exist over the log's releases, the log states one group, a
+verified config, a plain family's name, the log's blocks, pool and concurrency
+(one group whatever the release), a concurrency only plain attention prints
+(every release before 0.20.1), or an unverified config whose every group, pool
+and concurrency the log reproduces ("confirmed by the log"). Here those
+findings become the report's checks and unknowns (:func:`layout_words`): a
+model named only by a path, a served name or a hybrid family's name, or a log
+that names none, whose figures fit plain attention and a hybrid alike, is never
+"exact" (970 users for a gated-delta-net hybrid served from /models/my-qwen3-next
+would be a wrong exact number).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
+from ..boot.resolve import LayoutFinding
 from ..boots import Boot
-from ..kv.architectures import family_of_name
 from ..kv.specs import KVSpec
-from ..rules import Feature, can_be_hybrid, concurrency_tells_layout
+from ..rules import Feature
 from .model import Check, Unknown
+
+NAMELESS_SETTLE = (
+    "pass --config PATH to the model's config.json (or read a log that names the model)"
+)
 
 SETTLE = (
     "pass --config PATH to the model's config.json (an architecture the tool has verified "
@@ -43,32 +33,26 @@ SETTLE = (
 )
 
 
-def spec_source(spec: KVSpec) -> str:
-    """Where the bytes per token come from, and "not verified" when they are not."""
+def spec_source(spec: KVSpec, finding: LayoutFinding | None = None) -> str:
+    """Where the bytes per token come from, and "not verified" when they are not
+    (or "confirmed by the log" when the log's own figures reproduce the reading)."""
     source = str(spec.source)
     if bool(getattr(spec, "is_verified", True)):
         return source
     arch = getattr(spec, "architecture", None) or "its architecture"
+    if finding is not None and finding.is_settled and finding.evidence != "verified_config":
+        return (
+            f"{source}; confirmed by the log (lines {_lines(finding.lines)}): the tool has no "
+            f"hand-worked check of {arch}, and its reading reproduces the log's figures"
+        )
     return f"{source}; not verified: the tool has no hand-worked check of {arch}"
 
 
-def _one_group_stated(boot: Boot) -> bool:
-    groups = boot.last("num_kv_cache_groups")
-    return groups is not None and int(groups.value) == 1
-
-
-def layout_unknown(
-    boot: Boot, spec: KVSpec | None, model: str | None, *, can_be_hybrid: bool, users: str
-) -> Unknown | None:
-    """An Unknown when the users rest on a layout the tool assumed, else None.
-
-    ``users`` is the figure the assumed layout gives ("970"), for the candidates.
-    """
-    if not can_be_hybrid or _one_group_stated(boot):
-        return None
-    if spec is not None:
-        if bool(getattr(spec, "is_verified", True)):
-            return None
+def _open_unknown(
+    finding: LayoutFinding, spec: KVSpec | None, model: str | None, users: str
+) -> Unknown:
+    """The Unknown of a layout the log's figures leave open."""
+    if finding.evidence == "unverified" and spec is not None:
         arch = getattr(spec, "architecture", None) or "this model"
         why = str(getattr(spec, "architecture_note", None) or f"{arch} is not verified")
         return Unknown(
@@ -79,79 +63,46 @@ def layout_unknown(
             f"0.31+) settles it; the tool has no hand-worked check of {arch} (vllm-logread kv "
             "--list-architectures)",
         )
-    if not model:
-        return None  # no name at all: nameless_layout decides
-    found = family_of_name(model)
-    if found is not None and found[1]:
-        return None
-    if found is None:
+    if finding.evidence in ("unknown_name", "named_family"):
         why = (
             f"the log names the model only as {model!r}, which names no family the tool "
             "knows, and its pool line reads the same for plain attention and for a hybrid "
             "(sliding-window, Mamba or linear-attention layers)"
+            if finding.evidence == "unknown_name"
+            else f"the model's name {model!r} says {finding.family}, whose KV cache groups the "
+            "log's pool line does not settle without its config"
         )
-    else:
-        why = (
-            f"the model's name {model!r} says {found[0]}, whose KV cache groups the log's "
-            "pool line does not settle without its config"
+        return Unknown(
+            name="attention_layout",
+            candidates=(f"plain full attention: {users} users", "a hybrid: other users"),
+            why=why,
+            settle=SETTLE,
         )
-    return Unknown(
-        name="attention_layout",
-        candidates=(f"plain full attention: {users} users", "a hybrid: other users"),
-        why=why,
-        settle=SETTLE,
-    )
+    return _nameless_unknown(finding, users)
 
 
-NAMELESS_SETTLE = (
-    "pass --config PATH to the model's config.json (or read a log that names the model)"
-)
-
-# Lines only a boot with several KV cache groups prints: a Mamba cache mode (0.31+,
-# Mamba and gated-delta-net hybrids), the groups' lcm block size (0.31+, printed
-# only when there is more than one group).
-_HYBRID_KINDS = ("mamba_cache_mode",)
-
-
-def nameless_layout(
-    boot: Boot,
-    *,
-    version: str | None,
-    generation: str | None,
-    checks: Sequence[Check],
-    users: str,
-) -> Unknown | Check | None:
-    """For a log that names no model: the check that confirms plain full attention,
-    the Unknown that says why nothing does, or None when no KV cache group can
-    exist (V0, V1 before 0.9.1) or the log states one group.
-
-    ``checks`` are the plain reading's (its ``max_concurrency`` passed or the
-    reading would not be here); ``users`` the figure plain attention gives.
-    """
-    if not can_be_hybrid(version, generation) or _one_group_stated(boot):
-        return None
+def _nameless_unknown(finding: LayoutFinding, users: str) -> Unknown:
+    """A log that names no model: why no figure confirms plain full attention."""
     candidates = (
         f"plain full attention: {users} users",
         "a hybrid (sliding-window, Mamba or linear-attention layers): other users",
     )
-    hybrid = next((f for k in _HYBRID_KINDS if (f := boot.first(k)) is not None), None)
-    if hybrid is not None:
+    if finding.evidence == "hybrid_line":
         return Unknown(
             name="attention_layout",
             candidates=candidates[1:],
-            why=f"the log names no model, and line {hybrid.line} ({hybrid.kind}) is printed "
-            "only by a model with several KV cache groups: not plain full attention",
+            why=f"the log names no model, and line {finding.lines[0]} (mamba_cache_mode) is "
+            "printed only by a model with several KV cache groups: not plain full attention",
             settle=NAMELESS_SETTLE,
         )
-    conc = next((c for c in checks if c.name == "max_concurrency"), None)
-    conc_f = boot.first("max_concurrency")
-    if conc_f is None or conc is None or conc.status != "pass":
+    if finding.evidence == "no_concurrency":
         why = (
             "the log names no model and prints no maximum concurrency it can be checked "
             "against, the one figure that tells plain attention from a hybrid's KV cache "
             "groups"
         )
-    elif not concurrency_tells_layout(version):
+    else:
+        version = finding.versions
         said = (
             f"the log names no model, and vLLM {version} (as every vLLM from "
             f"{Feature.POOL_TOKENS_FROM_CONCURRENCY.value.since}) prints"
@@ -161,20 +112,62 @@ def nameless_layout(
         )
         why = (
             f"{said} its pool as int(max concurrency x max model len) for every layout, so its "
-            f"{float(conc_f.value):.2f}x (line {conc_f.line}) fits plain attention and a "
-            "hybrid alike"
+            f"{finding.printed_concurrency or 0:.2f}x (line {finding.lines[0]}) fits plain "
+            "attention and a hybrid alike"
         )
-    else:
+    return Unknown(name="attention_layout", candidates=candidates, why=why, settle=NAMELESS_SETTLE)
+
+
+def _lines(lines: tuple[int, ...]) -> str:
+    return ", ".join(str(n) for n in lines)
+
+
+def _settled_check(finding: LayoutFinding) -> Check | None:
+    """The check a figure that settled the layout adds to the report, if any."""
+    line = finding.lines[-1] if finding.lines else None
+    if finding.evidence == "blocks_stated":
+        n, bs, per_req = finding.num_blocks, finding.block_size, finding.blocks_per_request
+        return Check(
+            name="attention_layout",
+            status="pass",
+            detail=f"one KV cache group: pool {finding.pool_tokens or 0:,} = {n or 0:,} x {bs} "
+            f"and {finding.printed_concurrency or 0:.2f}x = {n or 0:,} / {per_req or 0:,}, "
+            f"lines {_lines(finding.lines)}",
+            line=line,
+        )
+    if finding.evidence == "concurrency":
         return Check(
             name="attention_layout",
             status="pass",
             detail=f"plain full attention, confirmed by the log's maximum concurrency "
-            f"{float(conc_f.value):.2f}x (line {conc_f.line}): vLLM {version} prints a "
-            "hybrid's pool as blocks // groups x block size, whose concurrency is not "
-            "pool / max model len",
-            line=conc_f.line,
+            f"{finding.printed_concurrency or 0:.2f}x (line {finding.lines[0]}): vLLM "
+            f"{finding.versions} prints a hybrid's pool as blocks // groups x block size, "
+            "whose concurrency is not pool / max model len",
+            line=line,
         )
-    return Unknown(name="attention_layout", candidates=candidates, why=why, settle=NAMELESS_SETTLE)
+    if finding.evidence == "groups_confirm":
+        return Check(
+            name="attention_layout",
+            status="pass",
+            detail="the tool's reading of the config reproduces the log's KV cache groups, "
+            f"its maximum concurrency and its pool (lines {_lines(finding.lines)}): "
+            "confirmed by the log",
+            line=line,
+        )
+    return None
+
+
+def layout_words(
+    finding: LayoutFinding, spec: KVSpec | None, model: str | None, users: str
+) -> Unknown | Check | None:
+    """The resolver's layout finding (boot/resolve.resolve_layout) as the report
+    says it: a check when a figure settled it, an Unknown when none did, else None.
+
+    ``users`` is the figure the assumed layout gives ("970"), for the candidates.
+    """
+    if finding.is_settled:
+        return _settled_check(finding)
+    return _open_unknown(finding, spec, model, users)
 
 
 # Methods whose drafter keeps no KV cache of its own and reserves no lookahead

@@ -18,6 +18,7 @@ from .resolved import Answer, ResolvedBoot
 from .whatif import Basis, Change, WhatIf
 
 if TYPE_CHECKING:  # observed.py and plan.py: imported where a log's requests or a target need them
+    from ..fingerprint import VersionRange
     from ..observed import ObservedWorkload
     from .plan import TargetPlan
 
@@ -235,6 +236,10 @@ class Report:
     # said "not stated", null in the JSON), and the ranks its worker labels show.
     is_tensor_parallel_stated: bool = True
     ranks_seen: RanksSeen | None = None
+    # The releases a log that states no version can come from, from its call
+    # sites and process labels (fingerprint.py, docs/fingerprint.md); None when
+    # the log states its version or says nothing of it.
+    vllm_versions: VersionRange | None = None
 
     @property
     def is_pipeline_parallel_stated(self) -> bool:

@@ -23,11 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Literal
 
+from ..boot.resolve import cpu_max_num_seqs_candidates
+from ..boot.state import Sourced, SourceKind
 from ..boots import Boot
 from ..capacity import max_concurrency
 from ..errors import LogReadError
+from ..fingerprint import VersionRange, version_range
 from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheLayout
 from ..kv.specs import KVSpec
@@ -48,31 +51,8 @@ from ..rules import (
 )
 from .gpus import Gpu, find_gpu
 
-T = TypeVar("T")
-
-#: Where a value came from.
-SourceKind = Literal["stated", "given", "default", "derived", "unknown"]
-
 #: The limit that binds the users at a workload.
 Limit = Literal["pool", "max_num_seqs"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Sourced(Generic[T]):
-    """A value and where it came from.
-
-    Attributes:
-        value: the value (None: unknown).
-        kind: stated (a line of the log), given (an option), default (vLLM's
-            rule for this version and platform), derived (from other values),
-            unknown.
-        source: the same for a person: ``line 12``, ``--block-size``,
-            ``vLLM 0.32's default for vllm serve on CPU: 128 x 1``.
-    """
-
-    value: T
-    kind: SourceKind
-    source: str
 
 
 # vLLM's defaults used here are rules.py's: the CPU backend's by release
@@ -111,6 +91,8 @@ class _Platform:
     generation: str | None
     world_size: int  # tensor x pipeline parallel ranks
     cpu_defaults: BatchDefaults | None  # vLLM's own CPU defaults (rules.cpu_batch_defaults)
+    is_cpu: bool  # the pool is in a CPU's memory
+    versions: VersionRange | None  # the releases the log can be (fingerprint.version_range)
     gpu: str | Gpu | None
     available_kv: Fact | None
     layout: KVCacheLayout | None
@@ -169,6 +151,8 @@ def scheduler_limits(
         cpu_defaults=cpu_batch_defaults(version_s, generation, world_size=world)
         if is_cpu
         else None,
+        is_cpu=is_cpu,
+        versions=version_range(boot),
         gpu=gpu,
         available_kv=available_kv,
         layout=layout,
@@ -219,6 +203,8 @@ def _max_num_seqs(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool | N
             source=_cpu_source(p, p.cpu_defaults.max_num_seqs),
         )
         return seqs, (), None
+    if p.is_cpu and p.generation != "V0" and _is_ranged(p.versions):
+        return _cpu_candidates(p)
     value, source, settled = p.gpu_default()
     big = p.is_big_gpu(value)
     candidates: tuple[int, ...] = ()
@@ -229,6 +215,26 @@ def _max_num_seqs(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool | N
             source = f"{min(candidates)} on an A100, else {value:,}: {source}"
             value = min(candidates)
     return Sourced(value=value, kind="default", source=source), candidates, big
+
+
+def _is_ranged(versions: VersionRange | None) -> bool:
+    """The log states no version but its releases are known to several."""
+    return versions is not None and len(versions.releases) > 1
+
+
+def _cpu_candidates(p: _Platform) -> tuple[Sourced[int], tuple[int, ...], bool | None]:
+    """A CPU log whose version is a range of releases: vLLM's default on CPU for
+    each release it can be (boot/resolve.cpu_max_num_seqs_candidates), the least
+    first."""
+    candidates = cpu_max_num_seqs_candidates(p.versions, p.generation, p.world_size)
+    said = " or ".join(f"{c:,}" for c in candidates)
+    which = "the releases this log can be" if len(candidates) > 1 else "this release"
+    seqs = Sourced(
+        value=candidates[0],
+        kind="default" if len(candidates) == 1 else "candidates",
+        source=f"vLLM's default for vllm serve on CPU in {which}: {said}; not in the log",
+    )
+    return seqs, candidates if len(candidates) > 1 else (), False
 
 
 def _cpu_source(p: _Platform, value: int, *, tokens: bool = False) -> str:
