@@ -234,3 +234,17 @@ def _reports(out: Any) -> list[dict[str, Any]]:
     if isinstance(out, dict) and isinstance(out.get("boots"), list):
         return [b for b in out["boots"] if isinstance(b, dict)]
     return [out] if isinstance(out, dict) else []
+
+
+def test_kv_memory_past_80_gib_settles_the_big_card_default(tmp_path: Path) -> None:
+    # Real log 052's lines (vLLM-Omni on 0.14): 100.43 GiB of KV cache per GPU and no
+    # weights line. The card holds at least that, past every A100's 80 GiB, so vLLM's
+    # default is 1,024 (0.14's arg_utils: 1,024 sequences on 70 GiB or more, but an
+    # A100): 2,925,232 / 16 = 182,827 blocks, (182,827 - 1) // 40 = 4,570 in the pool,
+    # capped at 1,024, exact (it said "256 at least": 256 or 1,024 by the card).
+    log = SAMPLES / "wrap_stage.log"
+    lines = [x for x in log.read_text().splitlines() if "Model loading took" not in x]
+    paste = tmp_path / "no_weights.log"
+    paste.write_text("\n".join(lines) + "\n")
+    out = _read(paste)
+    assert out["users"] == 1024 and out["is_exact"] is True

@@ -296,9 +296,12 @@ def _gpu_max_num_seqs(
     name = gpu.name if isinstance(gpu, Gpu) else gpu
     w_f = boot.first("weights_gib")
     low = None
-    if w_f is not None and available_kv is not None:
-        # Weights and the KV cache both sit in the GPU: it has at least their sum.
-        low = max(float(w_f.value), 0.0) + max(float(available_kv.value), 0.0)
+    if available_kv is not None:
+        # Weights and the KV cache both sit in the GPU: it has at least their sum,
+        # and at least the KV cache where the log states no weights (real log 052:
+        # 100.43 GiB of KV cache is past every A100's 80 GiB).
+        weights_gib = 0.0 if w_f is None else max(float(w_f.value), 0.0)
+        low = weights_gib + max(float(available_kv.value), 0.0)
     proven = None
     if num_blocks is not None:
         proven = _batched_tokens_proven(boot, layout, num_blocks, max_model_len, version)
