@@ -289,11 +289,11 @@ class MemoryBudget:
         return total * (new_util - util)
 
     @property
-    def gpu_at_least_gib(self) -> float | None:
+    def min_gpu_gib(self) -> float | None:
         """What the GPU holds at least: the weights and the KV memory the log states
         both sit in it (no weights line: the KV memory alone); None: no KV line.
 
-        >>> MemoryBudget(kv_cache_gib=_given(100.43)).gpu_at_least_gib
+        >>> MemoryBudget(kv_cache_gib=_given(100.43)).min_gpu_gib
         100.43
         """
         kv = _v(self.kv_cache_gib)

@@ -225,8 +225,8 @@ def test_term_change_signs() -> None:
 
 def test_the_gpu_holds_at_least_the_weights_and_the_kv_memory() -> None:
     # Real log 052: 100.43 GiB of KV memory and no weights line: at least 100.43 GiB.
-    assert MemoryBudget(kv_cache_gib=gib(100.43)).gpu_at_least_gib == 100.43
+    assert MemoryBudget(kv_cache_gib=gib(100.43)).min_gpu_gib == 100.43
     # sample_logs/era_0_32_0.log: 14.99 weights + 55.52 KV = 70.51 GiB at least.
     both = MemoryBudget(weights_gib=gib(14.99), kv_cache_gib=gib(55.52))
-    assert both.gpu_at_least_gib == pytest.approx(70.51)
-    assert MemoryBudget(weights_gib=gib(14.99)).gpu_at_least_gib is None
+    assert both.min_gpu_gib == pytest.approx(70.51)
+    assert MemoryBudget(weights_gib=gib(14.99)).min_gpu_gib is None

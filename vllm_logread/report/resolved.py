@@ -301,7 +301,7 @@ def _gpu_max_num_seqs(
     # KV cache is past every A100's 80 GiB).
     low = MemoryBudget(
         weights_gib=_stated_gib(w_f), kv_cache_gib=_stated_gib(available_kv)
-    ).gpu_at_least_gib
+    ).min_gpu_gib
     proven = None
     if num_blocks is not None:
         proven = _batched_tokens_proven(boot, layout, num_blocks, max_model_len, version)
