@@ -28,8 +28,12 @@ verdict against the estimate.
 from __future__ import annotations
 
 import math
+import operator
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice
+from typing import cast
 
 from .jsontypes import JSONObject
 from .read.facts import Fact
@@ -583,7 +587,9 @@ class LoadWatch:
         top_kv = _fold_peaks(e, times, running, waiting, kvs, preemptions)
         # The span: times that only go forward (the common batch) add their
         # last minus their first; otherwise each step is looked at.
-        span_each = None in seconds or list(seconds) != sorted(seconds)  # type: ignore[type-var]
+        span_each = None in seconds or any(
+            map(operator.gt, seconds, islice(seconds, 1, None))  # type: ignore[arg-type]
+        )
         if not span_each:
             first_s, last_s = seconds[0], seconds[-1]
             assert first_s is not None and last_s is not None
@@ -591,8 +597,10 @@ class LoadWatch:
                 e.seconds_spanned += _forward_s(e.prev_s, first_s)
             e.seconds_spanned += last_s - first_s
             e.prev_s = last_s
-        if span_each or top_kv >= FULL_PCT or e.prev_above_s is not None:
-            _fold_times(e, kvs, seconds, span_each=span_each)
+        if span_each:
+            _fold_times(e, kvs, seconds, span_each=True)
+        elif top_kv >= FULL_PCT or e.prev_above_s is not None:
+            _fold_full_runs(e, kvs, cast("Sequence[int]", seconds))
         self._fold_states(e, base, times, running, waiting, kvs, preemptions, alerts)
 
     def _fold_states(
@@ -807,6 +815,34 @@ def _fold_times(
             prev_above_s = now_s if full else None
     e.prev_s, e.prev_above_s = prev_s, prev_above_s
     e.seconds_spanned, e.seconds_above_full, e.has_times = spanned, above, has_times
+
+
+def _fold_full_runs(e: _EngineLoad, kvs: Sequence[float], seconds: Sequence[int]) -> None:
+    """``_fold_times`` of lines whose times all go forward: the time above FULL_PCT of
+    a run of full lines is the time of the line after it (the run's last, at the
+    batch's end) minus its first line's, each step summed; one step per run in
+    Python, not one per line (the generated 1.6 GB log: 39% of its stats lines at
+    a full pool, in runs of four on average)."""
+    above, prev_above_s = e.seconds_above_full, e.prev_above_s
+    if prev_above_s is not None:  # the line before the batch was full
+        dt = seconds[0] - prev_above_s
+        if dt >= 0:
+            above += dt
+        elif dt < -300 * _DAY_S:  # 12-31 -> 01-01 (vLLM's header has no year)
+            above += dt + _YEAR_S
+        e.has_times = True
+    full = bytes(map(FULL_PCT.__le__, kvs))
+    last = len(kvs) - 1
+    for run in _FULL_RUN.finditer(full):
+        a, b = run.span()
+        above += seconds[min(b, last)] - seconds[a]
+        e.has_times = True
+    e.seconds_above_full = above
+    e.prev_above_s = seconds[last] if full[last] else None
+
+
+# A run of full lines in _fold_full_runs' flags (1: full).
+_FULL_RUN = re.compile(b"\x01+")
 
 
 def _load_summary(engines: tuple[EngineSummary, ...], v0: int, server: str) -> LoadSummary:

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from strategies import STATS_MESSAGES
 
-from vllm_logread.read import simd
+from vllm_logread.read import serving, simd
+from vllm_logread.read.framing import Framing
 from vllm_logread.read.serving import ServingReader, hand_back
 from vllm_logread.read.stats import header_seconds
 from vllm_logread.render.text import summary_text
@@ -328,7 +329,20 @@ def test_header_seconds_reads_bytes_and_wants_the_shape() -> None:
     assert header_seconds("1-29 10:00:55x") is None
 
 
-def test_a_batch_is_the_lines_one_by_one() -> None:
+def clock(i: int, kind: str) -> str | None:
+    """Line ``i``'s header time: "gaps" (one line in fifty without a time), "forward"
+    (ten lines a second, as a busy log: add_batch's span and time above 95% are then
+    a step per run of full lines, watch._fold_full_runs), "back" (the clock goes back
+    an hour every 700 lines: a restart)."""
+    if kind == "gaps":
+        return None if (i * 7919) % 50 == 0 else f"11-29 10:{i // 60 % 60:02d}:{i % 60:02d}"
+    s = i // 10 if kind == "forward" else i - 3600 * (i // 700)
+    s += 4 * 3600
+    return f"11-29 {10 + s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+@pytest.mark.parametrize("times", ["gaps", "forward", "back"])
+def test_a_batch_is_the_lines_one_by_one(times: str) -> None:
     """add_batch over any cut of a run of lines of several engines gives the
     alerts (in order, same texts) and summary of one line at a time."""
     rnd = random.Random(11)
@@ -338,7 +352,7 @@ def test_a_batch_is_the_lines_one_by_one() -> None:
         running = rnd.randint(20, 45)
         kv = rnd.choice([rnd.uniform(0, 100), rnd.uniform(88, 100)])
         kv = round(kv, 1)
-        t = None if rnd.random() < 0.02 else f"11-29 10:{i // 60 % 60:02d}:{i % 60:02d}"
+        t = clock(i, times)
         rows.append((t, engine, running, rnd.randint(0, 3), kv, rnd.choice([0] * 30 + [2])))
     estimate = Estimate(
         users=74,
@@ -372,6 +386,39 @@ def test_a_batch_is_the_lines_one_by_one() -> None:
     assert got == expected
     assert len(expected) > 10
     assert batched.summary() == one.summary()
+    summary = one.summary()
+    assert summary is not None and summary.seconds_above_95pct
+
+
+def test_split_path_seconds_are_header_seconds() -> None:
+    """The split path reads a time's seconds from its minute's, read once
+    (ServingReader._seconds_of): header_seconds of every time of the shape, dates
+    or not (month 00 or 13: None), the minute's cache kept between them."""
+    reader: ServingReader[Any] = ServingReader("-", Framing(), Session("-", Options()))
+    rnd = random.Random(13)
+    times = [b"%02d-%02d %02d:%02d:%02d" % tuple(rnd.randint(0, 99) for _ in range(5))]
+    times += [b"12-31 23:59:%02d" % s for s in range(0, 100, 7)] + [b"01-01 00:00:00"]
+    times += [b"%02d-01 00:00:59" % m for m in range(14)]
+    times += [b"11-29 10:%02d:%02d" % (rnd.randint(0, 59), rnd.randint(0, 99)) for _ in range(300)]
+    for t in times + times:
+        assert reader._seconds_of(t) == header_seconds(t), t
+    # 11-29 is day 333 (304 + 28 + 1): 10:00:55 is 332 days, 10 hours and 55 s in.
+    assert reader._seconds_of(b"11-29 10:00:55") == 332 * 86_400 + 10 * 3600 + 55
+    assert reader._seconds_of(b"13-01 10:00:55") is None
+
+
+@pytest.mark.parametrize("max_times", [4, 4096])
+def test_the_split_path_starts_its_times_again_and_reads_the_same(
+    monkeypatch: pytest.MonkeyPatch, max_times: int
+) -> None:
+    """Past serving._MAX_TIMES distinct times the split path's table of seconds
+    starts again, with the chunk's own times: the same load as the patterns table."""
+    monkeypatch.setattr(serving, "_MAX_TIMES", max_times)
+    data = busy_log(6000, seed=17)
+    fast = read(data, keep_all_facts=False, chunk=16384)
+    slow = read(data, keep_all_facts=True, chunk=16384)
+    assert fast[3] >= 20
+    assert fast[:3] == slow[:3]
 
 
 @pytest.mark.parametrize("message", sorted(STATS_MESSAGES))
