@@ -17,7 +17,7 @@ from vllm_logread.read.stats import header_seconds
 from vllm_logread.render.text import summary_text
 from vllm_logread.report.model import Options
 from vllm_logread.session import Session
-from vllm_logread.watch import Estimate, LoadSummary, LoadWatch
+from vllm_logread.watch import Estimate, LoadSummary, LoadWatch, Point
 
 ROOT = Path(__file__).resolve().parents[2]
 RISING = (ROOT / "sample_logs" / "load_rising_qwen3-8b_l4.log").read_bytes()
@@ -341,10 +341,13 @@ def clock(i: int, kind: str) -> str | None:
     return f"11-29 {10 + s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
+@pytest.mark.parametrize("alerting", [True, False])
 @pytest.mark.parametrize("times", ["gaps", "forward", "back"])
-def test_a_batch_is_the_lines_one_by_one(times: str) -> None:
+def test_a_batch_is_the_lines_one_by_one(times: str, alerting: bool) -> None:
     """add_batch over any cut of a run of lines of several engines gives the
-    alerts (in order, same texts) and summary of one line at a time."""
+    alerts (in order, same texts) and summary of one line at a time; with alerts
+    (every first and every level's last told within the first thousand lines,
+    then the fold has no alert to look for: watch._fold_quiet_states) and without."""
     rnd = random.Random(11)
     rows = []
     for i in range(3000):
@@ -362,12 +365,14 @@ def test_a_batch_is_the_lines_one_by_one(times: str) -> None:
         engines=(("DP0", 37, 41), ("DP1", 37, 41)),
     )
     one = LoadWatch()
-    one.start_alerts(estimate)
+    if alerting:
+        one.start_alerts(estimate)
     expected = []
     for i, (t, engine, running, waiting, kv, pre) in enumerate(rows):
         expected += [(i, a.time, a.text) for a in one.add(i, t, engine, running, waiting, kv, pre)]
     batched = LoadWatch()
-    batched.start_alerts(estimate)
+    if alerting:
+        batched.start_alerts(estimate)
     got = []
     i = 0
     while i < len(rows):
@@ -384,10 +389,36 @@ def test_a_batch_is_the_lines_one_by_one(times: str) -> None:
         got += [(i + a.line, a.time, a.text) for a in alerts]
         i += len(part)
     assert got == expected
-    assert len(expected) > 10
+    assert len(expected) > 10 if alerting else expected == []
     assert batched.summary() == one.summary()
+    # every figure the fold keeps, the peaks' lines and the previous line's included
+    assert batched._engines == one._engines
     summary = one.summary()
-    assert summary is not None and summary.seconds_above_95pct
+    assert summary is not None and summary.seconds_above_95pct and summary.num_running_falls
+
+
+@pytest.mark.parametrize("alerting", [True, False])
+def test_the_peaks_are_their_first_lines_above_and_below_a_full_pool(alerting: bool) -> None:
+    """The most running at a full pool and below it, each kept with its first line's
+    waiting and KV usage, batched (with alerts: the loop; without: the quiet fold)."""
+    w = LoadWatch()
+    if alerting:
+        w.start_alerts(None)
+    rows = [(30, 1, 99.0), (30, 0, 50.0), (30, 2, 60.0), (30, 3, 97.0), (12, 0, 10.0)]
+    seconds = [header_seconds(f"11-29 10:00:0{i}") for i in range(5)]
+    w.add_batch(
+        [None] * 5,
+        [b"11-29 10:00:0%d" % i for i in range(5)],
+        seconds,
+        *(list(col) for col in zip(*rows, strict=True)),
+        [0] * 5,
+    )
+    e = w._engines[None]
+    # lines 1 (99.0%, full) and 2 (50.0%, below) are the first with 30 running
+    assert e.peak_full == Point(running=30, waiting=1, kv_usage_pct=99.0)
+    assert e.peak_not_full == Point(running=30, waiting=0, kv_usage_pct=50.0)
+    # full at 10:00:00 (to 10:00:01) and 10:00:03 (to 10:00:04): 2 s; no fall (30, 30)
+    assert (e.seconds_above_full, e.num_running_falls, e.last_full_running) == (2, 0, 30)
 
 
 def test_split_path_seconds_are_header_seconds() -> None:
