@@ -438,13 +438,13 @@ def test_split_path_seconds_are_header_seconds() -> None:
     assert reader._seconds_of(b"13-01 10:00:55") is None
 
 
-@pytest.mark.parametrize("max_times", [4, 4096])
+@pytest.mark.parametrize("max_tails", [4, 4096])
 def test_the_split_path_starts_its_times_again_and_reads_the_same(
-    monkeypatch: pytest.MonkeyPatch, max_times: int
+    monkeypatch: pytest.MonkeyPatch, max_tails: int
 ) -> None:
-    """Past serving._MAX_TIMES distinct times the split path's table of seconds
-    starts again, with the chunk's own times: the same load as the patterns table."""
-    monkeypatch.setattr(serving, "_MAX_TIMES", max_times)
+    """Past serving._MAX_TAILS distinct heads the split path's tables of seconds (the
+    heads' and their minutes') start again: the same load as the patterns table."""
+    monkeypatch.setattr(serving, "_MAX_TAILS", max_tails)
     data = busy_log(6000, seed=17)
     fast = read(data, keep_all_facts=False, chunk=16384)
     slow = read(data, keep_all_facts=True, chunk=16384)

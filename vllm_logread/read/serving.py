@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import operator
 import re
-from collections.abc import Callable, Sequence
-from functools import cache as _cached
-from itertools import accumulate, chain, compress, islice, repeat
+from collections.abc import Callable, Iterator, Sequence
+from itertools import accumulate, islice
 from operator import itemgetter
-from typing import Final, Generic, Literal, Protocol, TypeAlias, TypeVar, cast
+from typing import Final, Generic, Literal, Protocol, TypeAlias, TypeVar, cast, overload
 
 from . import simd
 from .facts import Event, Fact
@@ -96,30 +94,24 @@ _MAX_CHUNK_MISSES = 8
 _MAX_CACHED_SECONDS = 4096
 
 
-# Keys (stats.STATS_SPLIT_VALUES's group) kept with their values (the split path):
-# the benchmark's log has 970 keys; past these, the cache starts again, so memory
-# stays flat (8,192 keys of about 70 bytes, with their tuples: under 2 MB).
+# A minute not in ServingReader._minute_seconds yet (header seconds are never negative).
+_UNREAD: Final = -1
+
+
+# Keys (stats.STATS_SPLIT_VALUES's group) kept with their values, and stats line
+# heads with their seconds (the split path): the benchmark's log has 970 keys and
+# ten heads a second; past these, the caches start again, so memory stays flat
+# (8,192 keys of about 70 bytes, with their tuples: under 2 MB).
 _MAX_KEYS = 8192
 
 
-# Header times kept with their seconds (the split path): ten stats lines a second.
-_MAX_TIMES = 4096
-
-
-# Not in the split path's tables of seconds yet (header seconds are never negative).
-_UNREAD: Final = -1
+_MAX_TAILS = 4096
 
 
 # A stats line's values are its piece's first bytes: at most 220 as STATS_FAST
 # reads them (two rates of 20 digits, four counts of 9, a 5-letter device word), so
 # 256 hold them (a longer text would not match, and the chunk goes the other ways).
 _head_of = itemgetter(slice(0, 256))
-
-
-@_cached
-def _tail_of(size: int) -> Callable[[bytes], bytes]:
-    """A piece's last ``size`` bytes (a stats line's head: _SplitLayout.tail_len)."""
-    return itemgetter(slice(-size, None))
 
 
 # ServingReader._chunk_rx's groups: time, engine digits, then STATS_FAST's.
@@ -233,6 +225,34 @@ class _SplitLayout:
     @property
     def tail_len(self) -> int:
         return 1 + len(self.before) + 14
+
+
+class _Times(Sequence[bytes | None]):
+    """The header times of a split chunk's stats lines, cut from their heads only
+    where the fold asks (its first and last line, an alert): bytes, never a
+    StringZilla view, which would keep the chunk alive."""
+
+    __slots__ = ("_tails",)
+
+    def __init__(self, tails: Sequence[bytes]) -> None:
+        self._tails = tails
+
+    def __len__(self) -> int:
+        return len(self._tails)
+
+    @overload
+    def __getitem__(self, i: int) -> bytes | None: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[bytes | None]: ...
+
+    def __getitem__(self, i: int | slice) -> bytes | None | Sequence[bytes | None]:
+        if isinstance(i, slice):
+            return [bytes(t[-14:]) for t in self._tails[i]]
+        return bytes(self._tails[i][-14:])
+
+    def __iter__(self) -> Iterator[bytes | None]:
+        return (bytes(t[-14:]) for t in self._tails)
 
 
 class _Heads:
@@ -396,7 +416,7 @@ class ServingReader(Generic[T]):
         self.v0_warnings = True
         self._heads = _Heads()
         self._keys: dict[bytes, KeyValues] = {}  # the split path's keys, read
-        self._time_seconds: dict[bytes, int | None] = {}  # its header times' seconds
+        self._tail_seconds: dict[bytes, int | None] = {}  # its heads' seconds
         self._minute_seconds: dict[bytes, int | None] = {}  # and their minutes' ("11-29 10:00")
 
     def serve(self, buf: bytes, start: int, stop: int) -> list[T]:
@@ -458,37 +478,30 @@ class ServingReader(Generic[T]):
         size = layout.tail_len
         end0 = start + len(pieces[0])
         nl = buf.rfind(b"\n", start, end0)
-        # The heads: each piece but the last ends with the next stats line's newline,
-        # the bytes before its time and the time (``size`` bytes), joined with NUL and
-        # split on NUL, newline and those bytes, in C: the split leaves the n times
-        # when every head is of the layout (the length and the count say so: a NUL
-        # starts each head only), else the chunk goes the other ways.
-        joined = b"\0".join(
-            chain(
-                (b"\n" + buf[start if nl < 0 else nl + 1 : end0],),
-                map(_tail_of(size), islice(pieces, 1, n)),
-            )
-        )
-        times = (b"\0" + joined).split(b"\0\n" + layout.before)
-        del times[0]
-        if len(joined) != n * (size + 1) - 1 or len(times) != n:
-            return None
-        # Each distinct time checked and its seconds read once (ten stats lines a
-        # second share one), kept across chunks: the lines' seconds are looked up in
-        # C, and only the times not seen yet (about 40 a chunk) are read.
-        cache = self._time_seconds
-        seconds = list(map(cache.get, times, repeat(_UNREAD)))
-        if _UNREAD in seconds:
-            unread = dict.fromkeys(compress(times, map(operator.eq, seconds, repeat(_UNREAD))))
-            if len(cache) + len(unread) > _MAX_TIMES:
-                cache.clear()
-                self._minute_seconds.clear()
-                unread = dict.fromkeys(times)
-            for time in unread:
-                if TIME_SHAPE_BYTES.fullmatch(time) is None:
+        tails: list[bytes] = [b"\n" + buf[start if nl < 0 else nl + 1 : end0]]
+        tails += map(itemgetter(slice(-size, None)), islice(pieces, 1, n))
+        # Each distinct head (a time) checked and its seconds read once. With
+        # StringZilla the heads are views into the chunk: they hash otherwise than
+        # bytes, so the chunk's own table is keyed by them, the cache across chunks
+        # by their bytes (a view kept would keep the chunk alive).
+        cache = self._tail_seconds
+        if len(cache) > _MAX_TAILS:
+            cache.clear()
+            self._minute_seconds.clear()
+        head = b"\n" + layout.before
+        seconds_of: dict[bytes, int | None] = {}
+        for t in set(tails):
+            tb = bytes(t)
+            if tb not in cache:
+                time = tb[-14:]
+                if (
+                    len(tb) != size
+                    or not tb.startswith(head)
+                    or not TIME_SHAPE_BYTES.fullmatch(time)
+                ):
                     return None
-                cache[time] = self._seconds_of(time)
-            seconds = list(map(cache.__getitem__, times))
+                cache[tb] = self._seconds_of(time)
+            seconds_of[t] = cache[tb]
         # One regex pass over the pieces' heads joined (no Match object per line):
         # each piece's values begin right after a NUL that no log line holds.
         keys = STATS_SPLIT_VALUES.findall(
@@ -508,8 +521,8 @@ class ServingReader(Generic[T]):
         alerts = self.sink.fold_stats(
             StatsBatch(
                 engines=[layout.engine] * n,
-                times=times,
-                seconds=seconds,
+                times=_Times(tails),
+                seconds=list(map(seconds_of.__getitem__, tails)),
                 running=running,
                 waiting=waiting,
                 kv_usage_pct=kv,
