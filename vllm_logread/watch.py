@@ -28,12 +28,8 @@ verdict against the estimate.
 from __future__ import annotations
 
 import math
-import operator
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import compress, islice
-from typing import cast
 
 from .jsontypes import JSONObject
 from .read.facts import Fact
@@ -587,9 +583,7 @@ class LoadWatch:
         top_kv = _fold_peaks(e, times, running, waiting, kvs, preemptions)
         # The span: times that only go forward (the common batch) add their
         # last minus their first; otherwise each step is looked at.
-        span_each = None in seconds or any(
-            map(operator.gt, seconds, islice(seconds, 1, None))  # type: ignore[arg-type]
-        )
+        span_each = None in seconds or list(seconds) != sorted(seconds)  # type: ignore[type-var]
         if not span_each:
             first_s, last_s = seconds[0], seconds[-1]
             assert first_s is not None and last_s is not None
@@ -597,10 +591,8 @@ class LoadWatch:
                 e.seconds_spanned += _forward_s(e.prev_s, first_s)
             e.seconds_spanned += last_s - first_s
             e.prev_s = last_s
-        if span_each:
-            _fold_times(e, kvs, seconds, span_each=True)
-        elif top_kv >= FULL_PCT or e.prev_above_s is not None:
-            _fold_full_runs(e, kvs, cast("Sequence[int]", seconds))
+        if span_each or top_kv >= FULL_PCT or e.prev_above_s is not None:
+            _fold_times(e, kvs, seconds, span_each=span_each)
         self._fold_states(e, base, times, running, waiting, kvs, preemptions, alerts)
 
     def _fold_states(
@@ -630,9 +622,6 @@ class LoadWatch:
         alerting = alerter.is_alerting
         armed_all, told_over, users = e.armed_all, e.told_over, e.users
         quiet, lo_armed, rearm_below = alerter.bounds(e)
-        if not alerting or (quiet and not e.armed):
-            _fold_quiet_states(e, running, waiting, kvs, preemptions)
-            return
         for i, kv in enumerate(kvs):
             running_i = running[i]
             full = kv >= full_pct
@@ -818,78 +807,6 @@ def _fold_times(
             prev_above_s = now_s if full else None
     e.prev_s, e.prev_above_s = prev_s, prev_above_s
     e.seconds_spanned, e.seconds_above_full, e.has_times = spanned, above, has_times
-
-
-def _fold_full_runs(e: _EngineLoad, kvs: Sequence[float], seconds: Sequence[int]) -> None:
-    """``_fold_times`` of lines whose times all go forward: the time above FULL_PCT of
-    a run of full lines is the time of the line after it (the run's last, at the
-    batch's end) minus its first line's, each step summed; one step per run in
-    Python, not one per line (the generated 1.6 GB log: 39% of its stats lines at
-    a full pool, in runs of four on average)."""
-    above, prev_above_s = e.seconds_above_full, e.prev_above_s
-    if prev_above_s is not None:  # the line before the batch was full
-        dt = seconds[0] - prev_above_s
-        if dt >= 0:
-            above += dt
-        elif dt < -300 * _DAY_S:  # 12-31 -> 01-01 (vLLM's header has no year)
-            above += dt + _YEAR_S
-        e.has_times = True
-    full = bytes(map(FULL_PCT.__le__, kvs))
-    last = len(kvs) - 1
-    for run in _FULL_RUN.finditer(full):
-        a, b = run.span()
-        above += seconds[min(b, last)] - seconds[a]
-        e.has_times = True
-    e.seconds_above_full = above
-    e.prev_above_s = seconds[last] if full[last] else None
-
-
-def _fold_quiet_states(
-    e: _EngineLoad,
-    running: Sequence[int],
-    waiting: Sequence[int],
-    kvs: Sequence[float],
-    preemptions: Sequence[int],
-) -> None:
-    """``LoadWatch._fold_states`` where no alert can come (none asked for yet, or every
-    first told and every level's alerts given): the lines below a full pool count
-    only for their peak, found in C (its first line, as the loop keeps the first),
-    and only the lines at a full pool are looped over (the generated 1.6 GB log:
-    39% of its stats lines)."""
-    full_pct = FULL_PCT
-    full = bytes(map(full_pct.__le__, kvs))
-    top = max(compress(running, full.translate(_FLIP)), default=None)
-    if top is not None and (e.peak_not_full is None or top > e.peak_not_full.running):
-        i = running.index(top)
-        while full[i]:
-            i = running.index(top, i + 1)
-        e.peak_not_full = Point(running=top, waiting=waiting[i], kv_usage_pct=kvs[i])
-    falls, fall_after_peak, last_full = e.num_running_falls, e.fall_after_peak, e.last_full_running
-    top_full = -(1 << 62) if e.peak_full is None else e.peak_full.running
-    for run in _FULL_RUN.finditer(full):
-        a, b = run.span()
-        # the line before the run: below a full pool (no fall), or the last batch's
-        prev_running, prev_kv = (e.prev_running, e.prev_kv) if a == 0 else (-1, 0.0)
-        for i in range(a, b):
-            running_i = running[i]
-            fell = prev_kv >= full_pct and 0 <= running_i < prev_running and waiting[i] > 0
-            if fell:
-                falls += 1
-            if running_i > top_full:
-                top_full = running_i
-                e.peak_full = Point(running=running_i, waiting=waiting[i], kv_usage_pct=kvs[i])
-                fall_after_peak = False
-            elif fell or preemptions[i]:
-                fall_after_peak = True
-            prev_running, prev_kv = running_i, kvs[i]
-        last_full = prev_running
-    e.num_running_falls, e.fall_after_peak, e.last_full_running = falls, fall_after_peak, last_full
-    e.prev_running, e.prev_kv = running[-1], kvs[-1]
-
-
-# A run of full lines in the flags of _fold_full_runs and _fold_quiet_states (1: full).
-_FULL_RUN = re.compile(b"\x01+")
-_FLIP = bytes((1,) + (0,) * 255)  # 1 for a line below a full pool
 
 
 def _load_summary(engines: tuple[EngineSummary, ...], v0: int, server: str) -> LoadSummary:

@@ -331,9 +331,8 @@ def test_header_seconds_reads_bytes_and_wants_the_shape() -> None:
 
 def clock(i: int, kind: str) -> str | None:
     """Line ``i``'s header time: "gaps" (one line in fifty without a time), "forward"
-    (ten lines a second, as a busy log: add_batch's span and time above 95% are then
-    a step per run of full lines, watch._fold_full_runs), "back" (the clock goes back
-    an hour every 700 lines: a restart)."""
+    (ten lines a second, as a busy log: add_batch's span is then the batch's last time
+    minus its first), "back" (the clock goes back an hour every 700 lines: a restart)."""
     if kind == "gaps":
         return None if (i * 7919) % 50 == 0 else f"11-29 10:{i // 60 % 60:02d}:{i % 60:02d}"
     s = i // 10 if kind == "forward" else i - 3600 * (i // 700)
@@ -345,9 +344,8 @@ def clock(i: int, kind: str) -> str | None:
 @pytest.mark.parametrize("times", ["gaps", "forward", "back"])
 def test_a_batch_is_the_lines_one_by_one(times: str, alerting: bool) -> None:
     """add_batch over any cut of a run of lines of several engines gives the
-    alerts (in order, same texts) and summary of one line at a time; with alerts
-    (every first and every level's last told within the first thousand lines,
-    then the fold has no alert to look for: watch._fold_quiet_states) and without."""
+    alerts (in order, same texts) and summary of one line at a time, with alerts
+    and without."""
     rnd = random.Random(11)
     rows = []
     for i in range(3000):
@@ -400,7 +398,7 @@ def test_a_batch_is_the_lines_one_by_one(times: str, alerting: bool) -> None:
 @pytest.mark.parametrize("alerting", [True, False])
 def test_the_peaks_are_their_first_lines_above_and_below_a_full_pool(alerting: bool) -> None:
     """The most running at a full pool and below it, each kept with its first line's
-    waiting and KV usage, batched (with alerts: the loop; without: the quiet fold)."""
+    waiting and KV usage, batched, with alerts and without."""
     w = LoadWatch()
     if alerting:
         w.start_alerts(None)
