@@ -51,9 +51,9 @@ from .events import Output
 from .kv.specs import KVSpec
 from .read.facts import Event, Fact, ParseWarning
 from .read.framing import Framing
-from .read.metrics import MAX_METRICS_BYTES, Server, looks_like_metrics, read_metrics
 from .read.scanner import Scanner
 from .read.serving import ServingReader, StatsSink, hand_back
+from .read.sniff import MAX_METRICS_BYTES, looks_like_metrics
 from .read.stats import StatsBatch, StatsFacts
 from .report import build_report
 from .report.failure import start_up_end, stopped_warning
@@ -62,6 +62,7 @@ from .watch import Alert, Estimate, LoadSummary, LoadWatch
 
 if TYPE_CHECKING:  # observed.py is imported where a log's requests or /metrics are read
     from .observed import ObservedWorkload, RequestTally, TokenSummary
+    from .read.metrics import Server
 
 # The magic bytes of gzip, xz and zstd: a compressed log or scrape, not a text.
 _COMPRESSED = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
@@ -79,6 +80,8 @@ def feed_session(session: Session, data: bytes) -> list[Output]:
         raise InputError(
             f"{session.source}: over {MAX_METRICS_BYTES >> 20} MiB: not a /metrics text"
         )
+    from .read.metrics import read_metrics  # only for a /metrics text (read/sniff.py)
+
     read = read_metrics(data.decode("utf-8", "replace"), source=session.source)
     out = [Output(kind="warning", text=f"warning: {w}") for w in read.warnings]
     for server in read.servers:
