@@ -72,6 +72,8 @@ class BootState:
         block_size: the block size stated (a line, the KV cache groups) or
             given (--block-size); None: candidates (rules.default_block_sizes).
         given_model: --model NAME, the name the report uses over the log's.
+        cpu_mla_kernel: the CPU backend's MLA kernel the log names ("CPU_MLA" or
+            "AMX_MLA") and its line; it decides an MLA model's block size on the CPU.
     """
 
     model: Value | None
@@ -91,6 +93,7 @@ class BootState:
     available_kv_fact: Fact | None
     block_size: BlockSizeCandidate | None
     given_model: str | None = None
+    cpu_mla_kernel: tuple[str, int] | None = None
 
     @property
     def vllm_version(self) -> str | None:
@@ -204,7 +207,13 @@ def boot_state(
         available_kv_fact=boot.first("available_kv_gib"),
         block_size=_groups_block_size(boot, stated_block_size(boot, block_size_given)),
         given_model=model_given,
+        cpu_mla_kernel=_cpu_mla_kernel(boot),
     )
+
+
+def _cpu_mla_kernel(boot: Boot) -> tuple[str, int] | None:
+    f = boot.last("cpu_mla_kernel")
+    return None if f is None else (str(f.value), f.line)
 
 
 __all__ = [

@@ -802,6 +802,7 @@ class _Trial:
     source: str
     engines: list[EngineReport]
     first_cap: Capacity | None
+    settle: str = ""  # the candidate's: the line that would decide it
     checks: list[Check]
     arithmetic: list[str]
     warnings: list[str]
@@ -850,6 +851,7 @@ def _uniform_trial(ctx: _Context, cand: BlockSizeCandidate | None) -> _Trial:
     return _Trial(
         block_size=bs,
         source="" if cand is None else cand.source,
+        settle="" if cand is None else cand.settle,
         engines=engines,
         first_cap=first_cap,
         checks=checks,
@@ -1017,8 +1019,14 @@ def _among_survivors(
         name="block_size",
         candidates=tuple(f"{t.block_size}: {_n_users(t.users[0])} users" for t in survivors),
         why="the log does not state its block size and each of these reproduces its figures",
-        settle="pass --block-size N (vLLM states it in 'non-default args' when it was set, "
-        "and /metrics cache_config_info always has it)",
+        # A line the log can print that decides it (a candidate's ``settle``) first.
+        settle="; or ".join(
+            [
+                *dict.fromkeys(t.settle for t in survivors if t.settle),
+                "pass --block-size N (vLLM states it in 'non-default args' when it was set, "
+                "and /metrics cache_config_info always has it)",
+            ]
+        ),
     )
     rng = (min(ends), max(ends)) if ends else None
     return chosen, (unknown,), rng
