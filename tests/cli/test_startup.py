@@ -97,7 +97,7 @@ def test_a_metrics_text_imports_the_metrics_reader() -> None:
 
 def test_a_report_freezes_what_its_imports_made() -> None:
     # cli._machinery: the collector paused while the reading machinery is imported,
-    # its objects then frozen (36,290 for the seed report when this was written), and
+    # its objects then frozen (35,895 for the seed report when this was written), and
     # the collector on again for the reading.
     mods, frozen, enabled = _after(str(SAMPLE_LOGS / "seed_qwen3-8b_l4.log"), "--no-echo")
     assert "vllm_logread.app" in mods
