@@ -18,7 +18,6 @@ from typing import IO, TYPE_CHECKING, Any, TypeAlias
 import click
 
 from .errors import LogReadError
-from .events import exit_code_of
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
@@ -374,6 +373,9 @@ def main() -> None:
 def _error(err: LogReadError) -> click.ClickException:
     """A library error as click's one ``Error: ...`` line, with its documented
     exit code (ClickException alone exits 1, the gate's code)."""
+    # events.py (its dataclasses) only on an error: --help imports no more than
+    # click, errors.py and formats.py (docs/performance.md, "Start-up").
+    from .events import exit_code_of
 
     class _Error(click.ClickException):
         exit_code = int(exit_code_of(err))

@@ -51,6 +51,8 @@ def test_help_imports_only_click() -> None:
     # options.py imports rules.py (dataclasses); shutil imports bz2 and lzma
     # (docs/performance.md, "Start-up").
     assert not mods & {"vllm_logread.options", "vllm_logread.rules", "shutil"}
+    # events.py (exit codes, results: 5 dataclasses) is imported for an error only.
+    assert "vllm_logread.events" not in mods
 
 
 # What only an option or an input kind needs: --target-users, a sweep,
