@@ -144,3 +144,31 @@ def test_a_files_boot_is_built_once_after_its_last_line(monkeypatch: pytest.Monk
     assert len(printed) == 1
     assert result.reports[0] is printed[0]
     assert result.json_boots[0].report is printed[0]
+
+
+def _fingerprint_loaded_for(log: str) -> bool:
+    """Whether reading ``log`` to its report parsed data/fingerprint.json (528 KB)."""
+    from vllm_logread import fingerprint
+    from vllm_logread.inputs import run
+    from vllm_logread.kv.config import resolve_spec
+    from vllm_logread.outcome import results_of
+    from vllm_logread.report.model import Options
+    from vllm_logread.session import Session
+
+    fingerprint._table.cache_clear()
+    path = SAMPLE_LOGS / log
+    session = Session(str(path), Options(), spec_resolver=resolve_spec, is_live=False)
+    with path.open("rb") as fh:
+        list(run(session, fh))
+    results_of([session], all_boots=False)
+    return fingerprint._table.cache_info().currsize > 0
+
+
+def test_a_log_with_a_version_line_never_loads_the_fingerprint() -> None:
+    # The seed log's banner prints "version 0.32.0" (line 3): the range is that line.
+    assert not _fingerprint_loaded_for("seed_qwen3-8b_l4.log")
+
+
+def test_a_log_without_one_loads_it() -> None:
+    # era_0_2_7_v0.log prints no version: its call sites name the releases.
+    assert _fingerprint_loaded_for("era_0_2_7_v0.log")
