@@ -250,7 +250,7 @@ def _machinery(module: str) -> Iterator[None]:
 
     The imports make tens of thousands of objects that live as long as the
     process (about 36,000 for the seed report: the patterns table, the regexes,
-    111 dataclasses whose methods are each compiled from source), and the collector
+    about 110 dataclasses whose methods are each compiled from source), and the collector
     walked them again and again: 56 collections, 26 to 44 ms of the seed
     report's CPU (timed by ``gc.callbacks``, one process; `import click` alone:
     14 collections, 2.4 ms). Paused, and those objects frozen (no later
