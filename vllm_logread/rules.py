@@ -421,6 +421,27 @@ def supports(version: VersionLike, feature: Feature) -> bool:
     return v >= row.since and (row.until is None or v < row.until)
 
 
+def one_rule_set(releases: Sequence[str]) -> str | None:
+    """The newest of ``releases`` when every row of the Feature table treats them all
+    alike (so each of vLLM's rules reads the same for any of them), else None.
+
+    A log that prints no version but whose lines name the releases it can be
+    (fingerprint.version_range) is read by those releases' rules, not the newest
+    vLLM's: a 0.11.0 gpt-oss boot's pool line is blocks // groups x block size, where
+    0.21+ derives it from the concurrency.
+
+    >>> one_rule_set(("0.11.0",)), one_rule_set(("0.9.1", "0.9.2")), one_rule_set(())
+    ('0.11.0', None, None)
+    """
+    if not releases:
+        return None
+    newest = max(releases, key=lambda r: Version.parse(r) or Version((0,)))
+    for feature in Feature:
+        if len({supports(r, feature) for r in releases}) > 1:
+            return None
+    return newest
+
+
 def feature_table_markdown() -> str:
     """The Feature table as docs/rules.md shows it (between its feature-table
     markers; tests/test_rules.py checks the page and the table agree): one row
