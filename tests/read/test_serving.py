@@ -11,7 +11,6 @@ import pytest
 from strategies import STATS_MESSAGES
 
 from vllm_logread.read import serving, simd
-from vllm_logread.read.framing import Framing
 from vllm_logread.read.serving import ServingReader, hand_back
 from vllm_logread.read.stats import header_seconds
 from vllm_logread.render.text import summary_text
@@ -419,21 +418,21 @@ def test_the_peaks_are_their_first_lines_above_and_below_a_full_pool(alerting: b
     assert (e.seconds_above_full, e.num_running_falls, e.last_full_running) == (2, 0, 30)
 
 
-def test_split_path_seconds_are_header_seconds() -> None:
-    """The split path reads a time's seconds from its minute's, read once
-    (ServingReader._seconds_of): header_seconds of every time of the shape, dates
-    or not (month 00 or 13: None), the minute's cache kept between them."""
-    reader: ServingReader[Any] = ServingReader("-", Framing(), Session("-", Options()))
+def test_serving_seconds_are_header_seconds() -> None:
+    """Serving mode reads a time's seconds from its hour's, read once
+    (serving._seconds_at, for the split path and the chunk regex): header_seconds of
+    every time of the shape, dates or not (month 00 or 13: None), the hours kept."""
+    hours: dict[bytes, int | None] = {}
     rnd = random.Random(13)
     times = [b"%02d-%02d %02d:%02d:%02d" % tuple(rnd.randint(0, 99) for _ in range(5))]
     times += [b"12-31 23:59:%02d" % s for s in range(0, 100, 7)] + [b"01-01 00:00:00"]
     times += [b"%02d-01 00:00:59" % m for m in range(14)]
-    times += [b"11-29 10:%02d:%02d" % (rnd.randint(0, 59), rnd.randint(0, 99)) for _ in range(300)]
+    times += [b"11-29 10:%02d:%02d" % (rnd.randint(0, 99), rnd.randint(0, 99)) for _ in range(300)]
     for t in times + times:
-        assert reader._seconds_of(t) == header_seconds(t), t
+        assert serving._seconds_at(hours, t) == header_seconds(t), t
     # 11-29 is day 333 (304 + 28 + 1): 10:00:55 is 332 days, 10 hours and 55 s in.
-    assert reader._seconds_of(b"11-29 10:00:55") == 332 * 86_400 + 10 * 3600 + 55
-    assert reader._seconds_of(b"13-01 10:00:55") is None
+    assert serving._seconds_at(hours, b"11-29 10:00:55") == 332 * 86_400 + 10 * 3600 + 55
+    assert serving._seconds_at(hours, b"13-01 10:00:55") is None
 
 
 @pytest.mark.parametrize("max_tails", [4, 4096])
@@ -441,7 +440,7 @@ def test_the_split_path_starts_its_times_again_and_reads_the_same(
     monkeypatch: pytest.MonkeyPatch, max_tails: int
 ) -> None:
     """Past serving._MAX_TAILS distinct heads the split path's tables of seconds (the
-    heads' and their minutes') start again: the same load as the patterns table."""
+    heads' and their hours') start again: the same load as the patterns table."""
     monkeypatch.setattr(serving, "_MAX_TAILS", max_tails)
     data = busy_log(6000, seed=17)
     fast = read(data, keep_all_facts=False, chunk=16384)

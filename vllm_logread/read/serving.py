@@ -94,10 +94,6 @@ _MAX_CHUNK_MISSES = 8
 _MAX_CACHED_SECONDS = 4096
 
 
-# A minute not in ServingReader._minute_seconds yet (header seconds are never negative).
-_UNREAD: Final = -1
-
-
 # Keys (stats.STATS_SPLIT_VALUES's group) kept with their values, and stats line
 # heads with their seconds (the split path): the benchmark's log has 970 keys and
 # ten heads a second; past these, the caches start again, so memory stays flat
@@ -379,14 +375,22 @@ class _Heads:
                 cache.clear()
                 hours.clear()
             for t in set(times).difference(cache):
-                hour = t[:8]  # "11-29 10"
-                if hour not in hours:
-                    hours[hour] = header_seconds(hour + b":00:00")
-                at_hour = hours[hour]
-                if at_hour is not None:  # else not a date (month 13): None, not cached
-                    cache[t] = at_hour + int(t[9:11]) * 60 + int(t[12:14])
+                seconds = _seconds_at(hours, t)
+                if seconds is not None:  # else not a date (month 13): None, not cached
+                    cache[t] = seconds
             out = list(map(cache.get, times))
         return out
+
+
+def _seconds_at(hours: dict[bytes, int | None], time: bytes) -> int | None:
+    """``header_seconds`` of a time of TIME_SHAPE_BYTES's shape, from its hour's (read
+    once and kept in ``hours``: a busy log brings about 40 new times a 1 MiB chunk,
+    each otherwise a regex match and five ``int``)."""
+    hour = time[:8]  # "11-29 10"
+    if hour not in hours:
+        hours[hour] = header_seconds(hour + b":00:00")
+    at_hour = hours[hour]
+    return None if at_hour is None else at_hour + int(time[9:11]) * 60 + int(time[12:14])
 
 
 class ServingReader(Generic[T]):
@@ -417,7 +421,6 @@ class ServingReader(Generic[T]):
         self._heads = _Heads()
         self._keys: dict[bytes, KeyValues] = {}  # the split path's keys, read
         self._tail_seconds: dict[bytes, int | None] = {}  # its heads' seconds
-        self._minute_seconds: dict[bytes, int | None] = {}  # and their minutes' ("11-29 10:00")
 
     def serve(self, buf: bytes, start: int, stop: int) -> list[T]:
         """The complete lines ``buf[start:stop]``: stats lines and V0
@@ -487,7 +490,7 @@ class ServingReader(Generic[T]):
         cache = self._tail_seconds
         if len(cache) > _MAX_TAILS:
             cache.clear()
-            self._minute_seconds.clear()
+            self._heads.hour_seconds.clear()
         head = b"\n" + layout.before
         seconds_of: dict[bytes, int | None] = {}
         for t in set(tails):
@@ -500,7 +503,7 @@ class ServingReader(Generic[T]):
                     or not TIME_SHAPE_BYTES.fullmatch(time)
                 ):
                     return None
-                cache[tb] = self._seconds_of(time)
+                cache[tb] = _seconds_at(self._heads.hour_seconds, time)
             seconds_of[t] = cache[tb]
         # One regex pass over the pieces' heads joined (no Match object per line):
         # each piece's values begin right after a NUL that no log line holds.
@@ -538,15 +541,6 @@ class ServingReader(Generic[T]):
                 out.append(say(lines.line_at(buf.rfind(b"\n", 0, p) + 1)))
         self.framing.close(lines, stop)
         return out
-
-    def _seconds_of(self, time: bytes) -> int | None:
-        """``header_seconds`` of a time of TIME_SHAPE_BYTES's shape, its minute's
-        read once (a chunk brings about 40 new times, six of them a minute's first)."""
-        minute = time[:11]
-        base = self._minute_seconds.get(minute, _UNREAD)
-        if base == _UNREAD:
-            base = self._minute_seconds[minute] = header_seconds(minute + b":00")
-        return None if base is None else base + int(time[12:14])
 
     def _requests(self, buf: bytes, start: int, stop: int) -> None:
         """The request lines of ``buf[start:stop]`` (--enable-log-requests), read a chunk
