@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import IO, TYPE_CHECKING
 
 from .errors import LogReadError, MissingPoolError, UsageError
-from .events import ExitStatus
+from .events import ExitCode, ExitStatus, exit_code_of
 from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
 from .options import (
@@ -230,7 +230,7 @@ def _open_inputs(files: tuple[str, ...], console: Console) -> tuple[Inputs, Unre
             except LogReadError as err:
                 if len(files) == 1:
                     raise
-                failures.append((name, ExitStatus(err.exit_code, f"Error: {err}")))
+                failures.append((name, ExitStatus(exit_code_of(err), f"Error: {err}")))
     except LogReadError:
         for name, stream in inputs:  # the ones opened before the bad one
             if name != "-":
@@ -322,14 +322,14 @@ class _Job:
             for note in model_notes(opts.model, session.tracker.boots):
                 self.console.err(note)
         if not statuses:
-            statuses.append(ExitStatus(3, "no input was read"))
+            statuses.append(ExitStatus(ExitCode.MISSING, "no input was read"))
         status = worst([*statuses, *(status for _, status in self.failures)])
         out = extras.finish(
             results,
             min_users=opts.min_users,
             summary_path=opts.summary_path,
             is_json=self.is_json,
-            unread=[(name, st.code, st.message) for name, st in self.failures],
+            unread=[(name, int(st.code), st.message) for name, st in self.failures],
         )
         if crosscheck and not self.is_quiet:
             self.console.out(crosscheck_text(crosscheck, metrics=opts.compare_metrics or ""))

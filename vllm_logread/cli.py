@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeAlias
 import click
 
 from .errors import LogReadError
+from .events import exit_code_of
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
@@ -346,7 +347,7 @@ def _error(err: LogReadError) -> click.ClickException:
     exit code (ClickException alone exits 1, the gate's code)."""
 
     class _Error(click.ClickException):
-        exit_code = err.exit_code
+        exit_code = int(exit_code_of(err))
 
     return _Error(str(err))
 

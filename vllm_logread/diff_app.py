@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .errors import LogReadError, UsageError
-from .events import ExitStatus
+from .errors import LogReadError, UsageError, WrappedError
+from .events import ExitCode, ExitStatus
 from .inputs import open_input, run
 from .kv.config import load_config, resolve_spec
 from .options import (
@@ -53,12 +53,11 @@ class DiffOptions(CommonOptions):
     summary_path: str | None = None
 
 
-class _SideError(LogReadError):
+class _SideError(WrappedError):
     """An input's own error, named OLD or NEW; keeps the original exit code."""
 
     def __init__(self, label: str, err: LogReadError) -> None:
-        super().__init__(f"{label} {err}")
-        self.exit_code = err.exit_code
+        super().__init__(f"{label} {err}", err)
 
 
 def read_side(
@@ -99,23 +98,25 @@ def gate_status(diff: Diff, max_drop: float | None) -> ExitStatus:
     """``--max-drop PCT``: exit 1 when the users fell more than PCT% (or are
     unknown on a side, which a gate cannot pass)."""
     if max_drop is None:
-        return ExitStatus(0)
+        return ExitStatus(ExitCode.OK)
     users = diff.row("users")
     a, b = users.old.value, users.new.value
     if not isinstance(a, int) or not isinstance(b, int):
         side = "OLD" if not isinstance(a, int) else "NEW"
-        return ExitStatus(1, f"--max-drop {max_drop:g}: the users are unknown in {side}")
+        return ExitStatus(
+            ExitCode.GATE_FAILED, f"--max-drop {max_drop:g}: the users are unknown in {side}"
+        )
     drop = diff.users_drop_pct
     if drop is not None and drop > max_drop:
         return ExitStatus(
-            1,
+            ExitCode.GATE_FAILED,
             f"--max-drop {max_drop:g}: users fell {drop:.1f}% ({a:,} -> {b:,}) at "
             f"{diff.new.workload.prompt_tokens:,}+{diff.new.workload.output_tokens:,} tokens: "
             f"{diff.explanation.sentence}",
         )
     if a > 0 and b == 0 and drop is None:
-        return ExitStatus(1, f"--max-drop {max_drop:g}: users fell to 0")
-    return ExitStatus(0)
+        return ExitStatus(ExitCode.GATE_FAILED, f"--max-drop {max_drop:g}: users fell to 0")
+    return ExitStatus(ExitCode.OK)
 
 
 def append_summary(path: str, text: str) -> None:

@@ -1,33 +1,36 @@
-"""The LogReadError tree: every error the library raises, each with its documented exit code."""
+"""The LogReadError tree: every error the library raises.
+
+The library knows no exit codes: the command line maps each error to its documented
+one (events.exit_code_of, docs/exit-codes.md).
+"""
 
 from __future__ import annotations
 
 
 class LogReadError(ValueError):
-    """Base of every error the library raises; the CLI maps it to an exit code."""
-
-    exit_code = 2
+    """Base of every error the library raises."""
 
 
 class UsageError(LogReadError):
-    """Bad options or arguments (exit 2)."""
-
-    exit_code = 2
+    """Bad options or arguments."""
 
 
 class InputError(LogReadError):
-    """An input that cannot be read at all: missing file, directory (exit 2)."""
-
-    exit_code = 2
+    """An input that cannot be read at all: missing file, directory."""
 
 
 class ConfigError(LogReadError):
-    """A model config that cannot be read or modelled (exit 2)."""
-
-    exit_code = 2
+    """A model config that cannot be read or modelled."""
 
 
 class MissingPoolError(LogReadError):
-    """The log lacks what was asked, e.g. no KV pool line (exit 3)."""
+    """The log lacks what was asked, e.g. no KV pool line."""
 
-    exit_code = 3
+
+class WrappedError(LogReadError):
+    """An error said again with more context (e.g. which input of a diff it is about);
+    ``wrapped`` is the original, whose exit code it keeps."""
+
+    def __init__(self, message: str, wrapped: LogReadError) -> None:
+        super().__init__(message)
+        self.wrapped = wrapped

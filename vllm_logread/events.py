@@ -7,7 +7,10 @@ sit below both (the session knows nothing of text; the renderers nothing of sess
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import IntEnum
 from typing import TYPE_CHECKING, Literal
+
+from .errors import LogReadError, MissingPoolError, WrappedError
 
 if TYPE_CHECKING:  # its fields' types; /metrics, crosscheck and sweep only when asked for
     from .jsontypes import JSONObject
@@ -58,12 +61,38 @@ class BootResult:
     load: LoadSummary | None
 
 
+class ExitCode(IntEnum):
+    """The documented exit codes (docs/exit-codes.md); several inputs exit with the
+    highest of theirs (a contradiction outranks a missing pool, which outranks a file
+    that cannot be opened, which outranks a failed gate)."""
+
+    OK = 0
+    GATE_FAILED = 1  # --min-users, diff --max-drop, the fleet's gate
+    USAGE = 2  # a bad option or file, an unreadable config, a missing dependency
+    MISSING = 3  # the log lacks what was asked (no pool line; a boot that serves nobody)
+    CONTRADICTION = 4  # stated or given figures contradict each other
+
+
+def exit_code_of(err: LogReadError) -> ExitCode:
+    """A library error's exit code: 3 when the log lacks what was asked, else 2.
+
+    >>> from vllm_logread.errors import UsageError
+    >>> int(exit_code_of(MissingPoolError("no pool"))), int(exit_code_of(UsageError("bad")))
+    (3, 2)
+    >>> int(exit_code_of(WrappedError("OLD: no pool", MissingPoolError("no pool"))))
+    3
+    """
+    while isinstance(err, WrappedError):
+        err = err.wrapped
+    return ExitCode.MISSING if isinstance(err, MissingPoolError) else ExitCode.USAGE
+
+
 @dataclass(frozen=True, slots=True)
 class ExitStatus:
     """A command's exit code and what it says on stderr (docs/exit-codes.md):
     one input's, or the worst of several (outcome.worst)."""
 
-    code: int
+    code: ExitCode
     message: str = ""
 
 
@@ -138,7 +167,7 @@ class InputResult:
     # What is wrong with this input on its own (no pool, a failed engine, a
     # contradiction): its exit code (0: nothing) and message. Tables, totals
     # and JSON totals count only the inputs with error_code 0.
-    error_code: int = 0
+    error_code: ExitCode = ExitCode.OK
     error: str = ""
     # A sweep (--prompt/--output lists): each report's answer at each workload,
     # computed once (report/sweep.py, outcome.with_sweep); the gate, JSON, CSV
@@ -146,7 +175,7 @@ class InputResult:
     sweep: tuple[SweepRow, ...] = ()
     # The input's whole exit code (what is wrong with it, --strict, the gate) and
     # what the gate judged; set once the command's options are applied (outcome.judged).
-    exit_code: int = 0
+    exit_code: ExitCode = ExitCode.OK
     gate: GateResult | None = None
     # --compare-metrics: the log's figures against the server's /metrics, side by side.
     crosscheck: tuple[Agreement, ...] = ()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from .errors import UsageError
+from .events import ExitCode, exit_code_of
 from .fleet import fleet_of, gate_message, no_answer_error
 from .kv.config import load_config, resolve_spec
 from .options import ReadOptions, one_workload, output_format, report_options
@@ -92,8 +93,8 @@ def run_fleet(opts: ReadOptions, console: _Console) -> int:
     missing = no_answer_error(fleet)
     if missing is not None:
         console.err(f"Error: {missing}")
-        return missing.exit_code
+        return exit_code_of(missing)
     if gate:
         console.err(gate)
-        return 1
-    return 0
+        return ExitCode.GATE_FAILED
+    return ExitCode.OK

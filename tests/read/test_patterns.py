@@ -785,6 +785,9 @@ CASES = [
         [("cpu_kv_space_gib", 4.0)],
     ),
     ("Using KV cache block size: 128", [("block_size", 128)]),
+    ("Using CPU_MLA backend.", [("cpu_mla_kernel", "CPU_MLA")]),
+    ("Using AMX_MLA backend.", [("cpu_mla_kernel", "AMX_MLA")]),
+    ("Using CPU_SDPA_MLA MLA prefill backend.", []),
     (
         "Using cache_config.block_size: 64 instead of overriding with _align_hybrid_block_size() "
         "since we set mamba_page_size_padded in kv_cache_manager.py",

@@ -1209,6 +1209,7 @@ def run_load(
     size_of: Callable[[int, int], tuple[int, int]] | None = None,
     stagger_s: float = 0.0,
     prompt_offset: int = 0,
+    before_first: Callable[[int], None] | None = None,
 ) -> LoadResult:
     """Closed-loop load: ``users`` threads each send one request at a time.
 
@@ -1225,6 +1226,8 @@ def run_load(
     workload; default: ``prompt_tokens`` + ``output_tokens`` for all). ``stagger_s`` starts
     user ``u`` ``u x stagger_s`` seconds late, so the first requests reach vLLM in user order
     (the order the simulation assumes; with mixed sizes it decides who is admitted first).
+    ``before_first(user)``, when given, is called in user ``u``'s thread before its first
+    request (after the stagger): it may block until the server reaches a state.
     ``prompt_offset`` is added to the request index that seeds each prompt, so a second load
     on the same server shares no prefix with the first (prefix caching is on).
     """
@@ -1239,6 +1242,8 @@ def run_load(
     def user_loop(user: int) -> None:
         if stagger_s > 0:
             time.sleep(user * stagger_s)
+        if before_first is not None:
+            before_first(user)
         for index in range(max_rounds):
             if time.monotonic() >= deadline:
                 return

@@ -479,8 +479,12 @@ BLOCK_SIZE_CASES = [
     ({"device": "ROCM"}, [16]),
     ({"device": "GPU", "is_mla": True}, [16, 64, 32, 128]),
     ({"device": "CPU", "version": "0.32.0"}, [128]),
-    ({"device": "CPU", "version": "0.32.0", "is_mla": True}, [16]),
-    ({"device": "CPU", "version": None, "is_mla": True}, [16]),
+    # MLA on the CPU: the reference CPU_MLA kernel's 16 (0.28 only), from 0.29 also the
+    # AMX_MLA kernel's CPU default 128 (x86 with AMX tiles) unless the log names the kernel
+    # (tests/vllm/test_cpu_mla_kernel.py); an unversioned log is read as the newest.
+    ({"device": "CPU", "version": "0.32.0", "is_mla": True}, [16, 128]),
+    ({"device": "CPU", "version": "0.28.0", "is_mla": True}, [16]),
+    ({"device": "CPU", "version": None, "is_mla": True}, [16, 128]),
     ({"device": "CPU", "version": "0.27.0", "is_mla": True}, [128]),
     ({"device": "CPU", "version": "0.8.3"}, [16]),
     ({"device": "CPU", "version": "0.9.2", "gen": "V0"}, [16, 128]),

@@ -370,6 +370,7 @@ def block_size_candidates(
             max_model_len=state.max_model_len,
             is_mla=is_mla,
             is_all_sliding=is_all_sliding,
+            mla_kernel=state.cpu_mla_kernel,
         ):
             out.setdefault(c.block_size, c)
     return tuple(out.values())

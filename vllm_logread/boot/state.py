@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 from ..boots import Boot, engine_generation, ranks_seen
 from ..fingerprint import VersionRange, version_range
 from ..kv.groups import base_block_size, stated_group_block_sizes
-from ..rules import BlockSizeCandidate, pool_device
+from ..rules import BlockSizeCandidate, one_rule_set, pool_device
 from ..versions import Version
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class BootState:
         model: the model's name as the log (or --model) gives it.
         version: the version line's text (None: the log prints none).
         versions: the releases the log can come from (None: any release).
-        version_tuple: ``version`` parsed once (versions.Version).
+        version_tuple: ``rules_version`` parsed once (versions.Version).
         generation: V0 or V1, from the lines only one of them prints.
         device: the pool's device (rules.pool_device).
         max_model_len: the longest request vLLM admits (None: not stated).
@@ -72,6 +72,12 @@ class BootState:
         block_size: the block size stated (a line, the KV cache groups) or
             given (--block-size); None: candidates (rules.default_block_sizes).
         given_model: --model NAME, the name the report uses over the log's.
+        rules_version: the release whose rules decode the pool: the stated version,
+            else the newest release of ``versions`` when the Feature table treats every
+            one of them alike (rules.one_rule_set) and at least two of the log's lines
+            decided the range; None: the newest vLLM's rules (rules.supports).
+        cpu_mla_kernel: the CPU backend's MLA kernel the log names ("CPU_MLA" or
+            "AMX_MLA") and its line; it decides an MLA model's block size on the CPU.
     """
 
     model: Value | None
@@ -91,6 +97,8 @@ class BootState:
     available_kv_fact: Fact | None
     block_size: BlockSizeCandidate | None
     given_model: str | None = None
+    cpu_mla_kernel: tuple[str, int] | None = None
+    rules_version: str | None = None
 
     @property
     def vllm_version(self) -> str | None:
@@ -180,11 +188,13 @@ def boot_state(
         )
     kv_dtype_f = boot.last("kv_cache_dtype")
     version = boot.value("vllm_version")
+    versions = version_range(boot)
+    rules_version = str(version) if version else _rules_release(versions)
     return BootState(
         model=boot.value("model"),
         version=version,
-        versions=version_range(boot),
-        version_tuple=Version.parse(str(version or "")),
+        versions=versions,
+        version_tuple=Version.parse(rules_version or ""),
         generation=engine_generation(boot),
         device=device_of(boot),
         max_model_len=max_model_len,
@@ -204,7 +214,23 @@ def boot_state(
         available_kv_fact=boot.first("available_kv_gib"),
         block_size=_groups_block_size(boot, stated_block_size(boot, block_size_given)),
         given_model=model_given,
+        cpu_mla_kernel=_cpu_mla_kernel(boot),
+        rules_version=rules_version,
     )
+
+
+def _rules_release(versions: VersionRange | None) -> str | None:
+    """A log without a version line: the release its lines name, when one rule set
+    holds over the whole range and two or more lines decided it (one call site alone
+    can match by coincidence; a weighed range is the sites' majority, not a fact)."""
+    if versions is None or versions.is_weighed or len(versions.evidence) < 2:
+        return None
+    return one_rule_set(versions.releases)
+
+
+def _cpu_mla_kernel(boot: Boot) -> tuple[str, int] | None:
+    f = boot.last("cpu_mla_kernel")
+    return None if f is None else (str(f.value), f.line)
 
 
 __all__ = [

@@ -137,6 +137,7 @@ KIND_TYPES: dict[str, type] = {
     "free_device_gib": float,  # HPU "Free device memory: X", XPU "free gpu memory is X MB"
     "usable_device_gib": float,  # HPU "X usable (gpu_memory_utilization=u)" (free x u)
     "graph_reserved_gib": float,  # HPU "X reserved for HPUGraphs"
+    "cpu_mla_kernel": str,  # CPU "Using CPU_MLA backend." / "Using AMX_MLA backend." (0.28+)
     "cpu_kv_space_gib": float,  # CPU "VLLM_CPU_KVCACHE_SPACE ... using 4 by default" / "Using X GiB for KV cache"
     "peak_memory_gib": float,  # XPU "peak memory usage is X MB" (weights included)
     # TPU (tpu-inference) "Memory statistics | ...": sums over the worker's chips

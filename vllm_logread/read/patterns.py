@@ -1255,6 +1255,16 @@ ROWS: tuple[Row, ...] = (
         ),
         lambda m: [("block_size", int(next(g for g in m.groups() if g is not None)), None)],
     ),
+    # -- the CPU backend's MLA kernel (0.28+: "Using CPU_MLA backend."; 0.29+ on x86 with
+    #    AMX tiles "Using AMX_MLA backend."): the reference CPU_MLA kernel runs 16-token
+    #    blocks whatever is asked, AMX_MLA the CPU default (docs/rules.md, CPU_AMX_MLA).
+    #    Real boot: sample_logs/real_vllm_0.32_deepseek-v3_mla.log ("Using CPU_MLA
+    #    backend.", 16-token blocks). "Using CPU_SDPA_MLA MLA prefill backend." is not it.
+    Row(
+        "cpu_mla_kernel",
+        ("Using CPU_MLA backend", "Using AMX_MLA backend"),
+        _c(r"""Using\ (?P<cpu_mla_kernel>CPU_MLA|AMX_MLA)\ backend\b"""),
+    ),
     # -- vllm-spyre v1.10+: "Configurations for Spyre. max_model_len=32768,
     #    max_num_seqs=32, block_size=64, max_num_batched_tokens=1024,
     #    enable_chunked_prefill=True, enable_prefix_caching=False".

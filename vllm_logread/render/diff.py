@@ -267,7 +267,7 @@ def diff_json(
     sides = []
     for report, status, warns in zip((diff.old, diff.new), statuses, warnings, strict=True):
         obj = report_json(report, list(report.boot.facts), list(warns))
-        obj["exit_code"] = status.code
+        obj["exit_code"] = int(status.code)
         obj["error"] = status.message or None
         sides.append(obj)
     users = diff.row("users")

@@ -41,7 +41,7 @@ def json_text(
                 obj["observed_workload"] = b.report.observed.to_json()
             # The input's whole exit code (the gate's and --strict's included), and what
             # the gate judged (null: no --min-users).
-            obj["exit_code"] = res.exit_code
+            obj["exit_code"] = int(res.exit_code)
             obj["error"] = res.error or None
             obj["gate"] = None if res.gate is None else res.gate.to_json()
             if res.crosscheck:

@@ -27,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..boot.state import Sourced
+from ..budget import MemoryBudget
 from ..capacity import blocks_per_max_len_request, max_concurrency, pool_tokens_printed
 from ..errors import LogReadError
 from ..kv.groups import KVCacheLayout
@@ -162,12 +164,20 @@ def activation_blocks(
     ...                   new_max_num_batched_tokens=4096)
     (1100, 1073741824.0)
     """
-    freed = (
-        activation_peak_gib
-        * GIB
-        * (max_num_batched_tokens - new_max_num_batched_tokens)
-        / max_num_batched_tokens
+    # The KV memory gains what the smaller peak frees (budget.MemoryBudget): 2.0 GiB at
+    # 8,192 tokens is 2.0 x 4,096 / 8,192 = 1.0 GiB at 4,096, so 1.0 GiB more.
+    now = MemoryBudget(
+        activation_peak_gib=Sourced(value=activation_peak_gib, kind="stated", source="the log")
     )
+    scaled_gib = activation_peak_gib * new_max_num_batched_tokens / max_num_batched_tokens
+    freed_gib = now.kv_gain_gib(
+        now.changed(
+            activation_peak_gib=scaled_gib,
+            source=f"in proportion to max_num_batched_tokens {new_max_num_batched_tokens:,}",
+        )
+    )
+    assert freed_gib is not None  # the peak known: it moved only
+    freed = freed_gib * GIB
     moved = int(abs(freed) // bytes_per_block)
     return num_blocks + (
         moved if freed >= 0 else -moved - (1 if abs(freed) % bytes_per_block else 0)

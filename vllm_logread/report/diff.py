@@ -38,10 +38,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, cast
 
+from ..boot.state import Sourced, SourceKind
 from ..boots import Boot
 from ..boots import kv_cache_memory_set as boot_kv_cache_memory_set
+from ..budget import CudaGraphRule, MemoryBudget, TermChange, TermName
 from ..jsontypes import JSONObject
 from ..read.facts import Fact
 from ..rules import cuda_graph_rule, default_utilization
@@ -253,45 +255,68 @@ def _utilization(report: Report) -> Figure:
     return Figure(value=util, note=f"assumed: {why}")
 
 
-def _requested(report: Report) -> Figure:
-    """total x gpu_memory_utilization: stated, else worked from both stated."""
-    req = _fact(report.boot, "requested_gib")
-    if req.is_known:
-        return req
-    total = _fact(report.boot, "total_gpu_gib")
-    util = _fact(report.boot, "gpu_memory_utilization", last=True)
-    if isinstance(total.value, (int, float)) and isinstance(util.value, (int, float)):
-        return Figure(
-            value=round(float(total.value) * float(util.value), 4),
-            half_ulp=total.half_ulp * float(util.value),
-            note="total x utilization",
-        )
-    return _UNKNOWN
-
-
-def _graph_rule(report: Report) -> str:
+def _graph_rule(report: Report) -> CudaGraphRule:
     """How this boot's vLLM treats the CUDA graph memory: "no" (not taken from
     the KV memory), "apart" (subtracted beside the peak), "in_peak" (inside
     the printed peak activation), "unknown" (the version is not stated):
-    rules.cuda_graph_rule."""
-    return cuda_graph_rule(report.vllm_version, report.engine_generation)
+    rules.cuda_graph_rule, whose four words are budget.CudaGraphRule's."""
+    return cast(CudaGraphRule, cuda_graph_rule(report.vllm_version, report.engine_generation))
 
 
-def _non_torch(report: Report) -> Figure:
-    """Non-torch memory: stated, else (0.27+) the summary's "X GiB for consumed
-    memory (weights + non-torch)" less the weights."""
-    f = _fact(report.boot, "non_torch_gib")
-    if f.is_known:
-        return f
-    consumed = _fact(report.boot, "consumed_gib")
-    weights = _fact(report.boot, "weights_gib")
-    if isinstance(consumed.value, (int, float)) and isinstance(weights.value, (int, float)):
-        return Figure(
-            value=round(float(consumed.value) - float(weights.value), 4),
-            half_ulp=consumed.half_ulp + weights.half_ulp,
-            note="consumed (weights + non-torch) - weights",
+def _term(fig: Figure) -> Sourced[float] | None:
+    """A row's figure as a budget term: stated with its line, an assumption
+    (vLLM's default), or worked from other lines (its note says how)."""
+    value = _f(fig)
+    if value is None:
+        return None
+    if fig.line is not None:
+        return Sourced(value=value, kind="stated", source=f"line {fig.line}")
+    kind: SourceKind = "default" if fig.note.startswith("assumed") else "derived"
+    return Sourced(value=value, kind=kind, source=fig.note)
+
+
+def _memory_rows(report: Report, util: Figure) -> dict[str, Figure]:
+    """The memory budget's rows: each line the log states; the requested memory
+    (total x utilization) and the non-torch memory (0.27+'s "X GiB for consumed
+    memory (weights + non-torch)" less the weights) worked from the stated lines
+    where the log does not state them (budget.MemoryBudget.derived)."""
+    boot = report.boot
+    total, weights = _fact(boot, "total_gpu_gib"), _fact(boot, "weights_gib")
+    stated_util = _fact(boot, "gpu_memory_utilization", last=True)
+    consumed = _fact(boot, "consumed_gib")
+    requested, non_torch = _fact(boot, "requested_gib"), _fact(boot, "non_torch_gib")
+    budget = MemoryBudget(
+        total_gib=_term(total),
+        gpu_memory_utilization=_term(stated_util),
+        requested_gib=_term(requested),
+        weights_gib=_term(weights),
+        non_torch_gib=_term(non_torch),
+        consumed_gib=_term(consumed),
+    ).derived(digits=4)
+    util_value = _f(stated_util)
+    if not requested.is_known and budget.requested_gib is not None and util_value is not None:
+        # 79.19 to 2 decimals x 0.90: within 0.005 x 0.90 of the product.
+        requested = Figure(
+            value=budget.requested_gib.value,
+            half_ulp=total.half_ulp * util_value,
+            note=budget.requested_gib.source,
         )
-    return _UNKNOWN
+    if not non_torch.is_known and budget.non_torch_gib is not None:
+        non_torch = Figure(
+            value=budget.non_torch_gib.value,
+            half_ulp=consumed.half_ulp + weights.half_ulp,
+            note=budget.non_torch_gib.source,
+        )
+    return {
+        "total_gpu_gib": total,
+        "gpu_memory_utilization": util,
+        "requested_gib": requested,
+        "weights_gib": weights,
+        "activation_peak_gib": _peak(report),
+        "cuda_graph_gib": _fact(boot, "cuda_graph_gib"),
+        "non_torch_gib": non_torch,
+        "available_kv_gib": _fact(boot, "available_kv_gib"),
+    }
 
 
 def _peak(report: Report) -> Figure:
@@ -361,7 +386,6 @@ def groups_text(report: Report) -> str | None:
 
 
 def _side(report: Report) -> dict[str, Figure]:
-    boot = report.boot
     users = report.users
     a = report.answer
     # The answer is the pool's users capped by max_num_seqs (report/resolved.answer):
@@ -401,15 +425,8 @@ def _side(report: Report) -> dict[str, Figure]:
         "kv_cache_groups": Figure(value=groups),
         "kv_bytes_per_token": _bytes_per_token(report),
         "bytes_per_block": _bytes_per_block(report),
-        "total_gpu_gib": _fact(boot, "total_gpu_gib"),
-        "gpu_memory_utilization": util,
-        "requested_gib": _requested(report),
         "kv_cache_memory_bytes": kv_set,
-        "weights_gib": _fact(boot, "weights_gib"),
-        "activation_peak_gib": _peak(report),
-        "cuda_graph_gib": _fact(boot, "cuda_graph_gib"),
-        "non_torch_gib": _non_torch(report),
-        "available_kv_gib": _fact(boot, "available_kv_gib"),
+        **_memory_rows(report, util),
         "pool_tokens": Figure(value=report.pool_tokens),
         "num_blocks": Figure(value=report.num_blocks),
         "users": users_fig,
@@ -585,11 +602,32 @@ def _effects(old: Report, new: Report, by: dict[str, Row]) -> _Weighed:
     fixed = _kv_memory_set(by)
     if fixed is not None:
         return fixed
-    rules = (_graph_rule(old), _graph_rule(new))
+    budgets = (_budget(by, "old", _graph_rule(old)), _budget(by, "new", _graph_rule(new)))
+    changes = {c.name: c for c in budgets[0].changes_to(budgets[1])}
     return (
-        _budget_effects(by)
-        .then(_overhead_effects(by, rules))
-        .then(_graph_effects(old, new, by, rules))
+        _budget_effects(by, budgets, changes["requested_gib"])
+        .then(_overhead_effects(by, changes))
+        .then(_graph_effects(old, new, budgets, changes["cuda_graph_gib"]))
+    )
+
+
+def _budget(by: dict[str, Row], side: Literal["old", "new"], rule: CudaGraphRule) -> MemoryBudget:
+    """One side's memory budget, from its rows (budget.MemoryBudget)."""
+
+    def term(name: str) -> Sourced[float] | None:
+        row = by[name]
+        return _term(row.old if side == "old" else row.new)
+
+    return MemoryBudget(
+        total_gib=term("total_gpu_gib"),
+        gpu_memory_utilization=term("gpu_memory_utilization"),
+        requested_gib=term("requested_gib"),
+        weights_gib=term("weights_gib"),
+        activation_peak_gib=term("activation_peak_gib"),
+        non_torch_gib=term("non_torch_gib"),
+        cuda_graph_gib=term("cuda_graph_gib"),
+        kv_cache_gib=term("available_kv_gib"),
+        cuda_graph_rule=rule,
     )
 
 
@@ -627,13 +665,18 @@ def _kv_memory_set(by: dict[str, Row]) -> _Weighed | None:
     return _Weighed(effects=(set_one,))
 
 
-def _budget_effects(by: dict[str, Row]) -> _Weighed:
+def _budget_effects(
+    by: dict[str, Row], budgets: tuple[MemoryBudget, MemoryBudget], change: TermChange
+) -> _Weighed:
     """total x utilization: the utilization's share at the old total, the rest the GPU's."""
     ta, tb = _f(by["total_gpu_gib"].old), _f(by["total_gpu_gib"].new)
     util_row = by["gpu_memory_utilization"]
     ua, ub = _f(util_row.old), _f(util_row.new)
+    # Only a requested row (stated, or worked from stated lines) counts: a budget worked
+    # from a default utilization would weigh an assumption as a line.
     ra, rb = _f(by["requested_gib"].old), _f(by["requested_gib"].new)
-    if ra is None or rb is None:
+    moved = change.kv_effect_gib
+    if ra is None or rb is None or moved is None:
         if util_row.is_changed:
             defaults = " (vLLM's defaults)" if util_row.old.note or util_row.new.note else ""
             return _Weighed(
@@ -646,15 +689,15 @@ def _budget_effects(by: dict[str, Row]) -> _Weighed:
         requested = Effect(
             name="requested_gib",
             label="requested memory (total x gpu_memory_utilization)",
-            effect_gib=rb - ra,
+            effect_gib=moved,
             old_gib=ra,
             new_gib=rb,
         )
         return _Weighed(effects=(requested,))
     effects: list[Effect] = []
-    total_part = rb - ra
-    if util_row.is_changed:
-        util_part = ta * (ub - ua)
+    total_part = moved
+    util_part = budgets[0].utilization_share_gib(budgets[1])
+    if util_row.is_changed and util_part is not None:
         total_part -= util_part
         assumed = " (assumed: vLLM's default)" if util_row.old.note or util_row.new.note else ""
         effects.append(
@@ -680,57 +723,47 @@ def _budget_effects(by: dict[str, Row]) -> _Weighed:
     return _Weighed(effects=tuple(effects))
 
 
-def _overhead_effects(by: dict[str, Row], rules: tuple[str, str]) -> _Weighed:
+def _overhead_effects(by: dict[str, Row], changes: dict[TermName, TermChange]) -> _Weighed:
     """The weights, the activation peak (0.31+: less the CUDA graph estimate it
-    holds) and the non-torch memory: each one's growth took KV memory."""
-    ga, gb = _f(by["cuda_graph_gib"].old), _f(by["cuda_graph_gib"].new)
+    holds: budget.MemoryBudget.activation_own_gib) and the non-torch memory: each
+    one's growth took KV memory."""
     effects: list[Effect] = []
     unstated: list[str] = []
-    for name, label in (
+    names: tuple[tuple[TermName, str], ...] = (
         ("weights_gib", "weights"),
         ("activation_peak_gib", "activation peak"),
         ("non_torch_gib", "non-torch memory"),
-    ):
-        a, b = _f(by[name].old), _f(by[name].new)
-        if name == "activation_peak_gib":
-            # 0.31+: the printed peak holds the graph estimate: the peak's own share.
-            if a is not None and rules[0] == "in_peak":
-                a = None if ga is None else a - ga
-            if b is not None and rules[1] == "in_peak":
-                b = None if gb is None else b - gb
-        if a is None or b is None:
-            if _f(by[name].old) is not None or _f(by[name].new) is not None:
-                unstated.append(f"{label} ({'OLD' if _f(by[name].old) is None else 'NEW'})")
+    )
+    for name, label in names:
+        old_gib, new_gib = _f(by[name].old), _f(by[name].new)  # as printed
+        effect = changes[name].kv_effect_gib
+        if effect is None:
+            if old_gib is not None or new_gib is not None:
+                unstated.append(f"{label} ({'OLD' if old_gib is None else 'NEW'})")
             else:
                 unstated.append(label)
             continue
         effects.append(
-            Effect(
-                name=name,
-                label=label,
-                effect_gib=-(b - a),
-                old_gib=_f(by[name].old),
-                new_gib=_f(by[name].new),
-            )
+            Effect(name=name, label=label, effect_gib=effect, old_gib=old_gib, new_gib=new_gib)
         )
     return _Weighed(effects=tuple(effects), unstated=tuple(unstated))
 
 
 def _graph_effects(
-    old: Report, new: Report, by: dict[str, Row], rules: tuple[str, str]
+    old: Report, new: Report, budgets: tuple[MemoryBudget, MemoryBudget], change: TermChange
 ) -> _Weighed:
-    """The CUDA graph memory each side takes from the KV memory (vLLM 0.20+)."""
+    """The CUDA graph memory each side takes from the KV memory (vLLM 0.20+:
+    budget.MemoryBudget.cuda_graph_taken_gib)."""
+    rules = (budgets[0].cuda_graph_rule, budgets[1].cuda_graph_rule)
     rule_a, rule_b = rules
-    ga, gb = _f(by["cuda_graph_gib"].old), _f(by["cuda_graph_gib"].new)
-    taken_a = 0.0 if rule_a == "no" else ga
-    taken_b = 0.0 if rule_b == "no" else gb
-    if "unknown" in rules or taken_a is None or taken_b is None:
+    taken_a, taken_b, effect = change.old_gib, change.new_gib, change.kv_effect_gib
+    if taken_a is None or taken_b is None or effect is None:
         if rule_a != "no" or rule_b != "no":
             return _Weighed(
                 unstated=("CUDA graph memory" if "unknown" not in rules else "the vLLM version",)
             )
         return _Weighed()
-    if taken_a == taken_b:
+    if not change.is_moved:
         return _Weighed()
     why = "vLLM 0.20+ takes it from the KV memory"
     if (rule_a == "no") != (rule_b == "no"):
@@ -746,12 +779,17 @@ def _graph_effects(
     graphs = Effect(
         name="cuda_graph_gib",
         label="CUDA graph memory",
-        effect_gib=-(taken_b - taken_a),
-        old_gib=ga,
-        new_gib=gb,
+        effect_gib=effect,
+        old_gib=_cuda_graph_gib(budgets[0]),
+        new_gib=_cuda_graph_gib(budgets[1]),
         why=why,
     )
     return _Weighed(effects=(graphs,))
+
+
+def _cuda_graph_gib(budget: MemoryBudget) -> float | None:
+    """The CUDA graph memory a side states (whether or not vLLM takes it)."""
+    return None if budget.cuda_graph_gib is None else budget.cuda_graph_gib.value
 
 
 def _memory_sentence(

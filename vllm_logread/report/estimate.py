@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypedDict, TypeGuard, cast
 
+from ..boot.state import Sourced, SourceKind
+from ..budget import MemoryBudget
 from ..capacity import (
     Capacity,
     Workload,
@@ -805,13 +807,26 @@ def _max_model_len(max_model_len: int | None, config: Mapping[str, JSONValue]) -
     )
 
 
+#: An end of the estimate's ranges: the central figures, the low ends (the best
+#: pool) or the high ends (the worst).
+_End = Literal["central", "low", "high"]
+
+
+def _at(figure: Figure, end: _End) -> Sourced[float] | None:
+    """A figure at an end of its range, as a budget term (None: no bound there)."""
+    gib = {"central": figure.gib, "low": figure.low_gib, "high": figure.high_gib}[end]
+    if gib is None:
+        return None
+    kind: SourceKind = "derived" if figure.is_estimate else "given"
+    return Sourced(value=gib, kind=kind, source=figure.brief or figure.source)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Budget:
     """What the pool of one boot is sized against, besides the layout."""
 
-    requested_gib: float
-    # The card's whole memory: weights above it never load, whatever the utilization.
-    total_gib: float
+    # The card's total and the utilization (budget.MemoryBudget).
+    memory: MemoryBudget
     weights: Figure
     overheads: tuple[Figure, ...]
     workload: Workload
@@ -820,7 +835,47 @@ class _Budget:
     max_num_batched_tokens: int
     max_num_seqs: int
 
-    def outcome(self, layout: KVCacheLayout, available_gib: float) -> Outcome:
+    @property
+    def requested_gib(self) -> float:
+        requested = self.memory.requested
+        assert requested is not None  # the card's total and a utilization, always
+        return requested
+
+    @property
+    def total_gib(self) -> float:
+        """The card's whole memory: weights above it never load, whatever the utilization."""
+        assert self.memory.total_gib is not None
+        return self.memory.total_gib.value
+
+    def at(self, end: _End) -> MemoryBudget | None:
+        """The budget with the weights and the overheads at ``end`` (None: a figure
+        has no bound there). The graphs are charged where the version counts them
+        (the figure is there: rules.Feature.CUDA_GRAPH_IN_BUDGET)."""
+        by = {f.name: f for f in self.overheads}
+        # The weights' high end is their central figure when they have none (--weights-gib).
+        weights = _at(self.weights, end) or _at(self.weights, "central")
+        terms = {
+            name: None if name not in by else _at(by[name], end)
+            for name in ("activation_peak", "non_torch", "cuda_graph", "kv_margin")
+        }
+        if any(terms[name] is None for name in by):
+            return None
+        return replace(
+            self.memory,
+            weights_gib=weights,
+            activation_peak_gib=terms["activation_peak"],
+            non_torch_gib=terms["non_torch"],
+            cuda_graph_gib=terms["cuda_graph"],
+            kv_margin_gib=terms["kv_margin"],
+            cuda_graph_rule="apart" if "cuda_graph" in by else "no",
+        )
+
+    def outcome(self, layout: KVCacheLayout, end: _End) -> Outcome | None:
+        """The pool and the users at ``end`` of the ranges (None: no bound there)."""
+        budget = self.at(end)
+        available_gib = None if budget is None else budget.kv_cache_left_gib
+        if available_gib is None:
+            return None
         return _outcome(
             layout,
             available_gib * GIB,
@@ -847,15 +902,11 @@ class _Ends:
 
 def _ends(layout: KVCacheLayout, b: _Budget) -> _Ends:
     """The pool and users at the central figures and the two ends of their ranges."""
-    overheads, weights = b.overheads, b.weights
-    over_c = sum(f.gib for f in overheads)
-    over_lo = sum(f.low_gib for f in overheads)
-    highs = [f.high_gib for f in overheads]
-    over_hi = None if any(h is None for h in highs) else sum(h or 0.0 for h in highs)
+    weights = b.weights
     w_hi = weights.high_gib if weights.high_gib is not None else weights.gib
-    central = b.outcome(layout, b.requested_gib - weights.gib - over_c)
-    best = b.outcome(layout, b.requested_gib - weights.low_gib - over_lo)
-    worst = None if over_hi is None else b.outcome(layout, b.requested_gib - w_hi - over_hi)
+    central, best = b.outcome(layout, "central"), b.outcome(layout, "low")
+    assert central is not None and best is not None  # every figure has a central and a low
+    worst = b.outcome(layout, "high")
     max_len_blocks = blocks_per_max_len_request(
         layout, max_model_len=b.max_model_len, max_num_batched_tokens=b.max_num_batched_tokens
     )
@@ -973,16 +1024,30 @@ class _Inputs:
     max_num_seqs_source: str
 
     @property
+    def memory(self) -> MemoryBudget:
+        """The card's total and the utilization (budget.MemoryBudget)."""
+        util_kind: SourceKind = (
+            "given" if self.utilization_source == "--gpu-memory-utilization" else "default"
+        )
+        return MemoryBudget(
+            total_gib=Sourced(value=self.card.total_gib, kind="given", source=self.card.source),
+            gpu_memory_utilization=Sourced(
+                value=self.gpu_memory_utilization, kind=util_kind, source=self.utilization_source
+            ),
+        )
+
+    @property
     def requested_gib(self) -> float:
-        return self.card.total_gib * self.gpu_memory_utilization
+        requested = self.memory.requested
+        assert requested is not None  # the card's total and a utilization, always
+        return requested
 
     def ends(self, workload: Workload) -> _Ends:
         """The pool at the estimate's ends; no pool without the weights."""
         if self.weights.figure is None or not self.max_model_len:
             return _Ends()
         budget = _Budget(
-            requested_gib=self.requested_gib,
-            total_gib=self.card.total_gib,
+            memory=self.memory,
             weights=self.weights.figure,
             overheads=self.overheads,
             workload=workload,

@@ -28,6 +28,7 @@ from typing import Literal
 from ..boot.resolve import cpu_max_num_seqs_candidates
 from ..boot.state import Sourced, SourceKind
 from ..boots import Boot
+from ..budget import MemoryBudget
 from ..capacity import max_concurrency
 from ..errors import LogReadError
 from ..fingerprint import VersionRange, version_range
@@ -295,13 +296,12 @@ def _gpu_max_num_seqs(
         total, total_src = g.total_gib, f"--gpu {g.name} ({g.source})"
     name = gpu.name if isinstance(gpu, Gpu) else gpu
     w_f = boot.first("weights_gib")
-    low = None
-    if available_kv is not None:
-        # Weights and the KV cache both sit in the GPU: it has at least their sum,
-        # and at least the KV cache where the log states no weights (real log 052:
-        # 100.43 GiB of KV cache is past every A100's 80 GiB).
-        weights_gib = 0.0 if w_f is None else max(float(w_f.value), 0.0)
-        low = weights_gib + max(float(available_kv.value), 0.0)
+    # Weights and the KV cache both sit in the GPU: it has at least their sum, and at
+    # least the KV cache where the log states no weights (real log 052: 100.43 GiB of
+    # KV cache is past every A100's 80 GiB).
+    low = MemoryBudget(
+        weights_gib=_stated_gib(w_f), kv_cache_gib=_stated_gib(available_kv)
+    ).min_gpu_gib
     proven = None
     if num_blocks is not None:
         proven = _batched_tokens_proven(boot, layout, num_blocks, max_model_len, version)
@@ -320,6 +320,12 @@ def _gpu_max_num_seqs(
     else:
         settled = low is not None and low > A100_MAX_GIB
     return value, source, settled
+
+
+def _stated_gib(f: Fact | None) -> Sourced[float] | None:
+    return (
+        None if f is None else Sourced(value=float(f.value), kind="stated", source=f"line {f.line}")
+    )
 
 
 def _batched_tokens_proven(

@@ -37,7 +37,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..boot.state import Sourced, SourceKind
 from ..boots import Boot, kv_cache_memory_set
+from ..budget import MemoryBudget
 from ..capacity import Capacity, Workload, max_concurrency, users_for_layout, users_that_fit
 from ..errors import LogReadError, UsageError
 from ..jsontypes import JSONObject, JSONValue, as_object
@@ -388,6 +390,25 @@ class Basis:
         return bool(self.kv_cache_dtype) and str(self.kv_cache_dtype).startswith("fp8")
 
     @property
+    def memory_budget(self) -> MemoryBudget:
+        """vLLM's memory budget on one GPU, as far as the log (or --gpu) gives it."""
+        util_kind: SourceKind = "stated" if self.is_utilization_logged else "default"
+        total_kind: SourceKind = (
+            "stated" if self.total_gpu_source.startswith("the log") else "given"
+        )
+        return MemoryBudget(
+            total_gib=None
+            if self.total_gpu_gib is None
+            else Sourced(value=self.total_gpu_gib, kind=total_kind, source=self.total_gpu_source),
+            gpu_memory_utilization=Sourced(
+                value=self.utilization, kind=util_kind, source=self.utilization_source
+            ),
+            weights_gib=_stated(self.weights_gib),
+            activation_peak_gib=_stated(self.activation_peak_gib),
+            kv_cache_gib=_stated(self.available_kv_gib),
+        )
+
+    @property
     def mem_bytes(self) -> int | None:
         """The KV memory the pool takes on one GPU: blocks x bytes per block."""
         if self.bytes_per_block is None:
@@ -455,6 +476,11 @@ class Basis:
             workload=self.workload,
             has_null_block=self.has_null_block,
         )
+
+
+def _stated(gib: float | None) -> Sourced[float] | None:
+    """A figure the log states (the Basis keeps the value, not its line)."""
+    return None if gib is None else Sourced(value=gib, kind="stated", source="the log")
 
 
 def _quantized(boot: Boot, model: str | None) -> str | None:
@@ -800,7 +826,12 @@ def _budget_moved(b: Basis, change: Change) -> _Moved | WhatIf:
     cur_t, cur_u = b.total_gpu_gib, b.utilization
     t = new_total if new_total is not None else cur_t
     u = new_util if new_util is not None else cur_u
-    d = (t * u - cur_t * cur_u) * GIB
+    now = b.memory_budget
+    gain = now.kv_gain_gib(
+        now.changed(total_gib=new_total, gpu_memory_utilization=new_util, source=change.text)
+    )
+    assert gain is not None  # total and utilization known: the requested memory moved only
+    d = gain * GIB
     step = (
         f"{'+' if d >= 0 else '-'} {_gib(abs(d))} (budget {t:.2f} GiB x {u:.2f} instead of "
         f"{cur_t:.2f} GiB x {cur_u:.2f})"
@@ -859,7 +890,10 @@ def _weights_moved(b: Basis, change: Change, tp_new: int) -> _Moved | WhatIf:
         )
     if tp_new != tp_now:
         how.append(f"split over {tp_new} {b.rank_word}s instead of {tp_now}")
-    d = w_gpu - new_gpu
+    now = b.memory_budget
+    gain = now.kv_gain_gib(now.changed(weights_gib=new_gpu / GIB, source=change.text))
+    assert gain is not None  # the weights known: they moved only
+    d = gain * GIB
     step = f"+ {_gib(d)} (weights per GPU {_gib(w_gpu)} -> {_gib(new_gpu)}: {'; '.join(how)})"
     return _Moved(delta_bytes=d, steps=(step,), notes=notes, is_exact=False)
 
