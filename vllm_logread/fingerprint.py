@@ -318,6 +318,11 @@ def _calls(table: _Table, file: str) -> tuple[tuple[int, int, int], ...]:
     return tuple(sorted(calls))
 
 
+def known_releases() -> tuple[str, ...]:
+    """Every release the table was built from, oldest first."""
+    return _table().releases
+
+
 @functools.cache
 def _table() -> _Table:
     # Beside this module in every install, like data/gpus.json.

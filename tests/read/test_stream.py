@@ -25,6 +25,7 @@ from vllm_logread.read.scanner import (
     _STATS_NEEDLE,
     Scanner,
     _BootMarkers,
+    _not_holding_another,
     scan_bytes,
 )
 
@@ -276,3 +277,27 @@ def test_a_sentence_rewrap_is_one_record_at_its_first_line() -> None:
     cut = data.replace(b"Desired GPU memory", b"Something else entirely")
     facts = [e for e in scan_bytes(cut) if isinstance(e, Fact)]
     assert [f.kind for f in facts if f.line == 2] == ["total_gpu_gib"]
+
+
+def _holding_none_pairwise(markers: tuple[bytes, ...]) -> list[bytes]:
+    # The plain definition: no other marker (by value) is inside it.
+    return [m for m in markers if not any(o != m and o in m for o in markers)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_the_markers_holding_no_other_are_the_pairwise_ones(data: st.DataObject) -> None:
+    # scanner._not_holding_another finds them with bytes.find over all the markers
+    # joined; any subset of the table, repeats included, gives the pairwise answer.
+    table = sorted({m.encode() for m in MARKERS})
+    picked = data.draw(st.lists(st.sampled_from(table), min_size=1, max_size=len(table)))
+    markers = tuple(picked)
+    assert _not_holding_another(markers) == _holding_none_pairwise(markers)
+
+
+def test_a_marker_inside_another_leaves_only_the_short_one() -> None:
+    # "GPU KV cache size" holds "KV cache", so it is found through "KV cache".
+    assert _not_holding_another((b"GPU KV cache size", b"KV cache", b"blocks")) == [
+        b"KV cache",
+        b"blocks",
+    ]

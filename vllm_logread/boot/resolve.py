@@ -28,12 +28,14 @@ from ..rules import (
     GPU_MAX_NUM_SEQS_CANDIDATES,
     KERNEL_BLOCK_SIZES,
     BlockSizeCandidate,
+    Feature,
     can_be_hybrid,
     concurrency_tells_layout,
     cpu_batch_defaults,
     default_block_sizes,
+    supports,
 )
-from ..versions import VersionLike, cdiv
+from ..versions import Version, VersionLike, cdiv
 
 if TYPE_CHECKING:
     from ..boots import Boot
@@ -414,6 +416,32 @@ def cpu_max_num_seqs_candidates(
     return tuple(sorted(values))
 
 
+def rule_sets(versions: VersionRange | None, *, skip: str | None) -> tuple[str, ...]:
+    """One release for each set of vLLM's rules the log can have run, newest first:
+    the releases of ``versions`` (every release the fingerprint table knows when the
+    log's lines name none), grouped by what the Feature table says of them, each group
+    by its newest; ``skip``'s group left out (the rules already tried).
+
+    >>> from vllm_logread.fingerprint import VersionRange
+    >>> rule_sets(VersionRange(releases=("0.11.0", "0.11.1", "0.11.2"), evidence=()), skip=None)
+    ('0.11.2', '0.11.0')
+    >>> rule_sets(VersionRange(releases=("0.11.0", "0.11.1", "0.11.2"), evidence=()), skip="0.11.1")
+    ('0.11.0',)
+    """
+    from ..fingerprint import known_releases
+
+    releases = versions.releases if versions is not None and versions.releases else known_releases()
+
+    def signature(release: str) -> tuple[bool, ...]:
+        return tuple(supports(release, f) for f in Feature)
+
+    groups: dict[tuple[bool, ...], str] = {}
+    for release in sorted(releases, key=lambda r: Version.parse(r) or Version((0,)), reverse=True):
+        groups.setdefault(signature(release), release)
+    skipped = signature(skip) if skip is not None else None
+    return tuple(r for sig, r in groups.items() if sig != skipped)
+
+
 __all__ = [
     "CheckLike",
     "LayoutEvidence",
@@ -426,5 +454,6 @@ __all__ = [
     "other_block_sizes",
     "resolve_layout",
     "rule_over",
+    "rule_sets",
     "version_said",
 ]

@@ -222,8 +222,10 @@ def boot_state(
 def _rules_release(versions: VersionRange | None) -> str | None:
     """A log without a version line: the release its lines name, when one rule set
     holds over the whole range and two or more lines decided it (one call site alone
-    can match by coincidence; a weighed range is the sites' majority, not a fact)."""
-    if versions is None or versions.is_weighed or len(versions.evidence) < 2:
+    can match by coincidence; a weighed range needs 3 clues and a lead of 2,
+    docs/fingerprint.md). The log's figures still prune: a pool these rules cannot
+    decode leaves the users unknown, as the newest rules' would."""
+    if versions is None or len(versions.evidence) < 2:
         return None
     return one_rule_set(versions.releases)
 

