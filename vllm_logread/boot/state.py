@@ -189,7 +189,7 @@ def boot_state(
     kv_dtype_f = boot.last("kv_cache_dtype")
     version = boot.value("vllm_version")
     versions = version_range(boot)
-    rules_version = str(version) if version else _rules_release(versions)
+    rules_version = str(version) if version else rules_release(versions)
     return BootState(
         model=boot.value("model"),
         version=version,
@@ -219,7 +219,7 @@ def boot_state(
     )
 
 
-def _rules_release(versions: VersionRange | None) -> str | None:
+def rules_release(versions: VersionRange | None) -> str | None:
     """A log without a version line: the release its lines name, when one rule set
     holds over the whole range and two or more lines decided it (one call site alone
     can match by coincidence; a weighed range needs 3 clues and a lead of 2,
@@ -241,5 +241,6 @@ __all__ = [
     "Sourced",
     "boot_state",
     "device_of",
+    "rules_release",
     "stated_block_size",
 ]

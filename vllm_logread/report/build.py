@@ -22,7 +22,7 @@ from ..boot.resolve import (
     rule_over,
     rule_sets,
 )
-from ..boot.state import BootState, boot_state, device_of
+from ..boot.state import BootState, boot_state, device_of, rules_release
 from ..boots import Boot, Engine, _mnbt_tried, ranks_seen, stage_kv_memory
 from ..capacity import (
     Capacity,
@@ -596,10 +596,11 @@ def build_vllm_report(
     report = _build_once(boot, opts, source, spec_resolver, None)
     if report.vllm_version is not None or not _pool_undecoded(report):
         return report
-    tried = boot_state(boot, block_size_given=None, tensor_parallel_size_given=None, warnings=[])
+    # The rules already tried: the range's one rule set, else (None) the newest's.
+    versions = report.vllm_versions
     survivors = [
         (release, alt)
-        for release in rule_sets(tried.versions, skip=tried.rules_version)
+        for release in rule_sets(versions, skip=rules_release(versions))
         if not _pool_undecoded(alt := _build_once(boot, opts, source, spec_resolver, release))
         and not alt.contradicts
         and alt.users is not None
