@@ -877,17 +877,17 @@ def schema() -> JSONObject:
     return {**HEAD, "definitions": defs, "type": "object"}
 
 
-def _compact(value: JSONValue, indent: str = "") -> str:
-    """JSON text with every object or array that fits in 100 columns on one line."""
+def _compact(value: JSONValue, indent: str = "", key: str = "") -> str:
+    """JSON text with every object or array that fits in 120 columns on one line."""
     flat = json.dumps(value, ensure_ascii=False)
-    if len(indent) + len(flat) <= 100 or not isinstance(value, (dict, list)) or not value:
-        return flat
+    if len(indent + key + flat) <= 120 or not isinstance(value, dict | list) or not value:
+        return key + flat
     inner = indent + "  "
     if isinstance(value, dict):
-        rows = [f"{inner}{json.dumps(k)}: {_compact(v, inner).lstrip()}" for k, v in value.items()]
-        return "{\n" + ",\n".join(rows) + f"\n{indent}}}"
+        rows = [inner + _compact(v, inner, json.dumps(k) + ": ") for k, v in value.items()]
+        return key + "{\n" + ",\n".join(rows) + f"\n{indent}}}"
     rows = [inner + _compact(v, inner) for v in value]
-    return "[\n" + ",\n".join(rows) + f"\n{indent}]"
+    return key + "[\n" + ",\n".join(rows) + f"\n{indent}]"
 
 
 def schema_text() -> str:
