@@ -40,7 +40,7 @@ from ..rules import (
 from ..versions import VersionLike, cdiv
 
 if TYPE_CHECKING:
-    from .whatif import Basis
+    from .basis import Basis
 
 GIB = 1 << 30
 

@@ -46,6 +46,7 @@ from ..rules import (
     watermark_blocks,
 )
 from ..versions import Version, cdiv
+from .basis import Basis, Change
 from .checks import GIB, _checks, _hybrid_checks, check_basis, tool_model_failures
 from .exactness import drafter_checks, layout_words, spec_source, speculative_unknown
 from .failure import StartUpEnd, boot_failure, died_before_serving, start_up_end, stopped_warning
@@ -63,7 +64,7 @@ from .resolved import (
     capped,
     scheduler_limits,
 )
-from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
+from .whatif import WhatIf, basis_for_report, parse_change, what_ifs
 
 if TYPE_CHECKING:
     from ..fingerprint import VersionRange

@@ -10,12 +10,13 @@ from ..boots import Boot, Engine, RanksSeen
 from ..capacity import Capacity, Workload
 from ..jsontypes import JSONObject
 from ..kv.specs import KVSpec
+from .basis import Basis, Change
 from .gpus import Gpu
 from .knobs import KnobRanking
 from .mix import BootWorkload
 from .request_cost import LongestRequest, RequestCost
 from .resolved import Answer, ResolvedBoot
-from .whatif import Basis, Change, WhatIf
+from .whatif import WhatIf
 
 if TYPE_CHECKING:  # observed.py and plan.py: imported where a log's requests or a target need them
     from ..fingerprint import VersionRange

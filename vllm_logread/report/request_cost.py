@@ -54,7 +54,7 @@ from ..rules import (
     supports,
     tokens_held_at_end,
 )
-from .whatif import Basis
+from .basis import Basis
 
 #: vLLM's scheduler token budgets tried when the log states none (the CPU
 #: server's 2,048, the GPU defaults 8,192 and 16,384): the one that reproduces
