@@ -24,12 +24,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .read.facts import Fact, Value
-from .rules import (
+from .vllm.rules import (
     DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED,
     pool_lines_per_worker,
     prints_max_concurrency,
 )
-from .versions import Version
+from .vllm.versions import Version
 
 # Kinds that describe how a server was started: restated after a pool, they
 # mean a new boot. Stats kinds never do.

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .boots import engine_generation
-from .rules import Feature, supports
+from .vllm.rules import Feature, supports
 
 if TYPE_CHECKING:
     from .boots import Boot

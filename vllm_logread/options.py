@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .formats import FORMATS
-from .rules import ESTIMATE_VERSION
+from .vllm.rules import ESTIMATE_VERSION
 
 if TYPE_CHECKING:  # capacity's import waits for the command that reads
     from .capacity import Workload
@@ -183,7 +183,7 @@ def one_workload(opts: CommonOptions, *, with_file: bool = True) -> Workload:
     from .capacity import Workload
 
     if with_file and opts.workload_path is not None:
-        from .workload import read_workload
+        from .vllm.workload import read_workload
 
         mix = read_workload(opts.workload_path)
         return Workload.of_mix(mix.requests, source=mix.source)

@@ -3,7 +3,7 @@
 cli.py parses the options into a ``SimulateOptions`` and calls
 ``run_simulate``, which reads the log's last boot into a report (the pool,
 the block size, the KV cache groups of a hybrid model), replays vLLM's
-scheduler over that pool (:mod:`vllm_logread.simulate`) and says what it did
+scheduler over that pool (:mod:`vllm_logread.vllm.simulate`) and says what it did
 through the caller's console, like ``app.run_read``.
 
 The scheduler's limits are the log's when given, else vLLM 0.32's
@@ -32,9 +32,9 @@ from .options import (
 )
 from .render.json import SCHEMA_VERSION, dumps
 from .render.simulation import simulation_json, simulation_text, write_steps_csv
-from .rules import V0_WATERMARK_FRACTION, v0_max_num_batched_tokens
 from .session import Session
-from .simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
+from .vllm.rules import V0_WATERMARK_FRACTION, v0_max_num_batched_tokens
+from .vllm.simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
 
 if TYPE_CHECKING:
     from .boots import Boot
@@ -137,7 +137,7 @@ def load_sizes(
                 "--workload gives every request's prompt and output: drop --prompt, --output "
                 "and --output-dist"
             )
-        from .workload import read_workload
+        from .vllm.workload import read_workload
 
         # Every request holds at least 1 prompt token (workload.py refuses 0: vLLM
         # refuses an empty prompt).

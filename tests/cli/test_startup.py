@@ -50,7 +50,7 @@ def test_help_imports_only_click() -> None:
     assert not mods & {*HEAVY, "regex", "vllm_logread.read.patterns", "vllm_logread.session"}
     # options.py imports rules.py (dataclasses); shutil imports bz2 and lzma
     # (docs/performance.md, "Start-up").
-    assert not mods & {"vllm_logread.options", "vllm_logread.rules", "shutil"}
+    assert not mods & {"vllm_logread.options", "vllm_logread.vllm.rules", "shutil"}
     # events.py (exit codes, results: 5 dataclasses) is imported for an error only.
     assert "vllm_logread.events" not in mods
 

@@ -26,7 +26,7 @@ from vllm_logread.kv.specs import (
     MambaSpec,
     SlidingWindowSpec,
 )
-from vllm_logread.versions import Version
+from vllm_logread.vllm.versions import Version
 
 GIB = 1 << 30
 

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from vllm_logread.cli import main
 from vllm_logread.errors import UsageError
-from vllm_logread.simulate import GroupRule, Load, Pool, SchedulerLimits, plateaus_of, simulate
+from vllm_logread.vllm.simulate import GroupRule, Load, Pool, SchedulerLimits, plateaus_of, simulate
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from vllm_logread.cli import main
 from vllm_logread.errors import UsageError
-from vllm_logread.simulate import (
+from vllm_logread.vllm.simulate import (
     Load,
     Pool,
     SchedulerLimits,

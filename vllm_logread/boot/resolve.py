@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from ..kv.architectures import family_of_name
-from ..rules import (
+from ..vllm.rules import (
     GPU_MAX_NUM_SEQS_CANDIDATES,
     KERNEL_BLOCK_SIZES,
     BlockSizeCandidate,
@@ -35,7 +35,7 @@ from ..rules import (
     default_block_sizes,
     supports,
 )
-from ..versions import Version, VersionLike, cdiv
+from ..vllm.versions import Version, VersionLike, cdiv
 
 if TYPE_CHECKING:
     from ..boots import Boot

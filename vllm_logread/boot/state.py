@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 from ..boots import Boot, engine_generation, ranks_seen
 from ..fingerprint import VersionRange, version_range
 from ..kv.groups import base_block_size, stated_group_block_sizes
-from ..rules import BlockSizeCandidate, one_rule_set, pool_device
-from ..versions import Version
+from ..vllm.rules import BlockSizeCandidate, one_rule_set, pool_device
+from ..vllm.versions import Version
 
 if TYPE_CHECKING:
     from ..read.facts import Fact, Value

@@ -12,7 +12,7 @@ from ..read.facts import Fact
 from ..report.kvshape import kv_decisions as kv_decisions  # re-exported: kv --json
 from ..report.kvshape import kv_report as kv_report
 from ..report.model import Report
-from ..rules import NEWEST_CHECKED, version_past_checked
+from ..vllm.rules import NEWEST_CHECKED, version_past_checked
 
 
 def json_text(

@@ -32,12 +32,12 @@ from ..budget import MemoryBudget
 from ..capacity import blocks_per_max_len_request, max_concurrency, pool_tokens_printed
 from ..errors import LogReadError
 from ..kv.groups import KVCacheLayout
-from ..rules import (
+from ..vllm.rules import (
     Feature,
     concurrency_counts_tokens,
     supports,
 )
-from ..versions import VersionLike, cdiv
+from ..vllm.versions import VersionLike, cdiv
 
 if TYPE_CHECKING:
     from .basis import Basis

@@ -36,7 +36,7 @@ from ..kv.build import pp_stage_ranges
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..read.facts import Fact, Value
-from ..rules import (
+from ..vllm.rules import (
     V0_DECODE_FREE_BLOCKS,
     BlockSizeCandidate,
     can_be_hybrid,
@@ -45,7 +45,7 @@ from ..rules import (
     version_past_checked,
     watermark_blocks,
 )
-from ..versions import Version, cdiv
+from ..vllm.versions import Version, cdiv
 from .basis import Basis, Change
 from .checks import GIB, _checks, _hybrid_checks, check_basis, tool_model_failures
 from .exactness import drafter_checks, layout_words, spec_source, speculative_unknown

@@ -46,7 +46,7 @@ from ..boots import kv_cache_memory_set as boot_kv_cache_memory_set
 from ..budget import CudaGraphRule, MemoryBudget, TermChange, TermName
 from ..jsontypes import JSONObject
 from ..read.facts import Fact
-from ..rules import cuda_graph_rule, default_utilization
+from ..vllm.rules import cuda_graph_rule, default_utilization
 from .model import Report
 
 GIB = float(1 << 30)

@@ -54,7 +54,7 @@ from ..kv.weights import (
     other_towers,
     quantization_of,
 )
-from ..rules import (
+from ..vllm.rules import (
     ESTIMATE_VERSION,
     MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH,
     Feature,
@@ -66,7 +66,7 @@ from ..rules import (
     max_num_batched_tokens_source,
     supports,
 )
-from ..versions import Version
+from ..vllm.versions import Version
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 
 GIB = 1 << 30

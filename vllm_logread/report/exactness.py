@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..boot.resolve import LayoutFinding
 from ..boots import Boot
 from ..kv.specs import KVSpec
-from ..rules import Feature
+from ..vllm.rules import Feature
 from .model import Check, Unknown
 
 NAMELESS_SETTLE = (

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from ..boots import Boot
 from ..capacity import Capacity, Workload, shared_prefix_blocks
 from ..kv.groups import KVCacheLayout
-from ..rules import default_prefix_caching
+from ..vllm.rules import default_prefix_caching
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -49,7 +49,7 @@ from ..errors import LogReadError
 from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
 from ..kv.specs import FULL_ATTENTION_KINDS, KVSpec, MambaSpec
-from ..rules import (
+from ..vllm.rules import (
     Feature,
     supports,
     tokens_held_at_end,

@@ -36,7 +36,7 @@ from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheLayout
 from ..kv.specs import KVSpec
 from ..read.facts import Fact
-from ..rules import (
+from ..vllm.rules import (
     A100_MAX_GIB,
     BIG_GPU_GIB,
     DEFAULT_MAX_NUM_BATCHED_TOKENS,

@@ -45,8 +45,8 @@ from ..kv.config import TABLE_SOURCE, find_cached_config, load_config, table_ent
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..read.facts import Fact
-from ..rules import concurrency_counts_tokens, default_utilization
-from ..versions import cdiv
+from ..vllm.rules import concurrency_counts_tokens, default_utilization
+from ..vllm.versions import cdiv
 from .basis import Basis, Change, SpecResolver
 from .batched_tokens import budget_change
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
