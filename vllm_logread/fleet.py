@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .boots import Boot
+from .boot.boots import Boot
 from .errors import MissingPoolError
 from .events import GateResult
 from .read.metrics import read_samples

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .boots import Boot
+from .boot.boots import Boot
 from .capacity import Workload
 from .events import BootResult, ExitCode, ExitStatus, GateResult, InputResult
 from .read.facts import Fact

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .boots import (
+from .boot.boots import (
     _POOL_LINE_KINDS,
     STATS_KINDS,
     Boot,

@@ -37,7 +37,7 @@ from .vllm.rules import V0_WATERMARK_FRACTION, v0_max_num_batched_tokens
 from .vllm.simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
 
 if TYPE_CHECKING:
-    from .boots import Boot
+    from .boot.boots import Boot
     from .render.plot import StatsRecorder, StatsRow
     from .report.model import Report
     from .terminal import Console

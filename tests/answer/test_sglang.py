@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.boots import BootTracker
+from vllm_logread.boot.boots import BootTracker
 from vllm_logread.capacity import Workload
 from vllm_logread.cli import main
 from vllm_logread.kv.config import resolve_spec

@@ -38,7 +38,7 @@ from strategies import (
     unstated_values,
 )
 
-from vllm_logread.boots import POOL_KINDS, SGLANG_POOL_KINDS
+from vllm_logread.boot.boots import POOL_KINDS, SGLANG_POOL_KINDS
 from vllm_logread.cli import main
 from vllm_logread.report.model import Options
 from vllm_logread.session import Session

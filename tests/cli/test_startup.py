@@ -148,7 +148,7 @@ def test_a_files_boot_is_built_once_after_its_last_line(monkeypatch: pytest.Monk
 
 def _fingerprint_loaded_for(log: str) -> bool:
     """Whether reading ``log`` to its report parsed data/fingerprint.json (528 KB)."""
-    from vllm_logread import fingerprint
+    from vllm_logread.boot import fingerprint
     from vllm_logread.inputs import run
     from vllm_logread.kv.config import resolve_spec
     from vllm_logread.outcome import results_of

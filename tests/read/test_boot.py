@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vllm_logread.boots import BootTracker, engine_key
+from vllm_logread.boot.boots import BootTracker, engine_key
 from vllm_logread.read.facts import Fact
 
 

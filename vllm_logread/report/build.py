@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeAlias
 
+from ..boot.boots import Boot, Engine, _mnbt_tried, ranks_seen, stage_kv_memory
 from ..boot.resolve import (
     LayoutFinding,
     PlainFigures,
@@ -23,7 +24,6 @@ from ..boot.resolve import (
     rule_sets,
 )
 from ..boot.state import BootState, boot_state, device_of, rules_release
-from ..boots import Boot, Engine, _mnbt_tried, ranks_seen, stage_kv_memory
 from ..capacity import (
     Capacity,
     Workload,
@@ -67,7 +67,7 @@ from .resolved import (
 from .whatif import WhatIf, basis_for_report, parse_change, what_ifs
 
 if TYPE_CHECKING:
-    from ..fingerprint import VersionRange
+    from ..boot.fingerprint import VersionRange
     from .plan import TargetPlan
 
 

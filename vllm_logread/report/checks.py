@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..boots import Boot, _mnbt_tried
+from ..boot.boots import Boot, _mnbt_tried
 from ..capacity import max_concurrency, num_blocks_for_memory
 from ..errors import LogReadError
 from ..kv.groups import KVCacheLayout

@@ -40,9 +40,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, cast
 
+from ..boot.boots import Boot
+from ..boot.boots import kv_cache_memory_set as boot_kv_cache_memory_set
 from ..boot.state import Sourced, SourceKind
-from ..boots import Boot
-from ..boots import kv_cache_memory_set as boot_kv_cache_memory_set
 from ..budget import CudaGraphRule, MemoryBudget, TermChange, TermName
 from ..jsontypes import JSONObject
 from ..read.facts import Fact

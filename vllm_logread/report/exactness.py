@@ -16,8 +16,8 @@ would be a wrong exact number).
 
 from __future__ import annotations
 
+from ..boot.boots import Boot
 from ..boot.resolve import LayoutFinding
-from ..boots import Boot
 from ..kv.specs import KVSpec
 from ..vllm.rules import Feature
 from .model import Check, Unknown

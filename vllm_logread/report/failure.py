@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..boots import POOL_KINDS, SGLANG_POOL_KINDS, STATS_KINDS, Boot
+from ..boot.boots import POOL_KINDS, SGLANG_POOL_KINDS, STATS_KINDS, Boot
 from ..capacity import Workload, users_that_fit
 from ..read.facts import Fact
 from ..vllm.rules import has_null_block

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..boots import Boot
+from ..boot.boots import Boot
 from ..capacity import Capacity, Workload, shared_prefix_blocks
 from ..kv.groups import KVCacheLayout
 from ..vllm.rules import default_prefix_caching

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from ..boots import Boot, Engine, RanksSeen
+from ..boot.boots import Boot, Engine, RanksSeen
 from ..capacity import Capacity, Workload
 from ..jsontypes import JSONObject
 from ..kv.specs import KVSpec
@@ -19,7 +19,7 @@ from .resolved import Answer, ResolvedBoot
 from .whatif import WhatIf
 
 if TYPE_CHECKING:  # observed.py and plan.py: imported where a log's requests or a target need them
-    from ..fingerprint import VersionRange
+    from ..boot.fingerprint import VersionRange
     from ..observed import ObservedWorkload
     from .plan import TargetPlan
 

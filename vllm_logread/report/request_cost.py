@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..boots import Boot, kv_cache_memory_set
+from ..boot.boots import Boot, kv_cache_memory_set
 from ..capacity import (
     blocks_at_max_len,
     blocks_charged,

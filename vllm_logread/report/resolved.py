@@ -25,13 +25,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ..boot.boots import Boot
+from ..boot.fingerprint import VersionRange, version_range
 from ..boot.resolve import cpu_max_num_seqs_candidates
 from ..boot.state import Sourced, SourceKind
-from ..boots import Boot
 from ..budget import MemoryBudget
 from ..capacity import max_concurrency
 from ..errors import LogReadError
-from ..fingerprint import VersionRange, version_range
 from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheLayout
 from ..kv.specs import KVSpec

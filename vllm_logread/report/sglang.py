@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..boots import Boot, Engine, ranks_seen
+from ..boot.boots import Boot, Engine, ranks_seen
 from ..capacity import Capacity, Workload, users_that_fit
 from ..errors import LogReadError
 from ..kv.specs import KVSpec

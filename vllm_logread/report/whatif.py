@@ -37,7 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..boots import Boot, kv_cache_memory_set
+from ..boot.boots import Boot, kv_cache_memory_set
 from ..capacity import Capacity, Workload, max_concurrency
 from ..errors import LogReadError, UsageError
 from ..jsontypes import JSONObject, JSONValue, as_object
