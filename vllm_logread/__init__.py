@@ -26,9 +26,9 @@ def analyze_file(
     block_size: int | None = None,
 ) -> Report:
     """Read a whole log file and return the report for its last boot."""
-    from .capacity import Workload
     from .inputs import open_input, run
     from .kv.config import resolve_spec
+    from .report.capacity import Workload
     from .report.model import Options
     from .session import Session
 

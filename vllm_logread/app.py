@@ -46,10 +46,10 @@ from .terminal import Console, Interrupted, signals_as_exceptions, signals_ignor
 # imported by the options that read it, not by every report, and render/plot.py
 # only when --simulate asks (docs/performance.md, "Start-up").
 if TYPE_CHECKING:
-    from .capacity import Workload
     from .events import Output
     from .read.facts import Fact
     from .render.plot import StatsRecorder
+    from .report.capacity import Workload
     from .report.crosscheck import Agreement
     from .report.model import Options
     from .session import StatsSink

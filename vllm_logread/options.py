@@ -23,7 +23,7 @@ from .formats import FORMATS
 from .vllm.rules import ESTIMATE_VERSION
 
 if TYPE_CHECKING:  # capacity's import waits for the command that reads
-    from .capacity import Workload
+    from .report.capacity import Workload
 
 #: A user's prompt and answer when --prompt/--output are not given (README, "Use").
 DEFAULT_PROMPT_TOKENS = 512
@@ -180,7 +180,7 @@ def one_workload(opts: CommonOptions, *, with_file: bool = True) -> Workload:
     Raises:
         InputError: the workload file cannot be read (exit 2).
     """
-    from .capacity import Workload
+    from .report.capacity import Workload
 
     if with_file and opts.workload_path is not None:
         from .vllm.workload import read_workload
@@ -188,17 +188,6 @@ def one_workload(opts: CommonOptions, *, with_file: bool = True) -> Workload:
         mix = read_workload(opts.workload_path)
         return Workload.of_mix(mix.requests, source=mix.source)
     return Workload(prompt_tokens=opts.prompts[0], output_tokens=opts.outputs[0])
-
-
-def sweep_workloads(prompts: Sequence[int], outputs: Sequence[int]) -> tuple[Workload, ...]:
-    """Every workload of a sweep, prompts outermost (the sweep table's row order).
-
-    >>> [w.prompt_tokens for w in sweep_workloads((256, 512), (128, 256))]
-    [256, 256, 512, 512]
-    """
-    from .capacity import Workload
-
-    return tuple(Workload(prompt_tokens=p, output_tokens=o) for p in prompts for o in outputs)
 
 
 def gpu_card(opts: CommonOptions) -> Any:

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .boot.boots import Boot
-from .capacity import Workload
 from .events import BootResult, ExitCode, ExitStatus, GateResult, InputResult
 from .read.facts import Fact
+from .report.capacity import Workload
 from .report.model import Report
 from .session import Session
 from .watch import Estimate

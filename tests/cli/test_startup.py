@@ -62,7 +62,7 @@ ON_DEMAND = (
     "vllm_logread.report.sweep",
     "vllm_logread.report.crosscheck",
     "vllm_logread.report.sglang",
-    "vllm_logread.observed",
+    "vllm_logread.report.observed",
     "vllm_logread.read.metrics",  # a /metrics text (read/sniff.py tells one from a log)
     "prometheus_client",
 )

@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..capacity import Workload
 from ..errors import UsageError
 from ..read.stats import header_seconds
+from ..report.capacity import Workload
 from ..vllm.versions import cdiv
 from ..watch import Estimate
 

@@ -21,10 +21,10 @@ from ..watch import LoadSummary
 from .json import kv_report, tokens_held
 
 if TYPE_CHECKING:
-    from ..capacity import Capacity, Workload
-    from ..observed import TokenSummary, UsersAt
     from ..read.metrics import Server
+    from ..report.capacity import Capacity, Workload
     from ..report.crosscheck import Agreement
+    from ..report.observed import TokenSummary, UsersAt
     from ..report.plan import TargetPlan
 
 
@@ -1204,7 +1204,7 @@ def _observed_explain(report: Report) -> list[str]:
 def workload_label(w: Workload) -> str:
     """The workload in a few words: ``512 prompt + 128 output tokens``, or a mix's file.
 
-    >>> from vllm_logread.capacity import Workload
+    >>> from vllm_logread.report.capacity import Workload
     >>> workload_label(Workload())
     '512 prompt + 128 output tokens'
     """

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..boot.state import Sourced, SourceKind
-from ..budget import MemoryBudget
-from ..capacity import Capacity, Workload, users_for_layout, users_that_fit
 from ..kv.groups import KVCacheLayout
 from ..kv.specs import KVSpec
 from ..vllm.rules import default_max_num_seqs
+from .budget import MemoryBudget
+from .capacity import Capacity, Workload, users_for_layout, users_that_fit
 from .gpus import Gpu
 
 #: kv.config.resolve_spec or a test's own: (model, config=, tensor_parallel_size=,

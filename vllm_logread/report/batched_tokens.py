@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..boot.state import Sourced
-from ..budget import MemoryBudget
-from ..capacity import blocks_per_max_len_request, max_concurrency, pool_tokens_printed
 from ..errors import LogReadError
 from ..kv.groups import KVCacheLayout
 from ..vllm.rules import (
@@ -38,6 +36,8 @@ from ..vllm.rules import (
     supports,
 )
 from ..vllm.versions import VersionLike, cdiv
+from .budget import MemoryBudget
+from .capacity import blocks_per_max_len_request, max_concurrency, pool_tokens_printed
 
 if TYPE_CHECKING:
     from .basis import Basis

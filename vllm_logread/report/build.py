@@ -24,13 +24,6 @@ from ..boot.resolve import (
     rule_sets,
 )
 from ..boot.state import BootState, boot_state, device_of, rules_release
-from ..capacity import (
-    Capacity,
-    Workload,
-    num_blocks_from_pool_line,
-    users_for_layout,
-    users_that_fit,
-)
 from ..errors import LogReadError
 from ..kv.build import pp_stage_ranges
 from ..kv.groups import KVCacheLayout, kv_cache_layout
@@ -47,6 +40,13 @@ from ..vllm.rules import (
 )
 from ..vllm.versions import Version, cdiv
 from .basis import Basis, Change
+from .capacity import (
+    Capacity,
+    Workload,
+    num_blocks_from_pool_line,
+    users_for_layout,
+    users_that_fit,
+)
 from .checks import GIB, _checks, _hybrid_checks, check_basis, tool_model_failures
 from .exactness import drafter_checks, layout_words, spec_source, speculative_unknown
 from .failure import StartUpEnd, boot_failure, died_before_serving, start_up_end, stopped_warning

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..boot.boots import Boot, _mnbt_tried
-from ..capacity import max_concurrency, num_blocks_for_memory
 from ..errors import LogReadError
 from ..kv.groups import KVCacheLayout
 from ..kv.specs import KVSpec
@@ -16,6 +15,7 @@ from ..vllm.rules import (
     stated_pool_tokens_from_concurrency,
 )
 from ..vllm.versions import Version, cdiv
+from .capacity import max_concurrency, num_blocks_for_memory
 from .model import Check, CheckName, Unknown
 
 GIB = 1 << 30

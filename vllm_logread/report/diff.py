@@ -43,10 +43,10 @@ from typing import Literal, cast
 from ..boot.boots import Boot
 from ..boot.boots import kv_cache_memory_set as boot_kv_cache_memory_set
 from ..boot.state import Sourced, SourceKind
-from ..budget import CudaGraphRule, MemoryBudget, TermChange, TermName
 from ..jsontypes import JSONObject
 from ..read.facts import Fact
 from ..vllm.rules import cuda_graph_rule, default_utilization
+from .budget import CudaGraphRule, MemoryBudget, TermChange, TermName
 from .model import Report
 
 GIB = float(1 << 30)

@@ -26,15 +26,6 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, TypedDict, TypeGuard, cast
 
 from ..boot.state import Sourced, SourceKind
-from ..budget import MemoryBudget
-from ..capacity import (
-    Capacity,
-    Workload,
-    blocks_per_max_len_request,
-    num_blocks_for_memory,
-    pool_tokens_printed,
-    users_for_layout,
-)
 from ..errors import LogReadError, UsageError
 from ..jsontypes import JSONObject, JSONValue
 from ..kv.config import (
@@ -67,6 +58,15 @@ from ..vllm.rules import (
     supports,
 )
 from ..vllm.versions import Version
+from .budget import MemoryBudget
+from .capacity import (
+    Capacity,
+    Workload,
+    blocks_per_max_len_request,
+    num_blocks_for_memory,
+    pool_tokens_printed,
+    users_for_layout,
+)
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 
 GIB = 1 << 30

@@ -23,9 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..boot.boots import Boot
-from ..capacity import Capacity, Workload, shared_prefix_blocks
 from ..kv.groups import KVCacheLayout
 from ..vllm.rules import default_prefix_caching
+from .capacity import Capacity, Workload, shared_prefix_blocks
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from ..boot.boots import Boot, Engine, RanksSeen
-from ..capacity import Capacity, Workload
 from ..jsontypes import JSONObject
 from ..kv.specs import KVSpec
 from .basis import Basis, Change
+from .capacity import Capacity, Workload
 from .gpus import Gpu
 from .knobs import KnobRanking
 from .mix import BootWorkload
@@ -20,7 +20,7 @@ from .whatif import WhatIf
 
 if TYPE_CHECKING:  # observed.py and plan.py: imported where a log's requests or a target need them
     from ..boot.fingerprint import VersionRange
-    from ..observed import ObservedWorkload
+    from .observed import ObservedWorkload
     from .plan import TargetPlan
 
 #: ``kv.config.resolve_spec`` or a test's own: (model, config=..., tensor_parallel_size=...,

@@ -38,13 +38,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..boot.boots import Boot, kv_cache_memory_set
-from ..capacity import (
-    blocks_at_max_len,
-    blocks_charged,
-    blocks_for_tokens,
-    state_peak,
-    users_at_peak,
-)
 from ..errors import LogReadError
 from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
@@ -55,6 +48,13 @@ from ..vllm.rules import (
     tokens_held_at_end,
 )
 from .basis import Basis
+from .capacity import (
+    blocks_at_max_len,
+    blocks_charged,
+    blocks_for_tokens,
+    state_peak,
+    users_at_peak,
+)
 
 #: vLLM's scheduler token budgets tried when the log states none (the CPU
 #: server's 2,048, the GPU defaults 8,192 and 16,384): the one that reproduces

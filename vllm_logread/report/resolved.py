@@ -29,8 +29,6 @@ from ..boot.boots import Boot
 from ..boot.fingerprint import VersionRange, version_range
 from ..boot.resolve import cpu_max_num_seqs_candidates
 from ..boot.state import Sourced, SourceKind
-from ..budget import MemoryBudget
-from ..capacity import max_concurrency
 from ..errors import LogReadError
 from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheLayout
@@ -50,6 +48,8 @@ from ..vllm.rules import (
     default_max_num_seqs,
     supports,
 )
+from .budget import MemoryBudget
+from .capacity import max_concurrency
 from .gpus import Gpu, find_gpu
 
 #: The limit that binds the users at a workload.

@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..boot.boots import Boot, kv_cache_memory_set
-from ..capacity import Capacity, Workload, max_concurrency
 from ..errors import LogReadError, UsageError
 from ..jsontypes import JSONObject, JSONValue, as_object
 from ..kv.config import TABLE_SOURCE, find_cached_config, load_config, table_entry
@@ -49,6 +48,7 @@ from ..vllm.rules import concurrency_counts_tokens, default_utilization
 from ..vllm.versions import cdiv
 from .basis import Basis, Change, SpecResolver
 from .batched_tokens import budget_change
+from .capacity import Capacity, Workload, max_concurrency
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 from .mix import users_arithmetic
 from .resolved import ResolvedBoot
