@@ -22,8 +22,6 @@ from dataclasses import dataclass, field, replace
 from typing import IO, TYPE_CHECKING
 
 from .errors import LogReadError, MissingPoolError, UsageError
-from .events import ExitCode, ExitStatus, exit_code_of
-from .inputs import is_live_stream, open_input, run
 from .kv.config import load_config, resolve_spec
 from .options import (
     OptionsError,
@@ -39,20 +37,22 @@ from .render.ci import Extras
 from .render.json import StatsJsonl, json_text
 from .render.tables import StatsCsv
 from .render.text import crosscheck_text, output_text
-from .session import Session
+from .session.events import ExitCode, ExitStatus, exit_code_of
+from .session.inputs import is_live_stream, open_input, run
+from .session.session import Session
 from .terminal import Console, Interrupted, signals_as_exceptions, signals_ignored
 
 # Names for the annotations alone; /metrics (read.metrics, report.crosscheck) is
 # imported by the options that read it, not by every report, and render/plot.py
 # only when --simulate asks (docs/performance.md, "Start-up").
 if TYPE_CHECKING:
-    from .events import Output
     from .read.facts import Fact
     from .render.plot import StatsRecorder
     from .report.capacity import Workload
     from .report.crosscheck import Agreement
     from .report.model import Options
-    from .session import StatsSink
+    from .session.events import Output
+    from .session.session import StatsSink
 
 Inputs = list[tuple[str, IO[bytes]]]
 Unread = list[tuple[str, "ExitStatus"]]  # inputs that could not be opened, and why

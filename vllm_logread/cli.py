@@ -375,7 +375,7 @@ def _error(err: LogReadError) -> click.ClickException:
     exit code (ClickException alone exits 1, the gate's code)."""
     # events.py (its dataclasses) only on an error: --help imports no more than
     # click, errors.py and formats.py (docs/performance.md, "Start-up").
-    from .events import exit_code_of
+    from .session.events import exit_code_of
 
     class _Error(click.ClickException):
         exit_code = int(exit_code_of(err))

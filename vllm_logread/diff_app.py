@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .errors import LogReadError, UsageError, WrappedError
-from .events import ExitCode, ExitStatus
-from .inputs import open_input, run
 from .kv.config import load_config, resolve_spec
 from .options import (
     CommonOptions,
@@ -35,7 +33,9 @@ from .render.diff import diff_github, diff_json, diff_summary, diff_table, diff_
 from .render.json import dumps
 from .report.diff import Diff, diff_reports
 from .report.model import Options, Report
-from .session import Session
+from .session.events import ExitCode, ExitStatus
+from .session.inputs import open_input, run
+from .session.session import Session
 
 if TYPE_CHECKING:
     from .terminal import Console

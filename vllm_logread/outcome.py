@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .boot.boots import Boot
-from .events import BootResult, ExitCode, ExitStatus, GateResult, InputResult
 from .read.facts import Fact
 from .report.capacity import Workload
 from .report.model import Report
-from .session import Session
-from .watch import Estimate
+from .session.events import BootResult, ExitCode, ExitStatus, GateResult, InputResult
+from .session.session import Session
+from .session.watch import Estimate
 
 
 def results_of(sessions: Sequence[Session], *, all_boots: bool) -> list[InputResult]:

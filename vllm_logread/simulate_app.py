@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .errors import MissingPoolError, UsageError
-from .inputs import open_input, run
 from .jsontypes import JSONObject
 from .kv.config import load_config, resolve_spec
 from .options import (
@@ -32,7 +31,8 @@ from .options import (
 )
 from .render.json import SCHEMA_VERSION, dumps
 from .render.simulation import simulation_json, simulation_text, write_steps_csv
-from .session import Session
+from .session.inputs import open_input, run
+from .session.session import Session
 from .vllm.rules import V0_WATERMARK_FRACTION, v0_max_num_batched_tokens
 from .vllm.simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
 
@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from .boot.boots import Boot
     from .render.plot import StatsRecorder, StatsRow
     from .report.model import Report
+    from .session.watch import LoadSummary
     from .terminal import Console
-    from .watch import LoadSummary
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,8 +14,8 @@ from vllm_logread.read.stats import STATS_FAST, STATS_FAST_COLUMNS, header_secon
 from vllm_logread.render.json import json_text
 from vllm_logread.render.text import duration_text, summary_text
 from vllm_logread.report.model import Options
-from vllm_logread.session import Session
-from vllm_logread.watch import Estimate, LoadWatch
+from vllm_logread.session.session import Session
+from vllm_logread.session.watch import Estimate, LoadWatch
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_ESTIMATE = Estimate(users=37, users_mid_answer=41, prompt_tokens=512, output_tokens=128)

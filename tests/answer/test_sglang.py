@@ -26,7 +26,7 @@ from vllm_logread.render.text import summary_text
 from vllm_logread.report.capacity import Workload
 from vllm_logread.report.model import Options
 from vllm_logread.report.sglang import build_sglang_report, measured_bytes_per_token
-from vllm_logread.session import Session
+from vllm_logread.session.session import Session
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 H100 = SAMPLES / "sglang_qwen3-8b_h100.log"

@@ -20,7 +20,7 @@ import pytest
 
 from vllm_logread import app
 from vllm_logread.errors import InputError, LogReadError, MissingPoolError
-from vllm_logread.events import ExitCode, exit_code_of
+from vllm_logread.session.events import ExitCode, exit_code_of
 from vllm_logread.terminal import Interrupted
 
 ROOT = Path(__file__).resolve().parents[2]

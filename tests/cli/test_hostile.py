@@ -41,7 +41,7 @@ from strategies import (
 from vllm_logread.boot.boots import POOL_KINDS, SGLANG_POOL_KINDS
 from vllm_logread.cli import main
 from vllm_logread.report.model import Options
-from vllm_logread.session import Session
+from vllm_logread.session.session import Session
 
 SEED = (SAMPLE_LOGS / "seed_qwen3-8b_l4.log").read_bytes()
 SEED_USERS = 37  # 24,096 tokens / 16 = 1,506 blocks - 1 null = 1,505 // 40 blocks per user

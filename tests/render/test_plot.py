@@ -64,10 +64,10 @@ def test_svg(tmp_path: Path) -> None:
 
 
 def test_the_curve_passes_through_our_users_and_vllms_figure() -> None:
-    from vllm_logread.inputs import run
     from vllm_logread.kv.config import resolve_spec
     from vllm_logread.report.model import Options
-    from vllm_logread.session import Session
+    from vllm_logread.session.inputs import run
+    from vllm_logread.session.session import Session
 
     session = Session(str(SEED), Options(), spec_resolver=resolve_spec)
     with SEED.open("rb") as fh:
@@ -117,7 +117,7 @@ def test_the_capacity_axes_are_labelled_at_every_decade() -> None:
 
     from vllm_logread.kv.config import resolve_spec
     from vllm_logread.report.model import Options
-    from vllm_logread.session import Session
+    from vllm_logread.session.session import Session
 
     session = Session(str(SEED), Options(), spec_resolver=resolve_spec)
     session.feed(SEED.read_bytes())

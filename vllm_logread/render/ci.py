@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from ..errors import UsageError
-from ..events import GateResult, InputResult
 from ..report.capacity import Workload
 from ..report.gpus import find_gpu
 from ..report.model import Report
 from ..report.whatif import parse_changes
-from ..watch import LoadSummary
+from ..session.events import GateResult, InputResult
+from ..session.watch import LoadSummary
 from .json import json_text
 from .plot import StatsRecorder, check_available, fan_out, render
 from .tables import (

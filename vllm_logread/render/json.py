@@ -6,12 +6,12 @@ import json
 from collections.abc import Mapping, Sequence
 
 from ..errors import UsageError
-from ..events import InputResult
 from ..jsontypes import JSONObject, JSONValue
 from ..read.facts import Fact
 from ..report.kvshape import kv_decisions as kv_decisions  # re-exported: kv --json
 from ..report.kvshape import kv_report as kv_report
 from ..report.model import Report
+from ..session.events import InputResult
 from ..vllm.rules import NEWEST_CHECKED, version_past_checked
 
 

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 from ..errors import UsageError
 from ..read.stats import header_seconds
 from ..report.capacity import Workload
+from ..session.watch import Estimate
 from ..vllm.versions import cdiv
-from ..watch import Estimate
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..events import InputResult, Output
 from ..kv.config import repo_of_snapshot
 from ..kv.specs import KVSpec
 from ..report.knobs import Knob
 from ..report.kvshape import KVDecisions
 from ..report.model import Report
 from ..report.whatif import WhatIf
-from ..watch import LoadSummary
+from ..session.events import InputResult, Output
+from ..session.watch import LoadSummary
 from .json import kv_report, tokens_held
 
 if TYPE_CHECKING:
