@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.report.capacity import Workload, tokens_held_at_end, users_that_fit
 from vllm_logread.report.resolved import Sourced, answer
 

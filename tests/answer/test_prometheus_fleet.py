@@ -47,7 +47,7 @@ from fleet_harness import (
     wait_until,
 )
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.errors import InputError
 from vllm_logread.read.prometheus import Prometheus, parse_since
 

@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from vllm_logread.boot.boots import BootTracker
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
+from vllm_logread.cli.outcome import results_of
 from vllm_logread.kv.config import resolve_spec
-from vllm_logread.outcome import results_of
 from vllm_logread.read.lines import parse_line
 from vllm_logread.read.scanner import scan_bytes
 from vllm_logread.render.text import summary_text

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.errors import UsageError
 from vllm_logread.report.whatif import embeddings_of, parse_change
 from vllm_logread.vllm.rules import default_utilization

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.kv.config import resolve_spec
 from vllm_logread.kv.groups import KVCacheLayout, kv_cache_layout
 from vllm_logread.report.capacity import (

@@ -39,7 +39,7 @@ from strategies import (
 )
 
 from vllm_logread.boot.boots import POOL_KINDS, SGLANG_POOL_KINDS
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.report.model import Options
 from vllm_logread.session.session import Session
 
@@ -859,8 +859,8 @@ def hook(event, args):
     elif event == "import" and args[0] in ("evil_config_module", "transformers"):
         seen.append(f"import {args[0]}")
 sys.addaudithook(hook)
-from vllm_logread import session  # noqa: F401  (imported before the hook counts opens)
-from vllm_logread.cli import main
+from vllm_logread.session import session  # noqa: F401  (imported before the hook counts opens)
+from vllm_logread.cli.commands import main
 from vllm_logread.report.model import Options
 try:
     main(sys.argv[1:], prog_name="vllm-logread")

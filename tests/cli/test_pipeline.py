@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.read.scanner import MAX_LINE_BYTES
 from vllm_logread.read.serving import hand_back
 from vllm_logread.report.model import Options

@@ -26,7 +26,7 @@ def _after(*argv: str) -> tuple[set[str], int, bool]:
     garbage collector's frozen count and on/off state after."""
     code = (
         "import gc, sys\n"
-        "from vllm_logread.cli import main\n"
+        "from vllm_logread.cli.commands import main\n"
         f"sys.argv = ['vllm-logread', *{list(argv)!r}]\n"
         "try:\n"
         "    main()\n"
@@ -55,7 +55,7 @@ def test_help_imports_only_click() -> None:
     }
     # options.py imports rules.py (dataclasses); shutil imports bz2 and lzma
     # (docs/performance.md, "Start-up").
-    assert not mods & {"vllm_logread.options", "vllm_logread.vllm.rules", "shutil"}
+    assert not mods & {"vllm_logread.cli.options", "vllm_logread.vllm.rules", "shutil"}
     # events.py (exit codes, results: 5 dataclasses) is imported for an error only.
     assert "vllm_logread.session.events" not in mods
 
@@ -107,7 +107,7 @@ def test_a_report_freezes_what_its_imports_made() -> None:
     # its objects then frozen (35,895 for the seed report when this was written), and
     # the collector on again for the reading.
     mods, frozen, enabled = _after(str(SAMPLE_LOGS / "seed_qwen3-8b_l4.log"), "--no-echo")
-    assert "vllm_logread.app" in mods
+    assert "vllm_logread.cli.app" in mods
     assert frozen > 10_000
     assert enabled
 
@@ -122,8 +122,8 @@ def test_help_freezes_nothing() -> None:
 def test_a_files_boot_is_built_once_after_its_last_line(monkeypatch: pytest.MonkeyPatch) -> None:
     # Session.report_for after finish: the printed report, the exit code's and the
     # JSON's are one object, built once (Report is frozen).
+    from vllm_logread.cli.outcome import results_of
     from vllm_logread.kv.config import resolve_spec
-    from vllm_logread.outcome import results_of
     from vllm_logread.report.model import Options
     from vllm_logread.session import session as session_module
     from vllm_logread.session.inputs import run
@@ -154,8 +154,8 @@ def test_a_files_boot_is_built_once_after_its_last_line(monkeypatch: pytest.Monk
 def _fingerprint_loaded_for(log: str) -> bool:
     """Whether reading ``log`` to its report parsed data/fingerprint.json (528 KB)."""
     from vllm_logread.boot import fingerprint
+    from vllm_logread.cli.outcome import results_of
     from vllm_logread.kv.config import resolve_spec
-    from vllm_logread.outcome import results_of
     from vllm_logread.report.model import Options
     from vllm_logread.session.inputs import run
     from vllm_logread.session.session import Session

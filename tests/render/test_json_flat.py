@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.read.facts import Fact
 from vllm_logread.report.model import Options
 from vllm_logread.session.session import Session

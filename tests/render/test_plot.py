@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.errors import UsageError
 from vllm_logread.render import plot
 from vllm_logread.render.plot import capacity_curve, check_available
@@ -99,7 +99,7 @@ def test_a_bad_suffix_and_a_missing_matplotlib(monkeypatch: pytest.MonkeyPatch) 
 def test_help_imports_neither_pandas_nor_matplotlib() -> None:
     code = (
         "import sys\n"
-        "from vllm_logread.cli import main\n"
+        "from vllm_logread.cli.commands import main\n"
         "for args in (['--help'], ['read', '--help']):\n"
         "    try:\n"
         "        main(args, prog_name='vllm-logread')\n"

@@ -16,7 +16,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.vllm.rules import default_block_sizes
 
 ROOT = Path(__file__).resolve().parents[2]

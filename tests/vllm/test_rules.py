@@ -204,7 +204,7 @@ def test_every_feature_is_in_the_table() -> None:
 
 def test_newest_checked_is_one_constant() -> None:
     # kv with and without --gpu, and every estimate, plan with one vLLM: 0.34.0.
-    from vllm_logread.options import NEWEST_VLLM
+    from vllm_logread.cli.options import NEWEST_VLLM
 
     assert rules.NEWEST_CHECKED == Version((0, 34))
     assert rules.ESTIMATE_VERSION == NEWEST_VLLM == "0.34.0"

@@ -18,8 +18,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .errors import LogReadError, UsageError, WrappedError
-from .kv.config import load_config, resolve_spec
+from ..errors import LogReadError, UsageError, WrappedError
+from ..kv.config import load_config, resolve_spec
+from ..render.diff import diff_github, diff_json, diff_summary, diff_table, diff_text
+from ..render.json import dumps
+from ..report.diff import Diff, diff_reports
+from ..report.model import Options, Report
+from ..session.events import ExitCode, ExitStatus
+from ..session.inputs import open_input, run
+from ..session.session import Session
 from .options import (
     CommonOptions,
     check_common,
@@ -29,13 +36,6 @@ from .options import (
     report_options,
 )
 from .outcome import reading_status, results_of, worst
-from .render.diff import diff_github, diff_json, diff_summary, diff_table, diff_text
-from .render.json import dumps
-from .report.diff import Diff, diff_reports
-from .report.model import Options, Report
-from .session.events import ExitCode, ExitStatus
-from .session.inputs import open_input, run
-from .session.session import Session
 
 if TYPE_CHECKING:
     from .terminal import Console
