@@ -77,7 +77,11 @@ def test_the_wheel_holds_the_package_its_data_and_the_command(dist: Path) -> Non
         entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
         entry_points = whl.read(entry).decode()
         metadata = whl.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
-    for want in ("vllm_logread/cli/commands.py", "vllm_logread/py.typed", "vllm_logread/data/gpus.json"):
+    for want in (
+        "vllm_logread/cli/commands.py",
+        "vllm_logread/py.typed",
+        "vllm_logread/data/gpus.json",
+    ):
         assert want in names
     for data in (ROOT / "vllm_logread" / "data").iterdir():
         assert f"vllm_logread/data/{data.name}" in names

@@ -1,7 +1,7 @@
 """The ``read`` command as one library call: options in, output through a
 console, an exit code out.
 
-cli.py parses the options into a ``ReadOptions`` and calls ``run_read``,
+commands.py parses the options into a ``ReadOptions`` and calls ``run_read``,
 which checks the options, opens the inputs, reads each through a
 ``session.Session`` and hands every output to the console the moment it
 arises (on ``vllm serve ... | vllm-logread`` the report comes when the boot

@@ -1,6 +1,6 @@
 """The ``diff`` command as one library call: two inputs in, the comparison out.
 
-cli.py parses the options into ``DiffOptions`` and calls ``run_diff``, which
+commands.py parses the options into ``DiffOptions`` and calls ``run_diff``, which
 reads OLD and NEW (each a log or a /metrics text; ``-`` is standard input,
 for one of them) through their own ``Session``, compares the two last boots
 (:mod:`vllm_logread.report.diff`) and says it through the caller's console,

@@ -1,7 +1,7 @@
 """The ``kv`` command as one library call: a model in, its KV spec out (and,
 with a GPU, the pool and users a boot would give), or the tables it knows.
 
-cli.py parses the options into ``KvOptions`` and calls ``run_kv``, which says
+commands.py parses the options into ``KvOptions`` and calls ``run_kv``, which says
 what it found through the caller's console, like ``app.run_read``.
 
 Exit codes: 0 ok (also an estimate that says the boot would fail); 2 a model

@@ -4,7 +4,7 @@ options in one place.
 ``read``, ``kv``, ``diff`` and ``simulate`` take the same workload
 (``--prompt``/``--output`` with ``read``'s grammar: one number, a list or a
 range; ``--workload FILE``), ``--config``, ``--block-size``, ``--gpu`` /
-``--gpu-memory-gib`` and ``--format``/``--json``. cli.py declares each option
+``--gpu-memory-gib`` and ``--format``/``--json``. commands.py declares each option
 once and passes its value here as it was typed; each command's options class
 (``ReadOptions`` below, ``diff_app.DiffOptions``, ``simulate_app.SimulateOptions``)
 is a :class:`CommonOptions`, so a workload is built, a format chosen and a

@@ -1,6 +1,6 @@
 """The ``simulate`` command as one library call: a log's pool under a load.
 
-cli.py parses the options into a ``SimulateOptions`` and calls
+commands.py parses the options into a ``SimulateOptions`` and calls
 ``run_simulate``, which reads the log's last boot into a report (the pool,
 the block size, the KV cache groups of a hybrid model), replays vLLM's
 scheduler over that pool (:mod:`vllm_logread.vllm.simulate`) and says what it did
