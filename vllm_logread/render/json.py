@@ -8,13 +8,13 @@ from dataclasses import dataclass, fields
 from typing import Any, Final, Literal, cast
 
 from ..errors import UsageError
-from ..events import InputResult
 from ..jsontypes import JSONObject, JSONValue
 from ..read.facts import Fact
 from ..report.kvshape import kv_decisions as kv_decisions  # re-exported: kv --json
 from ..report.kvshape import kv_report as kv_report
 from ..report.model import Report
-from ..rules import NEWEST_CHECKED, version_past_checked
+from ..session.events import InputResult
+from ..vllm.rules import NEWEST_CHECKED, version_past_checked
 
 
 def json_text(

@@ -6,7 +6,7 @@ A report object's keys are render/json.py's REPORT_KEYS, in its order; a key rea
 a result field (report/model.py) takes its type from the field's type hint and its
 description from the field's ``doc`` metadata (``X | None``: null when unknown; a key
 present only when known is never null). The keys whose value another module writes
-(``to_json`` of report/knobs.py, observed.py, ...) and the other commands' objects are
+(``to_json`` of report/knobs.py, report/observed.py, ...) and the other commands' objects are
 declared below, once.
 """
 
@@ -87,7 +87,7 @@ KNOB: Final = obj(
         "reason": STR,
     }
 )
-#: The users at one observed request size (observed.py writes it).
+#: The users at one observed request size (report/observed.py writes it).
 USERS_AT: Final = obj(
     {
         "label": d(
