@@ -19,6 +19,7 @@ from ..report.model import Report
 from ..report.whatif import WhatIf
 from ..watch import LoadSummary
 from .json import kv_report, tokens_held
+from .words import word
 
 if TYPE_CHECKING:
     from ..capacity import Capacity, Workload
@@ -76,7 +77,7 @@ def kv_text(
         f"{rep['group_size']} layers, block {rep['block_size']} tokens: {groups}"
     )
     for note in rep["notes"]:
-        lines.append(f"note:    {note}")
+        lines.append(f"note:    {word(note)}")
     lines.extend(_kv_how_lines(rep["how"]))
     return "\n".join(lines)
 

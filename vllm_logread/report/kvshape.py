@@ -2,7 +2,8 @@
 request holds in each, and the rule behind each number, as a JSON-ready dict.
 
 Computed here, in the report stage (the layout vLLM forms, each kind's blocks by
-its spec's own rule, kv/specs.py), so render/ only words it.
+its spec's own rule, kv/specs.py), so render/ only words it: the notes stay typed
+findings (vllm_logread/findings.py) until render/json.dumps or the text words them.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypedDict
 
+from ..findings import Finding
 from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVCacheSpec, KVSpec
@@ -98,7 +100,7 @@ class KVReport(_SpecFields):
     page_size_bytes: int
     is_hybrid_kv_cache_manager: bool
     describe: str
-    notes: list[str]
+    notes: list[Finding]  # worded at the edge (render/words.py), as text and JSON alike
     how: KVDecisions
 
 

@@ -1,0 +1,284 @@
+"""Typed findings: what a stage found, as values; render/words.py words them.
+
+As pyflakes' messages are (one class per kind, the values as fields, the words
+in one place), a finding names what it says and carries the figures it says it
+with; the model stage (kv/, capacity) holds no sentence. ``KVSpec.notes``,
+``KVCacheLayout.notes``, ``Capacity.notes`` and ``BootEstimate.notes`` hold
+these; text, ``--json`` and ``kv --json`` word each through
+:func:`vllm_logread.render.words.word`, so the JSON strings are the text's.
+
+Frozen and hashable: a note said twice (two layers raising the same caveat) is
+kept once, by value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """The base of every finding (a caveat, an assumption, a rule that applied)."""
+
+    def __str__(self) -> str:
+        # Words come from render/words.py only: an f-string or str() of a finding
+        # anywhere else would print its repr, so it fails loudly instead.
+        raise TypeError(f"{type(self).__name__} is worded by render/words.py's word()")
+
+
+# --- kv/cfgread.py: the model's dtype ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DtypeAssumedBfloat16(Finding):
+    """The config names no torch_dtype: bfloat16 assumed (2 bytes, as vLLM serves float32)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Float32ServedIn16Bits(Finding):
+    """A float32 config dtype: vLLM serves it in 16 bits, 2 bytes either way."""
+
+
+# --- kv/layer_kinds.py -------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QwenSlidingFromMaxWindowLayers(Finding):
+    """Qwen2-style use_sliding_window: layers from max_window_layers on slide."""
+
+
+# --- kv/build.py: the config's caveats ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointKVCacheScheme(Finding):
+    """The checkpoint's quantization_config carries a kv_cache_scheme, 'auto' was asked."""
+
+
+@dataclass(frozen=True, slots=True)
+class AttentionKEqualsV(Finding):
+    """attention_k_eq_v: the pages still hold K and V, an upper bound."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkedLocalManagerByVersion(Finding):
+    """Chunked local attention: whether the hybrid manager stays on depends on the release."""
+
+
+@dataclass(frozen=True, slots=True)
+class KVLoraRankNotMLA(Finding):
+    """kv_lora_rank on a model type vLLM does not list as MLA: standard attention."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KVHeadsReplicated(Finding):
+    """TP above the KV heads: vLLM replicates them, one KV head per GPU."""
+
+    tensor_parallel_size: int
+    total_num_kv_heads: int
+
+
+@dataclass(frozen=True, slots=True)
+class SparseMLAFp8StoredAsDsMLA(Finding):
+    """fp8 asked on sparse MLA: FlashMLA-sparse stores fp8_ds_mla (656 bytes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fp8DsMLABytes(Finding):
+    """fp8_ds_mla asked: 656 bytes per token per layer."""
+
+
+@dataclass(frozen=True, slots=True)
+class SparseMLAAutoLatent(Finding):
+    """Sparse MLA with kv_cache_dtype auto: a 16-bit latent (some GPUs switch to fp8)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexerBytes(Finding):
+    """DeepSeek-V3.2's indexer cache: more bytes per token per layer in the same pool."""
+
+    indexer_bytes_per_token_per_layer: int
+
+
+@dataclass(frozen=True, slots=True)
+class MTPDraftLayerNotCounted(Finding):
+    """The MTP draft layer counts only when speculative decoding runs it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArchSSMDtype(Finding):
+    """vLLM 0.31+ keeps this architecture's SSM state in its own dtype under 'auto'."""
+
+    ssm_dtype_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class KDAStateDtype(Finding):
+    """Kimi Linear's KDA state: conv in the model dtype, recurrent state in float32."""
+
+
+@dataclass(frozen=True, slots=True)
+class StateInModelDtype(Finding):
+    """Conv and SSM state in the model dtype unless mamba_ssm_cache_dtype says otherwise."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharedKVLayers(Finding):
+    """The last layers reuse earlier layers' KV cache and allocate nothing."""
+
+    num_kv_shared_layers: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeciLMHeadsPerLayer(Finding):
+    """DeciLM: each layer's KV heads from its block config; no_op layers keep nothing."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkipLayersKeepModelDtype(Finding):
+    """turboquant_* / ultraquant_*: the first and last layers keep the model dtype."""
+
+    kv_cache_dtype: str
+    skipped_layers: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SlidingShapeFromSwa(Finding):
+    """The sliding layers' KV heads and head sizes come from the config's swa_* fields."""
+
+
+# --- kv/groups.py: the KV cache groups ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkedKeepsHybridManager(Finding):
+    """vLLM 0.31+: chunked local attention keeps the hybrid KV cache manager."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkedHybridManagerOff(Finding):
+    """vLLM 0.10.1+: the hybrid manager assumed off for chunked local attention."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkedHybridManagerUnchecked(Finding):
+    """Chunked local attention with the hybrid manager on: modelled, never checked."""
+
+
+@dataclass(frozen=True, slots=True)
+class MixedCacheDtypes(Finding):
+    """Layers in two cache dtypes: vLLM raises the block size, the groups here pad."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GivenBlockSizeNoHybridRule(Finding):
+    """A given block size that no 0.33 hybrid rule gives: the GDN checkpoint is unknown."""
+
+    block_size: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockSizeByGPU(Finding):
+    """The attention block size depends on the GPU: each candidate and when it holds."""
+
+    candidates: tuple[tuple[int, str], ...]  # (block size in tokens, when it holds)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MLABlockSizeAssumed(Finding):
+    """MLA before vLLM 0.31: CacheConfig's default block size assumed."""
+
+    block_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class DenseMLABlockSizeByGPU(Finding):
+    """Dense MLA, vLLM 0.31+: the backend the GPU picks sets the block size."""
+
+
+@dataclass(frozen=True, slots=True)
+class WindowedLayersFullContext(Finding):
+    """Without the hybrid manager, sliding and chunked layers keep full context."""
+
+
+@dataclass(frozen=True, slots=True)
+class V1MambaNeedsHybridManager(Finding):
+    """V1 without the hybrid manager: a Mamba hybrid's attention layers only."""
+
+
+@dataclass(frozen=True, slots=True)
+class V0MambaSeparateCache(Finding):
+    """V0 keeps Mamba state outside the KV pool."""
+
+
+@dataclass(frozen=True, slots=True)
+class EveryLayerSlides(Finding):
+    """Every layer slides: the old block manager's windows are not modelled."""
+
+
+@dataclass(frozen=True, slots=True)
+class MLAPagesNotDividing(Finding):
+    """MLA pages that do not divide the largest page: not modelled."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PagePadded(Finding):
+    """A kind's page padded up to the largest (unify_kv_cache_spec_page_size)."""
+
+    kind: str
+    page_size_bytes: int
+    max_page_size_bytes: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MambaStateOverPage(Finding):
+    """A Mamba state larger than the attention page: vLLM would raise the block size."""
+
+    state_bytes: int
+    block_size: int
+    page_size_bytes: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MambaStatePadded(Finding):
+    """The Mamba state page padded to the attention page."""
+
+    state_bytes: int
+    page_size_bytes: int
+    block_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class StageSharesEveryGroup(Finding):
+    """Pipeline parallel: each stage keeps its share of every group."""
+
+
+# --- capacity.py: the users a pool holds -------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatePeakUsers(Finding):
+    """A Mamba align group's busiest step: one more state page, and the users at it."""
+
+    peak_blocks: int  # blocks a request holds at the step that crosses a state block
+    kept_blocks: int  # blocks it keeps otherwise
+    usable_blocks: int
+    users: int  # 1 + (usable_blocks - peak_blocks) // kept_blocks
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatePeakUsersRange(Finding):
+    """The busiest step unknown (no max_num_batched_tokens stated): a range of users."""
+
+    low_users: int
+    high_users: int
+
+
+# --- report/estimate.py: the boot estimate -----------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WindowedPoolLineNeedsBatchedTokens(Finding):
+    """Windowed layers: the pool line's token count depends on max_num_batched_tokens."""
+
+    max_num_batched_tokens: int  # assumed (vLLM's default), never stated
