@@ -282,3 +282,64 @@ class WindowedPoolLineNeedsBatchedTokens(Finding):
     """Windowed layers: the pool line's token count depends on max_num_batched_tokens."""
 
     max_num_batched_tokens: int  # assumed (vLLM's default), never stated
+
+
+# --- report/mix.py, report/sglang.py: the workload one boot serves -----------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestsOverMaxModelLen(Finding):
+    """Requests of the mix longer than max_model_len: vLLM rejects them (HTTP 400)."""
+
+    num_rejected_requests: int
+    num_requests: int
+    max_model_len: int
+    longest_request_tokens: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharedPrefixCachingOff(Finding):
+    """--shared-prefix asked, prefix caching off in the log: nothing changes."""
+
+    shared_prefix_tokens: int
+    how_known: str  # where the log's prefix-caching state comes from (mix.prefix_caching_state)
+    is_cpu: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharedPrefixCachingUnknown(Finding):
+    """--shared-prefix asked, prefix caching unknown: not counted."""
+
+    shared_prefix_tokens: int
+    how_known: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharedPrefixWindowedGroups(Finding):
+    """--shared-prefix on a model with sliding / chunked / Mamba groups: not modelled."""
+
+    shared_prefix_tokens: int
+    group_kinds: tuple[str, ...]  # the groups other than full attention, sorted
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrefixCacheCannotHit(Finding):
+    """A hybrid's raised attention block is longer than the prefix: it never hits."""
+
+    tokens: int  # the shared prefix's, or the prompts'
+    block_size: int
+    is_prompts: bool  # the prompts are shorter than a block (else the shared prefix is)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharedPrefixHeldOnce(Finding):
+    """Prefix caching on: the shared prefix is held once."""
+
+    how_known: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharedPrefixSGLangRadix(Finding):
+    """--shared-prefix on an SGLang log: its radix cache is not modelled."""
+
+    shared_prefix_tokens: int

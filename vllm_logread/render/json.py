@@ -319,7 +319,7 @@ def mix_json(report: Report) -> JSONObject:
             },
         }
     if served is not None and served.notes:
-        out["notes"] = list(served.notes)
+        out["notes"] = [word(n) for n in served.notes]
     if served is not None and served.shared_prefix_tokens_asked:
         out["shared_prefix"] = {
             "tokens": served.shared_prefix_tokens_asked,

@@ -773,7 +773,7 @@ def _users_lines(r: Report) -> list[str]:
             lines.extend(_v0_under_load(c))
         lines.extend(mix_lines(r, c))
     if r.served is not None and r.served.notes:
-        lines.extend(_wrap_under("  workload:     ", "; ".join(r.served.notes)))
+        lines.extend(_wrap_under("  workload:     ", "; ".join(map(word, r.served.notes))))
     lines.extend(request_cost_lines(r))
     return lines
 
@@ -948,7 +948,7 @@ def explain_lines(report: Report) -> list[str]:
         lines.append(f"  how: {a}")
     if r.served is not None:
         for note in r.served.notes:
-            lines.append(f"  workload: {note}")
+            lines.append(f"  workload: {word(note)}")
     if r.kv_bytes_per_token is None:
         lines.extend(_wrap_flags("KV per token:  ", _kv_unknown_why(r, "PATH/config.json")))
     else:

