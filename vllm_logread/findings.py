@@ -343,3 +343,99 @@ class SharedPrefixSGLangRadix(Finding):
     """--shared-prefix on an SGLang log: its radix cache is not modelled."""
 
     shared_prefix_tokens: int
+
+
+# --- kv/groups.py, report/kvshape.py: how each number of the groups was decided ---
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArchSSMStateBytes(Finding):
+    """The architecture's SSM dtype applied (vLLM 0.31+): the state a layer holds."""
+
+    ssm_dtype_bytes: int
+    state_bytes: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpeculativeStatePages(Finding):
+    """Speculative tokens: as many more Mamba pages a request and conv-state rows (0.31+)."""
+
+    num_speculative_tokens: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockSizeGiven(Finding):
+    """The block size as given (the log's)."""
+
+    block_size: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockSizeByRule(Finding):
+    """A hybrid's block size by vLLM's rule, and when it holds."""
+
+    block_size: int
+    why: str  # the candidate's rule (kv/groups.hybrid_block_size_candidates)
+
+
+@dataclass(frozen=True, slots=True)
+class SparseMLABlock64(Finding):
+    """Sparse MLA on CUDA, 0.31+: the indexer's kernel block, 64."""
+
+
+@dataclass(frozen=True, slots=True)
+class DenseMLABlock16(Finding):
+    """Dense MLA, 0.31+: FlashAttention MLA's 16 (SM90 and others)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockSizeDefault(Finding):
+    """CacheConfig's default block size (the backend may change it)."""
+
+    block_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class OneGroupEveryLayer(Finding):
+    """No hybrid manager: one group of every attention layer, each charged cdiv(N, block)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PageScaled(Finding):
+    """A smaller page that divides the largest: its block size scaled (0.31+)."""
+
+    kind: str
+    page_size_bytes: int
+    max_page_size_bytes: int
+    block_size: int
+    ratio: int  # max_page_size_bytes // page_size_bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupSizeOneSpec(Finding):
+    """One spec: every layer in one group."""
+
+    group_size: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupSizeLargestBucket(Finding):
+    """0.31+: the largest bucket, when under 1.5 x the smallest."""
+
+    group_size: int
+    smallest_bucket: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupSizeSmallestBucket(Finding):
+    """The smallest bucket of same-spec layers."""
+
+    group_size: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WindowedBudgetInFlight(Finding):
+    """Windowed layers are budgeted for every batch in flight (async scheduling, 0.26+)."""
+
+    max_concurrent_batches: int
+    max_num_batched_tokens: int

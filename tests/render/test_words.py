@@ -13,16 +13,20 @@ from vllm_logread import findings
 from vllm_logread.findings import (
     BlockSizeByGPU,
     Finding,
+    GroupSizeLargestBucket,
     KVHeadsReplicated,
     MambaStateOverPage,
     MambaStatePadded,
     PagePadded,
+    PageScaled,
     PrefixCacheCannotHit,
     RequestsOverMaxModelLen,
     SharedPrefixCachingOff,
     SkipLayersKeepModelDtype,
+    SpeculativeStatePages,
     StatePeakUsers,
     StatePeakUsersRange,
+    WindowedBudgetInFlight,
 )
 from vllm_logread.render.json import dumps
 from vllm_logread.render.words import word
@@ -142,6 +146,35 @@ def test_a_finding_without_words_is_refused() -> None:
             "(--mamba-ssm-cache-dtype / --mamba-cache-dtype where the model allows), which "
             "lowers the block: vLLM only raises --block-size to it, never lowers it (vLLM 0.33 "
             "source)",
+        ),
+        (
+            # Qwen3-Next with 2 speculative tokens: 2 more pages, 2 more conv rows.
+            SpeculativeStatePages(num_speculative_tokens=2),
+            "2 speculative tokens: 2 more Mamba page(s) a request and 2 more conv-state row(s) "
+            "(0.31+)",
+        ),
+        (
+            # 16,384 B divides 32,768 B twice: block 16 x 2 = 32.
+            PageScaled(
+                kind="full",
+                page_size_bytes=16384,
+                max_page_size_bytes=32768,
+                block_size=16,
+                ratio=2,
+            ),
+            "full layers' page 16,384 B scaled to 32,768 B: block size 16 x 2 = 32 "
+            "(unify_kv_cache_spec_page_size, 0.31+)",
+        ),
+        (
+            # Buckets of 12 and 14 layers: 14 < 1.5 x 12 = 18, so 14.
+            GroupSizeLargestBucket(group_size=14, smallest_bucket=12),
+            "group size 14: the largest bucket, under 1.5 x the smallest (12) (0.31+)",
+        ),
+        (
+            # 2 batches x 8,192 = 16,384 tokens.
+            WindowedBudgetInFlight(max_concurrent_batches=2, max_num_batched_tokens=8192),
+            "windowed layers' budget at the max model length: 2 batches in flight x 8,192 "
+            "batched tokens = 16,384 (async scheduling, 0.26+)",
         ),
     ],
     ids=lambda v: type(v).__name__ if isinstance(v, Finding) else "",

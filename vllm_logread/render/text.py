@@ -100,7 +100,7 @@ def _kv_how_lines(how: KVDecisions) -> list[str]:
         f"  bytes per block id: {how['bytes_per_block']:,} ({how['bytes_per_block_rule']})"
     )
     for rule in how["rules"]:
-        lines.append(f"  rule:   {rule}")
+        lines.append(f"  rule:   {word(rule)}")
     if not how["is_exact"]:
         lines.append("  not exact: a rule depends on what the log or the GPU must settle (notes)")
     return lines

@@ -16,14 +16,19 @@ from functools import singledispatch
 
 from ..findings import (
     ArchSSMDtype,
+    ArchSSMStateBytes,
     AttentionKEqualsV,
     BlockSizeByGPU,
+    BlockSizeByRule,
+    BlockSizeDefault,
+    BlockSizeGiven,
     CheckpointKVCacheScheme,
     ChunkedHybridManagerOff,
     ChunkedHybridManagerUnchecked,
     ChunkedKeepsHybridManager,
     ChunkedLocalManagerByVersion,
     DeciLMHeadsPerLayer,
+    DenseMLABlock16,
     DenseMLABlockSizeByGPU,
     DtypeAssumedBfloat16,
     EveryLayerSlides,
@@ -31,6 +36,9 @@ from ..findings import (
     Float32ServedIn16Bits,
     Fp8DsMLABytes,
     GivenBlockSizeNoHybridRule,
+    GroupSizeLargestBucket,
+    GroupSizeOneSpec,
+    GroupSizeSmallestBucket,
     IndexerBytes,
     KDAStateDtype,
     KVHeadsReplicated,
@@ -41,7 +49,9 @@ from ..findings import (
     MLABlockSizeAssumed,
     MLAPagesNotDividing,
     MTPDraftLayerNotCounted,
+    OneGroupEveryLayer,
     PagePadded,
+    PageScaled,
     PrefixCacheCannotHit,
     QwenSlidingFromMaxWindowLayers,
     RequestsOverMaxModelLen,
@@ -54,13 +64,16 @@ from ..findings import (
     SkipLayersKeepModelDtype,
     SlidingShapeFromSwa,
     SparseMLAAutoLatent,
+    SparseMLABlock64,
     SparseMLAFp8StoredAsDsMLA,
+    SpeculativeStatePages,
     StageSharesEveryGroup,
     StateInModelDtype,
     StatePeakUsers,
     StatePeakUsersRange,
     V0MambaSeparateCache,
     V1MambaNeedsHybridManager,
+    WindowedBudgetInFlight,
     WindowedLayersFullContext,
     WindowedPoolLineNeedsBatchedTokens,
 )
@@ -176,6 +189,14 @@ _SAID: dict[type[Finding], str] = {
         "layers as full attention instead (not modelled)"
     ),
     StageSharesEveryGroup: "pipeline parallel: each stage keeps its share of every group",
+    SparseMLABlock64: (
+        "block size 64: sparse MLA, the DeepSeek-V3.2 indexer's kernel block on CUDA (0.31+)"
+    ),
+    DenseMLABlock16: "block size 16: dense MLA with FlashAttention MLA (SM90 and others; 0.31+)",
+    OneGroupEveryLayer: (
+        "one group of every attention layer, each charged cdiv(N, block_size) "
+        "(no hybrid KV cache manager: before 0.9.1, V0, or turned off)"
+    ),
 }
 
 
@@ -368,4 +389,73 @@ def _shared_prefix_sglang(f: SharedPrefixSGLangRadix) -> str:
     return (
         f"--shared-prefix {f.shared_prefix_tokens} not counted: SGLang's radix "
         "cache is not modelled; the users are as if nothing were shared"
+    )
+
+
+@_worded.register
+def _arch_ssm_state_bytes(f: ArchSSMStateBytes) -> str:
+    return (
+        f"SSM state in {f.ssm_dtype_bytes} bytes per element (the architecture's "
+        f"default, vLLM 0.31+): {f.state_bytes:,} B a layer"
+    )
+
+
+@_worded.register
+def _speculative_state_pages(f: SpeculativeStatePages) -> str:
+    n = f.num_speculative_tokens
+    return (
+        f"{n} speculative tokens: {n} more Mamba page(s) a request and {n} more "
+        "conv-state row(s) (0.31+)"
+    )
+
+
+@_worded.register
+def _block_size_given(f: BlockSizeGiven) -> str:
+    return f"block size {f.block_size}: given (the log's)"
+
+
+@_worded.register
+def _block_size_by_rule(f: BlockSizeByRule) -> str:
+    return f"block size {f.block_size}: {f.why}"
+
+
+@_worded.register
+def _block_size_default(f: BlockSizeDefault) -> str:
+    return f"block size {f.block_size}: CacheConfig's default (the backend may change it)"
+
+
+@_worded.register
+def _page_scaled(f: PageScaled) -> str:
+    return (
+        f"{f.kind} layers' page {f.page_size_bytes:,} B scaled to "
+        f"{f.max_page_size_bytes:,} B: block size {f.block_size} x {f.ratio} = "
+        f"{f.block_size * f.ratio} (unify_kv_cache_spec_page_size, 0.31+)"
+    )
+
+
+@_worded.register
+def _group_size_one_spec(f: GroupSizeOneSpec) -> str:
+    return f"group size {f.group_size}: one spec, every layer in one group"
+
+
+@_worded.register
+def _group_size_largest(f: GroupSizeLargestBucket) -> str:
+    return (
+        f"group size {f.group_size}: the largest bucket, under 1.5 x the smallest "
+        f"({f.smallest_bucket}) (0.31+)"
+    )
+
+
+@_worded.register
+def _group_size_smallest(f: GroupSizeSmallestBucket) -> str:
+    return f"group size {f.group_size}: the smallest bucket of same-spec layers"
+
+
+@_worded.register
+def _windowed_budget(f: WindowedBudgetInFlight) -> str:
+    in_flight = f.max_concurrent_batches * f.max_num_batched_tokens
+    return (
+        f"windowed layers' budget at the max model length: {f.max_concurrent_batches} "
+        f"batches in flight x {f.max_num_batched_tokens:,} batched tokens = {in_flight:,} "
+        "(async scheduling, 0.26+)"
     )
