@@ -439,3 +439,16 @@ class WindowedBudgetInFlight(Finding):
 
     max_concurrent_batches: int
     max_num_batched_tokens: int
+
+
+# --- read/prometheus.py: a fleet server's window ------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PoolConfigChangedInWindow(Finding):
+    """The server's cache_config_info changed in the window: the latest is shown."""
+
+
+@dataclass(frozen=True, slots=True)
+class RestartedInWindow(Finding):
+    """The preemption counter reset in the window: preemptions not counted."""

@@ -52,9 +52,11 @@ from ..findings import (
     OneGroupEveryLayer,
     PagePadded,
     PageScaled,
+    PoolConfigChangedInWindow,
     PrefixCacheCannotHit,
     QwenSlidingFromMaxWindowLayers,
     RequestsOverMaxModelLen,
+    RestartedInWindow,
     SharedKVLayers,
     SharedPrefixCachingOff,
     SharedPrefixCachingUnknown,
@@ -192,6 +194,8 @@ _SAID: dict[type[Finding], str] = {
     SparseMLABlock64: (
         "block size 64: sparse MLA, the DeepSeek-V3.2 indexer's kernel block on CUDA (0.31+)"
     ),
+    PoolConfigChangedInWindow: "its pool config changed in the window: the latest is shown",
+    RestartedInWindow: "restarted in the window: preemptions not counted (counter reset)",
     DenseMLABlock16: "block size 16: dense MLA with FlashAttention MLA (SM90 and others; 0.31+)",
     OneGroupEveryLayer: (
         "one group of every attention layer, each charged cdiv(N, block_size) "
