@@ -2,7 +2,7 @@
 
 As pyflakes' messages are (one class per kind, the values as fields, the words
 in one place), a finding names what it says and carries the figures it says it
-with; the model stage (kv/, capacity) holds no sentence. ``KVSpec.notes``,
+with; the model stage (kv/, report/capacity.py) holds no sentence. ``KVSpec.notes``,
 ``KVCacheLayout.notes``, ``Capacity.notes`` and ``BootEstimate.notes`` hold
 these; text, ``--json`` and ``kv --json`` word each through
 :func:`vllm_logread.render.words.word`, so the JSON strings are the text's.
@@ -253,7 +253,7 @@ class StageSharesEveryGroup(Finding):
     """Pipeline parallel: each stage keeps its share of every group."""
 
 
-# --- capacity.py: the users a pool holds -------------------------------------
+# --- report/capacity.py: the users a pool holds -------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -47,7 +47,7 @@ from fleet_harness import (
     wait_until,
 )
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.errors import InputError
 from vllm_logread.findings import PoolConfigChangedInWindow, RestartedInWindow
 from vllm_logread.read.prometheus import Prometheus, parse_since
@@ -417,9 +417,9 @@ class _Answers(Prometheus):
 
 
 def test_a_restart_in_the_window_keeps_the_pool_scraped_now_and_counts_no_preemptions() -> None:
-    from vllm_logread.fleet import fleet_of
     from vllm_logread.read.prometheus import read_fleet
     from vllm_logread.report.model import Options
+    from vllm_logread.session.fleet import fleet_of
 
     target = {"instance": "a:8000", "job": "vllm", "engine": "0"}
     old = {**target, "block_size": "32", "num_gpu_blocks": "753", "cache_dtype": "auto"}

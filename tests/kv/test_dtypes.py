@@ -13,8 +13,8 @@ from vllm_logread.kv.dtypes import (
     kv_dtype,
     mla_content_bytes,
 )
-from vllm_logread.rules import Feature
-from vllm_logread.versions import Version
+from vllm_logread.vllm.rules import Feature
+from vllm_logread.vllm.versions import Version
 
 # A Llama-3.1-8B shape: 32 layers, 8 KV heads, head size 128.
 LLAMA = {

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from vllm_logread import capacity as cap
 from vllm_logread.errors import ConfigError
 from vllm_logread.findings import BlockSizeByGPU
 from vllm_logread.kv.build import MLA_MODEL_TYPES, spec_from_config
 from vllm_logread.kv.config import resolve_spec, table_entry
 from vllm_logread.kv.groups import hybrid_block_size_candidates, kv_cache_layout
 from vllm_logread.kv.specs import KVSpec, MambaSpec
+from vllm_logread.report import capacity as cap
 
 
 def spec(name: str, **kw: Any) -> KVSpec:

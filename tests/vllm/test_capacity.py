@@ -12,8 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vllm_logread import capacity as cap
-from vllm_logread.capacity import Workload
 from vllm_logread.errors import UsageError
 from vllm_logread.findings import MLABlockSizeAssumed
 from vllm_logread.kv.build import spec_from_config
@@ -27,7 +25,9 @@ from vllm_logread.kv.specs import (
     MambaSpec,
     SlidingWindowSpec,
 )
-from vllm_logread.versions import Version
+from vllm_logread.report import capacity as cap
+from vllm_logread.report.capacity import Workload
+from vllm_logread.vllm.versions import Version
 
 GIB = 1 << 30
 

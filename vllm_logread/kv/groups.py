@@ -5,7 +5,7 @@ Layers are bucketed by spec (vLLM: equal specs), buckets cut into groups of
 1.5x the smallest, 0.31+), and every group draws from one pool of block ids.
 A block id backs one page in each layer of its group, so bytes per block =
 page x layers per group. The rules that depend on the vLLM version are dated
-in :mod:`vllm_logread.rules`; a version of None keeps the rules of vLLM
+in :mod:`vllm_logread.vllm.rules`; a version of None keeps the rules of vLLM
 0.30 and before where they differ (the log's version is needed to apply the
 0.31+ ones), and says so.
 """
@@ -49,7 +49,7 @@ from ..findings import (
     V1MambaNeedsHybridManager,
     WindowedLayersFullContext,
 )
-from ..rules import (
+from ..vllm.rules import (
     GPU_BLOCK_SIZE,
     GPU_BLOCK_SIZE_0_34,
     Feature,
@@ -57,7 +57,7 @@ from ..rules import (
     max_concurrent_batches,
     supports,
 )
-from ..versions import Version, VersionLike, cdiv
+from ..vllm.versions import Version, VersionLike, cdiv
 from .specs import (
     AttentionSpec,
     FullAttentionSpec,

@@ -38,8 +38,8 @@ from dataclasses import dataclass, replace
 from typing import ClassVar, Literal
 
 from ..findings import Finding
-from ..rules import Feature
-from ..versions import cdiv
+from ..vllm.rules import Feature
+from ..vllm.versions import cdiv
 
 # Layer kinds as the reports name them. "full" and "mla" keep every token at
 # long context; "sliding" keeps a window, "chunked" the current chunk (Llama 4

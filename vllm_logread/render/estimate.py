@@ -10,7 +10,7 @@ import textwrap
 
 from ..jsontypes import JSONObject
 from ..report.estimate import BootEstimate, Figure, Outcome
-from ..rules import max_num_batched_tokens_source
+from ..vllm.rules import max_num_batched_tokens_source
 from .words import word
 
 WIDTH = 100

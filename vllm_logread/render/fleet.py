@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from ..fleet import Fleet, FleetRow, ModelTotal
+from ..session.fleet import Fleet, FleetRow, ModelTotal
 from .ci import annotation
 from .tables import _cell, format_rows
 from .text import model_label

@@ -6,14 +6,14 @@ import json
 from collections.abc import Mapping, Sequence
 
 from ..errors import UsageError
-from ..events import InputResult
 from ..findings import Finding
 from ..jsontypes import JSONObject, JSONValue
 from ..read.facts import Fact
 from ..report.kvshape import kv_decisions as kv_decisions  # re-exported: kv --json
 from ..report.kvshape import kv_report as kv_report
 from ..report.model import Report
-from ..rules import NEWEST_CHECKED, version_past_checked
+from ..session.events import InputResult
+from ..vllm.rules import NEWEST_CHECKED, version_past_checked
 from .words import word
 
 

@@ -10,22 +10,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..events import InputResult, Output
 from ..kv.config import repo_of_snapshot
 from ..kv.specs import KVSpec
 from ..report.knobs import Knob
 from ..report.kvshape import KVDecisions
 from ..report.model import Report
 from ..report.whatif import WhatIf
-from ..watch import LoadSummary
+from ..session.events import InputResult, Output
+from ..session.watch import LoadSummary
 from .json import kv_report, tokens_held
 from .words import word
 
 if TYPE_CHECKING:
-    from ..capacity import Capacity, Workload
-    from ..observed import TokenSummary, UsersAt
     from ..read.metrics import Server
+    from ..report.capacity import Capacity, Workload
     from ..report.crosscheck import Agreement
+    from ..report.observed import TokenSummary, UsersAt
     from ..report.plan import TargetPlan
 
 
@@ -1205,7 +1205,7 @@ def _observed_explain(report: Report) -> list[str]:
 def workload_label(w: Workload) -> str:
     """The workload in a few words: ``512 prompt + 128 output tokens``, or a mix's file.
 
-    >>> from vllm_logread.capacity import Workload
+    >>> from vllm_logread.report.capacity import Workload
     >>> workload_label(Workload())
     '512 prompt + 128 output tokens'
     """

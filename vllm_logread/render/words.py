@@ -80,7 +80,7 @@ from ..findings import (
     WindowedPoolLineNeedsBatchedTokens,
 )
 from ..report.mix import prefix_cannot_hit
-from ..rules import max_num_batched_tokens_source
+from ..vllm.rules import max_num_batched_tokens_source
 
 # The findings that carry no figure: one sentence each.
 _SAID: dict[type[Finding], str] = {

@@ -26,15 +26,6 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, TypedDict, TypeGuard, cast
 
 from ..boot.state import Sourced, SourceKind
-from ..budget import MemoryBudget
-from ..capacity import (
-    Capacity,
-    Workload,
-    blocks_per_max_len_request,
-    num_blocks_for_memory,
-    pool_tokens_printed,
-    users_for_layout,
-)
 from ..errors import LogReadError, UsageError
 from ..findings import Finding, WindowedPoolLineNeedsBatchedTokens
 from ..jsontypes import JSONObject, JSONValue
@@ -55,7 +46,7 @@ from ..kv.weights import (
     other_towers,
     quantization_of,
 )
-from ..rules import (
+from ..vllm.rules import (
     ESTIMATE_VERSION,
     MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH,
     Feature,
@@ -66,7 +57,16 @@ from ..rules import (
     is_big_gpu,
     supports,
 )
-from ..versions import Version
+from ..vllm.versions import Version
+from .budget import MemoryBudget
+from .capacity import (
+    Capacity,
+    Workload,
+    blocks_per_max_len_request,
+    num_blocks_for_memory,
+    pool_tokens_printed,
+    users_for_layout,
+)
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 
 GIB = 1 << 30

@@ -15,8 +15,8 @@ from ..findings import Finding, WindowedBudgetInFlight
 from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVCacheSpec, KVSpec
-from ..rules import DEFAULT_MAX_NUM_BATCHED_TOKENS
-from ..versions import cdiv
+from ..vllm.rules import DEFAULT_MAX_NUM_BATCHED_TOKENS
+from ..vllm.versions import cdiv
 
 
 class _SpecFields(TypedDict):

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..boots import Boot
-from ..capacity import Capacity, Workload, shared_prefix_blocks
+from ..boot.boots import Boot
 from ..findings import (
     Finding,
     PrefixCacheCannotHit,
@@ -34,7 +33,8 @@ from ..findings import (
     SharedPrefixWindowedGroups,
 )
 from ..kv.groups import KVCacheLayout
-from ..rules import default_prefix_caching
+from ..vllm.rules import default_prefix_caching
+from .capacity import Capacity, Workload, shared_prefix_blocks
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..boots import Boot, Engine, ranks_seen
-from ..capacity import Capacity, Workload, users_that_fit
+from ..boot.boots import Boot, Engine, ranks_seen
 from ..errors import LogReadError
 from ..findings import SharedPrefixSGLangRadix
 from ..kv.specs import KVSpec
 from ..read.facts import Fact, Value
+from .capacity import Capacity, Workload, users_that_fit
 from .checks import CheckBasis, range_check, tool_model_failures
 from .failure import start_up_end, stopped_warning
 from .mix import BootWorkload, boot_workload, users_arithmetic

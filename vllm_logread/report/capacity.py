@@ -44,18 +44,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from . import rules
-from .errors import UsageError
-from .findings import Finding, StatePeakUsers, StatePeakUsersRange
-from .kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
-from .kv.specs import KVSpec, MambaSpec
-from .rules import (
+from ..errors import UsageError
+from ..findings import Finding, StatePeakUsers, StatePeakUsersRange
+from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
+from ..kv.specs import KVSpec, MambaSpec
+from ..vllm import rules
+from ..vllm.rules import (
     Feature,
     concurrency_counts_tokens,
     supports,
 )
-from .versions import Version, VersionLike, cdiv
-from .workload import RequestTokens
+from ..vllm.versions import Version, VersionLike, cdiv
+from ..vllm.workload import RequestTokens
 
 
 def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:
