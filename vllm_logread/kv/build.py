@@ -33,7 +33,7 @@ from ..findings import (
     StateInModelDtype,
 )
 from ..jsontypes import JSONValue
-from .architectures import architecture_status
+from .architectures import ArchitectureStatus, architecture_status
 from .cfgread import (
     DTYPE_BYTES,
     MAX_LAYERS,
@@ -271,17 +271,7 @@ def _spec_from_config(
         *specs_found,
         *_config_notes(cfg, kinds),
     )
-    arch = architecture_status(config, text_dict)
-    if cfg.has("kv_lora_rank") and not attn.is_mla:
-        # A latent rank on a type vLLM does not list as MLA: read as standard
-        # attention here, but vLLM's config adapters may convert it (Mistral 4 /
-        # Mistral Large 3 map to DeepSeek's MLA): never a verified reading.
-        arch = replace(
-            arch,
-            status="not verified",
-            reason=f"kv_lora_rank on model type {model_type!r}, which vLLM 0.33 does not list "
-            "as MLA: read as standard attention, not verified",
-        )
+    arch = _architecture(config, text_dict, cfg, attn, model_type)
     return KVSpec(
         architecture=arch.architecture,
         architecture_status=arch.status,
@@ -310,6 +300,29 @@ def _spec_from_config(
         shared_kv_layers=shared,
         notes=tuple(dict.fromkeys(notes)),
     )
+
+
+def _architecture(
+    config: Mapping[str, JSONValue],
+    text_dict: Mapping[str, JSONValue],
+    cfg: Cfg,
+    attn: _AttnShape,
+    model_type: str,
+) -> ArchitectureStatus:
+    """The architecture's status in vLLM's registry, not verified for a latent rank
+    read as standard attention."""
+    arch = architecture_status(config, text_dict)
+    if cfg.has("kv_lora_rank") and not attn.is_mla:
+        # A latent rank on a type vLLM does not list as MLA: read as standard
+        # attention here, but vLLM's config adapters may convert it (Mistral 4 /
+        # Mistral Large 3 map to DeepSeek's MLA): never a verified reading.
+        arch = replace(
+            arch,
+            status="not verified",
+            reason=f"kv_lora_rank on model type {model_type!r}, which vLLM 0.33 does not list "
+            "as MLA: read as standard attention, not verified",
+        )
+    return arch
 
 
 def _quant_notes(config: Mapping[str, JSONValue], kvd: KVDType) -> tuple[Finding, ...]:
