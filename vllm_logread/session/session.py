@@ -352,7 +352,7 @@ class BootReporter(BootRecords):
     _settle_at: int = 0
 
     def _lines_taken(self) -> int:
-        """Lines read so far (a Session counts them; the router alone does not)."""
+        """Lines read so far (a Session counts them; the reporter alone does not)."""
         return 0
 
     def _say(self, boot: Boot, items: list[Output]) -> list[Output]:
