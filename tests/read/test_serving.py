@@ -581,11 +581,10 @@ SPLIT_MESSAGES = [
     b"40.12 tokens/s, Drafted throughput: 70.00 tokens/s, Accepted: 401 tokens, Drafted: "
     b"700 tokens, Per-position acceptance rate: 0.750, 0.431, Avg Draft acceptance rate: 57.3%",
 ]
-# Lines the fast grammar (stats.STATS_FAST, the chunk regex's and the split path's)
-# reads otherwise than the patterns table, as main's serving mode did: a CPU usage
-# past 3 digits after a GPU's 0.0% (the fast grammar backtracks to the GPU's 0.0%, the
-# row reads 1234.5), a NUL inside the values, the marker twice in a line. The split
-# path reads them as the chunk regex does.
+# Lines serving mode reads otherwise than the patterns table (boot mode), as it did
+# before the split path: a CPU usage past 3 digits after a GPU's 0.0% (the fast
+# grammar backtracks to the GPU's 0.0%, the row reads 1234.5), a NUL inside the
+# values, the marker twice in a line. The split path reads them as the chunk regex.
 FAST_ONLY_MESSAGES = [
     b"Engine 000: " + RATES + b", " + V1_VALUES + b", Avg prompt throughput: 1.0 tokens/s",
     b"Engine 000: " + RATES + b", Running: 3 reqs, Waiting: 1 reqs, GPU KV cache usage: 0.0%, "
