@@ -9,6 +9,16 @@ these; text, ``--json`` and ``kv --json`` word each through
 
 Frozen and hashable: a note said twice (two layers raising the same caveat) is
 kept once, by value.
+
+A finding with no fields is a plain subclass of :class:`Finding` with
+``__slots__ = ()``, not a dataclass of its own: it inherits the base's
+dataclass methods, which are already right for it (``__init__`` takes nothing,
+``__repr__`` prints ``DtypeAssumedBfloat16()`` from the instance's class,
+``__eq__`` holds between instances of one class only, ``__hash__`` is
+``hash(())``), and without a ``__dict__`` no attribute can be set
+(``AttributeError``). Every report imports this module, and ``@dataclass`` on
+each of the 31 fieldless classes cost about a third of a millisecond apiece,
+~10 ms of the seed report's ~175 ms of CPU (docs/performance.md, "Start-up").
 """
 
 from __future__ import annotations
@@ -29,45 +39,52 @@ class Finding:
 # --- kv/cfgread.py: the model's dtype ---------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class DtypeAssumedBfloat16(Finding):
     """The config names no torch_dtype: bfloat16 assumed (2 bytes, as vLLM serves float32)."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class Float32ServedIn16Bits(Finding):
     """A float32 config dtype: vLLM serves it in 16 bits, 2 bytes either way."""
+
+    __slots__ = ()
 
 
 # --- kv/layer_kinds.py -------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class QwenSlidingFromMaxWindowLayers(Finding):
     """Qwen2-style use_sliding_window: layers from max_window_layers on slide."""
+
+    __slots__ = ()
 
 
 # --- kv/build.py: the config's caveats ---------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class CheckpointKVCacheScheme(Finding):
     """The checkpoint's quantization_config carries a kv_cache_scheme, 'auto' was asked."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class AttentionKEqualsV(Finding):
     """attention_k_eq_v: the pages still hold K and V, an upper bound."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class ChunkedLocalManagerByVersion(Finding):
     """Chunked local attention: whether the hybrid manager stays on depends on the release."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class KVLoraRankNotMLA(Finding):
     """kv_lora_rank on a model type vLLM does not list as MLA: standard attention."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,19 +95,22 @@ class KVHeadsReplicated(Finding):
     total_num_kv_heads: int
 
 
-@dataclass(frozen=True, slots=True)
 class SparseMLAFp8StoredAsDsMLA(Finding):
     """fp8 asked on sparse MLA: FlashMLA-sparse stores fp8_ds_mla (656 bytes)."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class Fp8DsMLABytes(Finding):
     """fp8_ds_mla asked: 656 bytes per token per layer."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class SparseMLAAutoLatent(Finding):
     """Sparse MLA with kv_cache_dtype auto: a 16-bit latent (some GPUs switch to fp8)."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,9 +120,10 @@ class IndexerBytes(Finding):
     indexer_bytes_per_token_per_layer: int
 
 
-@dataclass(frozen=True, slots=True)
 class MTPDraftLayerNotCounted(Finding):
     """The MTP draft layer counts only when speculative decoding runs it."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,14 +133,16 @@ class ArchSSMDtype(Finding):
     ssm_dtype_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
 class KDAStateDtype(Finding):
     """Kimi Linear's KDA state: conv in the model dtype, recurrent state in float32."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class StateInModelDtype(Finding):
     """Conv and SSM state in the model dtype unless mamba_ssm_cache_dtype says otherwise."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,9 +152,10 @@ class SharedKVLayers(Finding):
     num_kv_shared_layers: int
 
 
-@dataclass(frozen=True, slots=True)
 class DeciLMHeadsPerLayer(Finding):
     """DeciLM: each layer's KV heads from its block config; no_op layers keep nothing."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,32 +166,37 @@ class SkipLayersKeepModelDtype(Finding):
     skipped_layers: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
 class SlidingShapeFromSwa(Finding):
     """The sliding layers' KV heads and head sizes come from the config's swa_* fields."""
+
+    __slots__ = ()
 
 
 # --- kv/groups.py: the KV cache groups ---------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class ChunkedKeepsHybridManager(Finding):
     """vLLM 0.31+: chunked local attention keeps the hybrid KV cache manager."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class ChunkedHybridManagerOff(Finding):
     """vLLM 0.10.1+: the hybrid manager assumed off for chunked local attention."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class ChunkedHybridManagerUnchecked(Finding):
     """Chunked local attention with the hybrid manager on: modelled, never checked."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class MixedCacheDtypes(Finding):
     """Layers in two cache dtypes: vLLM raises the block size, the groups here pad."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,34 +220,40 @@ class MLABlockSizeAssumed(Finding):
     block_size: int
 
 
-@dataclass(frozen=True, slots=True)
 class DenseMLABlockSizeByGPU(Finding):
     """Dense MLA, vLLM 0.31+: the backend the GPU picks sets the block size."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class WindowedLayersFullContext(Finding):
     """Without the hybrid manager, sliding and chunked layers keep full context."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class V1MambaNeedsHybridManager(Finding):
     """V1 without the hybrid manager: a Mamba hybrid's attention layers only."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class V0MambaSeparateCache(Finding):
     """V0 keeps Mamba state outside the KV pool."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class EveryLayerSlides(Finding):
     """Every layer slides: the old block manager's windows are not modelled."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class MLAPagesNotDividing(Finding):
     """MLA pages that do not divide the largest page: not modelled."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,9 +283,10 @@ class MambaStatePadded(Finding):
     block_size: int
 
 
-@dataclass(frozen=True, slots=True)
 class StageSharesEveryGroup(Finding):
     """Pipeline parallel: each stage keeps its share of every group."""
+
+    __slots__ = ()
 
 
 # --- report/capacity.py: the users a pool holds -------------------------------------
@@ -378,14 +414,16 @@ class BlockSizeByRule(Finding):
     why: str  # the candidate's rule (kv/groups.hybrid_block_size_candidates)
 
 
-@dataclass(frozen=True, slots=True)
 class SparseMLABlock64(Finding):
     """Sparse MLA on CUDA, 0.31+: the indexer's kernel block, 64."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class DenseMLABlock16(Finding):
     """Dense MLA, 0.31+: FlashAttention MLA's 16 (SM90 and others)."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -395,9 +433,10 @@ class BlockSizeDefault(Finding):
     block_size: int
 
 
-@dataclass(frozen=True, slots=True)
 class OneGroupEveryLayer(Finding):
     """No hybrid manager: one group of every attention layer, each charged cdiv(N, block)."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -444,11 +483,13 @@ class WindowedBudgetInFlight(Finding):
 # --- read/prometheus.py: a fleet server's window ------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class PoolConfigChangedInWindow(Finding):
     """The server's cache_config_info changed in the window: the latest is shown."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class RestartedInWindow(Finding):
     """The preemption counter reset in the window: preemptions not counted."""
+
+    __slots__ = ()

@@ -177,3 +177,32 @@ def test_a_log_with_a_version_line_never_loads_the_fingerprint() -> None:
 def test_a_log_without_one_loads_it() -> None:
     # era_0_2_7_v0.log prints no version: its call sites name the releases.
     assert _fingerprint_loaded_for("era_0_2_7_v0.log")
+
+
+def test_fieldless_findings_are_not_decorated_anew() -> None:
+    # findings.py: a finding with no fields inherits Finding's dataclass methods
+    # instead of running @dataclass again (31 classes, ~10 ms of the seed report's
+    # start-up). It stays frozen, slotted and compared by class.
+    import dataclasses
+
+    from vllm_logread import findings
+
+    kinds = [
+        c
+        for c in vars(findings).values()
+        if isinstance(c, type) and issubclass(c, findings.Finding) and c is not findings.Finding
+    ]
+    fieldless = [c for c in kinds if not dataclasses.fields(c)]
+    assert len(fieldless) >= 31
+    for cls in fieldless:
+        assert "__init__" not in vars(cls), cls.__name__  # no @dataclass of its own
+        assert vars(cls)["__slots__"] == (), cls.__name__
+        one = cls()
+        assert not hasattr(one, "__dict__")
+        assert one == cls()
+        assert hash(one) == hash(cls())
+        assert repr(one) == f"{cls.__name__}()"
+    first, second = fieldless[:2]
+    assert first() != second()
+    with pytest.raises((AttributeError, TypeError)):
+        first().note = "x"  # type: ignore[attr-defined]
