@@ -142,6 +142,19 @@ RECIPES: dict[str, VersionRecipe] = {
     "0.24.0": VersionRecipe(vllm="0.24.0", torch="2.11.0"),
     "0.27.1": VersionRecipe(vllm="0.27.1", torch="2.13.0"),
     "0.29.0": VersionRecipe(vllm="0.29.0", torch="2.13.0"),
+    # The remaining minors' latest patches (pins read from each wheel's metadata: torch
+    # 2.9.1+cpu for 0.12.0.post2 and 0.14.1, 2.10.0+cpu for 0.16.0 and 0.18.1, 2.11.0+cpu for
+    # 0.21.0 to 0.25.1; transformers<5 pinned by the wheel itself up to 0.18). The pool by
+    # VLLM_CPU_KVCACHE_SPACE up to 0.18 (cpu_worker.py determine_available_memory returns
+    # cpu_kvcache_space_bytes), by --kv-cache-memory-bytes from 0.21 (it reads
+    # kv_cache_memory_bytes).
+    "0.12.0.post2": VersionRecipe(vllm="0.12.0.post2", torch="2.9.1", kv_space_env=True),
+    "0.14.1": VersionRecipe(vllm="0.14.1", torch="2.9.1", kv_space_env=True),
+    "0.16.0": VersionRecipe(vllm="0.16.0", torch="2.10.0", kv_space_env=True),
+    "0.18.1": VersionRecipe(vllm="0.18.1", torch="2.10.0", kv_space_env=True),
+    "0.21.0": VersionRecipe(vllm="0.21.0", torch="2.11.0"),
+    "0.23.0": VersionRecipe(vllm="0.23.0", torch="2.11.0"),
+    "0.25.1": VersionRecipe(vllm="0.25.1", torch="2.11.0"),
 }
 
 
