@@ -76,7 +76,7 @@ class FeatureRow:
         >>> Feature.HYBRID_MANAGER.value.releases, Feature.MAMBA_CACHE_MODE_ALL.value.releases
         ('0.9.1+', '0.31 only')
         >>> Feature.CPU_BATCH_DEFAULTS_32.value.releases, Feature.CPU_SLIDING_KERNEL_BLOCK.value.releases
-        ('0.9.2 only', '0.26-0.29')
+        ('0.9.2 only', '0.25-0.29')
         """
         if self.until is None:
             return f"{self.first}+"
@@ -208,11 +208,19 @@ class Feature(Enum):
         "batches with async scheduling, on by default on a GPU); one batch before",
         unknown="older",
     )
+    # From 0.25.0, not 0.26: a real 0.25.1 boot of Mistral-7B's shape took 16 (/metrics
+    # block_size 16, 512 blocks: 1 GiB / (16 x 131,072 B)) where 0.24.0 took 128 (64
+    # blocks); vllm/model_executor/layers/attention/attention.py get_kv_cache_spec gives a
+    # sliding layer _largest_kernel_block_within(...) (0.25.0 and 0.25.1 line 650, absent
+    # from 0.24.0), CPU_ATTN's MultipleOf(16) -> 16.
     CPU_SLIDING_KERNEL_BLOCK = FeatureRow(
-        since=_v(0, 26, 0),
+        since=_v(0, 25, 0),
         until=_v(0, 30, 0),
-        proof=_BOOT + "real_vllm_0.28.0_mistral-7b-v0.1_dies.log (/metrics block_size 16, "
-        "512 blocks); 0.20.2 ran the shape at 128; 0.26, 0.27, 0.29 source only",
+        proof=_BOOT + "real_vllm_0.25.1_mistral-7b-v0.1_dies.log, "
+        "real_vllm_0.27.1_mistral-7b-v0.1_dies.log, real_vllm_0.28.0_mistral-7b-v0.1_dies.log "
+        "(/metrics block_size 16, 512 blocks) and real_vllm_0.29.0_mistral-7b-v0.1_load.log "
+        "(32); 0.20.2 and 0.24.0 ran the shape at 128; the 0.25.0 floor source only "
+        "(attention.py _largest_kernel_block_within, absent from 0.24.0)",
         text="on the CPU a model whose layers are all sliding windows takes the attention "
         "kernel's smallest block (CPU_ATTN MultipleOf(16): 16)",
     )
