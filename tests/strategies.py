@@ -380,7 +380,7 @@ def row_line_with_value() -> st.SearchStrategy[tuple[str, bytes]]:
     ).map(build)
 
 
-# gzip, xz and zstd (vllm_logread/session.py reads them as compressed, exit 2).
+# gzip, xz and zstd (vllm_logread/session/session.py reads them as compressed, exit 2).
 _COMPRESSED_MAGIC = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
 
 
@@ -506,7 +506,7 @@ def _cdiv(a: int, b: int) -> int:
 # The facts a pool in tokens is read from: vLLM's pool line, and SGLang's lines
 # that stand in when its scheduler's max_total_num_tokens line is missing: "KV Cache
 # is allocated. #tokens: N" (SGLang sizes the pool to exactly N), and a sliding-window
-# hybrid's full / SWA token pools (vllm_logread/boots.py, Engine.stated_pool_facts).
+# hybrid's full / SWA token pools (vllm_logread/boot/boots.py, Engine.stated_pool_facts).
 POOL_TOKEN_KINDS = ("pool_tokens", "kv_alloc_tokens", "sglang_full_tokens", "sglang_swa_tokens")
 
 

@@ -80,7 +80,7 @@ def check_input(data: bytes, text_mode: bool) -> tuple[list[tuple[str, str]], fl
     the seconds the CLI took (the checks after it are not counted)."""
     from click.testing import CliRunner
 
-    from vllm_logread.cli import main
+    from vllm_logread.cli.commands import main
     from vllm_logread.errors import LogReadError
 
     problems: list[tuple[str, str]] = []

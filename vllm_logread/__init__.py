@@ -26,11 +26,11 @@ def analyze_file(
     block_size: int | None = None,
 ) -> Report:
     """Read a whole log file and return the report for its last boot."""
-    from .capacity import Workload
-    from .inputs import open_input, run
     from .kv.config import resolve_spec
+    from .report.capacity import Workload
     from .report.model import Options
-    from .session import Session
+    from .session.inputs import open_input, run
+    from .session.session import Session
 
     opts = Options(
         workload=Workload(prompt_tokens=prompt_tokens, output_tokens=output_tokens),

@@ -1,5 +1,5 @@
 """``python -m vllm_logread``: the same as the ``vllm-logread`` command."""
 
-from .cli import run
+from .cli.commands import run
 
 run()

@@ -1,7 +1,7 @@
 """The LogReadError tree: every error the library raises.
 
 The library knows no exit codes: the command line maps each error to its documented
-one (events.exit_code_of, docs/exit-codes.md).
+one (session/events.exit_code_of, docs/exit-codes.md).
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.capacity import Workload, tokens_held_at_end, users_that_fit
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
+from vllm_logread.report.capacity import Workload, tokens_held_at_end, users_that_fit
 from vllm_logread.report.resolved import Sourced, answer
 
 S = Path(__file__).resolve().parents[2] / "sample_logs"

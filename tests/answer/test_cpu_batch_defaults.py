@@ -18,7 +18,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL_0_11 = ROOT / "sample_logs" / "real_vllm_0.11.0_qwen3-8b_load.log"

@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "sample_logs" / "real_vllm_0.32_qwen3-8b_load.log"

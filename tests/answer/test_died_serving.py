@@ -11,7 +11,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 FP8_DIES = SAMPLES / "real_vllm_0.26.0_qwen3-8b_fp8_dies.log"

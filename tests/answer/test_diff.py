@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.report.diff import Figure, Row, _graph_rule
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from vllm_logread.inputs import run
 from vllm_logread.kv.build import spec_from_config
 from vllm_logread.kv.specs import KVSpec
 from vllm_logread.report.model import Options
-from vllm_logread.session import Session
+from vllm_logread.session.inputs import run
+from vllm_logread.session.session import Session
 
 POOL = (
     "(APIServer pid=1) INFO 11-29 10:00:01 [api_utils.py:265] non-default args: "

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_LINES = (ROOT / "sample_logs" / "seed_qwen3-8b_l4.log").read_text().splitlines()

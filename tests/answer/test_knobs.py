@@ -12,7 +12,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.report.knobs import Knob
 
 S = Path(__file__).resolve().parents[2] / "sample_logs"

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from vllm_logread.outcome import results_of
+from vllm_logread.cli.outcome import results_of
 from vllm_logread.read.facts import KIND_TYPES
 from vllm_logread.read.patterns import facts_from_message
 from vllm_logread.read.stats import STATS_FAST, STATS_FAST_COLUMNS, header_seconds
 from vllm_logread.render.json import json_text
 from vllm_logread.render.text import duration_text, summary_text
 from vllm_logread.report.model import Options
-from vllm_logread.session import Session
-from vllm_logread.watch import Estimate, LoadWatch
+from vllm_logread.session.session import Session
+from vllm_logread.session.watch import Estimate, LoadWatch
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_ESTIMATE = Estimate(users=37, users_mid_answer=41, prompt_tokens=512, output_tokens=128)
@@ -368,7 +368,7 @@ def test_real_vllm_load_admission_ceiling() -> None:
     (752 usable - 16) // 17 + 1 = 43 + 1 = 44."""
     from click.testing import CliRunner
 
-    from vllm_logread.cli import main
+    from vllm_logread.cli.commands import main
 
     log = Path(__file__).resolve().parents[2] / "sample_logs" / "real_vllm_0.32_qwen3-8b_load.log"
     r = CliRunner().invoke(main, [str(log), "--no-echo"])
@@ -388,7 +388,7 @@ def test_admitted_early_is_not_a_shorter_workload() -> None:
     request; then vLLM preempted back to 33 (the golden's /metrics, 1 preemption)."""
     from click.testing import CliRunner
 
-    from vllm_logread.cli import main
+    from vllm_logread.cli.commands import main
 
     log = ROOT / "sample_logs" / "real_vllm_0.24.0_qwen3-8b_load.log"
     r = CliRunner().invoke(main, [str(log), "--prompt", "512", "--output", "128", "--no-echo"])

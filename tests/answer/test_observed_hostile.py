@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vllm_logread.cli import main
-from vllm_logread.observed import QUANTILES_PCT, from_histogram, nearest_rank
+from vllm_logread.cli.commands import main
+from vllm_logread.report.observed import QUANTILES_PCT, from_histogram, nearest_rank
 
 pytest.importorskip("prometheus_client")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 SEED = Path(__file__).resolve().parents[2] / "sample_logs" / "seed_qwen3-8b_l4.log"
 

@@ -47,8 +47,9 @@ from fleet_harness import (
     wait_until,
 )
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.errors import InputError
+from vllm_logread.findings import PoolConfigChangedInWindow, RestartedInWindow
 from vllm_logread.read.prometheus import Prometheus, parse_since
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
@@ -416,9 +417,9 @@ class _Answers(Prometheus):
 
 
 def test_a_restart_in_the_window_keeps_the_pool_scraped_now_and_counts_no_preemptions() -> None:
-    from vllm_logread.fleet import fleet_of
     from vllm_logread.read.prometheus import read_fleet
     from vllm_logread.report.model import Options
+    from vllm_logread.session.fleet import fleet_of
 
     target = {"instance": "a:8000", "job": "vllm", "engine": "0"}
     old = {**target, "block_size": "32", "num_gpu_blocks": "753", "cache_dtype": "auto"}
@@ -441,8 +442,7 @@ def test_a_restart_in_the_window_keeps_the_pool_scraped_now_and_counts_no_preemp
     assert server.status == "up"  # scraped 3 s ago, every 15 s
     assert server.peak_running == 40
     assert server.preemptions is None  # 20 - 0 across a reset is no count
-    assert any("counter reset" in n for n in server.notes)
-    assert any("config changed" in n for n in server.notes)
+    assert server.notes == (PoolConfigChangedInWindow(), RestartedInWindow())
     fleet = fleet_of(read, Options())
     (row,) = fleet.rows
     # The new pool: 1,506 blocks of 16; 640 / 16 = 40 blocks; (1,506 - 1) // 40 = 37.

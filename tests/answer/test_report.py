@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from vllm_logread.capacity import Workload
-from vllm_logread.inputs import run
 from vllm_logread.report.build import _blocks_from_tokens
+from vllm_logread.report.capacity import Workload
 from vllm_logread.report.model import Options
-from vllm_logread.session import Session
+from vllm_logread.session.inputs import run
+from vllm_logread.session.session import Session
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,11 @@ import pytest
 from click.testing import CliRunner
 
 from vllm_logread.boot import resolve, state
+from vllm_logread.boot.fingerprint import VersionRange
 from vllm_logread.boot.resolve import agreed, rule_over
-from vllm_logread.cli import main
-from vllm_logread.fingerprint import VersionRange
+from vllm_logread.cli.commands import main
 from vllm_logread.report import resolved
-from vllm_logread.rules import can_be_hybrid, concurrency_tells_layout
+from vllm_logread.vllm.rules import can_be_hybrid, concurrency_tells_layout
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"

@@ -16,17 +16,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.boots import BootTracker
-from vllm_logread.capacity import Workload
-from vllm_logread.cli import main
+from vllm_logread.boot.boots import BootTracker
+from vllm_logread.cli.commands import main
+from vllm_logread.cli.outcome import results_of
 from vllm_logread.kv.config import resolve_spec
-from vllm_logread.outcome import results_of
 from vllm_logread.read.lines import parse_line
 from vllm_logread.read.scanner import scan_bytes
 from vllm_logread.render.text import summary_text
+from vllm_logread.report.capacity import Workload
 from vllm_logread.report.model import Options
 from vllm_logread.report.sglang import build_sglang_report, measured_bytes_per_token
-from vllm_logread.session import Session
+from vllm_logread.session.session import Session
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 H100 = SAMPLES / "sglang_qwen3-8b_h100.log"

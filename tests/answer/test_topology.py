@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from vllm_logread import analyze_file
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.read.lines import worker_label
 from vllm_logread.report.diff import diff_reports
 from vllm_logread.report.model import Report

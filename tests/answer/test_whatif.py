@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.errors import UsageError
 from vllm_logread.report.whatif import embeddings_of, parse_change
-from vllm_logread.rules import default_utilization
+from vllm_logread.vllm.rules import default_utilization
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "sample_logs" / "seed_qwen3-8b_l4.log"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from vllm_logread.errors import InputError
-from vllm_logread.workload import parse_workload
+from vllm_logread.vllm.workload import parse_workload
 
 
 def test_a_long_integer_cell_is_read_exactly() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from vllm_logread.errors import InputError
-from vllm_logread.workload import parse_workload, read_workload
+from vllm_logread.vllm.workload import parse_workload, read_workload
 
 
 def sizes(text: str) -> list[tuple[int, int, int]]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 MIX = "prompt_tokens,output_tokens,count\n100,28,5\n1000,200,4\n4000,400,1\n"

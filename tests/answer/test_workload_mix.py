@@ -15,16 +15,16 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vllm_logread.capacity import (
+from vllm_logread.cli.commands import main
+from vllm_logread.kv.config import resolve_spec
+from vllm_logread.kv.groups import KVCacheLayout, kv_cache_layout
+from vllm_logread.report.capacity import (
     Workload,
     shared_prefix_blocks,
     users_for_layout,
     users_that_fit,
 )
-from vllm_logread.cli import main
-from vllm_logread.kv.config import resolve_spec
-from vllm_logread.kv.groups import KVCacheLayout, kv_cache_layout
-from vllm_logread.workload import RequestTokens
+from vllm_logread.vllm.workload import RequestTokens
 
 ROOT = Path(__file__).resolve().parents[2]
 S = ROOT / "sample_logs"

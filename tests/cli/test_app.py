@@ -18,10 +18,10 @@ from typing import IO
 
 import pytest
 
-from vllm_logread import app
+from vllm_logread.cli import app
+from vllm_logread.cli.terminal import Interrupted
 from vllm_logread.errors import InputError, LogReadError, MissingPoolError
-from vllm_logread.events import ExitCode, exit_code_of
-from vllm_logread.terminal import Interrupted
+from vllm_logread.session.events import ExitCode, exit_code_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "sample_logs" / "seed_qwen3-8b_l4.log"
@@ -266,7 +266,7 @@ def test_the_library_prints_nothing_and_imports_no_click(capfd: pytest.CaptureFi
     assert read(FakeConsole(), SEED, fmt="markdown") == 0
     assert capfd.readouterr() == ("", "")
     code = (
-        "import sys; from vllm_logread import app\n"
+        "import sys; from vllm_logread.cli import app\n"
         "class C:\n"
         "    def stdin(self): raise AssertionError\n"
         "    def write(self, data): pass\n"

@@ -11,7 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "sample_logs" / "seed_qwen3-8b_l4.log"
@@ -181,7 +181,7 @@ def test_every_command_help_ends_with_examples_and_exit_codes(name: str) -> None
 
 
 def test_every_option_of_every_command_has_help_text() -> None:
-    from vllm_logread.cli import main
+    from vllm_logread.cli.commands import main
 
     assert set(main.commands) == {"read", "kv", "diff", "simulate"}
     for name, command in main.commands.items():
@@ -192,7 +192,7 @@ def test_every_option_of_every_command_has_help_text() -> None:
 
 @pytest.mark.parametrize("command", ["read", "kv", "diff", "simulate"])
 def test_every_command_takes_format_json_and_json(command: str) -> None:
-    from vllm_logread.cli import main
+    from vllm_logread.cli.commands import main
 
     names = {o for p in main.commands[command].params for o in getattr(p, "opts", ())}
     assert {"--format", "--json"} <= names, command
@@ -202,7 +202,7 @@ def test_every_command_takes_format_json_and_json(command: str) -> None:
 
 def test_help_does_not_import_pandas() -> None:
     code = (
-        "import sys; from vllm_logread.cli import main\n"
+        "import sys; from vllm_logread.cli.commands import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
         "assert 'pandas' not in sys.modules, 'pandas imported'\n"
         "assert 'matplotlib' not in sys.modules\n"
@@ -212,7 +212,7 @@ def test_help_does_not_import_pandas() -> None:
 
 def test_report_does_not_import_pandas() -> None:
     code = (
-        "import sys; from vllm_logread.cli import main\n"
+        "import sys; from vllm_logread.cli.commands import main\n"
         f"try:\n    main([{str(SEED)!r}])\nexcept SystemExit:\n    pass\n"
         "assert 'pandas' not in sys.modules, 'pandas imported'\n"
     )

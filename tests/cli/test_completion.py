@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from click.shell_completion import ShellComplete
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 
 def complete(line: str) -> list[tuple[str, str]]:

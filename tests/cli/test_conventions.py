@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.report.gpus import find_gpu
 
 ROOT = Path(__file__).resolve().parents[2]

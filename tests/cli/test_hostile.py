@@ -38,10 +38,10 @@ from strategies import (
     unstated_values,
 )
 
-from vllm_logread.boots import POOL_KINDS, SGLANG_POOL_KINDS
-from vllm_logread.cli import main
+from vllm_logread.boot.boots import POOL_KINDS, SGLANG_POOL_KINDS
+from vllm_logread.cli.commands import main
 from vllm_logread.report.model import Options
-from vllm_logread.session import Session
+from vllm_logread.session.session import Session
 
 SEED = (SAMPLE_LOGS / "seed_qwen3-8b_l4.log").read_bytes()
 SEED_USERS = 37  # 24,096 tokens / 16 = 1,506 blocks - 1 null = 1,505 // 40 blocks per user
@@ -859,8 +859,8 @@ def hook(event, args):
     elif event == "import" and args[0] in ("evil_config_module", "transformers"):
         seen.append(f"import {args[0]}")
 sys.addaudithook(hook)
-from vllm_logread import session  # noqa: F401  (imported before the hook counts opens)
-from vllm_logread.cli import main
+from vllm_logread.session import session  # noqa: F401  (imported before the hook counts opens)
+from vllm_logread.cli.commands import main
 from vllm_logread.report.model import Options
 try:
     main(sys.argv[1:], prog_name="vllm-logread")

@@ -12,7 +12,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 S = Path(__file__).resolve().parents[2] / "sample_logs"
 SEED, TQDM = str(S / "seed_qwen3-8b_l4.log"), str(S / "wrap_tqdm.log")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.kv.config import is_same_model
 
 ROOT = Path(__file__).resolve().parents[2]

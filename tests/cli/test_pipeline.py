@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
-from vllm_logread.events import Output
-from vllm_logread.inputs import run
+from vllm_logread.cli.commands import main
 from vllm_logread.read.scanner import MAX_LINE_BYTES
 from vllm_logread.read.serving import hand_back
 from vllm_logread.report.model import Options
-from vllm_logread.session import QUIET_MISSING_ENGINE_S, QUIET_S, Session
+from vllm_logread.session.events import Output
+from vllm_logread.session.inputs import run
+from vllm_logread.session.session import QUIET_MISSING_ENGINE_S, QUIET_S, Session
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "sample_logs" / "seed_qwen3-8b_l4.log"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = str(ROOT / "sample_logs" / "seed_qwen3-8b_l4.log")

@@ -26,7 +26,7 @@ def _after(*argv: str) -> tuple[set[str], int, bool]:
     garbage collector's frozen count and on/off state after."""
     code = (
         "import gc, sys\n"
-        "from vllm_logread.cli import main\n"
+        "from vllm_logread.cli.commands import main\n"
         f"sys.argv = ['vllm-logread', *{list(argv)!r}]\n"
         "try:\n"
         "    main()\n"
@@ -47,12 +47,17 @@ def _modules_after(*argv: str) -> set[str]:
 
 def test_help_imports_only_click() -> None:
     mods = _modules_after("--help")
-    assert not mods & {*HEAVY, "regex", "vllm_logread.read.patterns", "vllm_logread.session"}
+    assert not mods & {
+        *HEAVY,
+        "regex",
+        "vllm_logread.read.patterns",
+        "vllm_logread.session.session",
+    }
     # options.py imports rules.py (dataclasses); shutil imports bz2 and lzma
     # (docs/performance.md, "Start-up").
-    assert not mods & {"vllm_logread.options", "vllm_logread.rules", "shutil"}
+    assert not mods & {"vllm_logread.cli.options", "vllm_logread.vllm.rules", "shutil"}
     # events.py (exit codes, results: 5 dataclasses) is imported for an error only.
-    assert "vllm_logread.events" not in mods
+    assert "vllm_logread.session.events" not in mods
 
 
 # What only an option or an input kind needs: --target-users, a sweep,
@@ -62,7 +67,7 @@ ON_DEMAND = (
     "vllm_logread.report.sweep",
     "vllm_logread.report.crosscheck",
     "vllm_logread.report.sglang",
-    "vllm_logread.observed",
+    "vllm_logread.report.observed",
     "vllm_logread.read.metrics",  # a /metrics text (read/sniff.py tells one from a log)
     "prometheus_client",
 )
@@ -88,7 +93,7 @@ def test_the_options_import_what_they_need() -> None:
 
 def test_a_report_imports_nothing_heavy() -> None:
     mods = _modules_after(str(SAMPLE_LOGS / "seed_qwen3-8b_l4.log"), "--no-echo")
-    assert "vllm_logread.session" in mods  # it did read the log
+    assert "vllm_logread.session.session" in mods  # it did read the log
     assert not mods & set(HEAVY)
 
 
@@ -102,7 +107,7 @@ def test_a_report_freezes_what_its_imports_made() -> None:
     # its objects then frozen (35,895 for the seed report when this was written), and
     # the collector on again for the reading.
     mods, frozen, enabled = _after(str(SAMPLE_LOGS / "seed_qwen3-8b_l4.log"), "--no-echo")
-    assert "vllm_logread.app" in mods
+    assert "vllm_logread.cli.app" in mods
     assert frozen > 10_000
     assert enabled
 
@@ -117,11 +122,11 @@ def test_help_freezes_nothing() -> None:
 def test_a_files_boot_is_built_once_after_its_last_line(monkeypatch: pytest.MonkeyPatch) -> None:
     # Session.report_for after finish: the printed report, the exit code's and the
     # JSON's are one object, built once (Report is frozen).
-    from vllm_logread import session as session_module
-    from vllm_logread.inputs import run
+    from vllm_logread.cli.outcome import results_of
     from vllm_logread.kv.config import resolve_spec
-    from vllm_logread.outcome import results_of
     from vllm_logread.report.model import Options
+    from vllm_logread.session import session as session_module
+    from vllm_logread.session.inputs import run
 
     built: list[int] = []
     real = session_module.build_report
@@ -148,12 +153,12 @@ def test_a_files_boot_is_built_once_after_its_last_line(monkeypatch: pytest.Monk
 
 def _fingerprint_loaded_for(log: str) -> bool:
     """Whether reading ``log`` to its report parsed data/fingerprint.json (528 KB)."""
-    from vllm_logread import fingerprint
-    from vllm_logread.inputs import run
+    from vllm_logread.boot import fingerprint
+    from vllm_logread.cli.outcome import results_of
     from vllm_logread.kv.config import resolve_spec
-    from vllm_logread.outcome import results_of
     from vllm_logread.report.model import Options
-    from vllm_logread.session import Session
+    from vllm_logread.session.inputs import run
+    from vllm_logread.session.session import Session
 
     fingerprint._table.cache_clear()
     path = SAMPLE_LOGS / log

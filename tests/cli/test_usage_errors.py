@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 SEED = str(SAMPLES / "seed_qwen3-8b_l4.log")

@@ -31,7 +31,7 @@ for name in sys.argv[1].split(","):
     if name:
         sys.modules[name] = None
 sys.argv = ["vllm-logread", *sys.argv[2:]]
-from vllm_logread.cli import run
+from vllm_logread.cli.commands import run
 run()
 """
 

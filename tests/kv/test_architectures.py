@@ -250,7 +250,7 @@ def test_kimi_k3_full_rank_gate_is_refused() -> None:
 def test_cli_lists_the_architectures() -> None:
     from click.testing import CliRunner
 
-    from vllm_logread.cli import main
+    from vllm_logread.cli.commands import main
 
     result = CliRunner().invoke(main, ["kv", "--list-architectures"])
     assert result.exit_code == 0
@@ -412,7 +412,7 @@ def test_ricursive_0_34_log() -> None:
     """
     from click.testing import CliRunner
 
-    from vllm_logread.cli import main
+    from vllm_logread.cli.commands import main
 
     log = ROOT / "sample_logs" / "constructed_0.34_ricursive.log"
     config = ROOT / "tests" / "data" / "ricursive_0_34_config.json"

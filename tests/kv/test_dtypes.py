@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from vllm_logread.errors import ConfigError
+from vllm_logread.findings import SkipLayersKeepModelDtype
 from vllm_logread.kv.build import spec_from_config
 from vllm_logread.kv.dtypes import (
     KV_CACHE_DTYPES,
@@ -12,8 +13,8 @@ from vllm_logread.kv.dtypes import (
     kv_dtype,
     mla_content_bytes,
 )
-from vllm_logread.rules import Feature
-from vllm_logread.versions import Version
+from vllm_logread.vllm.rules import Feature
+from vllm_logread.vllm.versions import Version
 
 # A Llama-3.1-8B shape: 32 layers, 8 KV heads, head size 128.
 LLAMA = {
@@ -64,7 +65,8 @@ def test_llama_bytes_per_token_by_kv_dtype(name: str, per_head: int) -> None:
     spec = spec_from_config(LLAMA, kv_cache_dtype=name)
     if name.startswith(("turboquant_", "ultraquant_")):
         assert spec.kv_bytes_per_token == 28 * 8 * per_head + 4 * 8 * 512
-        assert any("kv_cache_dtype_skip_layers" in n for n in spec.notes)
+        skipped = SkipLayersKeepModelDtype(kv_cache_dtype=name, skipped_layers=(0, 1, 30, 31))
+        assert skipped in spec.notes
     else:
         assert spec.kv_bytes_per_token == 32 * 8 * per_head
 

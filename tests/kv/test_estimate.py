@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.capacity import Workload
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.kv.config import spec_for_argument, table_entry, table_models
 from vllm_logread.kv.weights import count_parameters
+from vllm_logread.report.capacity import Workload
 from vllm_logread.report.estimate import estimate_boot
 
 W = Workload(prompt_tokens=512, output_tokens=128)

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "sample_logs" / "constructed_0.33_group_sizes_16_32.log"

@@ -6,12 +6,13 @@ from typing import Any
 
 import pytest
 
-from vllm_logread import capacity as cap
 from vllm_logread.errors import ConfigError
+from vllm_logread.findings import BlockSizeByGPU
 from vllm_logread.kv.build import MLA_MODEL_TYPES, spec_from_config
 from vllm_logread.kv.config import resolve_spec, table_entry
 from vllm_logread.kv.groups import hybrid_block_size_candidates, kv_cache_layout
 from vllm_logread.kv.specs import KVSpec, MambaSpec
+from vllm_logread.report import capacity as cap
 
 
 def spec(name: str, **kw: Any) -> KVSpec:
@@ -37,7 +38,8 @@ def test_qwen3_next_block_size_0_31_0_32_0_33() -> None:
     (plain,) = hybrid_block_size_candidates(q, vllm_version=(0, 33, 0), mamba_cache_mode="none")
     assert plain.block_size == 544
     unsure = kv_cache_layout(q, vllm_version="0.33.0")
-    assert not unsure.is_exact and any("depends on the GPU" in n for n in unsure.notes)
+    assert not unsure.is_exact
+    assert BlockSizeByGPU(candidates=((544, both[0].why), (576, both[1].why))) in unsure.notes
 
 
 def test_qwen3_next_blocks_per_max_len_request_by_version() -> None:

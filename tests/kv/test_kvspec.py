@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vllm_logread.errors import ConfigError, LogReadError
+from vllm_logread.findings import ChunkedLocalManagerByVersion, KVLoraRankNotMLA
 from vllm_logread.kv.build import spec_from_config
 from vllm_logread.kv.config import (
     MAX_CONFIG_BYTES,
@@ -27,7 +28,7 @@ from vllm_logread.kv.config import (
     table_models,
 )
 from vllm_logread.kv.groups import kv_cache_layout, mamba_attention_block_size
-from vllm_logread.render.json import kv_report
+from vllm_logread.render.json import dumps, kv_report
 from vllm_logread.render.text import kv_text
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -306,7 +307,7 @@ def test_mla_needs_a_listed_model_type() -> None:
     # MiniCPM3-like: kv_lora_rank set, but vLLM's MLA list does not name the type.
     spec = spec_from_config(deepseek(model_type="minicpm3", head_dim=None))
     assert not spec.is_mla and spec.kv_factor == 2
-    assert any("kv_lora_rank" in n for n in spec.notes)
+    assert KVLoraRankNotMLA() in spec.notes
 
 
 def test_deepseek_v32_fp8_ds_mla_and_indexer() -> None:
@@ -418,7 +419,7 @@ def test_chunked_local_attention_llama4() -> None:
     nope = [1, 1, 0] * 16
     spec = spec_from_config(dict(cfg["text_config"], no_rope_layers=nope))
     assert spec.layer_kind_counts == {"chunked": 32, "full": 16}
-    assert any("VLLM_ALLOW_CHUNKED_LOCAL_ATTN" in n for n in spec.notes)
+    assert ChunkedLocalManagerByVersion() in spec.notes
 
 
 def test_mamba_hybrid_jamba() -> None:
@@ -771,7 +772,8 @@ def test_kv_report_and_text() -> None:
     assert [
         (g["kind"], g["num_layers"], g["num_padding_layers"]) for g in rep["kv_cache_groups"]
     ] == [("sliding", 12, 0), ("full", 12, 0)]
-    json.dumps(rep)
+    # The notes are typed findings until render/json.dumps words them.
+    assert all(isinstance(n, str) for n in json.loads(dumps(rep))["notes"])
     text = kv_text(spec)
     assert "49,152 bytes" in text and "2 KV cache group(s)" in text
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vllm_logread.inputs import run
 from vllm_logread.kv.config import resolve_spec
 from vllm_logread.report.exactness import lookahead_slots
 from vllm_logread.report.model import Options
-from vllm_logread.session import Session
+from vllm_logread.session.inputs import run
+from vllm_logread.session.session import Session
 
 ROOT = Path(__file__).resolve().parents[2]
 POOL = (

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from vllm_logread.capacity import Workload
 from vllm_logread.kv.config import (
     checkpoint_total_bytes,
     spec_for_argument,
@@ -17,6 +16,7 @@ from vllm_logread.kv.config import (
     table_models,
 )
 from vllm_logread.kv.weights import count_parameters
+from vllm_logread.report.capacity import Workload
 from vllm_logread.report.estimate import estimate_boot
 
 DATA = Path(__file__).resolve().parents[1] / "data"

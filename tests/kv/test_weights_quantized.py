@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.kv.config import table_entry
 from vllm_logread.report.estimate import weights_basis
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vllm_logread.boots import BootTracker, engine_key
+from vllm_logread.boot.boots import BootTracker, engine_key
 from vllm_logread.read.facts import Fact
 
 
@@ -153,7 +153,7 @@ def test_memory_summary_after_the_pool_is_the_same_boot() -> None:
 def test_the_0_32_log_is_one_boot_with_its_summary() -> None:
     from pathlib import Path
 
-    from vllm_logread.diff_app import read_side
+    from vllm_logread.cli.diff_app import read_side
     from vllm_logread.report.model import Options
 
     log = Path(__file__).resolve().parents[2] / "sample_logs" / "era_0_32_0.log"

@@ -15,15 +15,15 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.errors import InputError
-from vllm_logread.inputs import file_recount
 from vllm_logread.read import simd
 from vllm_logread.read.framing import count_newlines
 from vllm_logread.read.scanner import MAX_LINE_BYTES
 from vllm_logread.render.text import output_text
 from vllm_logread.report.model import Options
-from vllm_logread.session import Session
+from vllm_logread.session.inputs import file_recount
+from vllm_logread.session.session import Session
 
 ROOT = Path(__file__).resolve().parents[2]
 RISING = (ROOT / "sample_logs" / "load_rising_qwen3-8b_l4.log").read_bytes()

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.errors import InputError, UsageError
 from vllm_logread.read.metrics import fetch_metrics, looks_like_metrics, parse_samples, read_metrics
 

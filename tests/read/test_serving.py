@@ -15,8 +15,8 @@ from vllm_logread.read.serving import ServingReader, hand_back
 from vllm_logread.read.stats import header_seconds
 from vllm_logread.render.text import summary_text
 from vllm_logread.report.model import Options
-from vllm_logread.session import Session
-from vllm_logread.watch import Estimate, LoadSummary, LoadWatch, Point
+from vllm_logread.session.session import Session
+from vllm_logread.session.watch import Estimate, LoadSummary, LoadWatch, Point
 
 ROOT = Path(__file__).resolve().parents[2]
 RISING = (ROOT / "sample_logs" / "load_rising_qwen3-8b_l4.log").read_bytes()

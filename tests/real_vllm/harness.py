@@ -1437,4 +1437,4 @@ def tool_command() -> list[str]:
     exe = shutil.which("vllm-logread")
     if exe:
         return [exe]
-    return [sys.executable, "-c", "from vllm_logread.cli import main; main()"]
+    return [sys.executable, "-c", "from vllm_logread.cli.commands import main; main()"]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.render.ci import annotation, escape_data, escape_property
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.read.facts import Fact
 from vllm_logread.report.model import Options
-from vllm_logread.session import Session
+from vllm_logread.session.session import Session
 
 # benchmarks/genlog.py's boot: vLLM 0.11.0 V1, Qwen/Qwen3-8B, 24,096 tokens (line 8),
 # 2.94x at 8,192 (line 9), then the graph capture (line 10, after the report) and the

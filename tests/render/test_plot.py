@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.errors import UsageError
 from vllm_logread.render import plot
 from vllm_logread.render.plot import capacity_curve, check_available
@@ -64,10 +64,10 @@ def test_svg(tmp_path: Path) -> None:
 
 
 def test_the_curve_passes_through_our_users_and_vllms_figure() -> None:
-    from vllm_logread.inputs import run
     from vllm_logread.kv.config import resolve_spec
     from vllm_logread.report.model import Options
-    from vllm_logread.session import Session
+    from vllm_logread.session.inputs import run
+    from vllm_logread.session.session import Session
 
     session = Session(str(SEED), Options(), spec_resolver=resolve_spec)
     with SEED.open("rb") as fh:
@@ -99,7 +99,7 @@ def test_a_bad_suffix_and_a_missing_matplotlib(monkeypatch: pytest.MonkeyPatch) 
 def test_help_imports_neither_pandas_nor_matplotlib() -> None:
     code = (
         "import sys\n"
-        "from vllm_logread.cli import main\n"
+        "from vllm_logread.cli.commands import main\n"
         "for args in (['--help'], ['read', '--help']):\n"
         "    try:\n"
         "        main(args, prog_name='vllm-logread')\n"
@@ -117,7 +117,7 @@ def test_the_capacity_axes_are_labelled_at_every_decade() -> None:
 
     from vllm_logread.kv.config import resolve_spec
     from vllm_logread.report.model import Options
-    from vllm_logread.session import Session
+    from vllm_logread.session.session import Session
 
     session = Session(str(SEED), Options(), spec_resolver=resolve_spec)
     session.feed(SEED.read_bytes())

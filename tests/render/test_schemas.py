@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -88,10 +88,10 @@ def test_the_schema_is_shipped_with_the_package() -> None:
 
 
 def test_fleet_json() -> None:
-    from vllm_logread.fleet import fleet_of
     from vllm_logread.read.prometheus import Prometheus, Series, read_fleet
     from vllm_logread.render.fleet import fleet_text
     from vllm_logread.report.model import Options
+    from vllm_logread.session.fleet import fleet_of
 
     class Answers(Prometheus):
         """A Prometheus that answers from a table (the rest: no series)."""

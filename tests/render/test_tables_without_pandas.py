@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.render import tables
 from vllm_logread.render.tables import STATS_COLUMNS, StatsCsv, _cell, _yes_no
 

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 S = Path(__file__).resolve().parents[2] / "sample_logs"
 SEED = S / "seed_qwen3-8b_l4.log"

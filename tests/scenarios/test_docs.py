@@ -37,7 +37,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]

@@ -47,7 +47,7 @@ def test_the_sdist_holds_the_package_the_samples_the_tests_and_the_docs(dist: Pa
     with _sdist(dist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     for want in (
-        "vllm_logread/cli.py",
+        "vllm_logread/cli/commands.py",
         "vllm_logread/data/models.json",
         "vllm_logread/data/report.schema.json",
         "sample_logs/seed_qwen3-8b_l4.log",
@@ -77,7 +77,11 @@ def test_the_wheel_holds_the_package_its_data_and_the_command(dist: Path) -> Non
         entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
         entry_points = whl.read(entry).decode()
         metadata = whl.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
-    for want in ("vllm_logread/cli.py", "vllm_logread/py.typed", "vllm_logread/data/gpus.json"):
+    for want in (
+        "vllm_logread/cli/commands.py",
+        "vllm_logread/py.typed",
+        "vllm_logread/data/gpus.json",
+    ):
         assert want in names
     for data in (ROOT / "vllm_logread" / "data").iterdir():
         assert f"vllm_logread/data/{data.name}" in names

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 #: A line that states the version: the version line, the engine's config line

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "real_vllm"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from vllm_logread.boot.state import Sourced, SourceKind
-from vllm_logread.budget import MemoryBudget, TermChange
+from vllm_logread.report.budget import MemoryBudget, TermChange
 
 
 def gib(value: float, kind: SourceKind = "stated") -> Sourced[float]:

@@ -16,8 +16,8 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
-from vllm_logread.rules import default_block_sizes
+from vllm_logread.cli.commands import main
+from vllm_logread.vllm.rules import default_block_sizes
 
 ROOT = Path(__file__).resolve().parents[2]
 MLA = ROOT / "sample_logs" / "real_vllm_0.32_deepseek-v3_mla.log"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from vllm_logread.boots import Boot, BootTracker
-from vllm_logread.fingerprint import VersionRange, _table, version_range
+from vllm_logread.boot.boots import Boot, BootTracker
+from vllm_logread.boot.fingerprint import VersionRange, _table, version_range
 from vllm_logread.read.facts import Fact
 from vllm_logread.read.lines import parse_line
 from vllm_logread.read.scanner import scan_bytes

@@ -1,4 +1,4 @@
-"""vLLM's rules (vllm_logread/rules.py): each rule against hand-written values,
+"""vLLM's rules (vllm_logread/vllm/rules.py): each rule against hand-written values,
 the unknown-version policy, and a scan that keeps version comparisons in rules.py."""
 
 from __future__ import annotations
@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from vllm_logread import rules
 from vllm_logread.errors import UsageError
-from vllm_logread.rules import (
+from vllm_logread.vllm import rules
+from vllm_logread.vllm.rules import (
     Feature,
     default_block_sizes,
     default_max_num_seqs,
     default_utilization,
     supports,
 )
-from vllm_logread.versions import Version
+from vllm_logread.vllm.versions import Version
 
-PACKAGE = Path(rules.__file__).parent
+PACKAGE = Path(rules.__file__).parent.parent
 
 # --------------------------------------------------------------------------
 # The version type
@@ -210,7 +210,7 @@ def test_every_feature_is_in_the_table() -> None:
 
 def test_newest_checked_is_one_constant() -> None:
     # kv with and without --gpu, and every estimate, plan with one vLLM: 0.34.0.
-    from vllm_logread.options import NEWEST_VLLM
+    from vllm_logread.cli.options import NEWEST_VLLM
 
     assert rules.NEWEST_CHECKED == Version((0, 34))
     assert rules.ESTIMATE_VERSION == NEWEST_VLLM == "0.34.0"
@@ -634,7 +634,7 @@ def test_rules_has_one_comparator() -> None:
     # In rules.py the one ordering comparison of a log's version is supports'
     # (version_past_checked compares minors with NEWEST_CHECKED; releases
     # prints a row's range), and no *_FROM constant is left.
-    tree = ast.parse((PACKAGE / "rules.py").read_text(encoding="utf-8"))
+    tree = ast.parse((PACKAGE / "vllm" / "rules.py").read_text(encoding="utf-8"))
     owners = sorted(
         {
             fn.name

@@ -26,9 +26,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.errors import UsageError
-from vllm_logread.simulate import GroupRule, Load, Pool, SchedulerLimits, plateaus_of, simulate
+from vllm_logread.vllm.simulate import GroupRule, Load, Pool, SchedulerLimits, plateaus_of, simulate
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 
@@ -501,8 +501,8 @@ def test_cli_sizes_errors(tmp_path: Path, args: list[str], message: str) -> None
 
 
 def test_the_logs_load_phase_by_generated_tokens() -> None:
+    from vllm_logread.cli.simulate_app import SimulateOptions, read_report
     from vllm_logread.render.plot import StatsRecorder, load_phase
-    from vllm_logread.simulate_app import SimulateOptions, read_report
 
     recorder = StatsRecorder()
     read_report(

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vllm_logread.cli import main
+from vllm_logread.cli.commands import main
 from vllm_logread.errors import UsageError
-from vllm_logread.simulate import (
+from vllm_logread.vllm.simulate import (
     Load,
     Pool,
     SchedulerLimits,

@@ -1,7 +1,7 @@
 """The resolver of unknowns: candidates, pruned by every figure the log prints.
 
 Each unknown of a boot is a set of candidates (docs/candidates.md): the vLLM
-releases the log can come from (:class:`~vllm_logread.fingerprint.VersionRange`;
+releases the log can come from (:class:`~vllm_logread.boot.fingerprint.VersionRange`;
 no range: any release), the layout (plain full attention, or a hybrid's KV cache
 groups), the block size, the scheduler's caps. Every printed figure is a
 constraint: a candidate survives only if it reproduces the figure under the
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from ..kv.architectures import family_of_name
-from ..rules import (
+from ..vllm.rules import (
     GPU_MAX_NUM_SEQS_CANDIDATES,
     KERNEL_BLOCK_SIZES,
     BlockSizeCandidate,
@@ -35,12 +35,12 @@ from ..rules import (
     default_block_sizes,
     supports,
 )
-from ..versions import Version, VersionLike, cdiv
+from ..vllm.versions import Version, VersionLike, cdiv
 
 if TYPE_CHECKING:
-    from ..boots import Boot
-    from ..fingerprint import VersionRange
     from ..kv.specs import KVSpec
+    from .boots import Boot
+    from .fingerprint import VersionRange
     from .state import BootState
 
 T = TypeVar("T")
@@ -53,7 +53,7 @@ def rule_over(versions: VersionRange | None, rule: Callable[[VersionLike], bool]
     differ (the rule decides nothing). No range (the log says nothing of its
     version): the rule's own answer for an unknown version (rules.py's policy).
 
-    >>> from vllm_logread.fingerprint import VersionRange
+    >>> from vllm_logread.boot.fingerprint import VersionRange
     >>> old = VersionRange(releases=("0.9.1", "0.9.2", "0.11.0"), evidence=())
     >>> rule_over(old, concurrency_tells_layout), rule_over(None, concurrency_tells_layout)
     (True, False)
@@ -68,7 +68,7 @@ def rule_over(versions: VersionRange | None, rule: Callable[[VersionLike], bool]
 def version_said(versions: VersionRange | None) -> str | None:
     """The releases as a person reads them: ``0.11.0`` or ``0.9.1 to 0.11.0``.
 
-    >>> from vllm_logread.fingerprint import VersionRange
+    >>> from vllm_logread.boot.fingerprint import VersionRange
     >>> version_said(VersionRange(releases=("0.9.1", "0.9.2"), evidence=()))
     '0.9.1 to 0.9.2'
     """
@@ -400,7 +400,7 @@ def cpu_max_num_seqs_candidates(
     128 a rank from 0.10.0), else the GPU rule by the host's RAM (256, or 1,024
     from 70 GiB). One release, or releases that agree: one value.
 
-    >>> from vllm_logread.fingerprint import VersionRange
+    >>> from vllm_logread.boot.fingerprint import VersionRange
     >>> cpu_max_num_seqs_candidates(VersionRange(releases=("0.10.0", "0.32.0"), evidence=()), "V1", 2)
     (256,)
     >>> cpu_max_num_seqs_candidates(VersionRange(releases=("0.9.2", "0.10.0"), evidence=()), "V1", 1)
@@ -422,13 +422,13 @@ def rule_sets(versions: VersionRange | None, *, skip: str | None) -> tuple[str, 
     log's lines name none), grouped by what the Feature table says of them, each group
     by its newest; ``skip``'s group left out (the rules already tried).
 
-    >>> from vllm_logread.fingerprint import VersionRange
+    >>> from vllm_logread.boot.fingerprint import VersionRange
     >>> rule_sets(VersionRange(releases=("0.11.0", "0.11.1", "0.11.2"), evidence=()), skip=None)
     ('0.11.2', '0.11.0')
     >>> rule_sets(VersionRange(releases=("0.11.0", "0.11.1", "0.11.2"), evidence=()), skip="0.11.1")
     ('0.11.0',)
     """
-    from ..fingerprint import known_releases
+    from .fingerprint import known_releases
 
     releases = versions.releases if versions is not None and versions.releases else known_releases()
 

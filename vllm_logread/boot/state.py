@@ -6,7 +6,7 @@ other values) or a set of candidates the log's own figures prune
 (:mod:`vllm_logread.boot.resolve`, docs/candidates.md). :class:`Sourced` is
 that value with its source; :class:`BootState` is what one boot's lines state,
 read once, with the vLLM releases the log can come from
-(:func:`vllm_logread.fingerprint.version_range`).
+(:func:`vllm_logread.boot.fingerprint.version_range`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
-from ..boots import Boot, engine_generation, ranks_seen
-from ..fingerprint import VersionRange, version_range
 from ..kv.groups import base_block_size, stated_group_block_sizes
-from ..rules import BlockSizeCandidate, one_rule_set, pool_device
-from ..versions import Version
+from ..vllm.rules import BlockSizeCandidate, one_rule_set, pool_device
+from ..vllm.versions import Version
+from .boots import Boot, engine_generation, ranks_seen
+from .fingerprint import VersionRange, version_range
 
 if TYPE_CHECKING:
     from ..read.facts import Fact, Value

@@ -12,8 +12,28 @@ from dataclasses import dataclass, replace
 from typing import TypedDict
 
 from ..errors import ConfigError, LogReadError
+from ..findings import (
+    ArchSSMDtype,
+    AttentionKEqualsV,
+    CheckpointKVCacheScheme,
+    ChunkedLocalManagerByVersion,
+    DeciLMHeadsPerLayer,
+    Finding,
+    Fp8DsMLABytes,
+    IndexerBytes,
+    KDAStateDtype,
+    KVHeadsReplicated,
+    KVLoraRankNotMLA,
+    MTPDraftLayerNotCounted,
+    SharedKVLayers,
+    SkipLayersKeepModelDtype,
+    SlidingShapeFromSwa,
+    SparseMLAAutoLatent,
+    SparseMLAFp8StoredAsDsMLA,
+    StateInModelDtype,
+)
 from ..jsontypes import JSONValue
-from .architectures import architecture_status
+from .architectures import ArchitectureStatus, architecture_status
 from .cfgread import (
     DTYPE_BYTES,
     MAX_LAYERS,
@@ -110,6 +130,7 @@ class _AttnShape:
     indexer_bytes: int = 0
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
+    findings: tuple[Finding, ...] = ()
 
     def full_spec(self) -> FullAttentionSpec:
         """This shape as a full-attention layer (the base per-layer overrides start from)."""
@@ -216,7 +237,6 @@ def _spec_from_config(
     mamba_ssm_cache_dtype: str | None,
 ) -> KVSpec:
     _check_args(tp, pp, kv_cache_dtype, dtype)
-    notes: list[str] = []
     text_dict = text_config(config, name)
     cfg = Cfg(text_dict, name)
     model_type = cfg.str_("model_type") or ""
@@ -227,30 +247,31 @@ def _spec_from_config(
     num_heads = cfg.need_int("num_attention_heads", "n_head", "n_heads", "num_heads")
     if pp > num_layers:
         raise ConfigError(f"{name}: pipeline parallel size {pp} exceeds the {num_layers} layers")
-    mdtype = model_dtype(config, text_dict, dtype, notes)
+    mdtype, dtype_found = model_dtype(config, text_dict, dtype)
     kvd = kv_dtype(kv_cache_dtype)
-    _quant_note(config, kvd, notes)
-    attn = _attention_shape(cfg, model_type, num_heads, tp, kvd, mdtype, notes)
-    kinds, windows = layer_kinds(cfg, model_type, num_layers, notes)
+    attn = _attention_shape(cfg, model_type, num_heads, tp, kvd, mdtype)
+    (kinds, windows), kinds_found = layer_kinds(cfg, model_type, num_layers)
     if attn.is_mla and any(k in (SLIDING, CHUNKED) for k in kinds):
         raise ConfigError(f"{name}: MLA with sliding windows is not modelled")
-    state = _state(cfg, model_type, kinds, tp, mdtype, mamba_ssm_cache_dtype, notes)
-    shared = _shared_kv_layers(cfg, num_layers, notes)
-    layer_specs = _layer_specs(cfg, kinds, windows, attn, state, shared, tp, kvd, mdtype, notes)
+    state, state_found = _state(cfg, model_type, kinds, tp, mdtype, mamba_ssm_cache_dtype)
+    shared = _shared_kv_layers(cfg, num_layers)
+    layer_specs, specs_found = _layer_specs(
+        cfg, kinds, windows, attn, state, shared, tp, kvd, mdtype
+    )
     if not any(isinstance(s, AttentionSpec) for s in layer_specs):
         raise ConfigError(f"{name}: no attention layers: no per-token KV cache to model")
-    _config_notes(cfg, kinds, notes)
-    arch = architecture_status(config, text_dict)
-    if cfg.has("kv_lora_rank") and not attn.is_mla:
-        # A latent rank on a type vLLM does not list as MLA: read as standard
-        # attention here, but vLLM's config adapters may convert it (Mistral 4 /
-        # Mistral Large 3 map to DeepSeek's MLA): never a verified reading.
-        arch = replace(
-            arch,
-            status="not verified",
-            reason=f"kv_lora_rank on model type {model_type!r}, which vLLM 0.33 does not list "
-            "as MLA: read as standard attention, not verified",
-        )
+    # In the order each stage of the reading raised them, each once.
+    notes = (
+        *dtype_found,
+        *_quant_notes(config, kvd),
+        *attn.findings,
+        *kinds_found,
+        *state_found,
+        *([SharedKVLayers(num_kv_shared_layers=len(shared))] if shared else []),
+        *specs_found,
+        *_config_notes(cfg, kinds),
+    )
+    arch = _architecture(config, text_dict, cfg, attn, model_type)
     return KVSpec(
         architecture=arch.architecture,
         architecture_status=arch.status,
@@ -281,29 +302,41 @@ def _spec_from_config(
     )
 
 
-def _quant_note(config: Mapping[str, JSONValue], kvd: KVDType, notes: list[str]) -> None:
+def _architecture(
+    config: Mapping[str, JSONValue],
+    text_dict: Mapping[str, JSONValue],
+    cfg: Cfg,
+    attn: _AttnShape,
+    model_type: str,
+) -> ArchitectureStatus:
+    """The architecture's status in vLLM's registry, not verified for a latent rank
+    read as standard attention."""
+    arch = architecture_status(config, text_dict)
+    if cfg.has("kv_lora_rank") and not attn.is_mla:
+        # A latent rank on a type vLLM does not list as MLA: read as standard
+        # attention here, but vLLM's config adapters may convert it (Mistral 4 /
+        # Mistral Large 3 map to DeepSeek's MLA): never a verified reading.
+        arch = replace(
+            arch,
+            status="not verified",
+            reason=f"kv_lora_rank on model type {model_type!r}, which vLLM 0.33 does not list "
+            "as MLA: read as standard attention, not verified",
+        )
+    return arch
+
+
+def _quant_notes(config: Mapping[str, JSONValue], kvd: KVDType) -> tuple[Finding, ...]:
     quant = config.get("quantization_config")
     if isinstance(quant, dict) and quant.get("kv_cache_scheme") is not None and kvd.name == "auto":
-        notes.append(
-            "the checkpoint carries a kv_cache_scheme; if the log shows an fp8 "
-            "kv_cache_dtype, pass it: 'auto' assumed the model dtype"
-        )
+        return (CheckpointKVCacheScheme(),)
+    return ()
 
 
-def _config_notes(cfg: Cfg, kinds: list[str], notes: list[str]) -> None:
+def _config_notes(cfg: Cfg, kinds: list[str]) -> tuple[Finding, ...]:
     """Caveats the config raises that no figure can settle."""
-    if cfg.raw("attention_k_eq_v") is True:
-        notes.append(
-            "attention_k_eq_v: the full layers' values are their keys; the pages here still "
-            "hold K and V (not checked against vLLM's cache): treat them as an upper bound"
-        )
-    if CHUNKED in kinds:
-        notes.append(
-            "chunked local attention: vLLM 0.10.1-0.30 turns the hybrid KV cache manager "
-            "off for it unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1; from "
-            "0.31 that variable defaults to 1 (only EAGLE turns it off); a 'Hybrid KV cache "
-            "manager is disabled' warning in the log tells which applies"
-        )
+    k_eq_v = (AttentionKEqualsV(),) if cfg.raw("attention_k_eq_v") is True else ()
+    chunked = (ChunkedLocalManagerByVersion(),) if CHUNKED in kinds else ()
+    return (*k_eq_v, *chunked)
 
 
 def _attention_shape(
@@ -313,16 +346,11 @@ def _attention_shape(
     tp: int,
     kvd: KVDType,
     mdtype: str,
-    notes: list[str],
 ) -> _AttnShape:
     kv_lora = cfg.int_("kv_lora_rank")
     if model_type in MLA_MODEL_TYPES and kv_lora is not None:
-        return _mla_shape(cfg, model_type, num_heads, tp, kvd, mdtype, kv_lora, notes)
-    if kv_lora is not None:
-        notes.append(
-            "kv_lora_rank is set but vLLM 0.31-0.33 use MLA only for its 24 MLA model "
-            "types (is_deepseek_mla): modelled as standard attention"
-        )
+        return _mla_shape(cfg, model_type, num_heads, tp, kvd, mdtype, kv_lora)
+    found: list[Finding] = [KVLoraRankNotMLA()] if kv_lora is not None else []
     hsize = head_size(cfg, model_type, num_heads)
     # A value head size of its own (vLLM's head_size_v, 0.31+): the page holds
     # head_size + head_size_v per head (MiMo-V2-Flash: 192 + 128).
@@ -330,7 +358,7 @@ def _attention_shape(
     total_kv = total_kv_heads(cfg, model_type, num_heads)
     check_tp(num_heads, total_kv, tp, cfg.name, False)
     if tp > total_kv:
-        notes.append(f"TP {tp} > {total_kv} KV heads: vLLM replicates them, 1 KV head per GPU")
+        found.append(KVHeadsReplicated(tensor_parallel_size=tp, total_num_kv_heads=total_kv))
     elem = DTYPE_BYTES[mdtype] if kvd.name == "auto" else kvd.element_bytes
     content = attention_content_bytes(
         kvd, head_size=hsize, head_size_v=hsize_v, model_dtype_bytes=DTYPE_BYTES[mdtype]
@@ -344,6 +372,7 @@ def _attention_shape(
         kv_dtype=mdtype if kvd.name == "auto" else kvd.name,
         dtype_bytes=elem,
         content_bytes=content,
+        findings=tuple(found),
     )
 
 
@@ -355,31 +384,21 @@ def _mla_shape(
     kvd: KVDType,
     mdtype: str,
     kv_lora: int,
-    notes: list[str],
 ) -> _AttnShape:
     """MLAAttention.get_kv_cache_spec: one latent of kv_lora_rank + qk_rope_head_dim."""
     rope_dim = cfg.int_("qk_rope_head_dim", minimum=0) or 0
     latent = kv_lora + rope_dim
     is_sparse = cfg.has("index_topk") or model_type == "deepseek_v32"
     name = kvd.name
+    found: list[Finding] = []
     if is_sparse and name in ("fp8", "fp8_e4m3"):
         # FlashMLA-sparse stores any fp8 request as fp8_ds_mla ("fp8" is its alias).
         name = "fp8_ds_mla"
-        notes.append(
-            "fp8 on sparse MLA: the FlashMLA-sparse backend stores fp8_ds_mla, 656 bytes "
-            "per token per layer (512 fp8 latent + 16 scale + 128 bf16 rope)"
-        )
+        found.append(SparseMLAFp8StoredAsDsMLA())
     elif name == "fp8_ds_mla":
-        notes.append(
-            "fp8_ds_mla: 656 bytes per token per layer (512 fp8 latent + 16 scale + "
-            "128 bf16 rope); vLLM uses it for DeepSeek-V3.2's sparse attention"
-        )
+        found.append(Fp8DsMLABytes())
     if is_sparse and kvd.name == "auto":
-        notes.append(
-            "sparse MLA with kv_cache_dtype auto: vLLM 0.32/0.33 keep a 16-bit latent "
-            "(GLM-MoE-DSA / GLM-5-style models switch to fp8 on SM10x GPUs: the log or "
-            "--gpu settles it)"
-        )
+        found.append(SparseMLAAutoLatent())
     packed = mla_content_bytes(kv_dtype(name), latent_size=latent)
     elem = DTYPE_BYTES[mdtype] if name == "auto" else kv_dtype(name).element_bytes
     indexer = 0
@@ -387,15 +406,9 @@ def _mla_shape(
         index_dim = cfg.int_("index_head_dim") or 128
         # DeepseekV32IndexerCache: fp8 keys + one fp32 scale per 128 values.
         indexer = index_dim + index_dim // 128 * 4
-        notes.append(
-            f"DeepSeek-V3.2 indexer: {indexer} more bytes per token per layer "
-            "(uint8 keys + fp32 scales) in the same pool"
-        )
+        found.append(IndexerBytes(indexer_bytes_per_token_per_layer=indexer))
     if cfg.int_("num_nextn_predict_layers", minimum=0):
-        notes.append(
-            "the MTP draft layer is counted only when speculative decoding runs it "
-            "(then 1 more MLA layer)"
-        )
+        found.append(MTPDraftLayerNotCounted())
     check_tp(num_heads, num_heads, tp, cfg.name, True)
     return _AttnShape(
         is_mla=True,
@@ -409,6 +422,7 @@ def _mla_shape(
         indexer_bytes=indexer,
         kv_lora_rank=kv_lora,
         qk_rope_head_dim=rope_dim,
+        findings=tuple(found),
     )
 
 
@@ -419,10 +433,10 @@ def _state(
     tp: int,
     mdtype: str,
     mamba_ssm_cache_dtype: str | None,
-    notes: list[str],
-) -> MambaSpec | None:
+) -> tuple[MambaSpec | None, tuple[Finding, ...]]:
+    """The state layers' spec, and what it assumed of their dtypes."""
     if not any(k in STATE_KINDS for k in kinds):
-        return None
+        return None, ()
     ssm_name = mamba_ssm_cache_dtype or cfg.str_("mamba_ssm_cache_dtype")
     is_default = ssm_name is None or ssm_name.lower() == "auto"
     if model_type == "kimi_linear":
@@ -435,26 +449,13 @@ def _state(
     if spec is None:
         raise ConfigError(f"{cfg.name}: Mamba layers of model type {model_type!r} not modelled")
     arch = _arch_ssm_dtype_bytes(cfg, model_type) if is_default else None
+    arch_found: tuple[Finding, ...] = ()
     if arch is not None and arch != ssm_bytes:
         spec = replace(spec, arch_ssm_dtype_bytes=arch)
-        notes.append(
-            f"vLLM 0.31+ keeps this model's SSM state in {arch} bytes per element when "
-            "mamba_ssm_cache_dtype is auto (models/config.py); the figures here use the "
-            "model dtype unless the log's vLLM version is known"
-        )
+        arch_found = (ArchSSMDtype(ssm_dtype_bytes=arch),)
     if model_type == "kimi_linear":
-        notes.append(
-            "KDA state: conv in the model dtype, recurrent state in float32 whatever "
-            "mamba_ssm_cache_dtype says (vLLM 0.33's kda_state_dtype, source only); vLLM pads "
-            "the state page to the attention page (see the KV cache groups)"
-        )
-        return spec
-    notes.append(
-        "state dtype: conv and SSM state in the model dtype unless "
-        "mamba_ssm_cache_dtype says otherwise; vLLM pads the state page to the "
-        "attention page (see the KV cache groups)"
-    )
-    return spec
+        return spec, (*arch_found, KDAStateDtype())
+    return spec, (*arch_found, StateInModelDtype())
 
 
 def _arch_ssm_dtype_bytes(cfg: Cfg, model_type: str) -> int | None:
@@ -471,17 +472,13 @@ def _arch_ssm_dtype_bytes(cfg: Cfg, model_type: str) -> int | None:
     return None
 
 
-def _shared_kv_layers(cfg: Cfg, num_layers: int, notes: list[str]) -> tuple[int, ...]:
+def _shared_kv_layers(cfg: Cfg, num_layers: int) -> tuple[int, ...]:
     """Layers that reuse an earlier layer's cache (Gemma-3n / Gemma 4's last N)."""
     n = cfg.int_("num_kv_shared_layers", minimum=0, maximum=MAX_LAYERS) or 0
     if n == 0:
         return ()
     if n >= num_layers:
         raise ConfigError(f"{cfg.name}: num_kv_shared_layers {n} leaves no layer its own cache")
-    notes.append(
-        f"the last {n} layers share earlier layers' KV cache "
-        "(kv_sharing_target_layer_name): vLLM 0.31+ gives them no spec, they allocate nothing"
-    )
     return tuple(range(num_layers - n, num_layers))
 
 
@@ -495,10 +492,12 @@ def _layer_specs(
     tp: int,
     kvd: KVDType,
     mdtype: str,
-    notes: list[str],
-) -> list[KVCacheSpec | None]:
+) -> tuple[list[KVCacheSpec | None], tuple[Finding, ...]]:
+    """Each layer's spec (None: no cache of its own), and the shapes' caveats."""
     full = _full_spec(cfg, attn, tp, kvd, mdtype)
-    sliding_base = _sliding_base(cfg, attn, full, tp, kvd, mdtype, notes)
+    swa = _sliding_base(cfg, attn, tp, kvd, mdtype)
+    sliding_base = attn.full_spec() if swa is None else swa
+    found: tuple[Finding, ...] = () if swa is None else (SlidingShapeFromSwa(),)
     out: list[KVCacheSpec | None] = []
     shared_set = set(shared)
     for i, (kind, window) in enumerate(zip(kinds, windows, strict=True)):
@@ -515,13 +514,15 @@ def _layer_specs(
         else:
             out.append(full)
     if cfg.str_("model_type") == "nemotron-nas":
-        out = _decilm_heads(cfg, out, tp, notes)
-    return _skip_layers(out, kinds, kvd, mdtype, notes)
+        out = _decilm_heads(cfg, out, tp)
+        found = (*found, DeciLMHeadsPerLayer())
+    out, skipped = _skip_layers(out, kinds, kvd, mdtype)
+    if skipped:
+        found = (*found, SkipLayersKeepModelDtype(kv_cache_dtype=kvd.name, skipped_layers=skipped))
+    return out, found
 
 
-def _decilm_heads(
-    cfg: Cfg, specs: list[KVCacheSpec | None], tp: int, notes: list[str]
-) -> list[KVCacheSpec | None]:
+def _decilm_heads(cfg: Cfg, specs: list[KVCacheSpec | None], tp: int) -> list[KVCacheSpec | None]:
     """DeciLM's per-layer KV heads: num_attention_heads // block_configs[i].attention.
     n_heads_in_group (nemotron_nas.py, 0.33 source). Llama-3.3-Nemotron-Super-49B: 64
     heads // 8 = 8 KV heads on its attention layers, none on its no_op layers."""
@@ -542,10 +543,6 @@ def _decilm_heads(
                 f"replicated over {tp} GPUs; vLLM refuses this TP size"
             )
         out.append(replace(s, num_kv_heads=max(1, total // tp)))
-    notes.append(
-        "per-layer KV heads: num_attention_heads // block_configs[i].attention.n_heads_in_group"
-        " (DeciLM); no_op attention layers keep nothing"
-    )
     return out
 
 
@@ -559,15 +556,15 @@ def _skip_layers(
     kinds: list[str],
     kvd: KVDType,
     mdtype: str,
-    notes: list[str],
-) -> list[KVCacheSpec | None]:
+) -> tuple[list[KVCacheSpec | None], tuple[int, ...]]:
     """turboquant_* / ultraquant_4bit: layers 0, 1, L-2, L-1 stay in the model dtype.
+    Returns the specs and the layers kept in the model dtype (none: no such dtype).
 
     Llama-3.1-8B turboquant_k8v4: 28 layers x 8 x 196 B + 4 layers x 8 x 512 B =
     43,904 + 16,384 = 60,288 B a token (not 32 x 8 x 196 = 50,176).
     """
     if not kvd.name.startswith(_AUTO_SKIP_DTYPE_PREFIXES) or any(k in STATE_KINDS for k in kinds):
-        return specs
+        return specs, ()
     n = min(2, len(specs) // 2)
     skip = sorted(set(range(n)) | set(range(len(specs) - n, len(specs))))
     out = list(specs)
@@ -577,13 +574,7 @@ def _skip_layers(
             out[i] = replace(
                 s, dtype=mdtype, dtype_bytes=DTYPE_BYTES[mdtype], state_content_bytes=None
             )
-    notes.append(
-        f"{kvd.name}: vLLM adds layers {', '.join(map(str, skip))} to "
-        "kv_cache_dtype_skip_layers (they keep the model dtype); it then aligns the block "
-        "size so both pages fit (_align_heterogeneous_kv_block_size), not modelled: the "
-        "bytes per token are vLLM's, the block geometry is not"
-    )
-    return out
+    return out, tuple(skip)
 
 
 class _AttnFields(TypedDict):
@@ -633,20 +624,18 @@ def _full_spec(cfg: Cfg, attn: _AttnShape, tp: int, kvd: KVDType, mdtype: str) -
 def _sliding_base(
     cfg: Cfg,
     attn: _AttnShape,
-    full: FullAttentionSpec,
     tp: int,
     kvd: KVDType,
     mdtype: str,
-    notes: list[str],
-) -> AttentionSpec:
-    """The sliding layers' shape: the config's swa_* fields, else the base shape."""
+) -> AttentionSpec | None:
+    """The sliding layers' shape from the config's swa_* fields (None: none set, the
+    base shape)."""
     heads = cfg.int_("swa_num_key_value_heads")
     size = cfg.int_("swa_head_dim")
     size_v = cfg.int_("swa_v_head_dim")
     base = attn.full_spec()
     if heads is None and size is None and size_v is None:
-        return base
-    notes.append("per-layer shapes: the sliding layers' KV heads / head sizes come from swa_*")
+        return None
     return _reshaped(base, cfg, heads, size, size_v, tp, kvd, mdtype)
 
 

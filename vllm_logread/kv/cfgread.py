@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..errors import ConfigError
+from ..findings import DtypeAssumedBfloat16, Finding, Float32ServedIn16Bits
 from ..jsontypes import JSONValue, as_object
 
 MAX_LAYERS = 10_000
@@ -113,9 +114,9 @@ def model_dtype(
     config: Mapping[str, JSONValue],
     text: Mapping[str, JSONValue],
     dtype: str | None,
-    notes: list[str],
-) -> str:
-    """The dtype vLLM runs the model in (its ``--dtype``, default "auto").
+) -> tuple[str, tuple[Finding, ...]]:
+    """The dtype vLLM runs the model in (its ``--dtype``, default "auto"), and
+    what was assumed to get it.
 
     "auto" takes the config's torch_dtype (top level first, then the text
     config, as vLLM's _find_dtype does). A float32 or missing dtype is served
@@ -124,7 +125,7 @@ def model_dtype(
     ones and in vLLM before 0.7, except Gemma 2/3); 2 bytes either way.
     """
     if dtype is not None and dtype.strip().lower() != "auto":
-        return norm_dtype(dtype, "dtype")
+        return norm_dtype(dtype, "dtype"), ()
     found: str | None = None
     for source in (config, text):
         for key in ("torch_dtype", "dtype"):
@@ -135,19 +136,11 @@ def model_dtype(
         if found:
             break
     if found is None:
-        notes.append(
-            "the config names no torch_dtype; vLLM then reads the weights' dtype "
-            "(or assumes float32 and serves it in 16 bits): assumed bfloat16"
-        )
-        return "bfloat16"
+        return "bfloat16", (DtypeAssumedBfloat16(),)
     canon = norm_dtype(found, "torch_dtype")
     if canon == "float32":
-        notes.append(
-            "config dtype float32 is served in 16 bits by vLLM (bfloat16 on compute "
-            "capability >= 8.0, float16 on older GPUs): 2 bytes either way"
-        )
-        return "bfloat16"
-    return canon
+        return "bfloat16", (Float32ServedIn16Bits(),)
+    return canon, ()
 
 
 def total_kv_heads(cfg: Cfg, model_type: str, num_heads: int) -> int:

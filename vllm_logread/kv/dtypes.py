@@ -28,8 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from ..rules import NEWEST_CHECKED, Feature, supports
-from ..versions import Version, cdiv
+from ..vllm.rules import NEWEST_CHECKED, Feature, supports
+from ..vllm.versions import Version, cdiv
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

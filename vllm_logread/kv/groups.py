@@ -5,7 +5,7 @@ Layers are bucketed by spec (vLLM: equal specs), buckets cut into groups of
 1.5x the smallest, 0.31+), and every group draws from one pool of block ids.
 A block id backs one page in each layer of its group, so bytes per block =
 page x layers per group. The rules that depend on the vLLM version are dated
-in :mod:`vllm_logread.rules`; a version of None keeps the rules of vLLM
+in :mod:`vllm_logread.vllm.rules`; a version of None keeps the rules of vLLM
 0.30 and before where they differ (the log's version is needed to apply the
 0.31+ ones), and says so.
 """
@@ -17,7 +17,39 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..errors import UsageError
-from ..rules import (
+from ..findings import (
+    ArchSSMStateBytes,
+    BlockSizeByGPU,
+    BlockSizeByRule,
+    BlockSizeDefault,
+    BlockSizeGiven,
+    ChunkedHybridManagerOff,
+    ChunkedHybridManagerUnchecked,
+    ChunkedKeepsHybridManager,
+    DenseMLABlock16,
+    DenseMLABlockSizeByGPU,
+    EveryLayerSlides,
+    Finding,
+    GivenBlockSizeNoHybridRule,
+    GroupSizeLargestBucket,
+    GroupSizeOneSpec,
+    GroupSizeSmallestBucket,
+    MambaStateOverPage,
+    MambaStatePadded,
+    MixedCacheDtypes,
+    MLABlockSizeAssumed,
+    MLAPagesNotDividing,
+    OneGroupEveryLayer,
+    PagePadded,
+    PageScaled,
+    SparseMLABlock64,
+    SpeculativeStatePages,
+    StageSharesEveryGroup,
+    V0MambaSeparateCache,
+    V1MambaNeedsHybridManager,
+    WindowedLayersFullContext,
+)
+from ..vllm.rules import (
     GPU_BLOCK_SIZE,
     GPU_BLOCK_SIZE_0_34,
     Feature,
@@ -25,7 +57,7 @@ from ..rules import (
     max_concurrent_batches,
     supports,
 )
-from ..versions import Version, VersionLike, cdiv
+from ..vllm.versions import Version, VersionLike, cdiv
 from .specs import (
     AttentionSpec,
     FullAttentionSpec,
@@ -113,8 +145,8 @@ class KVCacheLayout:
     vllm_version: Version | None = None
     max_concurrent_batches: int = 1
     block_size_candidates: tuple[tuple[int, str], ...] = ()
-    rules: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
+    rules: tuple[Finding, ...] = ()
+    notes: tuple[Finding, ...] = ()
 
     @property
     def num_groups(self) -> int:
@@ -240,11 +272,11 @@ def hybrid_block_size_candidates(
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Manager:
     is_on: bool
-    is_exact: bool
-    notes: tuple[str, ...]
+    is_exact: bool = True
+    notes: tuple[Finding, ...] = ()
 
 
 def _hybrid_manager(
@@ -256,41 +288,16 @@ def _hybrid_manager(
     """vLLM's hybrid KV cache manager on or off (VllmConfig.__post_init__)."""
     has_chunked = spec.attention_chunk_size is not None
     if forced is not None:
-        return _Manager(forced and v1 and supports(version, Feature.HYBRID_MANAGER), True, ())
+        return _Manager(is_on=forced and v1 and supports(version, Feature.HYBRID_MANAGER))
     if not v1 or not supports(version, Feature.HYBRID_MANAGER):
-        return _Manager(False, True, ())
+        return _Manager(is_on=False)
     if has_chunked and supports(version, Feature.CHUNKED_HYBRID_ON_AGAIN):
-        return _Manager(
-            True,
-            True,
-            (
-                "chunked local attention keeps the hybrid KV cache manager from vLLM 0.31 "
-                "(VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE defaults to 1; EAGLE "
-                "speculative decoding turns it off)",
-            ),
-        )
+        return _Manager(is_on=True, notes=(ChunkedKeepsHybridManager(),))
     if has_chunked and supports(version, Feature.CHUNKED_HYBRID_OFF):
-        return _Manager(
-            False,
-            False,
-            (
-                "chunked local attention: assumed the hybrid KV cache manager is off (vLLM's "
-                "default from 0.10.1, which warns 'There is a latency regression when using "
-                "chunked local attention with the hybrid KV cache manager. Disabling it, by "
-                "default.'; VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1, the default "
-                "in some later releases, keeps it on): every layer reserves full context",
-            ),
-        )
+        return _Manager(is_on=False, is_exact=False, notes=(ChunkedHybridManagerOff(),))
     if has_chunked:
-        return _Manager(
-            True,
-            False,
-            (
-                "chunked local attention with the hybrid KV cache manager (vLLM 0.9.x-0.10.0 "
-                "or forced on): its rules are modelled but not checked against a log",
-            ),
-        )
-    return _Manager(True, True, ())
+        return _Manager(is_on=True, is_exact=False, notes=(ChunkedHybridManagerUnchecked(),))
+    return _Manager(is_on=True)
 
 
 def _max_concurrent_batches(spec: KVSpec, version: Version | None) -> int:
@@ -371,46 +378,44 @@ def kv_cache_layout(
     version = Version.parse(vllm_version, strict=True)
     v1 = is_v1 if is_v1 is not None else supports(version, Feature.V1_DEFAULT)
     manager = _hybrid_manager(spec, version, v1, hybrid_kv_cache_manager)
-    notes = list(manager.notes)
-    rules: list[str] = []
-    spec = _with_arch_state_dtype(spec, version, rules)
-    spec = _with_speculative_state(spec, version, num_speculative_tokens, rules)
+    spec, arch_rules = _with_arch_state_dtype(spec, version)
+    spec, spec_rules = _with_speculative_state(spec, version, num_speculative_tokens)
     mode = _mamba_mode(version, enable_prefix_caching, mamba_cache_mode)
-    chosen, candidates, exact_block = _choose_block_size(
-        spec, block_size, version, mode, manager.is_on, notes, rules
-    )
+    block = _choose_block_size(spec, block_size, version, mode, manager.is_on)
     if not manager.is_on:
-        layout = _one_group_layout(spec, chosen.block_size, version, v1, notes, rules)
+        layout = _one_group_layout(spec, block.chosen.block_size, version, v1)
     else:
-        layout = _hybrid_groups_layout(spec, chosen, version, mode, notes, rules)
+        layout = _hybrid_groups_layout(spec, block.chosen, version, mode)
     mixed_dtypes = len({a.dtype for a in spec.attention_specs(stage_only=False)}) > 1
-    if mixed_dtypes:
-        notes.append(
-            "layers in two cache dtypes (kv_cache_dtype_skip_layers): vLLM raises the block "
-            "size until both pages fit (_align_heterogeneous_kv_block_size); the groups here "
-            "pad instead, so the block geometry is approximate"
-        )
-        layout = replace(layout, notes=tuple(notes))
     return replace(
         layout,
-        is_exact=layout.is_exact and manager.is_exact and exact_block and not mixed_dtypes,
+        rules=(*arch_rules, *spec_rules, block.rule, *layout.rules),
+        notes=(
+            *manager.notes,
+            *block.notes,
+            *layout.notes,
+            *((MixedCacheDtypes(),) if mixed_dtypes else ()),
+        ),
+        is_exact=layout.is_exact and manager.is_exact and block.is_exact and not mixed_dtypes,
         max_concurrent_batches=(
             max_concurrent_batches
             if max_concurrent_batches is not None
             else _max_concurrent_batches(spec, version)
         ),
-        block_size_candidates=tuple((c.block_size, c.why) for c in candidates),
+        block_size_candidates=tuple((c.block_size, c.why) for c in block.candidates),
     )
 
 
-def _with_arch_state_dtype(spec: KVSpec, version: Version | None, rules: list[str]) -> KVSpec:
+def _with_arch_state_dtype(
+    spec: KVSpec, version: Version | None
+) -> tuple[KVSpec, tuple[Finding, ...]]:
     """vLLM 0.31+'s per-architecture SSM dtype (NemotronH float32, Qwen3.5's config).
 
     Nemotron-H-56B at TP 1: SSM 256 x 64 x 256 x 4 B = 16,777,216 B instead of
     8,388,608 in bf16; with the conv state 122,880 B a layer holds 16,900,096 B.
     """
     if not supports(version, Feature.MAMBA_ALIGN_MODE):
-        return spec
+        return spec, ()
     changed = False
     layers: list[KVCacheSpec | None] = []
     for s in spec.layer_specs:
@@ -420,13 +425,10 @@ def _with_arch_state_dtype(spec: KVSpec, version: Version | None, rules: list[st
             changed = True
         layers.append(s)
     if not changed:
-        return spec
+        return spec, ()
     state = next(s for s in layers if isinstance(s, MambaSpec))
-    rules.append(
-        f"SSM state in {state.dtypes_bytes[-1]} bytes per element (the architecture's "
-        f"default, vLLM 0.31+): {state.state_bytes:,} B a layer"
-    )
-    return replace(spec, layer_specs=tuple(layers))
+    rule = ArchSSMStateBytes(ssm_dtype_bytes=state.dtypes_bytes[-1], state_bytes=state.state_bytes)
+    return replace(spec, layer_specs=tuple(layers)), (rule,)
 
 
 # Mixers whose conv state grows by one row per speculative token (0.31+).
@@ -434,8 +436,8 @@ _SPEC_CONV_TYPES = frozenset({"mamba2", "gated_delta_net", "short_conv", "kda"})
 
 
 def _with_speculative_state(
-    spec: KVSpec, version: Version | None, nspec: int | None, rules: list[str]
-) -> KVSpec:
+    spec: KVSpec, version: Version | None, nspec: int | None
+) -> tuple[KVSpec, tuple[Finding, ...]]:
     """Speculative decoding's Mamba extras (MambaSpec.num_speculative_blocks, 0.31+).
 
     Qwen3-Next TP 1 with 2 speculative tokens: conv (3 + 2) x 8,192 x 2 B =
@@ -443,7 +445,7 @@ def _with_speculative_state(
     in align mode.
     """
     if not nspec or not supports(version, Feature.MAMBA_ALIGN_MODE):
-        return spec
+        return spec, ()
     layers: list[KVCacheSpec | None] = []
     for s in spec.layer_specs:
         if isinstance(s, MambaSpec):
@@ -453,11 +455,20 @@ def _with_speculative_state(
                 shapes = ((conv[0] + nspec, *conv[1:]), *shapes[1:])
             s = replace(s, shapes=shapes, num_speculative_blocks=nspec)
         layers.append(s)
-    rules.append(
-        f"{nspec} speculative tokens: {nspec} more Mamba page(s) a request and {nspec} more "
-        "conv-state row(s) (0.31+)"
-    )
-    return replace(spec, layer_specs=tuple(layers))
+    rule = SpeculativeStatePages(num_speculative_tokens=nspec)
+    return replace(spec, layer_specs=tuple(layers)), (rule,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _BlockChoice:
+    """The block size chosen, the rule that chose it, the candidates, whether it is
+    pinned, and the caveats."""
+
+    chosen: BlockSizeCandidate
+    rule: Finding
+    candidates: tuple[BlockSizeCandidate, ...] = ()
+    is_exact: bool = True
+    notes: tuple[Finding, ...] = ()
 
 
 def _choose_block_size(
@@ -466,9 +477,7 @@ def _choose_block_size(
     version: Version | None,
     mode: str,
     hma: bool,
-    notes: list[str],
-    rules: list[str],
-) -> tuple[BlockSizeCandidate, tuple[BlockSizeCandidate, ...], bool]:
+) -> _BlockChoice:
     """The block size (given, or vLLM's rule), the candidates, and whether it is pinned."""
     candidates: tuple[BlockSizeCandidate, ...] = ()
     if spec.has_state and hma:
@@ -476,62 +485,49 @@ def _choose_block_size(
     if block_size is not None:
         if block_size <= 0:
             raise UsageError(f"block size must be positive, got {block_size}")
-        rules.append(f"block size {block_size}: given (the log's)")
+        given = BlockSizeGiven(block_size=block_size)
         matching = [c for c in candidates if c.block_size == block_size]
         if len({c.gdn_checkpoint_blocks for c in matching}) == 1:
-            return matching[0], candidates, True
+            return _BlockChoice(chosen=matching[0], rule=given, candidates=candidates)
         exact = len({c.gdn_checkpoint_blocks for c in candidates}) <= 1
-        if not exact:
-            notes.append(
-                f"block size {block_size} matches no 0.33 hybrid rule here; the gated delta "
-                "net's checkpoint page is unknown (assumed none)"
-            )
-        return BlockSizeCandidate(block_size=block_size), candidates, exact
-    if candidates:
-        rules.append(f"block size {candidates[0].block_size}: {candidates[0].why}")
-        if len(candidates) > 1:
-            notes.append(
-                "the attention block size depends on the GPU: "
-                + "; ".join(f"{c.block_size} tokens ({c.why})" for c in candidates)
-                + "; the log's 'Setting attention block size' line settles it"
-            )
-        return candidates[0], candidates, len(candidates) == 1
-    if spec.is_mla and supports(version, Feature.MLA_BLOCK_RULES):
-        return _mla_block_size(spec, notes, rules), candidates, not _is_dense_mla(spec)
-    default = GPU_BLOCK_SIZE_0_34 if supports(version, Feature.GPU_BLOCK_64) else GPU_BLOCK_SIZE
-    rules.append(f"block size {default}: CacheConfig's default (the backend may change it)")
-    if spec.is_mla:
-        notes.append(
-            f"block size {default} assumed; vLLM's MLA backends often use 64 (FlashMLA) or "
-            "128 (CUTLASS MLA): pass the log's block size"
+        return _BlockChoice(
+            chosen=BlockSizeCandidate(block_size=block_size),
+            rule=given,
+            candidates=candidates,
+            is_exact=exact,
+            notes=() if exact else (GivenBlockSizeNoHybridRule(block_size=block_size),),
         )
-    return BlockSizeCandidate(block_size=default), candidates, True
+    if candidates:
+        by_gpu = tuple((c.block_size, c.why) for c in candidates)
+        return _BlockChoice(
+            chosen=candidates[0],
+            rule=BlockSizeByRule(block_size=candidates[0].block_size, why=candidates[0].why),
+            candidates=candidates,
+            is_exact=len(candidates) == 1,
+            notes=(BlockSizeByGPU(candidates=by_gpu),) if len(candidates) > 1 else (),
+        )
+    if spec.is_mla and supports(version, Feature.MLA_BLOCK_RULES):
+        # MLA on CUDA, vLLM 0.31+: the chosen backend's preferred block. Sparse MLA
+        # (DeepSeek-V3.2, GLM-MoE-DSA): the indexer's kernel takes only 64 on CUDA, so
+        # 64. Dense MLA: the GPU's first backend decides: FlashAttention MLA (SM90) 16,
+        # FlashInfer MLA (SM10x) 32; "Forcing ... 64 for FlashMLA" is gone in 0.32.
+        dense = _is_dense_mla(spec)
+        return _BlockChoice(
+            chosen=BlockSizeCandidate(block_size=16 if dense else 64),
+            rule=DenseMLABlock16() if dense else SparseMLABlock64(),
+            is_exact=not dense,
+            notes=(DenseMLABlockSizeByGPU(),) if dense else (),
+        )
+    default = GPU_BLOCK_SIZE_0_34 if supports(version, Feature.GPU_BLOCK_64) else GPU_BLOCK_SIZE
+    return _BlockChoice(
+        chosen=BlockSizeCandidate(block_size=default),
+        rule=BlockSizeDefault(block_size=default),
+        notes=(MLABlockSizeAssumed(block_size=default),) if spec.is_mla else (),
+    )
 
 
 def _is_dense_mla(spec: KVSpec) -> bool:
     return spec.is_mla and spec.indexer_bytes_per_token_per_layer == 0
-
-
-def _mla_block_size(spec: KVSpec, notes: list[str], rules: list[str]) -> BlockSizeCandidate:
-    """MLA on CUDA, vLLM 0.31+: the chosen backend's preferred block.
-
-    Sparse MLA (DeepSeek-V3.2, GLM-MoE-DSA): the indexer's kernel takes only 64
-    on CUDA, so 64. Dense MLA: the GPU's first backend decides: FlashAttention
-    MLA (SM90) 16, FlashInfer MLA (SM10x) 32; "Forcing ... 64 for FlashMLA" is
-    gone in 0.32.
-    """
-    if not _is_dense_mla(spec):
-        rules.append(
-            "block size 64: sparse MLA, the DeepSeek-V3.2 indexer's kernel block on CUDA (0.31+)"
-        )
-        return BlockSizeCandidate(block_size=64)
-    rules.append("block size 16: dense MLA with FlashAttention MLA (SM90 and others; 0.31+)")
-    notes.append(
-        "dense MLA's block size depends on the GPU: 16 with FlashAttention MLA (SM90), "
-        "32 with FlashInfer MLA (SM10x, its first choice), 128 with CUTLASS MLA; the log's "
-        "'Setting kv cache block size' line settles it"
-    )
-    return BlockSizeCandidate(block_size=16)
 
 
 def _one_group_layout(
@@ -539,42 +535,17 @@ def _one_group_layout(
     block_size: int,
     version: Version | None,
     v1: bool,
-    notes: list[str],
-    rules: list[str],
 ) -> KVCacheLayout:
     """Without the hybrid manager every attention layer keeps full context."""
-    is_exact = True
     present = [s for s in spec.layer_specs if s is not None]
     windowed = [s for s in present if s.window_tokens is not None]
     attn = tuple(i for i, s in enumerate(spec.layer_specs) if isinstance(s, AttentionSpec))
-    if windowed and len(windowed) < len(present):
-        notes.append(
-            "without the hybrid KV cache manager every sliding-window / chunked layer "
-            "keeps full context (one group)"
-        )
-    if spec.has_state:
-        if v1:
-            is_exact = False
-            notes.append(
-                "vLLM V1 needs the hybrid KV cache manager for Mamba hybrids; "
-                "modelled the attention layers only"
-            )
-        else:
-            notes.append("V0 keeps Mamba state in a separate cache outside the KV pool")
-    if present and all(isinstance(s, SlidingWindowSpec) for s in present):
-        is_exact = False
-        notes.append(
-            "a model whose every layer slides: before vLLM 0.9.1 (and in V0) its block "
-            "manager's window handling is not modelled; charged full context"
-        )
+    notes = _one_group_notes(spec, v1, 0 < len(windowed) < len(present))
+    is_exact = not any(isinstance(n, (V1MambaNeedsHybridManager, EveryLayerSlides)) for n in notes)
     first = next(s for s in spec.layer_specs if isinstance(s, AttentionSpec))
     promoted = _promoted(first).with_block_size(block_size)
     page = block_size * spec.page_bytes_per_token_per_layer
     start, end = spec.stage_layer_range
-    rules.append(
-        "one group of every attention layer, each charged cdiv(N, block_size) "
-        "(no hybrid KV cache manager: before 0.9.1, V0, or turned off)"
-    )
     return KVCacheLayout(
         groups=(
             KVCacheGroup(
@@ -589,9 +560,21 @@ def _one_group_layout(
         has_null_block=v1,
         is_exact=is_exact,
         vllm_version=version,
-        rules=tuple(rules),
-        notes=tuple(notes),
+        rules=(OneGroupEveryLayer(),),
+        notes=notes,
     )
+
+
+def _one_group_notes(spec: KVSpec, v1: bool, has_some_windowed: bool) -> tuple[Finding, ...]:
+    """What one group of full-context layers leaves out (the caveats that make it approximate:
+    a V1 Mamba hybrid's state, a model whose every layer slides)."""
+    present = [s for s in spec.layer_specs if s is not None]
+    windowed: tuple[Finding, ...] = (WindowedLayersFullContext(),) if has_some_windowed else ()
+    state: tuple[Finding, ...] = ()
+    if spec.has_state:
+        state = (V1MambaNeedsHybridManager(),) if v1 else (V0MambaSeparateCache(),)
+    every_slides = bool(present) and all(isinstance(s, SlidingWindowSpec) for s in present)
+    return (*windowed, *state, *((EveryLayerSlides(),) if every_slides else ()))
 
 
 def _promoted(spec: AttentionSpec) -> FullAttentionSpec:
@@ -618,9 +601,18 @@ def _buckets(spec: KVSpec) -> dict[KVCacheSpec, list[int]]:
     return buckets
 
 
-def _unify_pages(
-    buckets: dict[KVCacheSpec, list[int]], block_size: int, notes: list[str], rules: list[str]
-) -> tuple[dict[KVCacheSpec, list[int]], int]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Unified:
+    """The buckets at one page size: the page, each bucket's spec at its block size,
+    the pages scaled (rules) and padded (notes)."""
+
+    buckets: dict[KVCacheSpec, list[int]]
+    page_size_bytes: int
+    rules: tuple[Finding, ...]
+    notes: tuple[Finding, ...]
+
+
+def _unify_pages(buckets: dict[KVCacheSpec, list[int]], block_size: int) -> _Unified:
     """vLLM's unify_kv_cache_spec_page_size for the attention buckets.
 
     The largest page wins; a smaller page that divides it scales its block
@@ -631,44 +623,47 @@ def _unify_pages(
     attn_pages = {s.page_size_bytes for s in at_bs.values() if isinstance(s, AttentionSpec)}
     max_page = max(attn_pages)
     out: dict[KVCacheSpec, list[int]] = {}
+    notes: list[Finding] = []
+    rules: list[Finding] = []
     for orig, layers in buckets.items():
         s = at_bs[orig]
         if isinstance(s, AttentionSpec) and s.page_size_bytes != max_page:
             if max_page % s.page_size_bytes == 0:
                 ratio = max_page // s.page_size_bytes
                 rules.append(
-                    f"{s.kind} layers' page {s.page_size_bytes:,} B scaled to "
-                    f"{max_page:,} B: block size {block_size} x {ratio} = {block_size * ratio} "
-                    "(unify_kv_cache_spec_page_size, 0.31+)"
+                    PageScaled(
+                        kind=s.kind,
+                        page_size_bytes=s.page_size_bytes,
+                        max_page_size_bytes=max_page,
+                        block_size=block_size,
+                        ratio=ratio,
+                    )
                 )
                 s = s.with_block_size(block_size * ratio)
             elif isinstance(s, MLAAttentionSpec):
-                notes.append(
-                    "MLA pages that do not divide the largest page: vLLM treats the sliding "
-                    "layers as full attention instead (not modelled)"
-                )
+                notes.append(MLAPagesNotDividing())
             else:
                 notes.append(
-                    f"{s.kind} layers' page {s.page_size_bytes:,} B padded to {max_page:,} B "
-                    "(unify_kv_cache_spec_page_size)"
+                    PagePadded(
+                        kind=s.kind,
+                        page_size_bytes=s.page_size_bytes,
+                        max_page_size_bytes=max_page,
+                    )
                 )
         out[s] = layers
-    return out, max_page
+    return _Unified(buckets=out, page_size_bytes=max_page, rules=tuple(rules), notes=tuple(notes))
 
 
-def _group_size(counts: list[int], version: Version | None, rules: list[str]) -> int:
+def _group_size(counts: list[int], version: Version | None) -> tuple[int, Finding]:
+    """vLLM's group size over the buckets' layer counts, and the rule that gave it."""
     group_size = min(counts)
     if len(counts) == 1:
-        rules.append(f"group size {group_size}: one spec, every layer in one group")
-        return group_size
+        return group_size, GroupSizeOneSpec(group_size=group_size)
     if supports(version, Feature.GROUP_SIZE_MAX_HEURISTIC) and max(counts) < group_size * 1.5:
-        rules.append(
-            f"group size {max(counts)}: the largest bucket, under 1.5 x the smallest "
-            f"({group_size}) (0.31+)"
+        return max(counts), GroupSizeLargestBucket(
+            group_size=max(counts), smallest_bucket=group_size
         )
-        return max(counts)
-    rules.append(f"group size {group_size}: the smallest bucket of same-spec layers")
-    return group_size
+    return group_size, GroupSizeSmallestBucket(group_size=group_size)
 
 
 def _hybrid_groups_layout(
@@ -676,28 +671,26 @@ def _hybrid_groups_layout(
     chosen: BlockSizeCandidate,
     version: Version | None,
     mode: str,
-    notes: list[str],
-    rules: list[str],
 ) -> KVCacheLayout:
     is_exact = True
     block_size = chosen.block_size
-    buckets, page = _unify_pages(_buckets(spec), block_size, notes, rules)
+    unified = _unify_pages(_buckets(spec), block_size)
+    buckets, page, notes = unified.buckets, unified.page_size_bytes, unified.notes
     state = spec.state_specs(stage_only=False)
     if state:
         state_bytes = spec.state_bytes_per_layer
         if state_bytes > page:
             is_exact = False
-            notes.append(
-                f"a Mamba state ({state_bytes:,} B) exceeds the attention "
-                f"page at block size {block_size} ({page:,} B); vLLM would have raised "
-                "the block size"
+            over = MambaStateOverPage(
+                state_bytes=state_bytes, block_size=block_size, page_size_bytes=page
             )
+            notes = (*notes, over)
             page = state_bytes
         else:
-            notes.append(
-                f"Mamba state page padded from {state_bytes:,} B to the "
-                f"attention page of {page:,} B ({block_size} tokens)"
+            padded = MambaStatePadded(
+                state_bytes=state_bytes, page_size_bytes=page, block_size=block_size
             )
+            notes = (*notes, padded)
         buckets = {
             (
                 _state_for(s, mode, version, block_size, page, chosen.gdn_checkpoint_blocks)
@@ -706,7 +699,7 @@ def _hybrid_groups_layout(
             ): v
             for s, v in buckets.items()
         }
-    group_size = _group_size([len(v) for v in buckets.values()], version, rules)
+    group_size, group_rule = _group_size([len(v) for v in buckets.values()], version)
     groups: list[KVCacheGroup] = []
     for layer_spec, layers in buckets.items():
         num_groups = cdiv(len(layers), group_size)
@@ -725,7 +718,7 @@ def _hybrid_groups_layout(
     start, end = spec.stage_layer_range
     on_gpu = max(sum(1 for i in g.layer_indices if start <= i < end) for g in groups)
     if spec.pipeline_parallel_size > 1 and len(groups) > 1:
-        notes.append("pipeline parallel: each stage keeps its share of every group")
+        notes = (*notes, StageSharesEveryGroup())
     return KVCacheLayout(
         groups=tuple(groups),
         group_size=group_size,
@@ -736,6 +729,6 @@ def _hybrid_groups_layout(
         has_null_block=True,
         is_exact=is_exact,
         vllm_version=version,
-        rules=tuple(rules),
-        notes=tuple(notes),
+        rules=(*unified.rules, group_rule),
+        notes=notes,
     )

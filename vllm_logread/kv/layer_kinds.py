@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ..errors import ConfigError
+from ..findings import Finding, QwenSlidingFromMaxWindowLayers
 from ..jsontypes import JSONValue
 from .cfgread import MAX_LAYERS, Cfg
 from .specs import CHUNKED, FULL, LINEAR, MAMBA, NONE, SLIDING
@@ -32,19 +33,20 @@ _LAYER_TYPE_KINDS = {
 }
 
 
-def layer_kinds(cfg: Cfg, model_type: str, num_layers: int, notes: list[str]) -> Kinds:
-    """Per layer: its kind and its window (sliding window or chunk size)."""
+def layer_kinds(cfg: Cfg, model_type: str, num_layers: int) -> tuple[Kinds, tuple[Finding, ...]]:
+    """Per layer: its kind and its window (sliding window or chunk size), and
+    what the reading assumed."""
     hybrid = _hybrid_layers(cfg, model_type, num_layers)
     if hybrid is not None:
-        return hybrid
+        return hybrid, ()
     window, window_list = _window_setting(cfg)
     layer_types = cfg.list_("layer_types", num_layers)
     if layer_types is not None:
-        return _kinds_from_layer_types(cfg, layer_types, window, window_list)
+        return _kinds_from_layer_types(cfg, layer_types, window, window_list), ()
     if model_type in ("llama4", "llama4_text") or cfg.has("attention_chunk_size"):
         chunked = _kinds_llama4(cfg, num_layers)
         if chunked is not None:
-            return chunked
+            return chunked, ()
     kinds: list[str] = [FULL] * num_layers
     windows: list[int | None] = [None] * num_layers
     if window_list is not None:
@@ -52,10 +54,10 @@ def layer_kinds(cfg: Cfg, model_type: str, num_layers: int, notes: list[str]) ->
             w = window_list[i % len(window_list)]
             if w is not None:
                 kinds[i], windows[i] = SLIDING, w
-        return kinds, windows
+        return (kinds, windows), ()
     if window is None:
-        return kinds, windows
-    return _kinds_from_pattern(cfg, model_type, num_layers, window, notes)
+        return (kinds, windows), ()
+    return _kinds_from_pattern(cfg, model_type, num_layers, window)
 
 
 def _window_setting(cfg: Cfg) -> tuple[int | None, list[int | None] | None]:
@@ -130,8 +132,8 @@ def _kinds_llama4(cfg: Cfg, num_layers: int) -> Kinds | None:
 
 
 def _kinds_from_pattern(
-    cfg: Cfg, model_type: str, num_layers: int, window: int, notes: list[str]
-) -> Kinds:
+    cfg: Cfg, model_type: str, num_layers: int, window: int
+) -> tuple[Kinds, tuple[Finding, ...]]:
     kinds: list[str] = [FULL] * num_layers
     windows: list[int | None] = [None] * num_layers
     pattern = cfg.int_("sliding_window_pattern", maximum=MAX_LAYERS)
@@ -155,13 +157,13 @@ def _kinds_from_pattern(
         start = num_layers if start is None else start
         for i in range(min(start, num_layers), num_layers):
             kinds[i], windows[i] = SLIDING, window
-        notes.append("Qwen2-style use_sliding_window: layers >= max_window_layers slide")
+        return (kinds, windows), (QwenSlidingFromMaxWindowLayers(),)
     else:
         # Not interleaved (Mistral-7B-v0.1, Phi-3): vLLM puts the window in
         # CacheConfig and every layer becomes SlidingWindowSpec(window).
         kinds = [SLIDING] * num_layers
         windows = [window] * num_layers
-    return kinds, windows
+    return (kinds, windows), ()
 
 
 def _hybrid_layers(cfg: Cfg, model_type: str, num_layers: int) -> Kinds | None:

@@ -37,8 +37,9 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import ClassVar, Literal
 
-from ..rules import Feature
-from ..versions import cdiv
+from ..findings import Finding
+from ..vllm.rules import Feature
+from ..vllm.versions import cdiv
 
 # Layer kinds as the reports name them. "full" and "mla" keep every token at
 # long context; "sliding" keeps a window, "chunked" the current chunk (Llama 4
@@ -685,7 +686,7 @@ class KVSpec:
             largest (the whole model without PP).
         kv_lora_rank, qk_rope_head_dim: MLA's latent parts.
         shared_kv_layers: layers that reuse another layer's cache.
-        notes: assumptions and caveats, one sentence each.
+        notes: assumptions and caveats, each a typed finding (render/words.py words it).
         architecture: the config's architecture (``architectures[0]``), if named.
         architecture_status: the tool's status for it (kv/architectures.py):
             "verified", "modelled", "not verified" or "generic".
@@ -714,7 +715,7 @@ class KVSpec:
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
     shared_kv_layers: tuple[int, ...] = ()
-    notes: tuple[str, ...] = ()
+    notes: tuple[Finding, ...] = ()
     architecture: str | None = None
     architecture_status: str = "generic"
     architecture_note: str | None = None

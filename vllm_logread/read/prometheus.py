@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..errors import InputError, MissingPoolError, UsageError
+from ..findings import Finding, PoolConfigChangedInWindow, RestartedInWindow
 from .deadline import Deadline
 from .metrics import CACHE_CONFIG, V0_ONLY_METRICS, Sample
 
@@ -313,7 +314,7 @@ class FleetServer:
     prompt_tokens_sum: float | None = None
     num_output_requests: float | None = None
     output_tokens_sum: float | None = None
-    notes: tuple[str, ...] = ()
+    notes: tuple[Finding, ...] = ()
 
     @property
     def num_requests(self) -> int | None:
@@ -536,13 +537,15 @@ def _server(
         _as_sample(s, s.labels["__name__"]) for s in last if _engine_key(s.labels) in engines
     ]
     status, note = _status(engines, ages_s=now.ages_s, up=now.up, intervals=now.intervals)
-    notes: list[str] = []
-    if changed:
-        notes.append("its pool config changed in the window: the latest is shown")
     p_run, p_wait, p_kv = (_top(v, engines) for v in (window.running, window.waiting, window.kv))
     pre = _total(window.preempted, engines)
-    if pre is None and any(e in window.preempted and window.preempted[e] is None for e in engines):
-        notes.append("restarted in the window: preemptions not counted (counter reset)")
+    reset = pre is None and any(
+        e in window.preempted and window.preempted[e] is None for e in engines
+    )
+    notes = (
+        *((PoolConfigChangedInWindow(),) if changed else ()),
+        *((RestartedInWindow(),) if reset else ()),
+    )
     count_p, sum_p, count_g, sum_g = (
         _total(window.hist[f"{h}{part}"], engines)
         for h in HISTOGRAMS
@@ -561,7 +564,7 @@ def _server(
         prompt_tokens_sum=sum_p,
         num_output_requests=count_g,
         output_tokens_sum=sum_g,
-        notes=tuple(notes),
+        notes=notes,
     )
 
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
-from ..capacity import Workload
 from ..errors import UsageError
-from ..events import GateResult, InputResult
+from ..report.capacity import Workload
 from ..report.gpus import find_gpu
 from ..report.model import Report
 from ..report.whatif import parse_changes
-from ..watch import LoadSummary
+from ..session.events import GateResult, InputResult
+from ..session.watch import LoadSummary
 from .json import json_text
 from .plot import StatsRecorder, check_available, fan_out, render
 from .tables import (
@@ -422,7 +422,7 @@ class Extras:
     @property
     def workloads(self) -> tuple[Workload, ...]:
         """Every workload asked for, prompts outermost (the sweep's row order)."""
-        from ..options import sweep_workloads
+        from ..report.sweep import sweep_workloads
 
         return sweep_workloads(self.prompts, self.outputs)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..events import ExitStatus
 from ..jsontypes import JSONObject
 from ..report.diff import Diff, Figure, Row
+from ..session.events import ExitStatus
 from .json import SCHEMA_VERSION, report_json
 from .text import WIDTH, wrap_line
 

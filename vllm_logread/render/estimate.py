@@ -10,7 +10,8 @@ import textwrap
 
 from ..jsontypes import JSONObject
 from ..report.estimate import BootEstimate, Figure, Outcome
-from ..rules import max_num_batched_tokens_source
+from ..vllm.rules import max_num_batched_tokens_source
+from .words import word
 
 WIDTH = 100
 
@@ -214,7 +215,7 @@ def _limits(e: BootEstimate, explain: bool) -> list[str]:
             )
         )
     for note in e.notes:
-        lines.extend(_wrap(f"note: {note}", 2))
+        lines.extend(_wrap(f"note: {word(note)}", 2))
     return lines
 
 
@@ -287,7 +288,7 @@ def estimate_json(e: BootEstimate) -> JSONObject:
         "max_model_len_message": e.max_len_message,
         "estimated_max_model_len": e.estimated_max_model_len,
         "unknown": e.unknown or None,
-        "notes": list(e.notes),
+        "notes": [word(n) for n in e.notes],
         "suggestion": e.suggestion or None,
     }
 

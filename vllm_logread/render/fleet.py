@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 
-from ..fleet import Fleet, FleetRow, ModelTotal
+from ..session.fleet import Fleet, FleetRow, ModelTotal
 from .ci import annotation
 from .tables import _cell, format_rows
 from .text import model_label
+from .words import word
 
 #: One row of the table, column -> value (str, int, float or None: what json and csv write).
 FleetCells = dict[str, object]
@@ -49,7 +50,7 @@ def columns(fleet: Fleet) -> tuple[str, ...]:
 def _note(row: FleetRow) -> str:
     s = row.server
     parts = [s.status_note] if s.status_note else []
-    parts += list(s.notes)
+    parts += [word(n) for n in s.notes]
     if not row.reports:
         parts.append("no KV pool in its samples: users unknown")
     return "; ".join(parts)

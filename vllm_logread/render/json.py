@@ -6,13 +6,15 @@ import json
 from collections.abc import Mapping, Sequence
 
 from ..errors import UsageError
-from ..events import InputResult
+from ..findings import Finding
 from ..jsontypes import JSONObject, JSONValue
 from ..read.facts import Fact
 from ..report.kvshape import kv_decisions as kv_decisions  # re-exported: kv --json
 from ..report.kvshape import kv_report as kv_report
 from ..report.model import Report
-from ..rules import NEWEST_CHECKED, version_past_checked
+from ..session.events import InputResult
+from ..vllm.rules import NEWEST_CHECKED, version_past_checked
+from .words import word
 
 
 def json_text(
@@ -257,8 +259,16 @@ def dumps(obj: JSONValue | Mapping[str, object]) -> str:
 
     A Mapping[str, object] too: kv --json's object spreads a TypedDict
     (report/kvshape.KVReport), which mypy reads as Mapping[str, object], never as
-    a Mapping[str, JSONValue]."""
-    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)
+    a Mapping[str, JSONValue]. A typed finding (kv --json's notes) is worded here,
+    the sentence the text prints (render/words.py)."""
+    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False, default=_worded)
+
+
+def _worded(value: object) -> str:
+    """json.dumps' ``default``: a finding's words; anything else is not JSON."""
+    if isinstance(value, Finding):
+        return word(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 MIX_METHOD = (
@@ -309,7 +319,7 @@ def mix_json(report: Report) -> JSONObject:
             },
         }
     if served is not None and served.notes:
-        out["notes"] = list(served.notes)
+        out["notes"] = [word(n) for n in served.notes]
     if served is not None and served.shared_prefix_tokens_asked:
         out["shared_prefix"] = {
             "tokens": served.shared_prefix_tokens_asked,

@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..capacity import Workload
 from ..errors import UsageError
 from ..read.stats import header_seconds
-from ..versions import cdiv
-from ..watch import Estimate
+from ..report.capacity import Workload
+from ..session.watch import Estimate
+from ..vllm.versions import cdiv
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from ..read.serving import StatsSink
     from ..report.model import Report
-    from ..simulate import Simulation
+    from ..vllm.simulate import Simulation
 
 #: One stats line's values as ``Session.on_stats`` passes them (``read.serving.StatsSink``):
 #: time (``MM-DD HH:MM:SS`` or None), engine label, running, waiting, KV usage %, prompt

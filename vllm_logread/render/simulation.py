@@ -6,7 +6,7 @@ import csv
 from typing import IO
 
 from ..jsontypes import JSONObject
-from ..simulate import Simulation
+from ..vllm.simulate import Simulation
 
 #: The CSV's columns, one row per step.
 STEP_COLUMNS = (

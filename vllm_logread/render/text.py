@@ -10,21 +10,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..events import InputResult, Output
 from ..kv.config import repo_of_snapshot
 from ..kv.specs import KVSpec
 from ..report.knobs import Knob
 from ..report.kvshape import KVDecisions
 from ..report.model import Report
 from ..report.whatif import WhatIf
-from ..watch import LoadSummary
+from ..session.events import InputResult, Output
+from ..session.watch import LoadSummary
 from .json import kv_report, tokens_held
+from .words import word
 
 if TYPE_CHECKING:
-    from ..capacity import Capacity, Workload
-    from ..observed import TokenSummary, UsersAt
     from ..read.metrics import Server
+    from ..report.capacity import Capacity, Workload
     from ..report.crosscheck import Agreement
+    from ..report.observed import TokenSummary, UsersAt
     from ..report.plan import TargetPlan
 
 
@@ -76,7 +77,7 @@ def kv_text(
         f"{rep['group_size']} layers, block {rep['block_size']} tokens: {groups}"
     )
     for note in rep["notes"]:
-        lines.append(f"note:    {note}")
+        lines.append(f"note:    {word(note)}")
     lines.extend(_kv_how_lines(rep["how"]))
     return "\n".join(lines)
 
@@ -99,7 +100,7 @@ def _kv_how_lines(how: KVDecisions) -> list[str]:
         f"  bytes per block id: {how['bytes_per_block']:,} ({how['bytes_per_block_rule']})"
     )
     for rule in how["rules"]:
-        lines.append(f"  rule:   {rule}")
+        lines.append(f"  rule:   {word(rule)}")
     if not how["is_exact"]:
         lines.append("  not exact: a rule depends on what the log or the GPU must settle (notes)")
     return lines
@@ -772,7 +773,7 @@ def _users_lines(r: Report) -> list[str]:
             lines.extend(_v0_under_load(c))
         lines.extend(mix_lines(r, c))
     if r.served is not None and r.served.notes:
-        lines.extend(_wrap_under("  workload:     ", "; ".join(r.served.notes)))
+        lines.extend(_wrap_under("  workload:     ", "; ".join(map(word, r.served.notes))))
     lines.extend(request_cost_lines(r))
     return lines
 
@@ -947,7 +948,7 @@ def explain_lines(report: Report) -> list[str]:
         lines.append(f"  how: {a}")
     if r.served is not None:
         for note in r.served.notes:
-            lines.append(f"  workload: {note}")
+            lines.append(f"  workload: {word(note)}")
     if r.kv_bytes_per_token is None:
         lines.extend(_wrap_flags("KV per token:  ", _kv_unknown_why(r, "PATH/config.json")))
     else:
@@ -1204,7 +1205,7 @@ def _observed_explain(report: Report) -> list[str]:
 def workload_label(w: Workload) -> str:
     """The workload in a few words: ``512 prompt + 128 output tokens``, or a mix's file.
 
-    >>> from vllm_logread.capacity import Workload
+    >>> from vllm_logread.report.capacity import Workload
     >>> workload_label(Workload())
     '512 prompt + 128 output tokens'
     """

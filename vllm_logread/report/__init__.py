@@ -7,7 +7,7 @@ vLLM's report or SGLang's, by the boot's engine.
 
 from __future__ import annotations
 
-from ..boots import Boot
+from ..boot.boots import Boot
 from .build import build_vllm_report
 from .model import Options, Report, SpecResolver
 

@@ -28,19 +28,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..boot.state import Sourced
-from ..budget import MemoryBudget
-from ..capacity import blocks_per_max_len_request, max_concurrency, pool_tokens_printed
 from ..errors import LogReadError
 from ..kv.groups import KVCacheLayout
-from ..rules import (
+from ..vllm.rules import (
     Feature,
     concurrency_counts_tokens,
     supports,
 )
-from ..versions import VersionLike, cdiv
+from ..vllm.versions import VersionLike, cdiv
+from .budget import MemoryBudget
+from .capacity import blocks_per_max_len_request, max_concurrency, pool_tokens_printed
 
 if TYPE_CHECKING:
-    from .whatif import Basis
+    from .basis import Basis
 
 GIB = 1 << 30
 

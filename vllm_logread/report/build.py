@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeAlias
 
+from ..boot.boots import Boot, Engine, _mnbt_tried, ranks_seen, stage_kv_memory
 from ..boot.resolve import (
     LayoutFinding,
     PlainFigures,
@@ -23,20 +24,12 @@ from ..boot.resolve import (
     rule_sets,
 )
 from ..boot.state import BootState, boot_state, device_of, rules_release
-from ..boots import Boot, Engine, _mnbt_tried, ranks_seen, stage_kv_memory
-from ..capacity import (
-    Capacity,
-    Workload,
-    num_blocks_from_pool_line,
-    users_for_layout,
-    users_that_fit,
-)
 from ..errors import LogReadError
 from ..kv.build import pp_stage_ranges
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
 from ..read.facts import Fact, Value
-from ..rules import (
+from ..vllm.rules import (
     V0_DECODE_FREE_BLOCKS,
     BlockSizeCandidate,
     can_be_hybrid,
@@ -45,7 +38,15 @@ from ..rules import (
     version_past_checked,
     watermark_blocks,
 )
-from ..versions import Version, cdiv
+from ..vllm.versions import Version, cdiv
+from .basis import Basis, Change
+from .capacity import (
+    Capacity,
+    Workload,
+    num_blocks_from_pool_line,
+    users_for_layout,
+    users_that_fit,
+)
 from .checks import GIB, _checks, _hybrid_checks, check_basis, tool_model_failures
 from .exactness import drafter_checks, layout_words, spec_source, speculative_unknown
 from .failure import StartUpEnd, boot_failure, died_before_serving, start_up_end, stopped_warning
@@ -63,10 +64,10 @@ from .resolved import (
     capped,
     scheduler_limits,
 )
-from .whatif import Basis, Change, WhatIf, basis_for_report, parse_change, what_ifs
+from .whatif import WhatIf, basis_for_report, parse_change, what_ifs
 
 if TYPE_CHECKING:
-    from ..fingerprint import VersionRange
+    from ..boot.fingerprint import VersionRange
     from .plan import TargetPlan
 
 

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..boots import Boot, _mnbt_tried
-from ..capacity import max_concurrency, num_blocks_for_memory
+from ..boot.boots import Boot, _mnbt_tried
 from ..errors import LogReadError
 from ..kv.groups import KVCacheLayout
 from ..kv.specs import KVSpec
 from ..read.facts import Fact, Value
-from ..rules import (
+from ..vllm.rules import (
     concurrency_counts_tokens,
     max_num_batched_tokens_source,
     stated_pool_tokens_from_concurrency,
 )
-from ..versions import Version, cdiv
+from ..vllm.versions import Version, cdiv
+from .capacity import max_concurrency, num_blocks_for_memory
 from .model import Check, CheckName, Unknown
 
 GIB = 1 << 30

@@ -40,13 +40,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, cast
 
+from ..boot.boots import Boot
+from ..boot.boots import kv_cache_memory_set as boot_kv_cache_memory_set
 from ..boot.state import Sourced, SourceKind
-from ..boots import Boot
-from ..boots import kv_cache_memory_set as boot_kv_cache_memory_set
-from ..budget import CudaGraphRule, MemoryBudget, TermChange, TermName
 from ..jsontypes import JSONObject
 from ..read.facts import Fact
-from ..rules import cuda_graph_rule, default_utilization
+from ..vllm.rules import cuda_graph_rule, default_utilization
+from .budget import CudaGraphRule, MemoryBudget, TermChange, TermName
 from .model import Report
 
 GIB = float(1 << 30)

@@ -26,16 +26,8 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, TypedDict, TypeGuard, cast
 
 from ..boot.state import Sourced, SourceKind
-from ..budget import MemoryBudget
-from ..capacity import (
-    Capacity,
-    Workload,
-    blocks_per_max_len_request,
-    num_blocks_for_memory,
-    pool_tokens_printed,
-    users_for_layout,
-)
 from ..errors import LogReadError, UsageError
+from ..findings import Finding, WindowedPoolLineNeedsBatchedTokens
 from ..jsontypes import JSONObject, JSONValue
 from ..kv.config import (
     TABLE_SOURCE,
@@ -54,7 +46,7 @@ from ..kv.weights import (
     other_towers,
     quantization_of,
 )
-from ..rules import (
+from ..vllm.rules import (
     ESTIMATE_VERSION,
     MAX_MODEL_LEN_WITHOUT_CONFIG_LENGTH,
     Feature,
@@ -63,10 +55,18 @@ from ..rules import (
     default_max_num_seqs,
     default_utilization,
     is_big_gpu,
-    max_num_batched_tokens_source,
     supports,
 )
-from ..versions import Version
+from ..vllm.versions import Version
+from .budget import MemoryBudget
+from .capacity import (
+    Capacity,
+    Workload,
+    blocks_per_max_len_request,
+    num_blocks_for_memory,
+    pool_tokens_printed,
+    users_for_layout,
+)
 from .gpus import MAX_GPU_GIB, Gpu, find_gpu
 
 GIB = 1 << 30
@@ -194,7 +194,7 @@ class BootEstimate:
     max_len_message: str
     estimated_max_model_len: int | None
     unknown: str = ""
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[Finding, ...] = field(default_factory=tuple)
     suggestion: str = ""
 
     @property
@@ -977,18 +977,12 @@ def _short_of_max_len(layout: KVCacheLayout, b: _Budget, ends: _Ends) -> _Ends:
     return replace(ends, message=message, estimated_max_model_len=est_len)
 
 
-def _layout_notes(layout: KVCacheLayout, max_num_batched_tokens: int) -> tuple[str, ...]:
+def _layout_notes(layout: KVCacheLayout, max_num_batched_tokens: int) -> tuple[Finding, ...]:
     """The layout's caveats, and what a windowed layer's pool line depends on."""
-    notes = list(layout.notes)
     if any(g.kind in ("sliding", "chunked") for g in layout.groups):
-        notes.append(
-            f"the pool line's token count divides by what one max-length request is charged, "
-            f"which for windowed layers depends on max_num_batched_tokens "
-            f"({max_num_batched_tokens:,} assumed: "
-            f"{max_num_batched_tokens_source(max_num_batched_tokens, is_proven=False)}); "
-            "the blocks and users do not"
-        )
-    return tuple(notes)
+        windowed = WindowedPoolLineNeedsBatchedTokens(max_num_batched_tokens=max_num_batched_tokens)
+        return (*layout.notes, windowed)
+    return layout.notes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

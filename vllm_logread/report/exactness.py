@@ -16,10 +16,10 @@ would be a wrong exact number).
 
 from __future__ import annotations
 
+from ..boot.boots import Boot
 from ..boot.resolve import LayoutFinding
-from ..boots import Boot
 from ..kv.specs import KVSpec
-from ..rules import Feature
+from ..vllm.rules import Feature
 from .model import Check, Unknown
 
 NAMELESS_SETTLE = (

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..boots import POOL_KINDS, SGLANG_POOL_KINDS, STATS_KINDS, Boot
-from ..capacity import Workload, users_that_fit
+from ..boot.boots import POOL_KINDS, SGLANG_POOL_KINDS, STATS_KINDS, Boot
 from ..read.facts import Fact
-from ..rules import has_null_block
+from ..vllm.rules import has_null_block
+from .capacity import Workload, users_that_fit
 from .model import Failure
 
 # A start-up step that failed (read/patterns.py rows engine_failed, worker_failed,

@@ -20,10 +20,11 @@ from functools import lru_cache
 from typing import Literal
 
 from ..jsontypes import JSONObject, as_object
+from .basis import Basis, Change
 from .batched_tokens import budget_change
 from .mix import prefix_cannot_hit
 from .resolved import Limit
-from .whatif import GIB, Basis, Change, WhatIf, _bytes_per_block, _config_for, evaluate
+from .whatif import GIB, WhatIf, _bytes_per_block, _config_for, evaluate
 
 #: What a knob does here: adds users, changes nothing, or cannot be worked out.
 Effect = Literal["adds", "none", "unknown"]

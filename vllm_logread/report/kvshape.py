@@ -2,7 +2,8 @@
 request holds in each, and the rule behind each number, as a JSON-ready dict.
 
 Computed here, in the report stage (the layout vLLM forms, each kind's blocks by
-its spec's own rule, kv/specs.py), so render/ only words it.
+its spec's own rule, kv/specs.py), so render/ only words it: the notes stay typed
+findings (vllm_logread/findings.py) until render/json.dumps or the text words them.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypedDict
 
+from ..findings import Finding, WindowedBudgetInFlight
 from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVCacheSpec, KVSpec
-from ..rules import DEFAULT_MAX_NUM_BATCHED_TOKENS
-from ..versions import cdiv
+from ..vllm.rules import DEFAULT_MAX_NUM_BATCHED_TOKENS
+from ..vllm.versions import cdiv
 
 
 class _SpecFields(TypedDict):
@@ -84,7 +86,7 @@ class KVDecisions(TypedDict):
     kinds: list[KindDecision]
     bytes_per_block: int
     bytes_per_block_rule: str
-    rules: list[str]
+    rules: list[Finding]  # worded at the edge (render/words.py)
     is_exact: bool
 
 
@@ -98,7 +100,7 @@ class KVReport(_SpecFields):
     page_size_bytes: int
     is_hybrid_kv_cache_manager: bool
     describe: str
-    notes: list[str]
+    notes: list[Finding]  # worded at the edge (render/words.py), as text and JSON alike
     how: KVDecisions
 
 
@@ -248,7 +250,6 @@ def kv_decisions(
     by_spec: dict[KVCacheSpec, list[KVCacheGroup]] = {}
     for g in layout.groups:
         by_spec.setdefault(g.spec, []).append(g)
-    in_flight = layout.max_concurrent_batches * max_num_batched_tokens
     kinds: list[KindDecision] = []
     for spec, groups in by_spec.items():
         layers = sorted(i for g in groups for i in g.layer_indices)
@@ -276,9 +277,10 @@ def kv_decisions(
     rules = list(layout.rules)
     if layout.max_concurrent_batches > 1 and any(g.window_tokens for g in layout.groups):
         rules.append(
-            f"windowed layers' budget at the max model length: {layout.max_concurrent_batches} "
-            f"batches in flight x {max_num_batched_tokens:,} batched tokens = {in_flight:,} "
-            "(async scheduling, 0.26+)"
+            WindowedBudgetInFlight(
+                max_concurrent_batches=layout.max_concurrent_batches,
+                max_num_batched_tokens=max_num_batched_tokens,
+            )
         )
     return {
         "vllm_version": version,

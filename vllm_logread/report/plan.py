@@ -10,8 +10,9 @@ from typing import TypeVar
 
 from ..errors import LogReadError
 from ..jsontypes import JSONObject
+from .basis import Basis, Change
 from .gpus import Gpu, all_gpus
-from .whatif import TARGET_UTILIZATION, Basis, Change, WhatIf, evaluate
+from .whatif import TARGET_UTILIZATION, WhatIf, evaluate
 
 TARGET_TP_SIZES = (2, 4, 8)
 

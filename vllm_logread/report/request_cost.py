@@ -37,24 +37,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..boots import Boot, kv_cache_memory_set
-from ..capacity import (
+from ..boot.boots import Boot, kv_cache_memory_set
+from ..errors import LogReadError
+from ..jsontypes import JSONObject
+from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
+from ..kv.specs import FULL_ATTENTION_KINDS, KVSpec, MambaSpec
+from ..vllm.rules import (
+    Feature,
+    supports,
+    tokens_held_at_end,
+)
+from .basis import Basis
+from .capacity import (
     blocks_at_max_len,
     blocks_charged,
     blocks_for_tokens,
     state_peak,
     users_at_peak,
 )
-from ..errors import LogReadError
-from ..jsontypes import JSONObject
-from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
-from ..kv.specs import FULL_ATTENTION_KINDS, KVSpec, MambaSpec
-from ..rules import (
-    Feature,
-    supports,
-    tokens_held_at_end,
-)
-from .whatif import Basis
 
 #: vLLM's scheduler token budgets tried when the log states none (the CPU
 #: server's 2,048, the GPU defaults 8,192 and 16,384): the one that reproduces

@@ -25,18 +25,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ..boot.boots import Boot
+from ..boot.fingerprint import VersionRange, version_range
 from ..boot.resolve import cpu_max_num_seqs_candidates
 from ..boot.state import Sourced, SourceKind
-from ..boots import Boot
-from ..budget import MemoryBudget
-from ..capacity import max_concurrency
 from ..errors import LogReadError
-from ..fingerprint import VersionRange, version_range
 from ..jsontypes import JSONObject
 from ..kv.groups import KVCacheLayout
 from ..kv.specs import KVSpec
 from ..read.facts import Fact
-from ..rules import (
+from ..vllm.rules import (
     A100_MAX_GIB,
     BIG_GPU_GIB,
     DEFAULT_MAX_NUM_BATCHED_TOKENS,
@@ -50,6 +48,8 @@ from ..rules import (
     default_max_num_seqs,
     supports,
 )
+from .budget import MemoryBudget
+from .capacity import max_concurrency
 from .gpus import Gpu, find_gpu
 
 #: The limit that binds the users at a workload.

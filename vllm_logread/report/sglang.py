@@ -30,11 +30,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..boots import Boot, Engine, ranks_seen
-from ..capacity import Capacity, Workload, users_that_fit
+from ..boot.boots import Boot, Engine, ranks_seen
 from ..errors import LogReadError
+from ..findings import SharedPrefixSGLangRadix
 from ..kv.specs import KVSpec
 from ..read.facts import Fact, Value
+from .capacity import Capacity, Workload, users_that_fit
 from .checks import CheckBasis, range_check, tool_model_failures
 from .failure import start_up_end, stopped_warning
 from .mix import BootWorkload, boot_workload, users_arithmetic
@@ -348,8 +349,7 @@ def _served(boot: Boot, opts: Options, max_model_len: int | None) -> BootWorkloa
         served,
         notes=(
             *served.notes,
-            f"--shared-prefix {opts.shared_prefix_tokens} not counted: SGLang's radix "
-            "cache is not modelled; the users are as if nothing were shared",
+            SharedPrefixSGLangRadix(shared_prefix_tokens=opts.shared_prefix_tokens),
         ),
         shared_prefix_tokens_asked=opts.shared_prefix_tokens,
     )

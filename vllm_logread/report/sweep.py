@@ -12,9 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..capacity import Workload
+from .capacity import Workload
 from .model import Options, Report, SpecResolver
 from .resolved import Answer
+
+
+def sweep_workloads(prompts: Sequence[int], outputs: Sequence[int]) -> tuple[Workload, ...]:
+    """Every workload of a sweep, prompts outermost (the sweep table's row order).
+
+    >>> [w.prompt_tokens for w in sweep_workloads((256, 512), (128, 256))]
+    [256, 256, 512, 512]
+    """
+    return tuple(Workload(prompt_tokens=p, output_tokens=o) for p in prompts for o in outputs)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .errors import UsageError
-from .events import ExitCode, exit_code_of
-from .fleet import fleet_of, gate_message, no_answer_error
-from .kv.config import load_config, resolve_spec
+from ..errors import UsageError
+from ..kv.config import load_config, resolve_spec
+from ..read.prometheus import Prometheus, parse_by, parse_since, read_fleet
+from ..render.fleet import fleet_text
+from ..session.events import ExitCode, exit_code_of
+from ..session.fleet import fleet_of, gate_message, no_answer_error
 from .options import ReadOptions, one_workload, output_format, report_options
-from .read.prometheus import Prometheus, parse_by, parse_since, read_fleet
-from .render.fleet import fleet_text
 
 
 class _Console(Protocol):

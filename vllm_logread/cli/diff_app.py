@@ -1,6 +1,6 @@
 """The ``diff`` command as one library call: two inputs in, the comparison out.
 
-cli.py parses the options into ``DiffOptions`` and calls ``run_diff``, which
+commands.py parses the options into ``DiffOptions`` and calls ``run_diff``, which
 reads OLD and NEW (each a log or a /metrics text; ``-`` is standard input,
 for one of them) through their own ``Session``, compares the two last boots
 (:mod:`vllm_logread.report.diff`) and says it through the caller's console,
@@ -18,10 +18,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .errors import LogReadError, UsageError, WrappedError
-from .events import ExitCode, ExitStatus
-from .inputs import open_input, run
-from .kv.config import load_config, resolve_spec
+from ..errors import LogReadError, UsageError, WrappedError
+from ..kv.config import load_config, resolve_spec
+from ..render.diff import diff_github, diff_json, diff_summary, diff_table, diff_text
+from ..render.json import dumps
+from ..report.diff import Diff, diff_reports
+from ..report.model import Options, Report
+from ..session.events import ExitCode, ExitStatus
+from ..session.inputs import open_input, run
+from ..session.session import Session
 from .options import (
     CommonOptions,
     check_common,
@@ -31,11 +36,6 @@ from .options import (
     report_options,
 )
 from .outcome import reading_status, results_of, worst
-from .render.diff import diff_github, diff_json, diff_summary, diff_table, diff_text
-from .render.json import dumps
-from .report.diff import Diff, diff_reports
-from .report.model import Options, Report
-from .session import Session
 
 if TYPE_CHECKING:
     from .terminal import Console

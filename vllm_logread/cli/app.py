@@ -1,7 +1,7 @@
 """The ``read`` command as one library call: options in, output through a
 console, an exit code out.
 
-cli.py parses the options into a ``ReadOptions`` and calls ``run_read``,
+commands.py parses the options into a ``ReadOptions`` and calls ``run_read``,
 which checks the options, opens the inputs, reads each through a
 ``session.Session`` and hands every output to the console the moment it
 arises (on ``vllm serve ... | vllm-logread`` the report comes when the boot
@@ -21,10 +21,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, TYPE_CHECKING
 
-from .errors import LogReadError, MissingPoolError, UsageError
-from .events import ExitCode, ExitStatus, exit_code_of
-from .inputs import is_live_stream, open_input, run
-from .kv.config import load_config, resolve_spec
+from ..errors import LogReadError, MissingPoolError, UsageError
+from ..kv.config import load_config, resolve_spec
+from ..render.ci import Extras
+from ..render.json import StatsJsonl, json_text
+from ..render.tables import StatsCsv
+from ..render.text import crosscheck_text, output_text
+from ..session.events import ExitCode, ExitStatus, exit_code_of
+from ..session.inputs import is_live_stream, open_input, run
+from ..session.session import Session
 from .options import (
     OptionsError,
     ReadOptions,
@@ -35,24 +40,19 @@ from .options import (
     unused_options,
 )
 from .outcome import gate_note, judged, results_of, with_sweep, worst
-from .render.ci import Extras
-from .render.json import StatsJsonl, json_text
-from .render.tables import StatsCsv
-from .render.text import crosscheck_text, output_text
-from .session import Session
 from .terminal import Console, Interrupted, signals_as_exceptions, signals_ignored
 
 # Names for the annotations alone; /metrics (read.metrics, report.crosscheck) is
 # imported by the options that read it, not by every report, and render/plot.py
 # only when --simulate asks (docs/performance.md, "Start-up").
 if TYPE_CHECKING:
-    from .capacity import Workload
-    from .events import Output
-    from .read.facts import Fact
-    from .render.plot import StatsRecorder
-    from .report.crosscheck import Agreement
-    from .report.model import Options
-    from .session import StatsSink
+    from ..read.facts import Fact
+    from ..render.plot import StatsRecorder
+    from ..report.capacity import Workload
+    from ..report.crosscheck import Agreement
+    from ..report.model import Options
+    from ..session.events import Output
+    from ..session.session import StatsSink
 
 Inputs = list[tuple[str, IO[bytes]]]
 Unread = list[tuple[str, "ExitStatus"]]  # inputs that could not be opened, and why
@@ -139,7 +139,7 @@ def _start_job(
     failures: Unread = []
     sim_rows = None
     if opts.wants_simulation:
-        from .render.plot import StatsRecorder
+        from ..render.plot import StatsRecorder
 
         sim_rows = StatsRecorder()  # the stats lines, for the simulated verdict
     if opts.metrics_url:
@@ -243,7 +243,7 @@ def _metrics_input(url: str, files: Sequence[str]) -> Inputs:
     """--metrics-url: the server's /metrics text, fetched now (exit 2 if not)."""
     import io
 
-    from .read.metrics import fetch_metrics
+    from ..read.metrics import fetch_metrics
 
     if files:
         raise OptionsError("--metrics-url reads a server, not files: give one or the other")
@@ -348,8 +348,8 @@ class _Job:
         report = session.report_for(session.last_boot)
         if not report.has_pool:
             return ()
-        from .read.metrics import fetch_metrics, read_metrics, read_metrics_file
-        from .report.crosscheck import crosscheck, pick_server
+        from ..read.metrics import fetch_metrics, read_metrics, read_metrics_file
+        from ..report.crosscheck import crosscheck, pick_server
 
         if where.startswith(("http://", "https://")):
             data = fetch_metrics(where)

@@ -44,17 +44,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from . import rules
-from .errors import UsageError
-from .kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
-from .kv.specs import KVSpec, MambaSpec
-from .rules import (
+from ..errors import UsageError
+from ..findings import Finding, StatePeakUsers, StatePeakUsersRange
+from ..kv.groups import KVCacheGroup, KVCacheLayout, kv_cache_layout
+from ..kv.specs import KVSpec, MambaSpec
+from ..vllm import rules
+from ..vllm.rules import (
     Feature,
     concurrency_counts_tokens,
     supports,
 )
-from .versions import Version, VersionLike, cdiv
-from .workload import RequestTokens
+from ..vllm.versions import Version, VersionLike, cdiv
+from ..vllm.workload import RequestTokens
 
 
 def tokens_held_at_end(prompt_tokens: int, output_tokens: int) -> int:
@@ -202,7 +203,7 @@ class Capacity:
     is_exact: bool = True
     num_groups: int = 1
     blocks_per_user_by_group: tuple[int, ...] = ()
-    notes: tuple[str, ...] = ()
+    notes: tuple[Finding, ...] = ()
     # --shared-prefix: blocks of the prefix held once in the pool (every user's
     # blocks above are its own, beyond them); 0: nothing shared.
     shared_prefix_blocks: int = 0
@@ -944,18 +945,11 @@ def _with_state_peak(
         workload.tokens_mid_answer,
         max_num_batched_tokens,
     )
+    note: Finding
     if known is not None:
-        note = (
-            f"a Mamba align group holds one more state page at the step that crosses a state "
-            f"block: {known} blocks then, {kept} kept; {low:,} users = 1 + ({usable:,} - "
-            f"{known}) // {kept}"
-        )
+        note = StatePeakUsers(peak_blocks=known, kept_blocks=kept, usable_blocks=usable, users=low)
     else:
-        note = (
-            f"{low:,} to {c.users:,} users: a Mamba align group holds one more state page at a "
-            "step that crosses a state block, and whether the prompt's later chunks do is "
-            "unknown, because the log states no max_num_batched_tokens"
-        )
+        note = StatePeakUsersRange(low_users=low, high_users=c.users)
     mid_lowered = peak_mid > c.blocks_per_user_mid and low_mid < c.users_mid_answer
     return replace(
         c,

@@ -8,7 +8,7 @@ vLLM release is ONE row of :class:`Feature`: the release, where it was proven
 printed, tests/real_vllm/NOTES.md; "source only: <file>" a vLLM source file
 read, not run here), and the text a renderer shows. :func:`supports` is the
 one reader of the table, and the only place a version is compared
-(:class:`~vllm_logread.versions.Version` is parsed by its one parser,
+(:class:`~vllm_logread.vllm.versions.Version` is parsed by its one parser,
 ``Version.parse``). Other modules ask :func:`supports` or a rule here that
 reads more than one row (``can_be_hybrid``, ``default_utilization``).
 

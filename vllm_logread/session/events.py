@@ -10,15 +10,15 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Literal
 
-from .errors import LogReadError, MissingPoolError, WrappedError
+from ..errors import LogReadError, MissingPoolError, WrappedError
 
 if TYPE_CHECKING:  # its fields' types; /metrics, crosscheck and sweep only when asked for
-    from .jsontypes import JSONObject
-    from .read.facts import Fact, ParseWarning
-    from .read.metrics import Server
-    from .report.crosscheck import Agreement
-    from .report.model import Options, Report, SpecResolver
-    from .report.sweep import SweepRow
+    from ..jsontypes import JSONObject
+    from ..read.facts import Fact, ParseWarning
+    from ..read.metrics import Server
+    from ..report.crosscheck import Agreement
+    from ..report.model import Options, Report, SpecResolver
+    from ..report.sweep import SweepRow
     from .watch import LoadSummary
 
 #: ``report``, ``alert``, ``summary``, ``warning`` (stderr), ``echo`` (input

@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeAlias
 
 import click
 
-from .errors import LogReadError
+from ..errors import LogReadError
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
@@ -72,7 +72,7 @@ def _table_names(name: str, key: str) -> list[str]:
     import json
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent / "data" / name
+    path = Path(__file__).resolve().parent.parent / "data" / name
     try:
         table = json.loads(path.read_text(encoding="utf-8"))[key]
     except (OSError, ValueError, KeyError, TypeError):
@@ -375,7 +375,7 @@ def _error(err: LogReadError) -> click.ClickException:
     exit code (ClickException alone exits 1, the gate's code)."""
     # events.py (its dataclasses) only on an error: --help imports no more than
     # click, errors.py and formats.py (docs/performance.md, "Start-up").
-    from .events import exit_code_of
+    from ..session.events import exit_code_of
 
     class _Error(click.ClickException):
         exit_code = int(exit_code_of(err))
@@ -394,8 +394,8 @@ class _IntList(click.ParamType):  # type: ignore[type-arg]
     ) -> tuple[int, ...]:
         if isinstance(value, tuple):
             return value
+        from ..render.tables import parse_int_list
         from .options import MIN_WORKLOAD_TOKENS
-        from .render.tables import parse_int_list
 
         try:
             return parse_int_list(str(value), minimum=MIN_WORKLOAD_TOKENS)
@@ -665,7 +665,7 @@ def read_cmd(**params: object) -> None:
     the stats lines are watched against it until the end of input or Ctrl-C.
     The report opens with the answer; --explain adds the arithmetic.
     """
-    with _machinery("vllm_logread.app"):
+    with _machinery("vllm_logread.cli.app"):
         from . import app
         from .options import ReadOptions
 
@@ -798,7 +798,7 @@ def kv_cmd(**params: object) -> None:
     """The KV bytes per token of a model, from its config.json, without any log;
     with --gpu, the pool and the users a boot would give (an estimate, with its range).
     """
-    with _machinery("vllm_logread.kv_app"):
+    with _machinery("vllm_logread.cli.kv_app"):
         from .kv_app import KvOptions, run_kv
 
     _run(lambda: run_kv(KvOptions(**_given(params)), _Terminal()))
@@ -936,7 +936,7 @@ def simulate_cmd(**params: object) -> None:
     u's k-th request is row (k x users + u) mod the rows of the expanded file;
     with --arrival-interval, in order.
     """
-    with _machinery("vllm_logread.simulate_app"):
+    with _machinery("vllm_logread.cli.simulate_app"):
         from .simulate_app import SimulateOptions, run_simulate
 
     old = params.pop("old_stats_csv", None)
@@ -991,7 +991,7 @@ def diff_cmd(**params: object) -> None:
     """What changed between two boots (two logs, or a log and a /metrics text),
     side by side, and which line explains the change of the pool.
     """
-    with _machinery("vllm_logread.diff_app"):
+    with _machinery("vllm_logread.cli.diff_app"):
         from .diff_app import DiffOptions, run_diff
 
     options = DiffOptions(**_given(params), summary_path=os.environ.get("GITHUB_STEP_SUMMARY"))

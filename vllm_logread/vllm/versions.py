@@ -4,7 +4,7 @@ A log states its vLLM version as text ("0.9.2rc1", "0.11.0rc2.dev5+g1234"):
 ``Version.parse`` (the one parser) reads it once into numbers; :class:`Version` is that number
 with ONE comparison (trailing zeros do not count: "0.20" is "0.20.0"). Which
 rule holds from which version, and what an unknown version means, is not
-here: it is in :mod:`vllm_logread.rules`, the only module that compares
+here: it is in :mod:`vllm_logread.vllm.rules`, the only module that compares
 versions (docs/rules.md).
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeAlias
 
-from .errors import UsageError
+from ..errors import UsageError
 
 
 @dataclass(frozen=True, slots=True, eq=False)

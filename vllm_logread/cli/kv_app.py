@@ -1,7 +1,7 @@
 """The ``kv`` command as one library call: a model in, its KV spec out (and,
 with a GPU, the pool and users a boot would give), or the tables it knows.
 
-cli.py parses the options into ``KvOptions`` and calls ``run_kv``, which says
+commands.py parses the options into ``KvOptions`` and calls ``run_kv``, which says
 what it found through the caller's console, like ``app.run_read``.
 
 Exit codes: 0 ok (also an estimate that says the boot would fail); 2 a model
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import UsageError
+from ..errors import UsageError
 from .options import (
     NEWEST_VLLM,
     CommonOptions,
@@ -52,7 +52,7 @@ class KvOptions(CommonOptions):
 
 def gpu_rows() -> list[dict[str, Any]]:
     """The GPU table: name, memory and where the figure comes from, largest first."""
-    from .report.gpus import all_gpus
+    from ..report.gpus import all_gpus
 
     return [
         {"gpu": g.name, "total_gib": g.total_gib, "estimate": g.is_estimate, "source": g.source}
@@ -62,14 +62,14 @@ def gpu_rows() -> list[dict[str, Any]]:
 
 def model_rows() -> list[dict[str, Any]]:
     """The shipped model table's names, sorted."""
-    from .kv.config import table_models
+    from ..kv.config import table_models
 
     return [{"model": name} for name in table_models()]
 
 
 def _table(kind: str, rows: list[dict[str, Any]], fmt: str) -> str:
-    from .render.json import SCHEMA_VERSION, dumps
-    from .render.tables import format_rows, listing_text
+    from ..render.json import SCHEMA_VERSION, dumps
+    from ..render.tables import format_rows, listing_text
 
     if fmt == "json":
         return dumps({"schema_version": SCHEMA_VERSION, "command": f"kv --list-{kind}", kind: rows})
@@ -109,9 +109,9 @@ def run_kv(opts: KvOptions, console: Any) -> int:
 
 def _architectures(fmt: str) -> str:
     """--list-architectures: vLLM 0.33's registry and what this tool knows of each."""
-    from .kv.architectures import all_architectures, registry_version
-    from .render.architectures import architectures_json, architectures_text
-    from .render.json import SCHEMA_VERSION, dumps
+    from ..kv.architectures import all_architectures, registry_version
+    from ..render.architectures import architectures_json, architectures_text
+    from ..render.json import SCHEMA_VERSION, dumps
 
     archs, version = all_architectures(), registry_version()
     if fmt == "json":
@@ -128,9 +128,9 @@ def _architectures(fmt: str) -> str:
 
 def kv_output(opts: KvOptions, fmt: str) -> str:
     """The spec (no GPU) or the boot estimate, as text or JSON."""
-    from .kv.config import spec_for_argument
-    from .render.json import SCHEMA_VERSION, dumps, kv_report
-    from .render.text import kv_text
+    from ..kv.config import spec_for_argument
+    from ..render.json import SCHEMA_VERSION, dumps, kv_report
+    from ..render.text import kv_text
 
     assert opts.model_or_config is not None
     spec = spec_for_argument(
@@ -145,8 +145,8 @@ def kv_output(opts: KvOptions, fmt: str) -> str:
             return kv_text(spec, vllm_version=opts.version, num_tokens=opts.num_tokens)
         rep = kv_report(spec, vllm_version=opts.version, num_tokens=opts.num_tokens)
         return dumps({"schema_version": SCHEMA_VERSION, "command": "kv", **rep})
-    from .render.estimate import estimate_json, estimate_text
-    from .report.estimate import estimate_boot
+    from ..render.estimate import estimate_json, estimate_text
+    from ..report.estimate import estimate_boot
 
     workload = one_workload(opts)
     est = estimate_boot(

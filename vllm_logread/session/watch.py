@@ -31,10 +31,10 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from .jsontypes import JSONObject
-from .read.facts import Fact
-from .read.stats import _DAY_S, _YEAR_S, StatsBatch, StatsFacts, _forward_s, header_seconds
-from .report.model import Report
+from ..jsontypes import JSONObject
+from ..read.facts import Fact
+from ..read.stats import _DAY_S, _YEAR_S, StatsBatch, StatsFacts, _forward_s, header_seconds
+from ..report.model import Report
 
 # KV usage at or above this is a full pool: vLLM cannot admit a user's next
 # blocks (1,505 blocks x 5% = 75 blocks is about two users' worth of growth).

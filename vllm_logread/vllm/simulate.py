@@ -96,7 +96,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .errors import UsageError
+from ..errors import UsageError
 from .rules import V0_DECODE_FREE_BLOCKS
 from .versions import cdiv
 

@@ -32,8 +32,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from ..jsontypes import JSONObject
 from .capacity import Workload
-from .jsontypes import JSONObject
 
 #: The quantiles summarized, in percent.
 QUANTILES_PCT: tuple[int, ...] = (50, 90, 99)

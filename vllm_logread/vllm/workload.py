@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
+from ..errors import InputError
 
 PROMPT_COLUMNS = ("prompt_tokens", "input_tokens", "prompt_len", "input_len", "num_prompt_tokens")
 OUTPUT_COLUMNS = (

@@ -4,7 +4,7 @@ options in one place.
 ``read``, ``kv``, ``diff`` and ``simulate`` take the same workload
 (``--prompt``/``--output`` with ``read``'s grammar: one number, a list or a
 range; ``--workload FILE``), ``--config``, ``--block-size``, ``--gpu`` /
-``--gpu-memory-gib`` and ``--format``/``--json``. cli.py declares each option
+``--gpu-memory-gib`` and ``--format``/``--json``. commands.py declares each option
 once and passes its value here as it was typed; each command's options class
 (``ReadOptions`` below, ``diff_app.DiffOptions``, ``simulate_app.SimulateOptions``)
 is a :class:`CommonOptions`, so a workload is built, a format chosen and a
@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError
+from ..errors import UsageError
+from ..vllm.rules import ESTIMATE_VERSION
 from .formats import FORMATS
-from .rules import ESTIMATE_VERSION
 
 if TYPE_CHECKING:  # capacity's import waits for the command that reads
-    from .capacity import Workload
+    from ..report.capacity import Workload
 
 #: A user's prompt and answer when --prompt/--output are not given (README, "Use").
 DEFAULT_PROMPT_TOKENS = 512
@@ -144,7 +144,7 @@ def check_common(opts: CommonOptions, command: str, *, sweeps: bool = False) -> 
             raise OptionsError(
                 "--model names the model and --config gives its config.json: one or the other"
             )
-        from .kv.config import check_model_name
+        from ..kv.config import check_model_name
 
         check_model_name(opts.model)  # a name nothing offline knows: exit 2, before any input
     output_format(opts, command)
@@ -180,25 +180,14 @@ def one_workload(opts: CommonOptions, *, with_file: bool = True) -> Workload:
     Raises:
         InputError: the workload file cannot be read (exit 2).
     """
-    from .capacity import Workload
+    from ..report.capacity import Workload
 
     if with_file and opts.workload_path is not None:
-        from .workload import read_workload
+        from ..vllm.workload import read_workload
 
         mix = read_workload(opts.workload_path)
         return Workload.of_mix(mix.requests, source=mix.source)
     return Workload(prompt_tokens=opts.prompts[0], output_tokens=opts.outputs[0])
-
-
-def sweep_workloads(prompts: Sequence[int], outputs: Sequence[int]) -> tuple[Workload, ...]:
-    """Every workload of a sweep, prompts outermost (the sweep table's row order).
-
-    >>> [w.prompt_tokens for w in sweep_workloads((256, 512), (128, 256))]
-    [256, 256, 512, 512]
-    """
-    from .capacity import Workload
-
-    return tuple(Workload(prompt_tokens=p, output_tokens=o) for p in prompts for o in outputs)
 
 
 def gpu_card(opts: CommonOptions) -> Any:
@@ -207,7 +196,7 @@ def gpu_card(opts: CommonOptions) -> Any:
     Raises:
         UsageError: a name the table does not know (with the close ones).
     """
-    from .report.gpus import find_gpu, gpu_of_memory
+    from ..report.gpus import find_gpu, gpu_of_memory
 
     if opts.gpu_memory_gib is not None:
         return gpu_of_memory(opts.gpu_memory_gib)
@@ -218,7 +207,7 @@ def report_options(opts: CommonOptions, workload: Workload, **more: Any) -> Any:
     """The report's :class:`~vllm_logread.report.model.Options` of ``opts``:
     the workload, --config, --block-size and the GPU, and what the command adds
     (``what_ifs``, ``target_users``, ``shared_prefix_tokens``)."""
-    from .report.model import Options
+    from ..report.model import Options
 
     return Options(
         workload=workload,
@@ -239,7 +228,7 @@ def model_notes(given: str | None, boots: Sequence[Any]) -> list[str]:
     """
     if given is None:
         return []
-    from .kv.config import is_same_model
+    from ..kv.config import is_same_model
 
     out: list[str] = []
     for boot in boots:

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .boots import (
+from ..boot.boots import (
     _POOL_LINE_KINDS,
     STATS_KINDS,
     Boot,
@@ -45,24 +45,24 @@ from .boots import (
     _boot_complete,
     engine_generation,
 )
-from .capacity import Workload
-from .errors import InputError
+from ..errors import InputError
+from ..kv.specs import KVSpec
+from ..read.facts import Event, Fact, ParseWarning
+from ..read.framing import Framing
+from ..read.scanner import Scanner
+from ..read.serving import ServingReader, StatsSink, hand_back
+from ..read.sniff import MAX_METRICS_BYTES, looks_like_metrics
+from ..read.stats import StatsBatch, StatsFacts
+from ..report import build_report
+from ..report.capacity import Workload
+from ..report.failure import start_up_end, stopped_warning
+from ..report.model import Options, Report
 from .events import Output
-from .kv.specs import KVSpec
-from .read.facts import Event, Fact, ParseWarning
-from .read.framing import Framing
-from .read.scanner import Scanner
-from .read.serving import ServingReader, StatsSink, hand_back
-from .read.sniff import MAX_METRICS_BYTES, looks_like_metrics
-from .read.stats import StatsBatch, StatsFacts
-from .report import build_report
-from .report.failure import start_up_end, stopped_warning
-from .report.model import Options, Report
 from .watch import Alert, Estimate, LoadSummary, LoadWatch
 
 if TYPE_CHECKING:  # observed.py is imported where a log's requests or /metrics are read
-    from .observed import ObservedWorkload, RequestTally, TokenSummary
-    from .read.metrics import Server
+    from ..read.metrics import Server
+    from ..report.observed import ObservedWorkload, RequestTally, TokenSummary
 
 # The magic bytes of gzip, xz and zstd: a compressed log or scrape, not a text.
 _COMPRESSED = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
@@ -80,7 +80,7 @@ def feed_session(session: Session, data: bytes) -> list[Output]:
         raise InputError(
             f"{session.source}: over {MAX_METRICS_BYTES >> 20} MiB: not a /metrics text"
         )
-    from .read.metrics import read_metrics  # only for a /metrics text (read/sniff.py)
+    from ..read.metrics import read_metrics  # only for a /metrics text (read/sniff.py)
 
     read = read_metrics(data.decode("utf-8", "replace"), source=session.source)
     out = [Output(kind="warning", text=f"warning: {w}") for w in read.warnings]
@@ -130,7 +130,7 @@ def observed_from_metrics(server: Server) -> ObservedWorkload | None:
     """A /metrics server's request histograms -> the workload it saw (its engines' summed
     bucket by bucket; each engine's own under ``engines`` when there are several); None
     when it publishes none."""
-    from .observed import ObservedWorkload, from_histogram, merged_histograms
+    from ..report.observed import ObservedWorkload, from_histogram, merged_histograms
 
     names = ("prompt_tokens", "generation_tokens", "max_tokens")
     merged: dict[str, TokenSummary | None] = {}
@@ -321,7 +321,7 @@ class BootRouter:
                 users[w] = (r.users, "; ".join(r.arithmetic))
             return users[w]
 
-        from .observed import with_users
+        from ..report.observed import with_users
 
         observed = with_users(observed, report.workload, users_at)
         return dataclasses.replace(report, observed=observed)
@@ -335,7 +335,7 @@ class BootRouter:
         if tally is None:
             return None
         cut = boot.value("max_log_len")
-        from .observed import observed_from_log
+        from ..report.observed import observed_from_log
 
         return observed_from_log(tally, max_log_len=cut if isinstance(cut, int) else None)
 
@@ -439,7 +439,7 @@ class BootRouter:
 
     def fold_requests(self, values: list[tuple[str, int]], line: int | None = None) -> None:
         """Request lines' values (kind, tokens) into the current boot's tally."""
-        from .observed import RequestTally
+        from ..report.observed import RequestTally
 
         tally = self.tallies.setdefault(self.tracker.current.index, RequestTally())
         for kind, value in values:

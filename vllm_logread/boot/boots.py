@@ -23,13 +23,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .read.facts import Fact, Value
-from .rules import (
+from ..read.facts import Fact, Value
+from ..vllm.rules import (
     DEFAULT_MAX_NUM_BATCHED_TOKENS_TRIED,
     pool_lines_per_worker,
     prints_max_concurrency,
 )
-from .versions import Version
+from ..vllm.versions import Version
 
 # Kinds that describe how a server was started: restated after a pool, they
 # mean a new boot. Stats kinds never do.
@@ -512,7 +512,7 @@ def stage_kv_memory(boot: Boot) -> dict[int, Fact]:
     (its TP ranks share one pool): ``{0: PP0's fact, 1: PP1's}``, from the ``PPk`` of
     the worker labels (``Worker_PP1_TP0``, ``VllmWorker PP1_TP0``). Empty when no
     line names a stage (no PP, or only the first rank prints, 0.11.1+)."""
-    from .read.lines import worker_label
+    from ..read.lines import worker_label
 
     out: dict[int, Fact] = {}
     for f in boot.all("available_kv_gib"):

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..vllm.rules import Feature, supports
 from .boots import engine_generation
-from .rules import Feature, supports
 
 if TYPE_CHECKING:
     from .boots import Boot
@@ -326,6 +326,6 @@ def known_releases() -> tuple[str, ...]:
 @functools.cache
 def _table() -> _Table:
     # Beside this module in every install, like data/gpus.json.
-    path = Path(__file__).resolve().parent / "data" / "fingerprint.json"
+    path = Path(__file__).resolve().parent.parent / "data" / "fingerprint.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     return _Table(tuple(data["releases"]), data["sites"], data["labels"])

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
-from .boot.state import Sourced
+from ..boot.state import Sourced
 
 #: One term: its value in GiB (a fraction for the utilization) with where it came
 #: from, or None when nothing gives it.

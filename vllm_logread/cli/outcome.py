@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .boots import Boot
-from .capacity import Workload
-from .events import BootResult, ExitCode, ExitStatus, GateResult, InputResult
-from .read.facts import Fact
-from .report.model import Report
-from .session import Session
-from .watch import Estimate
+from ..boot.boots import Boot
+from ..read.facts import Fact
+from ..report.capacity import Workload
+from ..report.model import Report
+from ..session.events import BootResult, ExitCode, ExitStatus, GateResult, InputResult
+from ..session.session import Session
+from ..session.watch import Estimate
 
 
 def results_of(sessions: Sequence[Session], *, all_boots: bool) -> list[InputResult]:
@@ -200,7 +200,7 @@ def with_sweep(results: Sequence[InputResult], workloads: Sequence[Workload]) ->
     once here (report/sweep.sweep_of); no sweep: the results as they are."""
     if not workloads:
         return list(results)
-    from .report.sweep import sweep_of  # a sweep's rows: imported by a sweep alone
+    from ..report.sweep import sweep_of  # a sweep's rows: imported by a sweep alone
 
     return [
         replace(
@@ -232,7 +232,7 @@ def users_by_workload(
         if row.boot_index == report.boot.index and row.source == report.source
     ]
     if not rows:
-        from .report.sweep import sweep_of
+        from ..report.sweep import sweep_of
 
         rows = list(
             sweep_of(report, workloads, options=res.options, spec_resolver=res.spec_resolver)
@@ -242,7 +242,7 @@ def users_by_workload(
 
 def failure_message(r: Report) -> str:
     """Exit 3's message for a boot that serves nobody: the cause and what would boot."""
-    from .render.text import failure_summary
+    from ..render.text import failure_summary
 
     f = r.failure
     assert f is not None

@@ -1,4 +1,4 @@
-"""The output formats of each command, in a module of its own so that cli.py
+"""The output formats of each command, in a module of its own so that commands.py
 can declare ``--format``'s choices without importing the options machinery
 (``vllm-logread --help`` then imports click and this: docs/performance.md,
 "Start-up"). options.py checks a command's format against the same table.

@@ -7,9 +7,9 @@ import stat
 from collections.abc import Callable, Iterator
 from typing import IO
 
-from .errors import InputError
+from ..errors import InputError
+from ..read.framing import count_newlines
 from .events import Output
-from .read.framing import count_newlines
 from .session import Session
 
 READ_CHUNK_BYTES = 1 << 20

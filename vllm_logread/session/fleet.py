@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .boots import Boot
-from .errors import MissingPoolError
+from ..boot.boots import Boot
+from ..errors import MissingPoolError
+from ..read.metrics import read_samples
+from ..read.prometheus import FleetRead, FleetServer, mean_of
+from ..report import build_report
+from ..report.model import Options, Report, SpecResolver
 from .events import GateResult
-from .read.metrics import read_samples
-from .read.prometheus import FleetRead, FleetServer, mean_of
-from .report import build_report
-from .report.model import Options, Report, SpecResolver
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

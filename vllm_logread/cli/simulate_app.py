@@ -1,9 +1,9 @@
 """The ``simulate`` command as one library call: a log's pool under a load.
 
-cli.py parses the options into a ``SimulateOptions`` and calls
+commands.py parses the options into a ``SimulateOptions`` and calls
 ``run_simulate``, which reads the log's last boot into a report (the pool,
 the block size, the KV cache groups of a hybrid model), replays vLLM's
-scheduler over that pool (:mod:`vllm_logread.simulate`) and says what it did
+scheduler over that pool (:mod:`vllm_logread.vllm.simulate`) and says what it did
 through the caller's console, like ``app.run_read``.
 
 The scheduler's limits are the log's when given, else vLLM 0.32's
@@ -18,10 +18,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .errors import MissingPoolError, UsageError
-from .inputs import open_input, run
-from .jsontypes import JSONObject
-from .kv.config import load_config, resolve_spec
+from ..errors import MissingPoolError, UsageError
+from ..jsontypes import JSONObject
+from ..kv.config import load_config, resolve_spec
+from ..render.json import SCHEMA_VERSION, dumps
+from ..render.simulation import simulation_json, simulation_text, write_steps_csv
+from ..session.inputs import open_input, run
+from ..session.session import Session
+from ..vllm.rules import V0_WATERMARK_FRACTION, v0_max_num_batched_tokens
+from ..vllm.simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
 from .options import (
     CommonOptions,
     check_common,
@@ -30,18 +35,13 @@ from .options import (
     output_format,
     report_options,
 )
-from .render.json import SCHEMA_VERSION, dumps
-from .render.simulation import simulation_json, simulation_text, write_steps_csv
-from .rules import V0_WATERMARK_FRACTION, v0_max_num_batched_tokens
-from .session import Session
-from .simulate import GroupRule, Load, Pool, SchedulerLimits, Simulation, simulate
 
 if TYPE_CHECKING:
-    from .boots import Boot
-    from .render.plot import StatsRecorder, StatsRow
-    from .report.model import Report
+    from ..boot.boots import Boot
+    from ..render.plot import StatsRecorder, StatsRow
+    from ..report.model import Report
+    from ..session.watch import LoadSummary
     from .terminal import Console
-    from .watch import LoadSummary
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,7 +137,7 @@ def load_sizes(
                 "--workload gives every request's prompt and output: drop --prompt, --output "
                 "and --output-dist"
             )
-        from .workload import read_workload
+        from ..vllm.workload import read_workload
 
         # Every request holds at least 1 prompt token (workload.py refuses 0: vLLM
         # refuses an empty prompt).
@@ -330,14 +330,14 @@ def run_simulate(opts: SimulateOptions, console: Console) -> int:
         load_config(opts.config)  # an explicit --config that cannot be read: exit 2, as read's
     recorder = None
     if opts.plot_path is not None:
-        from .render.plot import StatsRecorder, check_available
+        from ..render.plot import StatsRecorder, check_available
 
         check_available(opts.plot_path)  # before reading: exit 2 with the pip command
         recorder = StatsRecorder()
     report = read_report(opts.file, opts, console, stats=recorder)
     sim = simulate_log(opts, report=report)
     if opts.plot_path is not None and recorder is not None:
-        from .render.plot import render_simulation
+        from ..render.plot import render_simulation
 
         render_simulation(opts.plot_path, sim, recorder.rows, source=opts.file)
     if opts.steps_csv:
@@ -429,7 +429,7 @@ def simulated_verdict(
     most running + waiting on one stats line (a closed loop's users, when each has a request
     in).
     """
-    from .render.plot import load_phase
+    from ..render.plot import load_phase
 
     boots = session.tracker.boots
     boot = next((b for b in reversed(boots) if session.load_of(b) == summary), None)
