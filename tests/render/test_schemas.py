@@ -1,17 +1,22 @@
 """Every command's JSON validates against the shipped schema
 (vllm_logread/data/report.schema.json, in the wheel and the sdist), and says
-its schema_version: read, kv (spec, estimate, lists), diff and simulate."""
+its schema_version: read, kv (spec, estimate, lists), diff and simulate. The
+schema is the one render/json_schema.py generates from the result types, and the
+JSON walker (render/json.py) writes what it declares."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from click.testing import CliRunner
 
 from vllm_logread.cli.commands import main
+from vllm_logread.render.json import REPORT_KEYS, ReportKey, report_json, walk
+from vllm_logread.report.model import Check, EngineReport, Failure, Report, Unknown
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -121,3 +126,86 @@ def test_fleet_json() -> None:
     assert out["command"] == "read --prometheus"
     # 1,506 blocks of 16, 640 / 16 = 40 blocks a user: (1,506 - 1) // 40 = 37.
     assert out["servers"][0]["users"] == 37
+
+
+def test_the_shipped_schema_is_the_generated_one() -> None:
+    # Never edited by hand: `python -m vllm_logread.render.json_schema` writes it from
+    # render/json.py's REPORT_KEYS, report/model.py's fields and json_schema.py's parts.
+    from vllm_logread.render.json_schema import PATH, main, schema_text
+
+    assert PATH.read_text(encoding="utf-8") == schema_text()
+    assert main(["--check"]) == 0
+
+
+@pytest.mark.parametrize("cls", [Report, EngineReport, Check, Unknown, Failure])
+def test_every_result_field_says_its_json(cls: type) -> None:
+    """A field added without JSON or NOT_JSON metadata fails here; a Report field's
+    metadata names a key of REPORT_KEYS (its own name, or the key its value reaches)."""
+    keys = {k.name for k in REPORT_KEYS}
+    for f in fields(cls):
+        assert "json" in f.metadata, f"{cls.__name__}.{f.name}: no JSON / NOT_JSON metadata"
+        reaches = f.name if f.metadata["json"] is True else f.metadata["json"]
+        if cls is Report and reaches is not None:
+            assert reaches in keys, f"Report.{f.name} reaches {reaches!r}, not a report key"
+
+
+def test_every_report_key_is_in_the_schema_once() -> None:
+    from vllm_logread.render.json_schema import REPORT_PARTS, report_schema
+
+    names = [k.name for k in REPORT_KEYS]
+    assert len(names) == len(set(names))
+    assert set(REPORT_PARTS) <= set(names), "a declared part no key writes"
+    schema = report_schema()
+    assert list(schema["properties"]) == names
+    assert schema["required"] == [k.name for k in REPORT_KEYS if k.when == "always"]
+    assert schema["additionalProperties"] is False
+
+
+def test_a_report_key_without_a_schema_fails() -> None:
+    from vllm_logread.render.json_schema import key_schema
+
+    with pytest.raises(TypeError, match="REPORT_PARTS"):
+        key_schema(ReportKey("peak_users", get=lambda r: 0))
+
+
+def test_schemas_of_type_hints() -> None:
+    from vllm_logread.render.json_schema import schema_of
+
+    assert schema_of(int | None) == {"$ref": "#/definitions/nint"}
+    assert schema_of(bool | None) == {"type": ["boolean", "null"]}
+    assert schema_of(tuple[str, ...]) == {"type": "array", "items": {"type": "string"}}
+    assert schema_of(tuple[int, int]) == {
+        "type": "array",
+        "items": {"type": "integer"},
+        "minItems": 2,
+        "maxItems": 2,
+    }
+    assert schema_of(Literal["pass", "fail"] | None) == {"enum": ["pass", "fail", None]}
+    check = schema_of(Check)
+    # Check.line is NOT_JSON: three keys, all required, nothing else.
+    assert check["required"] == ["name", "status", "detail"]
+    assert check["properties"]["status"] == {"enum": ["pass", "fail", "unknown"]}
+    assert check["additionalProperties"] is False
+    with pytest.raises(TypeError, match="no JSON schema"):
+        schema_of(set[int])
+
+
+def test_the_walker_writes_a_result_field_by_field() -> None:
+    failure = Failure(cause="KV cache too small", line=57, fix=("--max-model-len 24096",))
+    assert walk(failure) == {
+        "cause": "KV cache too small",
+        "line": 57,
+        "fix": ["--max-model-len 24096"],
+        "serve_args": [],
+    }
+    check = Check(name="pool_tokens", status="pass", detail="24,096 = 1,506 x 16", line=60)
+    assert walk(check) == {"name": "pool_tokens", "status": "pass", "detail": "24,096 = 1,506 x 16"}
+
+
+def test_a_boot_without_a_report_has_every_always_key() -> None:
+    out = report_json(None, [], ["no KV pool line"])
+    assert list(out) == [k.name for k in REPORT_KEYS if k.when == "always"]
+    assert out["schema_version"] == 1 and out["warnings"] == ["no KV pool line"]
+    assert out["engines"] == [] and out["arithmetic"] == [] and out["facts"] == []
+    assert out["model"] is None and out["workload"] is None and out["users"] is None
+    jsonschema.validate(out, {**SCHEMA, "oneOf": [{"$ref": "#/definitions/report"}]})

@@ -435,12 +435,9 @@ def simulated_verdict(
     boot = next((b for b in reversed(boots) if session.load_of(b) == summary), None)
     if boot is None:
         return None
-    if len(summary.engines) > 1:
-        return "not simulated: the stats lines are of several engines (simulate one engine's pool)"
-    if boot.value("engine_kind") == "sglang":
-        # SGLang admits by its own rules (max_running_requests, its token budget): vLLM's
-        # scheduler at vLLM's defaults would give figures of no server here.
-        return "not simulated: SGLang's scheduler is not vLLM's (the simulation is vLLM's)"
+    why_not = _not_simulable(boot, summary)
+    if why_not is not None:
+        return why_not
     report = session.report_for(boot)
     if report.num_blocks is None or report.block_size is None:
         return "not simulated: unknown pool in blocks (the log states no pool or block size)"
@@ -468,7 +465,44 @@ def simulated_verdict(
     except UsageError as err:
         return f"not simulated: {err}"
     peak = summary.peak_running
-    settle = log_settle(phase, peak)
+    return _verdict(
+        sim,
+        peak=peak,
+        settle=log_settle(phase, peak),
+        users=users,
+        who=who,
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        rounds=rounds or 1,
+        spread_steps=spread_steps,
+    )
+
+
+def _not_simulable(boot: Boot, summary: LoadSummary) -> str | None:
+    """Why a boot's load is not vLLM's scheduler at one pool (None: it is)."""
+    if len(summary.engines) > 1:
+        return "not simulated: the stats lines are of several engines (simulate one engine's pool)"
+    if boot.value("engine_kind") == "sglang":
+        # SGLang admits by its own rules (max_running_requests, its token budget): vLLM's
+        # scheduler at vLLM's defaults would give figures of no server here.
+        return "not simulated: SGLang's scheduler is not vLLM's (the simulation is vLLM's)"
+    return None
+
+
+def _verdict(
+    sim: Simulation,
+    *,
+    peak: int,
+    settle: int,
+    users: int,
+    who: str,
+    prompt_tokens: int,
+    output_tokens: int,
+    rounds: int,
+    spread_steps: float,
+) -> str:
+    """The sentence: the simulation of ``users`` closed-loop users (``who`` said how
+    many), ``rounds`` requests each, held against the log's ``peak`` and ``settle``."""
     # Stats lines ~10 s apart can miss a one-step peak (admitted, preempted at
     # the next step: Mistral-7B's 12, where the log shows 11): a peak between
     # the simulation's held-for-2+-steps peak and its peak is the same run.
@@ -479,7 +513,7 @@ def simulated_verdict(
         else f"{sim.peak_running} for one step, {sim.peak_running_held} held"
     )
     n = sim.num_preemptions
-    each = "one" if (rounds or 1) == 1 else f"{rounds}"
+    each = "one" if rounds == 1 else f"{rounds}"
     spread = f", first requests over {spread_steps:g} steps" if spread_steps > 0 else ""
     said = (
         f"simulation of {users} closed-loop users ({who}), {each} {prompt_tokens:,}+"

@@ -3,11 +3,11 @@
 Once a boot is reported, what can still matter is the stats line, V0's
 preemption warning (in a boot not known to be V1, which never prints it) and
 the start of a new boot. A busy log is gigabytes of access lines, so serving
-mode looks for just those markers with ``bytes.find`` and reads the stats
-lines with one regex (stats.STATS_FAST), a chunk's at once
-(``ServingReader.serve``): about 800 MB/s in pure Python (a stats line in
-twenty) instead of the Scanner's 20 MB/s, so a live server is never held
-back. A new boot's first line (``hand_back``) hands the rest of the input back
+mode looks for just those markers and reads the stats lines a chunk at once
+(``ServingReader.serve``: the chunk split on the stats marker, one regex over the
+pieces' heads, else one regex over the chunk, stats.STATS_FAST): about 800 MB/s
+(a stats line in twenty) instead of the Scanner's 20 MB/s, so a live server is
+never held back. A new boot's first line (``hand_back``) hands the rest of the input back
 to boot mode.
 
 The reader knows nothing of reports or of the load watch: it hands each batch
@@ -22,7 +22,7 @@ import dataclasses
 import enum
 import re
 from collections.abc import Callable, Iterator, Sequence
-from itertools import accumulate, islice
+from itertools import accumulate, chain, islice
 from operator import itemgetter
 from typing import Final, Generic, Literal, Protocol, TypeAlias, TypeVar, cast, overload
 
@@ -38,13 +38,15 @@ from .patterns import (
 )
 from .scanner import scan_bytes
 from .stats import (
+    GPU_ZERO_USAGE,
     HAND_BACK_HEADS,
     STATS_ENGINE_FAST,
     STATS_FAST,
     STATS_FAST_COLUMNS,
     STATS_LINE,
     STATS_MARKER,
-    STATS_SPLIT_VALUES,
+    STATS_SPLIT_KEYS,
+    STATS_SPLIT_KEYS_CPU,
     TIME_SHAPE_BYTES,
     KeyValues,
     StatsBatch,
@@ -94,7 +96,7 @@ _MAX_CHUNK_MISSES = 8
 _MAX_CACHED_SECONDS = 4096
 
 
-# Keys (stats.STATS_SPLIT_VALUES's group) kept with their values, and stats line
+# Keys (stats.STATS_SPLIT_KEYS's group) kept with their values, and stats line
 # heads with their seconds (the split path): the benchmark's log has 970 keys and
 # ten heads a second; past these, the caches start again, so memory stays flat
 # (8,192 keys of about 70 bytes, with their tuples: under 2 MB).
@@ -107,7 +109,14 @@ _MAX_TAILS = 4096
 # A stats line's values are its piece's first bytes: at most 220 as STATS_FAST
 # reads them (two rates of 20 digits, four counts of 9, a 5-letter device word), so
 # 256 hold them (a longer text would not match, and the chunk goes the other ways).
-_head_of = itemgetter(slice(0, 256))
+# The split path reads the first 160 (the benchmark's lines' keys end 116 to 121
+# bytes in) and 256 from the first chunk where a key does not end within them: the
+# regex scans a head's bytes past its key for the next NUL, 0.21M instructions fewer
+# a 1 MiB chunk of the benchmark's log with 160 (callgrind: docs/performance.md).
+_HEADS_OF = (itemgetter(slice(0, 160)), itemgetter(slice(0, 256)))
+
+
+_EMPTY = (b"",)  # (a NUL before the first head)
 
 
 # ServingReader._chunk_rx's groups: time, engine digits, then STATS_FAST's.
@@ -209,18 +218,18 @@ def _hand_back_heads(buf: bytes, start: int, end: int) -> int:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _SplitLayout:
-    """The head of a chunk's stats lines, as the split path reads them: ``sep`` (the
-    bytes after the time, engine label included, then STATS_MARKER) splits the chunk;
-    the piece before each stats line ends with its ``tail_len`` bytes: a newline,
-    ``before`` (the bytes before the time) and the time."""
+    """The head of a chunk's stats lines, as the split path reads them: STATS_MARKER
+    splits the chunk, and the piece before each stats line ends with its ``tail_len``
+    bytes: a newline, ``before`` (the bytes before the time), the time and ``after``
+    (the bytes after the time, engine label included)."""
 
     before: bytes
-    sep: bytes
+    after: bytes
     engine: str | None
 
     @property
     def tail_len(self) -> int:
-        return 1 + len(self.before) + 14
+        return 1 + len(self.before) + 14 + len(self.after)
 
 
 class _Times(Sequence[bytes | None]):
@@ -228,10 +237,11 @@ class _Times(Sequence[bytes | None]):
     where the fold asks (its first and last line, an alert): bytes, never a
     StringZilla view, which would keep the chunk alive."""
 
-    __slots__ = ("_tails",)
+    __slots__ = ("_tails", "_at")
 
-    def __init__(self, tails: Sequence[bytes]) -> None:
+    def __init__(self, tails: Sequence[bytes], at: int) -> None:
         self._tails = tails
+        self._at = slice(at, at + 14)  # the time's bytes in a tail
 
     def __len__(self) -> int:
         return len(self._tails)
@@ -244,11 +254,11 @@ class _Times(Sequence[bytes | None]):
 
     def __getitem__(self, i: int | slice) -> bytes | None | Sequence[bytes | None]:
         if isinstance(i, slice):
-            return [bytes(t[-14:]) for t in self._tails[i]]
-        return bytes(self._tails[i][-14:])
+            return [bytes(t[self._at]) for t in self._tails[i]]
+        return bytes(self._tails[i][self._at])
 
     def __iter__(self) -> Iterator[bytes | None]:
-        return (bytes(t[-14:]) for t in self._tails)
+        return (bytes(t[self._at]) for t in self._tails)
 
 
 class _Heads:
@@ -320,7 +330,7 @@ class _Heads:
         if engine is _MISS:
             return
         if self.split_misses < _MAX_CHUNK_MISSES:
-            self.split = _SplitLayout(before, after + STATS_MARKER, engine)
+            self.split = _SplitLayout(before, after, engine)
         digits = engine.encode() if engine is not None and engine.isdigit() else b""
         if digits and after.endswith(b"Engine " + digits + b": "):
             label = re.escape(after[: -len(digits) - 2]) + rb"(\d{%d}): " % len(digits)
@@ -421,6 +431,8 @@ class ServingReader(Generic[T]):
         self._heads = _Heads()
         self._keys: dict[bytes, KeyValues] = {}  # the split path's keys, read
         self._tail_seconds: dict[bytes, int | None] = {}  # its heads' seconds
+        self._tail_layout: _SplitLayout | None = None  # the layout they were checked for
+        self._long_heads = 0  # the heads the split path reads (_HEADS_OF)
 
     def serve(self, buf: bytes, start: int, stop: int) -> list[T]:
         """The complete lines ``buf[start:stop]``: stats lines and V0
@@ -428,22 +440,25 @@ class ServingReader(Generic[T]):
         lines too (or leaves them: ``Framing``).
 
         A busy log has a stats line every twenty lines (the generated 1.6 GB
-        log: 600,736), so this is where a full report spends its time. Two
+        log: 600,736), so this is where a full report spends its time. Three
         ways, the same result:
 
-        * the chunk at once (``_serve_chunk``): once the stats lines' head
-          layout is known, one regex reads every stats line's time, engine
-          label and values, the matches listed in C, and the columns are
-          converted and folded at once. Taken when every stats line of the
-          chunk has that layout and the usual wording, no V0 preemption
-          warning is in it and no CSV is written; otherwise
+        * the chunk split on the stats marker (``_serve_split``, with or without
+          StringZilla: read/simd.py), once the stats lines' head layout is known:
+          taken when every stats line of the chunk has that head and one engine
+          label, the usual wording, no V0 preemption warning is in it and no CSV
+          is written; otherwise
+        * the chunk at once (``_serve_chunk``): one regex reads every stats line's
+          time, engine label and values, the matches listed in C, and the columns
+          are converted and folded at once, on the same conditions but several
+          labels; otherwise
         * line by line (``_serve_lines``), which learns the layouts.
         """
         self._requests(buf, start, stop)
         p_pre = simd.find(buf, _PREEMPT_MARKER, start, stop) if self.v0_warnings else -1
         if p_pre < 0 and self.on_stats is None and self.on_facts is None:
             heads = self._heads
-            if heads.split is not None and simd.SIMD:
+            if heads.split is not None:
                 out = self._serve_split(buf, start, stop, heads.split)
                 if out is not None:
                     heads.split_misses = 0
@@ -460,87 +475,126 @@ class ServingReader(Generic[T]):
     def _serve_split(
         self, buf: bytes, start: int, stop: int, layout: _SplitLayout
     ) -> list[T] | None:
-        """The stats lines of ``buf[start:stop]``, the chunk split on the layout's
-        label and marker (read/simd.py), or None (nothing done) when a stats line has
-        another head or wording (the chunk regex or the lines then read it).
+        """The stats lines of ``buf[start:stop]``, the chunk split on STATS_MARKER
+        (read/simd.py), or None (nothing done) when a stats line has another head or
+        wording, or the marker sits inside another line (the chunk regex or the lines
+        then read it).
 
-        No Python runs per line: the pieces' heads are cut by ``itemgetter``, their
-        values read by one ``findall`` over their heads joined, and each distinct head
-        (a time) and values text (a key) is checked and read once, the lines'
-        values then looked up by ``map``; the fold (watch.LoadWatch) takes the
-        columns as the other paths give them.
+        No Python runs per line: each piece ends with the next stats line's head (its
+        tail: ``itemgetter``) and starts with its values; the heads' first bytes are
+        joined and read by one ``findall`` (stats.STATS_SPLIT_KEYS: the throughputs
+        read, the text from "Running" to the KV usage, the key, cut unread), and each
+        distinct tail (a time) and key is checked and read once, the lines' seconds
+        and values then looked up by ``map``; the fold (watch.LoadWatch) takes the
+        columns as the other paths give them. Without StringZilla the pieces are
+        copies, and the same steps read them.
         """
+        pieces = list(simd.split(buf, STATS_MARKER, start, stop))
+        n = len(pieces) - 1
         lines = self.framing.counter(buf, start)
-        n = simd.count(buf, STATS_MARKER, start, stop)
         if n == 0:
             self.framing.close(lines, stop)
             return []
-        pieces = simd.split(buf, layout.sep, start, stop)
-        if len(pieces) != n + 1 or simd.find(buf, b"\0", start, stop) >= 0:
-            return None  # a marker after another head (or inside a line); a NUL (below)
-        size = layout.tail_len
+        size, after = layout.tail_len, layout.after
         end0 = start + len(pieces[0])
         nl = buf.rfind(b"\n", start, end0)
         tails: list[bytes] = [b"\n" + buf[start if nl < 0 else nl + 1 : end0]]
         tails += map(itemgetter(slice(-size, None)), islice(pieces, 1, n))
-        # Each distinct head (a time) checked and its seconds read once. With
-        # StringZilla the heads are views into the chunk: they hash otherwise than
-        # bytes, so the chunk's own table is keyed by them, the cache across chunks
-        # by their bytes (a view kept would keep the chunk alive).
+        # Each distinct tail (a time) checked and its seconds read once: its bytes
+        # before the time, the time's shape, and the bytes after it (the engine label
+        # just before the marker: a marker after another head or inside another line
+        # sends the chunk the other ways). With StringZilla the tails are views into
+        # the chunk: they hash otherwise than bytes, so the chunk's own table is keyed
+        # by them, the cache across chunks by their bytes (a view kept would keep the
+        # chunk alive); a tail checked for one layout is not for another.
         cache = self._tail_seconds
-        if len(cache) > _MAX_TAILS:
-            cache.clear()
+        if len(cache) > _MAX_TAILS or self._tail_layout is not layout:
+            cache.clear()  # (a tail is checked against its layout once)
             self._heads.hour_seconds.clear()
+            self._tail_layout = layout
         head = b"\n" + layout.before
+        at = len(head)
         seconds_of: dict[bytes, int | None] = {}
         for t in set(tails):
             tb = bytes(t)
             if tb not in cache:
-                time = tb[-14:]
+                time = tb[at : at + 14]
                 if (
                     len(tb) != size
                     or not tb.startswith(head)
+                    or not tb.endswith(after)
                     or not TIME_SHAPE_BYTES.fullmatch(time)
                 ):
-                    return None
+                    return None  # a stats line of another head, or a marker inside a line
                 cache[tb] = _seconds_at(self._heads.hour_seconds, time)
             seconds_of[t] = cache[tb]
-        # One regex pass over the pieces' heads joined (no Match object per line):
-        # each piece's values begin right after a NUL that no log line holds.
-        keys = STATS_SPLIT_VALUES.findall(
-            b"\0" + b"\0".join(map(_head_of, islice(pieces, 1, None)))
-        )
-        if len(keys) != n:  # another wording: the row reads it
+        # One regex pass over the pieces' heads joined with NUL (no Match object per
+        # line) reads each line's throughputs and cuts its key (stats.STATS_SPLIT_KEYS);
+        # each distinct key is read once. The pass starts at a NUL: a NUL in a head (no
+        # log line holds one) sends the chunk the other ways.
+        for k in range(self._long_heads, len(_HEADS_OF)):
+            joined = b"\0".join(chain(_EMPTY, map(_HEADS_OF[k], islice(pieces, 1, None))))
+            keys = STATS_SPLIT_KEYS.findall(joined)
+            if len(keys) == n:
+                self._long_heads = k
+                break
+        else:
+            return None  # another wording (or a key past 256 bytes): the row reads it
+        if simd.count(joined, b"\0", 0, len(joined)) != n:
             return None
-        known = self._keys
-        values = list(map(known.get, keys))
-        if None in values:
-            if len(known) > _MAX_KEYS:
-                known.clear()
-            for k in set(keys).difference(known):
-                known[k] = stats_key_values(k)
-            values = list(map(known.__getitem__, keys))
-        running, waiting, kv, preemptions = zip(*values, strict=True)
+        try:
+            values = list(map(self._keys.__getitem__, keys))
+        except KeyError:
+            new = self._new_keys(keys, joined)
+            if new is None:
+                return None
+            values = new
+        running, waiting, kv_pct, preemptions = zip(*values, strict=True)
         alerts = self.sink.fold_stats(
             StatsBatch(
                 engines=[layout.engine] * n,
-                times=_Times(tails),
+                times=_Times(tails, at),
                 seconds=list(map(seconds_of.__getitem__, tails)),
                 running=running,
                 waiting=waiting,
-                kv_usage_pct=kv,
+                kv_usage_pct=kv_pct,
                 preemptions=preemptions,
             )
         )
         out: list[T] = []
         if alerts:  # a few per boot (watch.MAX_CROSSING_ALERTS, firsts)
             # piece i + 1 starts just past line i's marker
-            ends = list(accumulate(len(p) + len(layout.sep) for p in pieces))
+            ends = list(accumulate(len(p) + len(STATS_MARKER) for p in pieces))
             for i, say in alerts:
                 p = start + ends[i] - len(STATS_MARKER)
                 out.append(say(lines.line_at(buf.rfind(b"\n", 0, p) + 1)))
         self.framing.close(lines, stop)
         return out
+
+    def _new_keys(self, keys: list[bytes], joined: bytes) -> list[KeyValues] | None:
+        """The values of a split chunk's keys, some not read yet (None: a key not of
+        the fast grammar). A key that ends with a GPU's 0.0% may be V0's before its CPU's
+        usage: that chunk's keys are cut again with the CPU's (STATS_SPLIT_KEYS_CPU),
+        and such a key is never kept, as it reads otherwise with the CPU's after it."""
+        known = self._keys
+        if len(known) > _MAX_KEYS:
+            known.clear()
+        new = set(keys).difference(known)
+        if any(k.endswith(GPU_ZERO_USAGE) for k in new):
+            n = len(keys)
+            keys = STATS_SPLIT_KEYS_CPU.findall(joined)
+            if len(keys) != n:
+                return None
+            new = set(keys)
+        table: dict[bytes, KeyValues] = {}
+        for k in new:
+            kv = known.get(k) or stats_key_values(k)
+            if kv is None:
+                return None
+            table[k] = kv
+            if not k.endswith(GPU_ZERO_USAGE):
+                known[k] = kv
+        return [table.get(k) or known[k] for k in keys]
 
     def _requests(self, buf: bytes, start: int, stop: int) -> None:
         """The request lines of ``buf[start:stop]`` (--enable-log-requests), read a chunk

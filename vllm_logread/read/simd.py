@@ -8,8 +8,7 @@ byte at a time; StringZilla (Apache-2.0, wheels for Linux and macOS, no compiler
 at install) searches 32 or 64 bytes a step (AVX2/AVX-512/NEON). On the benchmark's
 1.6 GB log in 1 MiB chunks: counting the stats marker 0.06 s against 0.39 s for
 ``bytes.count``; splitting on it 0.10 s against 0.57 s for ``bytes.split``, which
-copies every piece (without the library serving mode reads a chunk with its regex
-instead, read/serving.py); counting the newlines 0.13 s against 0.32 s
+copies every piece; counting the newlines 0.13 s against 0.32 s
 (framing.count_newlines' ``bytes.replace``); finding any of four rare bytes
 0.05 s against 0.09 s for a ``find`` of each (docs/performance.md, "The SIMD
 splitter").
@@ -59,14 +58,16 @@ def find(buf: bytes, needle: bytes, start: int, stop: int) -> int:
 
 
 def split(buf: bytes, sep: bytes, start: int, stop: int) -> Sequence[bytes]:
-    """``buf[start:stop].split(sep)`` as views into ``buf``, only with StringZilla
-    (``SIMD``): ``bytes.split`` copies every piece, and made serving mode slower
-    (3.1 s on the 1.6 GB log) than its chunk regex (2.2 s), which it uses instead.
-    A view is bytes-like (``re`` reads it, it compares equal to bytes) but hashes
-    otherwise, and one kept would keep the chunk alive: copy it with ``bytes()``."""
-    assert _SZ is not None
-    pieces: Sequence[bytes] = _SZ.Str(buf)[start:stop].split(sep)
-    return pieces
+    """``buf[start:stop].split(sep)``: with StringZilla (``SIMD``) as views into ``buf``,
+    else as CPython's copies. A view is bytes-like (``re`` reads it, it compares equal to
+    bytes) but hashes otherwise, and one kept would keep the chunk alive: copy it with
+    ``bytes()``. CPython's split copies every piece: 1.55M instructions a 1 MiB chunk of
+    the benchmark's log against StringZilla's 0.69M (callgrind; docs/performance.md),
+    still less than the chunk regex serving mode read such a chunk with before."""
+    if SIMD and _SZ is not None:
+        pieces: Sequence[bytes] = _SZ.Str(buf)[start:stop].split(sep)
+        return pieces
+    return (buf if start == 0 and stop == len(buf) else buf[start:stop]).split(sep)
 
 
 def find_first_of(buf: bytes, chars: bytes, start: int, stop: int) -> int:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Final, Literal, cast
 
 from ..errors import UsageError
 from ..findings import Finding
@@ -99,49 +101,81 @@ SCHEMA_VERSION = 1
 
 
 def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -> JSONObject:
-    """The ``--json`` object (schema: vllm_logread/data/report.schema.json)."""
-    out = _empty_report_json(facts, warnings)
-    if report is None:
-        return out
-    out.update(_report_fields(report, warnings))
-    out.update(_said_when_known(report))
+    """The ``--json`` object of one boot, REPORT_KEYS in their order (schema:
+    vllm_logread/data/report.schema.json, generated from them: render/json_schema.py).
+    Without a report (no KV pool reached) every "always" key is null or empty."""
+    given: JSONObject = {
+        "schema_version": SCHEMA_VERSION,
+        "warnings": [*warnings, *(() if report is None else report.warnings)],
+        "facts": [f.to_json() for f in facts],
+    }
+    out: JSONObject = {}
+    for key in REPORT_KEYS:
+        if key.name in given:
+            out[key.name] = given[key.name]
+        elif report is None:
+            if key.when == "always":
+                out[key.name] = [] if key.name in _TUPLES else None
+        elif key.when != "caller":
+            value = walk(key.value(report))
+            if key.when != "known" or value not in (None, []):
+                out[key.name] = value
     return out
 
 
-def _empty_report_json(facts: list[Fact], warnings: list[str]) -> JSONObject:
-    """Every key of a report object, in the schema's order, as a boot without a
-    report has them (null, empty)."""
+@dataclass(frozen=True, slots=True)
+class ReportKey:
+    """One key of a report object: ``attr``, the Report field or property it reads
+    (its type hint and ``doc`` metadata give the schema), or ``get``, how its value is
+    worked out (its schema declared in render/json_schema.REPORT_PARTS); ``when`` it is
+    written: always (null or empty without a report), report (whenever there is one),
+    known (only when not null or empty), caller (json_text and diff_json write it)."""
+
+    name: str
+    attr: str | None = None
+    get: Callable[[Report], object] | None = None
+    when: Literal["always", "report", "known", "caller"] = "always"
+
+    def value(self, report: Report) -> object:
+        return self.get(report) if self.get else getattr(report, self.attr or self.name)
+
+
+def walk(value: object) -> JSONValue:
+    """A result value as JSON: a report/model.py dataclass field by field (its fields'
+    JSON metadata), anything else with a ``to_json`` through it, tuples as lists."""
+    if value is None or isinstance(value, str | int | float | dict):
+        return cast(JSONValue, value)
+    if isinstance(value, tuple | list):
+        return [walk(v) for v in value]
+    to_json = getattr(value, "to_json", None)
+    if to_json is not None:
+        return cast(JSONValue, to_json())
     return {
-        "schema_version": SCHEMA_VERSION,
-        "source": None,
-        "model": None,
-        "vllm_version": None,
-        "engine": None,
-        "device": None,
-        "pool_tokens": None,
-        "num_blocks": None,
-        "block_size": None,
-        "block_size_source": None,
-        "max_model_len": None,
-        "vllm_max_concurrency": None,
-        "concurrency_tokens": None,
-        "available_kv_gib": None,
-        "kv_cache_dtype": None,
-        "tensor_parallel_size": None,
-        "num_ranks_seen": None,
-        "kv_bytes_per_token": None,
-        "kv_bytes_per_token_source": None,
-        "workload": None,
-        "users": None,
-        "users_mid_answer": None,
-        "is_exact": None,
-        "engines": [],
-        "checks": [],
-        "what_if": [],
-        "arithmetic": [],
-        "warnings": list(warnings),
-        "facts": [f.to_json() for f in facts],
+        f.name: walk(getattr(value, f.name))
+        for f in fields(cast(Any, value))
+        if f.metadata.get("json") is True
     }
+
+
+def _version_range(report: Report) -> JSONObject | None:
+    """Only for a log that states no version: the releases it can come from."""
+    v = report.vllm_versions
+    if v is None:
+        return None
+    return {
+        "lowest": v.lowest,
+        "highest": v.highest,
+        "num_releases": len(v.releases),
+        "evidence": [{"line": line, "what": what} for line, what in v.evidence],
+    }
+
+
+def _past_checked(report: Report) -> JSONObject | None:
+    """Only then (older reports keep their exact shape): the log's vLLM is newer than
+    the newest release this tool was checked against."""
+    if version_past_checked(report.vllm_version) is None:
+        return None
+    return {"vllm_version": report.vllm_version, "newest_checked": str(NEWEST_CHECKED)}
 
 
 def tokens_held(report: Report) -> tuple[int, int]:
@@ -157,101 +191,82 @@ def tokens_held(report: Report) -> tuple[int, int]:
     return w.tokens_held_at_end, w.tokens_mid_answer
 
 
-def _report_fields(report: Report, warnings: list[str]) -> JSONObject:
-    """The report's values of those keys, and its answer and target."""
-    w = report.workload
-    c = report.capacity
+def _workload_json(report: Report) -> JSONObject:
+    """The workload the users are counted at; mix and shared_prefix only when they say
+    something (docs/facts.md: extend, never rename)."""
+    w, c = report.workload, report.capacity
     return {
-        "source": report.source,
-        "model": report.model,
-        "vllm_version": report.vllm_version,
-        "engine": report.engine_generation,
-        "device": report.device,
-        "pool_tokens": report.pool_tokens,
-        "num_blocks": report.num_blocks,
-        "block_size": report.block_size,
-        "block_size_source": report.block_size_source,
-        "max_model_len": report.max_model_len,
-        "vllm_max_concurrency": report.vllm_max_concurrency,
-        "concurrency_tokens": report.concurrency_tokens,
-        "available_kv_gib": report.available_kv_gib,
-        "kv_cache_dtype": report.kv_cache_dtype,
-        # null when the log does not state it (the 1 the arithmetic assumes is no fact).
-        "tensor_parallel_size": report.tensor_parallel_size
-        if report.is_tensor_parallel_stated
-        else None,
-        # The worker ranks the log's labels show (Worker_TP0..3: 4); null for one or none.
-        "num_ranks_seen": None if report.ranks_seen is None else report.ranks_seen.num_ranks,
-        "kv_bytes_per_token": report.kv_bytes_per_token,
-        "kv_bytes_per_token_source": report.kv_bytes_per_token_source,
-        # mix and shared_prefix only when they say something (docs/facts.md: extend,
-        # never rename).
-        "workload": {
-            "prompt_tokens": w.prompt_tokens,
-            "output_tokens": w.output_tokens,
-            "tokens_per_user": w.tokens_per_user,
-            # Added beside tokens_per_user (docs/facts.md: extend, never rename).
-            "tokens_held_at_end": tokens_held(report)[0],
-            "tokens_held_mid_answer": tokens_held(report)[1],
-            "blocks_per_user": None if c is None else c.blocks_per_user,
-            **mix_json(report),
-        },
-        "users": report.users,
-        "users_mid_answer": report.users_mid_answer,
-        "answer": None if report.answer is None else report.answer.to_json(),
-        "is_exact": report.is_exact,
-        "engines": [
-            {
-                "engine": e.engine,
-                "pool_tokens": e.pool_tokens,
-                "num_blocks": e.num_blocks,
-                "users": e.users,
-                "users_mid_answer": e.users_mid_answer,
-                "line": e.line,
-                "ranks_disagree": e.ranks_disagree,
-            }
-            for e in report.engines
-        ],
-        "checks": [ch.to_json() for ch in report.checks],
-        "what_if": [wi.to_json() for wi in report.what_if],
-        "target": None if report.target is None else report.target.to_json(),
-        "arithmetic": list(report.arithmetic),
-        "warnings": list(warnings) + list(report.warnings),
+        "prompt_tokens": w.prompt_tokens,
+        "output_tokens": w.output_tokens,
+        "tokens_per_user": w.tokens_per_user,
+        # Added beside tokens_per_user (docs/facts.md: extend, never rename).
+        "tokens_held_at_end": tokens_held(report)[0],
+        "tokens_held_mid_answer": tokens_held(report)[1],
+        "blocks_per_user": None if c is None else c.blocks_per_user,
+        **mix_json(report),
     }
 
 
-def _said_when_known(report: Report) -> JSONObject:
-    """The keys present only when they say something (docs/facts.md: extend, never rename)."""
-    out: JSONObject = {}
-    if report.knobs is not None:
-        out["knobs"] = report.knobs.to_json()
-    if report.users_range is not None:
-        out["users_range"] = list(report.users_range)
-    if report.unknowns:
-        out["unknowns"] = [u.to_json() for u in report.unknowns]
-    if report.failure is not None:
-        out["failure"] = report.failure.to_json()
-    if report.request_cost is not None:
-        out["request_cost"] = report.request_cost.to_json()
-    if report.longest_request is not None:
-        out["longest_request"] = report.longest_request.to_json()
-    if report.vllm_versions is not None:
-        # Only for a log that states no version: the releases it can come from.
-        v = report.vllm_versions
-        out["vllm_version_range"] = {
-            "lowest": v.lowest,
-            "highest": v.highest,
-            "num_releases": len(v.releases),
-            "evidence": [{"line": line, "what": what} for line, what in v.evidence],
-        }
-    if version_past_checked(report.vllm_version) is not None:
-        # Only then (older reports keep their exact shape): the log's vLLM is
-        # newer than the newest release this tool was checked against.
-        out["vllm_version_past_checked"] = {
-            "vllm_version": report.vllm_version,
-            "newest_checked": str(NEWEST_CHECKED),
-        }
-    return out
+#: The report object's keys, in the order written. Adding a key here (and, for a
+#: worked-out one, its schema in render/json_schema.REPORT_PARTS) is the whole change:
+#: the schema is generated from this table.
+REPORT_KEYS: Final = (
+    ReportKey("schema_version"),
+    ReportKey("source"),
+    ReportKey("model"),
+    ReportKey("vllm_version"),
+    ReportKey("engine", attr="engine_generation"),
+    ReportKey("device"),
+    ReportKey("pool_tokens"),
+    ReportKey("num_blocks"),
+    ReportKey("block_size"),
+    ReportKey("block_size_source"),
+    ReportKey("max_model_len"),
+    ReportKey("vllm_max_concurrency"),
+    ReportKey("concurrency_tokens"),
+    ReportKey("available_kv_gib"),
+    ReportKey("kv_cache_dtype"),
+    # null when the log does not state it (the 1 the arithmetic assumes is no fact).
+    ReportKey(
+        "tensor_parallel_size",
+        get=lambda r: r.tensor_parallel_size if r.is_tensor_parallel_stated else None,
+    ),
+    # The worker ranks the log's labels show (Worker_TP0..3: 4); null for one or none.
+    ReportKey(
+        "num_ranks_seen", get=lambda r: None if r.ranks_seen is None else r.ranks_seen.num_ranks
+    ),
+    ReportKey("kv_bytes_per_token"),
+    ReportKey("kv_bytes_per_token_source"),
+    ReportKey("workload", get=_workload_json),
+    ReportKey("users"),
+    ReportKey("users_mid_answer"),
+    ReportKey("is_exact"),
+    ReportKey("engines"),
+    ReportKey("checks"),
+    ReportKey("what_if"),
+    ReportKey("arithmetic"),
+    ReportKey("warnings"),  # the input's warnings, then the report's
+    ReportKey("facts"),
+    ReportKey("answer", when="report"),
+    ReportKey("target", when="report"),
+    ReportKey("knobs", when="known"),
+    ReportKey("users_range", when="known"),
+    ReportKey("unknowns", when="known"),
+    ReportKey("failure", when="known"),
+    ReportKey("request_cost", when="known"),
+    ReportKey("longest_request", when="known"),
+    ReportKey("vllm_version_range", get=_version_range, when="known"),
+    ReportKey("vllm_version_past_checked", get=_past_checked, when="known"),
+    ReportKey("load", when="caller"),
+    ReportKey("observed_workload", when="caller"),
+    ReportKey("exit_code", when="caller"),
+    ReportKey("error", when="caller"),
+    ReportKey("gate", when="caller"),
+    ReportKey("metrics_crosscheck", when="caller"),
+    ReportKey("sweep", when="caller"),
+)
+#: The Report fields written as lists (empty without a report).
+_TUPLES: Final = frozenset(f.name for f in fields(Report) if str(f.type).startswith("tuple["))
 
 
 def dumps(obj: JSONValue | Mapping[str, object]) -> str:

@@ -535,6 +535,20 @@ def _overheads(
     TP > 1, 1.7-5.5 GiB besides the graphs (Llama-3.3-70B at TP 4 5.45, DeepSeek-V3
     at TP 8 4.64, Qwen3-Next at TP 4 3.03, taking the GPU as an 80 / 141 GB card).
     """
+    activation = _activation_peak(is_unusual=is_unusual, is_big_batch=is_big_batch)
+    figures = [activation, _non_torch(tp)]
+    # vLLM 0.21+ takes the profiled CUDA graph memory from the KV budget
+    # (rules.Feature.CUDA_GRAPH_IN_BUDGET).
+    if supports(version, Feature.CUDA_GRAPH_IN_BUDGET):
+        figures.append(_cuda_graph(is_big))
+    if supports(version, Feature.EXTENSIBLE_KV_CACHE):
+        figures.append(_kv_margin(activation))
+    return tuple(figures)
+
+
+def _activation_peak(*, is_unusual: str, is_big_batch: bool) -> Figure:
+    """The activation peak of vLLM's profile run: no upper bound for a model of an
+    unusual kind (``is_unusual`` says which)."""
     high_act: float | None = 2.5
     unusual = ""
     if is_unusual:
@@ -544,78 +558,79 @@ def _overheads(
             "profiled 36.63 GiB; real_logs/017, a Bamba Mamba hybrid, kept 17.8 GiB beyond "
             "its weights and KV cache)"
         )
-    figures = [
-        Figure(
-            name="activation_peak",
-            gib=1.25 if is_big_batch else 0.75,
-            low_gib=0.2,
-            high_gib=high_act,
-            source=(
-                "estimate: the logs that print 'PyTorch activation peak memory' / 'for peak "
-                "activation' show 1.19-1.59 GiB for 7-8B text models (1.23 on an H100, vLLM "
-                "0.32), 2.38 on an 80 GB card, 0.22-0.47 for small ones; about 0.7 on an L4's "
-                "2,048-token batch (what the L4 logs leave); CUDA only: a ROCm V0 boot "
-                "profiled 9.31 GiB (sample_logs/era_0_8_5_rocm_v0.log)" + unusual
-            ),
-            replaced_by="'PyTorch activation peak memory takes X GiB' (or 'X GiB for peak "
-            "activation')",
-            brief="estimate, real logs' memory profiles"
-            + ("; unbounded for this kind of model" if high_act is None else ""),
+    return Figure(
+        name="activation_peak",
+        gib=1.25 if is_big_batch else 0.75,
+        low_gib=0.2,
+        high_gib=high_act,
+        source=(
+            "estimate: the logs that print 'PyTorch activation peak memory' / 'for peak "
+            "activation' show 1.19-1.59 GiB for 7-8B text models (1.23 on an H100, vLLM "
+            "0.32), 2.38 on an 80 GB card, 0.22-0.47 for small ones; about 0.7 on an L4's "
+            "2,048-token batch (what the L4 logs leave); CUDA only: a ROCm V0 boot "
+            "profiled 9.31 GiB (sample_logs/era_0_8_5_rocm_v0.log)" + unusual
         ),
-        Figure(
-            name="non_torch",
-            gib=0.5 if tp == 1 else 2.0,
-            low_gib=0.0 if tp == 1 else 0.3,
-            high_gib=2.2 if tp == 1 else 4.0,
-            source=(
-                "estimate: the logs show 0.03-0.62 GiB on one GPU (1.79 and 2.12 in two); "
-                "at TP > 1 NCCL and custom all-reduce buffers add more: 2.53 GiB at TP 16, "
-                "and what TP 4-8 logs leave besides the activation (1.7-5.5 GiB in all)"
-            ),
-            replaced_by="'non_torch_memory takes X GiB'",
-            brief="estimate, real logs' memory profiles" + (" (NCCL at TP > 1)" if tp > 1 else ""),
+        replaced_by="'PyTorch activation peak memory takes X GiB' (or 'X GiB for peak activation')",
+        brief="estimate, real logs' memory profiles"
+        + ("; unbounded for this kind of model" if high_act is None else ""),
+    )
+
+
+def _non_torch(tp: int) -> Figure:
+    """The memory outside torch's allocator: NCCL's buffers at TP > 1."""
+    return Figure(
+        name="non_torch",
+        gib=0.5 if tp == 1 else 2.0,
+        low_gib=0.0 if tp == 1 else 0.3,
+        high_gib=2.2 if tp == 1 else 4.0,
+        source=(
+            "estimate: the logs show 0.03-0.62 GiB on one GPU (1.79 and 2.12 in two); "
+            "at TP > 1 NCCL and custom all-reduce buffers add more: 2.53 GiB at TP 16, "
+            "and what TP 4-8 logs leave besides the activation (1.7-5.5 GiB in all)"
         ),
-    ]
-    # vLLM 0.21+ takes the profiled CUDA graph memory from the KV budget
-    # (rules.Feature.CUDA_GRAPH_IN_BUDGET).
-    if supports(version, Feature.CUDA_GRAPH_IN_BUDGET):
-        figures.append(
-            Figure(
-                name="cuda_graph",
-                gib=1.5 if is_big else 0.6,
-                low_gib=0.35,
-                high_gib=3.2 if is_big else 1.2,
-                source=(
-                    "estimate: 'Graph capturing finished ... took X GiB' in the logs: "
-                    "0.37-1.12 GiB for models up to 80 B, 3.15 GiB for DeepSeek-V3 at TP 8; "
-                    "counted in the KV budget from vLLM 0.21"
-                ),
-                replaced_by="'Graph capturing finished in N secs, took X GiB' (or 'X GiB for "
-                "CUDAGraph memory')",
-                brief="estimate, real logs' graph captures",
-            )
-        )
-    if supports(version, Feature.EXTENSIBLE_KV_CACHE):
-        # vLLM 0.34's extensible KV cache (on CUDA and ROCm by default) keeps a margin of
-        # max(1 GiB, 0.75 x the warmup's transient peak) free beyond the peak itself
-        # (v1/worker/extensible_kv_cache.py 0.34.0 lines 64-65 and 615-617): the
-        # central peak 1.25 GiB -> max(1, 0.94) = 1 GiB; the high 2.5 -> 1.875 GiB.
-        figures.append(
-            Figure(
-                name="kv_margin",
-                gib=max(1.0, 0.75 * figures[0].gib),
-                low_gib=1.0,
-                high_gib=None if high_act is None else max(1.0, 0.75 * high_act),
-                source=(
-                    "vLLM's extensible KV cache (rules.Feature.EXTENSIBLE_KV_CACHE) sizes the "
-                    "cache from the memory free after warmup and keeps max(1 GiB, 0.75 x the "
-                    "transient peak) free as a margin (source only)"
-                ),
-                replaced_by="'Available KV cache memory: X GiB'",
-                brief="vLLM's extensible KV cache margin, source only",
-            )
-        )
-    return tuple(figures)
+        replaced_by="'non_torch_memory takes X GiB'",
+        brief="estimate, real logs' memory profiles" + (" (NCCL at TP > 1)" if tp > 1 else ""),
+    )
+
+
+def _cuda_graph(is_big: bool) -> Figure:
+    """The CUDA graphs' memory, counted in the KV budget (rules.Feature.CUDA_GRAPH_IN_BUDGET)."""
+    return Figure(
+        name="cuda_graph",
+        gib=1.5 if is_big else 0.6,
+        low_gib=0.35,
+        high_gib=3.2 if is_big else 1.2,
+        source=(
+            "estimate: 'Graph capturing finished ... took X GiB' in the logs: "
+            "0.37-1.12 GiB for models up to 80 B, 3.15 GiB for DeepSeek-V3 at TP 8; "
+            "counted in the KV budget from vLLM 0.21"
+        ),
+        replaced_by="'Graph capturing finished in N secs, took X GiB' (or 'X GiB for "
+        "CUDAGraph memory')",
+        brief="estimate, real logs' graph captures",
+    )
+
+
+def _kv_margin(activation: Figure) -> Figure:
+    """The margin vLLM's extensible KV cache keeps free beyond the activation peak."""
+    # vLLM 0.34's extensible KV cache (on CUDA and ROCm by default) keeps a margin of
+    # max(1 GiB, 0.75 x the warmup's transient peak) free beyond the peak itself
+    # (v1/worker/extensible_kv_cache.py 0.34.0 lines 64-65 and 615-617): the
+    # central peak 1.25 GiB -> max(1, 0.94) = 1 GiB; the high 2.5 -> 1.875 GiB.
+    high_act = activation.high_gib
+    return Figure(
+        name="kv_margin",
+        gib=max(1.0, 0.75 * activation.gib),
+        low_gib=1.0,
+        high_gib=None if high_act is None else max(1.0, 0.75 * high_act),
+        source=(
+            "vLLM's extensible KV cache (rules.Feature.EXTENSIBLE_KV_CACHE) sizes the "
+            "cache from the memory free after warmup and keeps max(1 GiB, 0.75 x the "
+            "transient peak) free as a margin (source only)"
+        ),
+        replaced_by="'Available KV cache memory: X GiB'",
+        brief="vLLM's extensible KV cache margin, source only",
+    )
 
 
 def _outcome(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from ..boot.boots import Boot, Engine, RanksSeen
-from ..jsontypes import JSONObject
 from ..kv.specs import KVSpec
 from .basis import Basis, Change
 from .capacity import Capacity, Workload
@@ -55,6 +55,15 @@ UnknownName = Literal[
 ]
 
 
+#: Field metadata for the JSON walker (render/json.py) and the schema generated from
+#: the same fields (render/json_schema.py): JSON is written under the field's name
+#: ("json": "key" names the key a field's value reaches instead; "doc" describes it in
+#: the schema); NOT_JSON is never written. tests/render/test_schemas.py fails on a
+#: result field without either.
+JSON: Final = MappingProxyType({"json": True})
+NOT_JSON: Final = MappingProxyType({"json": None})
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Options:
     """What the user asked for."""
@@ -85,13 +94,10 @@ class Options:
 class Check:
     """One cross-check of the log against itself or the model config."""
 
-    name: CheckName
-    status: CheckStatus
-    detail: str
-    line: int | None = None
-
-    def to_json(self) -> JSONObject:
-        return {"name": self.name, "status": self.status, "detail": self.detail}
+    name: CheckName = field(metadata=JSON)
+    status: CheckStatus = field(metadata=JSON)
+    detail: str = field(metadata=JSON)
+    line: int | None = field(default=None, metadata=NOT_JSON)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,58 +108,47 @@ class Unknown:
     the users it gives, when it gives any); ``settle`` says what would decide.
     """
 
-    name: UnknownName
-    candidates: tuple[str, ...]
-    why: str
-    settle: str
-
-    def to_json(self) -> JSONObject:
-        return {
-            "name": self.name,
-            "candidates": list(self.candidates),
-            "why": self.why,
-            "settle": self.settle,
-        }
+    name: UnknownName = field(metadata=JSON)
+    candidates: tuple[str, ...] = field(metadata=JSON)
+    why: str = field(metadata=JSON)
+    settle: str = field(metadata={"json": True, "doc": "what would decide it (an option to pass)"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Failure:
     """Why a boot serves nobody, the line that says so, and what would boot."""
 
-    cause: str
-    line: int | None
-    fix: tuple[str, ...] = ()
-    # The first fix as `vllm serve` arguments, when it is one (["--max-model-len",
-    # "24096"]): pasted after the model, beside the boot's other options.
-    serve_args: tuple[str, ...] = ()
-
-    def to_json(self) -> JSONObject:
-        return {
-            "cause": self.cause,
-            "line": self.line,
-            "fix": list(self.fix),
-            "serve_args": list(self.serve_args),
-        }
+    cause: str = field(metadata=JSON)
+    line: int | None = field(metadata=JSON)
+    fix: tuple[str, ...] = field(default=(), metadata=JSON)
+    serve_args: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "json": True,
+            "doc": "the first fix as vllm serve arguments (['--max-model-len', '24096']), "
+            "paste-ready; empty when it is not one",
+        },
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EngineReport:
     """Users for one data-parallel engine."""
 
-    engine: str
-    pool_tokens: int | None
-    num_blocks: int | None
-    users: int | None
-    users_mid_answer: int | None
-    line: int | None
-    ranks_disagree: bool
+    engine: str = field(metadata=JSON)
+    pool_tokens: int | None = field(metadata=JSON)
+    num_blocks: int | None = field(metadata=JSON)
+    users: int | None = field(metadata=JSON)
+    users_mid_answer: int | None = field(metadata=JSON)
+    line: int | None = field(metadata=JSON)
+    ranks_disagree: bool = field(metadata=JSON)
     # The pool line allows up to this many blocks (decoded from its tokens,
     # when several block counts print the same line); None: num_blocks exactly.
-    num_blocks_high: int | None = None
+    num_blocks_high: int | None = field(default=None, metadata=NOT_JSON)
     # What the pool alone holds; ``users`` above is that capped by the
     # engine's max_num_seqs (report/resolved.answer). None: not capped yet.
-    pool_users: int | None = None
-    pool_users_mid_answer: int | None = None
+    pool_users: int | None = field(default=None, metadata=NOT_JSON)
+    pool_users_mid_answer: int | None = field(default=None, metadata=NOT_JSON)
 
     @classmethod
     def of(
@@ -182,65 +177,99 @@ class EngineReport:
 class Report:
     """Everything the tool says about one boot."""
 
-    source: str
-    boot: Boot
-    model: str | None
-    vllm_version: str | None
-    engine_generation: str | None  # "V0" | "V1" | None
-    device: str | None
-    pool_tokens: int | None
-    num_blocks: int | None
-    block_size: int | None
-    block_size_source: str
-    max_model_len: int | None
-    vllm_max_concurrency: float | None
-    concurrency_tokens: int | None
-    available_kv_gib: float | None
-    kv_cache_dtype: str | None
-    tensor_parallel_size: int
-    kv_bytes_per_token: int | None
-    kv_bytes_per_token_source: str | None
-    kv_shape: str | None
-    is_exact: bool
-    workload: Workload
-    capacity: Capacity | None
-    engines: tuple[EngineReport, ...]
-    checks: tuple[Check, ...]
-    what_if: tuple[WhatIf, ...]
-    warnings: tuple[str, ...]
-    arithmetic: tuple[str, ...]
-    target: TargetPlan | None = None  # --target-users
-    basis: Basis | None = None  # what the what-ifs start from (sweeps and plots use it)
+    source: str = field(metadata=JSON)
+    boot: Boot = field(metadata={"json": "facts"})  # the caller passes its facts
+    model: str | None = field(metadata=JSON)
+    vllm_version: str | None = field(metadata=JSON)
+    engine_generation: str | None = field(
+        metadata={"json": "engine", "schema": {"enum": ["V0", "V1", None]}}
+    )
+    device: str | None = field(metadata=JSON)
+    pool_tokens: int | None = field(metadata=JSON)
+    num_blocks: int | None = field(metadata=JSON)
+    block_size: int | None = field(metadata=JSON)
+    block_size_source: str = field(metadata=JSON)
+    max_model_len: int | None = field(metadata=JSON)
+    vllm_max_concurrency: float | None = field(metadata=JSON)
+    concurrency_tokens: int | None = field(metadata=JSON)
+    available_kv_gib: float | None = field(metadata=JSON)
+    kv_cache_dtype: str | None = field(metadata=JSON)
+    # null in the JSON when not stated (the 1 the arithmetic assumes is no fact).
+    tensor_parallel_size: int = field(
+        metadata={
+            "json": True,
+            "doc": "as the log (or an option) states it; null when not stated",
+        }
+    )
+    kv_bytes_per_token: int | None = field(
+        metadata={"json": True, "doc": "per GPU; null when the model is unknown"}
+    )
+    kv_bytes_per_token_source: str | None = field(metadata=JSON)
+    kv_shape: str | None = field(metadata=NOT_JSON)  # said in the text report
+    is_exact: bool = field(metadata=JSON)
+    workload: Workload = field(metadata=JSON)
+    capacity: Capacity | None = field(metadata={"json": "workload"})
+    engines: tuple[EngineReport, ...] = field(metadata=JSON)
+    checks: tuple[Check, ...] = field(metadata=JSON)
+    what_if: tuple[WhatIf, ...] = field(metadata=JSON)
+    warnings: tuple[str, ...] = field(metadata=JSON)
+    arithmetic: tuple[str, ...] = field(metadata=JSON)
+    target: TargetPlan | None = field(default=None, metadata=JSON)  # --target-users
+    # What the what-ifs start from (sweeps and plots use it).
+    basis: Basis | None = field(default=None, metadata=NOT_JSON)
     # Users known only as a range (an assumption the log did not settle) and
     # what was assumed; a boot that serves nobody says why.
-    users_range: tuple[int, int] | None = None
-    unknowns: tuple[Unknown, ...] = ()
-    failure: Failure | None = None
+    users_range: tuple[int, int] | None = field(
+        default=None,
+        metadata={
+            "json": True,
+            "doc": "Present when the users are known only as a range: [low, high] over the "
+            "candidates the log did not rule out (users is then null).",
+        },
+    )
+    unknowns: tuple[Unknown, ...] = field(
+        default=(),
+        metadata={
+            "json": True,
+            "doc": "Present when the report had to assume a value the log's figures did not "
+            "settle.",
+        },
+    )
+    failure: Failure | None = field(
+        default=None,
+        metadata={
+            "json": True,
+            "doc": "Present when the boot serves nobody: the cause the log gives, its line, "
+            "and what would boot.",
+        },
+    )
     # The workload the server saw (/metrics histograms, a log's request lines) and the
     # users at it (observed.with_users); None: neither said anything.
-    observed: ObservedWorkload | None = None
+    observed: ObservedWorkload | None = field(default=None, metadata={"json": "observed_workload"})
     # The workload as this boot serves it (--workload's accepted requests,
     # --shared-prefix), with what the report says about it.
-    served: BootWorkload | None = None
+    served: BootWorkload | None = field(default=None, metadata={"json": "workload"})
     # What one request costs, split group by group, and the longest request
     # that can ever run (report/request_cost.py).
-    request_cost: RequestCost | None = None
-    longest_request: LongestRequest | None = None
+    request_cost: RequestCost | None = field(default=None, metadata=JSON)
+    longest_request: LongestRequest | None = field(default=None, metadata=JSON)
     # The boot's values decided once (report/resolved.py) and the answer at
     # the workload: the pool's users capped by max_num_seqs, the limit named.
-    resolved: ResolvedBoot | None = None
-    answer: Answer | None = None
+    resolved: ResolvedBoot | None = field(default=None, metadata=NOT_JSON)
+    answer: Answer | None = field(default=None, metadata=JSON)
     # The knobs ranked by the users they add at the workload (report/knobs.py).
-    knobs: KnobRanking | None = None
+    knobs: KnobRanking | None = field(default=None, metadata=JSON)
     # Topology from evidence: whether the log (or an option) states the tensor
     # parallel size (else tensor_parallel_size is the 1 assumed for the arithmetic,
     # said "not stated", null in the JSON), and the ranks its worker labels show.
-    is_tensor_parallel_stated: bool = True
-    ranks_seen: RanksSeen | None = None
+    is_tensor_parallel_stated: bool = field(default=True, metadata={"json": "tensor_parallel_size"})
+    ranks_seen: RanksSeen | None = field(default=None, metadata={"json": "num_ranks_seen"})
     # The releases a log that states no version can come from, from its call
     # sites and process labels (fingerprint.py, docs/fingerprint.md); None when
     # the log states its version or says nothing of it.
-    vllm_versions: VersionRange | None = None
+    vllm_versions: VersionRange | None = field(
+        default=None, metadata={"json": "vllm_version_range"}
+    )
 
     @property
     def is_pipeline_parallel_stated(self) -> bool:
@@ -252,7 +281,7 @@ class Report:
 
     @property
     def users(self) -> int | None:
-        """Users at the end of their answers, summed over DP engines."""
+        """Users at the end of their answers, summed over data-parallel engines."""
         vals = [e.users for e in self.engines if e.users is not None]
         return sum(vals) if vals and len(vals) == len(self.engines) else None
 

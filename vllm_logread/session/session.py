@@ -22,7 +22,9 @@ Two reading modes, and the bytes beneath them:
   (``fold_stats``), which routes them to the boot's load watch.
 
 Either mode's facts are routed by ``BootRouter`` (Session's base): to the
-boots, their load watches and their reports.
+boots, their load watches and their reports. Beneath it ``BootReporter`` says
+when each boot is reported and what is said beside it, and ``BootRecords``
+holds what the input told of each boot and builds its report.
 
 Memory stays flat: stats lines are folded into a LoadWatch per boot, and facts
 are kept one by one only when asked (``keep_all_facts``).
@@ -217,60 +219,22 @@ QUIET_MISSING_ENGINE_S = 5.0
 
 
 @dataclass(slots=True)
-class BootRouter:
-    """One input's facts routed, a line at a time: to its boots (a new boot
-    when a line starts one), to their load watches (stats lines, V0's
-    preemption warnings), and to their reports (once a boot said what it will
-    say about its pool; again when a pool is stated anew with other figures).
-    ``Session`` reads the input into it.
+class BootRecords:
+    """What one input told of each boot: the boots themselves (``tracker``), their
+    load watches, the workload each saw (/metrics' histograms, a log's request
+    lines) and each boot's report, built from them on demand.
 
-    ``on_stats`` (optional) is called for every stats line (``StatsSink``:
-    ``--stats-csv``). With ``read_stats=False`` stats lines and V0 preemption
-    warnings are not looked for (``--no-stats``: the boot report alone, found
-    through the boot lines' markers only).
-
-    ``keep_all_facts``: every line in boot mode, every fact listed in ``facts``
-    (the reference reading: tests, ``diff``). ``list_boot_facts`` (``--json``):
-    the boot lines' facts listed, up to the boot's serving (``SETTLE_LINES``,
-    ``Session._is_settled``); the stats lines' and request lines' are folded
-    into the load and the workload seen, never listed, so memory stays flat.
-    ``on_stats_facts`` (``--stats-jsonl``) is handed each stats line's facts (and
-    V0 preemption warnings') as they are read.
+    ``spec_resolver`` finds a model's KV layout (``build_report``'s).
     """
 
     source: str
     options: Options
     spec_resolver: Callable[..., KVSpec | None] | None = None
-    keep_all_facts: bool = True
-    on_stats: StatsSink | None = None
-    read_stats: bool = True
-    list_boot_facts: bool = False
-    on_stats_facts: Callable[[list[Fact]], None] | None = None
-    _num_listed_stats: int = 0  # stats lines listed in --json's facts (list_boot_facts)
-    # A live pipe (True) reports a boot the moment its pool is known, then again only
-    # when the answer changes, marked as an update. A file (False) reports each boot
-    # once, after its last line: every fact of the boot is in (a pool line's later
-    # refinement, config lines pasted after the pool, an engine that died in warm-up).
-    is_live: bool = True
-    # A file: every boot's report (True), or only the one that says what runs now.
-    all_boots: bool = False
-    facts: list[Fact] = field(default_factory=list)
-    warnings: list[ParseWarning] = field(default_factory=list)
     tracker: BootTracker = field(default_factory=BootTracker)
     watches: dict[int, LoadWatch] = field(default_factory=dict)
-    reported: set[int] = field(default_factory=set)
-    # The figures of each boot's last printed report (_figures).
-    _printed: dict[int, _Figures] = field(default_factory=dict)
-    summarized: set[int] = field(default_factory=set)
     # The workload seen, per boot: /metrics' histograms, a log's request lines.
     observed: dict[int, ObservedWorkload] = field(default_factory=dict)
     tallies: dict[int, RequestTally] = field(default_factory=dict)
-    workloads: set[int] = field(default_factory=set)  # boots whose workload was said
-    # A file: each boot's outputs held until the end of input (``_release``).
-    _held: dict[int, list[Output]] = field(default_factory=dict)
-    # Boot mode goes on this many lines past a report before serving mode may start
-    # (``settled``), so the lines that refine a boot just after its pool are read.
-    _settle_at: int = 0
     # Each boot's report once the input has ended (``finish``): its boots, their
     # request tallies and the options no longer change, and a file's boot is
     # otherwise built again for its printed report, the exit code and the JSON
@@ -351,92 +315,6 @@ class BootRouter:
         w = self.watches.get(boot.index)
         return None if w is None else w.summary()
 
-    # -- routing ---------------------------------------------------------------------
-
-    def _events(self, events: list[Event], base: int) -> list[Output]:
-        """Scanner events (numbered from ``base`` + 1) -> outputs, a line at a time."""
-        out: list[Output] = []
-        line: list[Fact] = []
-        for e in events:
-            if base:
-                e = dataclasses.replace(e, line=e.line + base)
-            if isinstance(e, ParseWarning):
-                self.warnings.append(e)
-                out.append(Output(kind="warning", text=f"warning: {e} (near miss)", line=e.line))
-                continue
-            if line and e.line != line[0].line:
-                out += self._add_line(line)
-                line = []
-            line.append(e)
-        if line:
-            out += self._add_line(line)
-        return out
-
-    def _add_line(self, line: list[Fact]) -> list[Output]:
-        out: list[Output] = []
-        first = line[0].kind
-        is_request = first in _REQUEST_KINDS
-        # A stats line (printed by the API server) or V0's preemption warning
-        # is the load of the current boot, never one of a boot's own facts.
-        is_v0_warning = first == "preemptions" and len(line) == 1
-        is_load = first in STATS_KINDS or is_v0_warning
-        if self.keep_all_facts or (self.list_boot_facts and not is_request and not is_load):
-            self.facts.extend(line)
-        if is_load:
-            self.stats_facts(line)
-        if is_request:
-            # A request line (--enable-log-requests): the workload seen, folded per boot.
-            self.fold_requests([(f.kind, int(f.value)) for f in line], line[0].line)
-            return out
-        if not is_load or self.keep_all_facts:
-            prev = self.tracker.current
-            # A version line after the boot was reported is a restart.
-            forced = prev.index in self.reported and prev.restates_version(line)
-            if forced:
-                self.tracker.boots.append(Boot(index=len(self.tracker.boots)))
-            if self.tracker.add_line(line) or forced:
-                out += self._end_of_boot(prev, line[0].line)
-        boot = self.tracker.current
-        if boot.index not in self.reported and _boot_complete(boot, line):
-            out += self._report(boot, line[0].line)
-        elif boot.index in self.reported and not is_load:
-            out += self._report_again(boot, line)
-            out += self._stopped(boot, line)
-        if is_v0_warning and engine_generation(boot) == "V1":
-            # Not V1's (see ServingReader.v0_warnings): a pasted line, counted by neither
-            # reading mode; the reference reading (keep_all_facts) still lists its fact.
-            is_load = False
-        if is_load:
-            boot.has_load = True
-            alerts = [
-                Output(kind="alert", text=str(a), line=a.line)
-                for a in self.watch_of(boot).add_facts(line)
-            ]
-            out += self._say(boot, alerts)
-            if self.on_stats is not None and first != "preemptions":
-                self._stats_row(line)
-        return out
-
-    def stats_facts(self, line: list[Fact]) -> None:
-        """A stats line's (or V0 preemption warning's) facts: to ``--stats-jsonl``, and
-        listed in ``--json``'s facts up to ``MAX_LISTED_STATS_LINES`` (a bug report's
-        log is listed whole; a day's log keeps the first ones and folds the rest)."""
-        if self.list_boot_facts and not self.keep_all_facts:
-            if self._num_listed_stats < MAX_LISTED_STATS_LINES:
-                self._num_listed_stats += 1
-                self.facts.extend(line)
-        if self.on_stats_facts is not None:
-            self.on_stats_facts(line)
-
-    def wants_stats_facts(self) -> bool:
-        """Whether serving mode must still make each stats line's facts (its fast path,
-        column by column, does not): ``--stats-jsonl``, or ``--json`` under its cap."""
-        return self.on_stats_facts is not None or (
-            self.list_boot_facts
-            and not self.keep_all_facts
-            and self._num_listed_stats < MAX_LISTED_STATS_LINES
-        )
-
     def fold_requests(self, values: list[tuple[str, int]], line: int | None = None) -> None:
         """Request lines' values (kind, tokens) into the current boot's tally."""
         from ..report.observed import RequestTally
@@ -445,23 +323,36 @@ class BootRouter:
         for kind, value in values:
             tally.add(kind, value, line)
 
-    def _stats_row(self, line: list[Fact]) -> None:
-        assert self.on_stats is not None
-        v = StatsFacts.of(line)
-        self.on_stats(
-            v.time,
-            v.engine,
-            v.running,
-            v.waiting,
-            v.kv_usage_pct,
-            v.prompt_tps,
-            v.generation_tps,
-            v.preemptions or 0,
-            v.line,
-        )
+
+@dataclass(slots=True)
+class BootReporter(BootRecords):
+    """When each boot is reported and what is said beside it: on a live pipe a
+    report the moment a boot said what it will say about its pool, again (an
+    update) when its answer changes, its load summary when it ends; for a file
+    each boot's outputs held (``_say``) and given once after its last line
+    (``_release``).
+    """
+
+    # A live pipe (True) reports a boot the moment its pool is known, then again only
+    # when the answer changes, marked as an update. A file (False) reports each boot
+    # once, after its last line: every fact of the boot is in (a pool line's later
+    # refinement, config lines pasted after the pool, an engine that died in warm-up).
+    is_live: bool = True
+    # A file: every boot's report (True), or only the one that says what runs now.
+    all_boots: bool = False
+    reported: set[int] = field(default_factory=set)
+    # The figures of each boot's last printed report (_figures).
+    _printed: dict[int, _Figures] = field(default_factory=dict)
+    summarized: set[int] = field(default_factory=set)
+    workloads: set[int] = field(default_factory=set)  # boots whose workload was said
+    # A file: each boot's outputs held until the end of input (``_release``).
+    _held: dict[int, list[Output]] = field(default_factory=dict)
+    # Boot mode goes on this many lines past a report before serving mode may start
+    # (``settled``), so the lines that refine a boot just after its pool are read.
+    _settle_at: int = 0
 
     def _lines_taken(self) -> int:
-        """Lines read so far (a Session counts them; the router alone does not)."""
+        """Lines read so far (a Session counts them; the reporter alone does not)."""
         return 0
 
     def _say(self, boot: Boot, items: list[Output]) -> list[Output]:
@@ -616,6 +507,137 @@ class BootRouter:
             return []
         self.workloads.add(boot.index)
         return [Output(kind="workload", report=self.report_for(boot), line=line)]
+
+
+@dataclass(slots=True)
+class BootRouter(BootReporter):
+    """One input's facts routed, a line at a time: to its boots (a new boot
+    when a line starts one), to their load watches (stats lines, V0's
+    preemption warnings), and to their reports (``BootReporter``: once a boot
+    said what it will say about its pool; again when a pool is stated anew with
+    other figures). ``Session`` reads the input into it.
+
+    ``on_stats`` (optional) is called for every stats line (``StatsSink``:
+    ``--stats-csv``). With ``read_stats=False`` stats lines and V0 preemption
+    warnings are not looked for (``--no-stats``: the boot report alone, found
+    through the boot lines' markers only).
+
+    ``keep_all_facts``: every line in boot mode, every fact listed in ``facts``
+    (the reference reading: tests, ``diff``). ``list_boot_facts`` (``--json``):
+    the boot lines' facts listed, up to the boot's serving (``SETTLE_LINES``,
+    ``Session._is_settled``); the stats lines' and request lines' are folded
+    into the load and the workload seen, never listed, so memory stays flat.
+    ``on_stats_facts`` (``--stats-jsonl``) is handed each stats line's facts (and
+    V0 preemption warnings') as they are read.
+    """
+
+    keep_all_facts: bool = True
+    on_stats: StatsSink | None = None
+    read_stats: bool = True
+    list_boot_facts: bool = False
+    on_stats_facts: Callable[[list[Fact]], None] | None = None
+    _num_listed_stats: int = 0  # stats lines listed in --json's facts (list_boot_facts)
+    facts: list[Fact] = field(default_factory=list)
+    warnings: list[ParseWarning] = field(default_factory=list)
+
+    def _events(self, events: list[Event], base: int) -> list[Output]:
+        """Scanner events (numbered from ``base`` + 1) -> outputs, a line at a time."""
+        out: list[Output] = []
+        line: list[Fact] = []
+        for e in events:
+            if base:
+                e = dataclasses.replace(e, line=e.line + base)
+            if isinstance(e, ParseWarning):
+                self.warnings.append(e)
+                out.append(Output(kind="warning", text=f"warning: {e} (near miss)", line=e.line))
+                continue
+            if line and e.line != line[0].line:
+                out += self._add_line(line)
+                line = []
+            line.append(e)
+        if line:
+            out += self._add_line(line)
+        return out
+
+    def _add_line(self, line: list[Fact]) -> list[Output]:
+        out: list[Output] = []
+        first = line[0].kind
+        is_request = first in _REQUEST_KINDS
+        # A stats line (printed by the API server) or V0's preemption warning
+        # is the load of the current boot, never one of a boot's own facts.
+        is_v0_warning = first == "preemptions" and len(line) == 1
+        is_load = first in STATS_KINDS or is_v0_warning
+        if self.keep_all_facts or (self.list_boot_facts and not is_request and not is_load):
+            self.facts.extend(line)
+        if is_load:
+            self.stats_facts(line)
+        if is_request:
+            # A request line (--enable-log-requests): the workload seen, folded per boot.
+            self.fold_requests([(f.kind, int(f.value)) for f in line], line[0].line)
+            return out
+        if not is_load or self.keep_all_facts:
+            prev = self.tracker.current
+            # A version line after the boot was reported is a restart.
+            forced = prev.index in self.reported and prev.restates_version(line)
+            if forced:
+                self.tracker.boots.append(Boot(index=len(self.tracker.boots)))
+            if self.tracker.add_line(line) or forced:
+                out += self._end_of_boot(prev, line[0].line)
+        boot = self.tracker.current
+        if boot.index not in self.reported and _boot_complete(boot, line):
+            out += self._report(boot, line[0].line)
+        elif boot.index in self.reported and not is_load:
+            out += self._report_again(boot, line)
+            out += self._stopped(boot, line)
+        if is_v0_warning and engine_generation(boot) == "V1":
+            # Not V1's (see ServingReader.v0_warnings): a pasted line, counted by neither
+            # reading mode; the reference reading (keep_all_facts) still lists its fact.
+            is_load = False
+        if is_load:
+            boot.has_load = True
+            alerts = [
+                Output(kind="alert", text=str(a), line=a.line)
+                for a in self.watch_of(boot).add_facts(line)
+            ]
+            out += self._say(boot, alerts)
+            if self.on_stats is not None and first != "preemptions":
+                self._stats_row(line)
+        return out
+
+    def stats_facts(self, line: list[Fact]) -> None:
+        """A stats line's (or V0 preemption warning's) facts: to ``--stats-jsonl``, and
+        listed in ``--json``'s facts up to ``MAX_LISTED_STATS_LINES`` (a bug report's
+        log is listed whole; a day's log keeps the first ones and folds the rest)."""
+        if self.list_boot_facts and not self.keep_all_facts:
+            if self._num_listed_stats < MAX_LISTED_STATS_LINES:
+                self._num_listed_stats += 1
+                self.facts.extend(line)
+        if self.on_stats_facts is not None:
+            self.on_stats_facts(line)
+
+    def wants_stats_facts(self) -> bool:
+        """Whether serving mode must still make each stats line's facts (its fast path,
+        column by column, does not): ``--stats-jsonl``, or ``--json`` under its cap."""
+        return self.on_stats_facts is not None or (
+            self.list_boot_facts
+            and not self.keep_all_facts
+            and self._num_listed_stats < MAX_LISTED_STATS_LINES
+        )
+
+    def _stats_row(self, line: list[Fact]) -> None:
+        assert self.on_stats is not None
+        v = StatsFacts.of(line)
+        self.on_stats(
+            v.time,
+            v.engine,
+            v.running,
+            v.waiting,
+            v.kv_usage_pct,
+            v.prompt_tps,
+            v.generation_tps,
+            v.preemptions or 0,
+            v.line,
+        )
 
 
 @dataclass(slots=True)
