@@ -208,11 +208,6 @@ class Feature(Enum):
         "batches with async scheduling, on by default on a GPU); one batch before",
         unknown="older",
     )
-    # From 0.25.0, not 0.26: a real 0.25.1 boot of Mistral-7B's shape took 16 (/metrics
-    # block_size 16, 512 blocks: 1 GiB / (16 x 131,072 B)) where 0.24.0 took 128 (64
-    # blocks); vllm/model_executor/layers/attention/attention.py get_kv_cache_spec gives a
-    # sliding layer _largest_kernel_block_within(...) (0.25.0 and 0.25.1 line 650, absent
-    # from 0.24.0), CPU_ATTN's MultipleOf(16) -> 16.
     CPU_SLIDING_KERNEL_BLOCK = FeatureRow(
         since=_v(0, 25, 0),
         until=_v(0, 30, 0),
