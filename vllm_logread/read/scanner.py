@@ -233,6 +233,117 @@ _STATS_KINDS = frozenset(STATS_KINDS_IN_ORDER)
 _STATS_LINE = STATS_LINE
 
 
+def _following(
+    buf: bytes, at: int, end: int, *, limit: int = MAX_WRAP_LINES - 1, any_line: bool = False
+) -> tuple[list[bytes], bool]:
+    """Up to ``limit`` continuation lines after ``at`` (lines without a
+    header; unless ``any_line``, without a marker either)."""
+    out: list[bytes] = []
+    while len(out) < limit:
+        if at >= end:
+            return out, False
+        stop = buf.find(b"\n", at, end)
+        if stop < 0:
+            return out, False
+        nxt = buf[at:stop]
+        text = nxt.decode("utf-8", errors="replace")
+        if not text.strip() or has_header(text) or (not any_line and _any_marker().search(nxt)):
+            break
+        out.append(nxt)
+        at = stop + 1
+    return out, True
+
+
+class _Records:
+    """A line's records to events (patterns.facts_from_message), with the one
+    ``worker_rank`` fact each rank label gets on its first line; and the joins
+    of a line with its continuations or later sentences."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        # (rank label, process tag) pairs seen: a worker_rank fact for each first one.
+        self._labels_seen: set[tuple[str, str | None]] = set()
+
+    def sentences_joined(
+        self, line: bytes, follow: list[bytes], number: int, events: list[Event]
+    ) -> tuple[list[Event], int] | None:
+        """Events of a line rejoined with the next sentences of its message
+        (patterns.SENTENCES), and how many lines they took; None if the next
+        line is no later sentence of it, or the join reads worse."""
+        text = line.decode("utf-8", errors="replace").rstrip("\r")
+        heads = next(h for mk, h in SENTENCES if mk in text)
+        parts = [text]
+        for nxt in follow:
+            msg = parse_line(nxt.decode("utf-8", errors="replace").rstrip("\r"), number).message
+            if not msg.startswith(heads):
+                break
+            parts.append(msg)
+        if len(parts) == 1:
+            return None
+        joined = self.record_events(" ".join(parts), number)
+
+        def misses(evs: list[Event]) -> int:
+            return sum(isinstance(e, ParseWarning) for e in evs)
+
+        if misses(joined) > misses(events):
+            return None
+        return joined, len(parts) - 1
+
+    def line_events(self, line: bytes, number: int) -> list[Event]:
+        text = line.decode("utf-8", errors="replace").rstrip("\r")
+        return self.record_events(text, number)
+
+    def joined_events(
+        self, line: bytes, follow: list[bytes], number: int
+    ) -> tuple[list[Event], int] | None:
+        """Events of a line rejoined with its first continuations, if that reads
+        cleanly, and how many continuation lines it took."""
+        parts = [line, *follow]
+        for n in range(2, len(parts) + 1):
+            text = "".join(p.decode("utf-8", errors="replace").rstrip("\r") for p in parts[:n])
+            events = self.record_events(text, number)
+            if not any(isinstance(e, ParseWarning) for e in events):
+                return events, n - 1
+        return None
+
+    def record_events(self, text: str, number: int) -> list[Event]:
+        events: list[Event] = []
+        for rec in split_records(text):
+            ll = parse_line(rec, number)
+            found: list[Event] = []
+            for e in facts_from_message(
+                ll.message,
+                line=number,
+                process=ll.process,
+                source=self.source,
+                time=ll.time,
+                site=ll.site,
+            ):
+                if isinstance(e, NearMiss):
+                    found.append(ParseWarning(line=number, text=str(e), source=self.source))
+                else:
+                    found.append(e)
+            label = worker_label(ll.process, rec[:40])
+            is_stats = any(isinstance(e, Fact) and e.kind in _STATS_KINDS for e in found)
+            if label is not None and not is_stats and (label, ll.process) not in self._labels_seen:
+                # A worker rank's first line: one ``worker_rank`` fact a label (boots.py
+                # counts the ranks a log shows; a TP=4 boot's Worker_TP0..3 are 4). Stats
+                # lines are the API server's (their fast path reads no label).
+                self._labels_seen.add((label, ll.process))
+                events.append(
+                    Fact(
+                        kind="worker_rank",
+                        value=label,
+                        line=number,
+                        process=ll.process,
+                        source=self.source,
+                        time=ll.time,
+                    )
+                )
+            events.extend(found)
+        return events
+
+
 class Scanner:
     """Incremental scanner: ``feed(bytes)`` -> events for completed lines.
 
@@ -248,8 +359,7 @@ class Scanner:
     def __init__(self, source: str = "-", *, read_stats: bool = True) -> None:
         self.source = source
         self.read_stats = read_stats
-        # (rank label, process tag) pairs seen: a worker_rank fact for each first one.
-        self._labels_seen: set[tuple[str, str | None]] = set()
+        self._records = _Records(source)
         self._rest = b""
         self._lines_done = 0  # physical lines fully consumed before _rest
         self._skipping_long = False  # inside an over-long line: drop until newline
@@ -310,7 +420,9 @@ class Scanner:
             self._rest = buf
         if len(self._rest) > MAX_LINE_BYTES and b"\n" not in self._rest:
             # An over-long line still open: read its head now, skip the rest.
-            events.extend(self._line_events(self._rest[:MAX_LINE_BYTES], self._lines_done + 1))
+            events.extend(
+                self._records.line_events(self._rest[:MAX_LINE_BYTES], self._lines_done + 1)
+            )
             events.append(
                 ParseWarning(
                     line=self._lines_done + 1,
@@ -394,30 +506,28 @@ class Scanner:
                     continue
             line = buf[start:stop]
             nxt = stop + 1
-            line_events = self._line_events(line, number + 1)
+            line_events = self._records.line_events(line, number + 1)
             num_follow = 0
             if any(isinstance(e, ParseWarning) for e in line_events):
                 # A near miss may be a record the terminal hard-wrapped: take
                 # the following physical lines that do not start a record.
-                more, complete = self._following(buf, nxt, end)
+                more, complete = _following(buf, nxt, end)
                 if not complete and not final:
                     # Wait for more input before deciding.
                     self._lines_done = number
                     return start
-                joined = self._joined_events(line, more, number + 1) if more else None
+                joined = self._records.joined_events(line, more, number + 1) if more else None
                 if joined is not None:
                     line_events, num_follow = joined
                     nxt += sum(len(f) + 1 for f in more[:num_follow])
             elif _SENTENCE_RX.search(line):
                 # A message re-wrapped at its sentence breaks: its next
                 # sentences, each alone on a line without a header.
-                more, complete = self._following(
-                    buf, nxt, end, limit=MAX_SENTENCE_LINES, any_line=True
-                )
+                more, complete = _following(buf, nxt, end, limit=MAX_SENTENCE_LINES, any_line=True)
                 if not complete and not final:
                     self._lines_done = number
                     return start
-                joined = self._sentences_joined(line, more, number + 1, line_events)
+                joined = self._records.sentences_joined(line, more, number + 1, line_events)
                 if joined is not None:
                     line_events, num_follow = joined
                     nxt += sum(len(f) + 1 for f in more[:num_follow])
@@ -453,7 +563,7 @@ class Scanner:
                 j += 1
             record = b"".join(parts)
             if _any_marker().search(record):
-                events.extend(self._line_events(record, number + 1))
+                events.extend(self._records.line_events(record, number + 1))
             number += j - i
             i = j
         self._lines_done = number
@@ -462,106 +572,6 @@ class Scanner:
     def _stats_facts(self, m: _re.Match[bytes], number: int) -> list[Event]:
         """The facts of a stats line that _STATS_LINE read (as the row builds them)."""
         return stats_line_facts(m, number, self.source)
-
-    @staticmethod
-    def _following(
-        buf: bytes, at: int, end: int, *, limit: int = MAX_WRAP_LINES - 1, any_line: bool = False
-    ) -> tuple[list[bytes], bool]:
-        """Up to ``limit`` continuation lines after ``at`` (lines without a
-        header; unless ``any_line``, without a marker either)."""
-        out: list[bytes] = []
-        while len(out) < limit:
-            if at >= end:
-                return out, False
-            stop = buf.find(b"\n", at, end)
-            if stop < 0:
-                return out, False
-            nxt = buf[at:stop]
-            text = nxt.decode("utf-8", errors="replace")
-            if not text.strip() or has_header(text) or (not any_line and _any_marker().search(nxt)):
-                break
-            out.append(nxt)
-            at = stop + 1
-        return out, True
-
-    def _sentences_joined(
-        self, line: bytes, follow: list[bytes], number: int, events: list[Event]
-    ) -> tuple[list[Event], int] | None:
-        """Events of a line rejoined with the next sentences of its message
-        (patterns.SENTENCES), and how many lines they took; None if the next
-        line is no later sentence of it, or the join reads worse."""
-        text = line.decode("utf-8", errors="replace").rstrip("\r")
-        heads = next(h for mk, h in SENTENCES if mk in text)
-        parts = [text]
-        for nxt in follow:
-            msg = parse_line(nxt.decode("utf-8", errors="replace").rstrip("\r"), number).message
-            if not msg.startswith(heads):
-                break
-            parts.append(msg)
-        if len(parts) == 1:
-            return None
-        joined = self._record_events(" ".join(parts), number)
-
-        def misses(evs: list[Event]) -> int:
-            return sum(isinstance(e, ParseWarning) for e in evs)
-
-        if misses(joined) > misses(events):
-            return None
-        return joined, len(parts) - 1
-
-    def _line_events(self, line: bytes, number: int) -> list[Event]:
-        text = line.decode("utf-8", errors="replace").rstrip("\r")
-        return self._record_events(text, number)
-
-    def _joined_events(
-        self, line: bytes, follow: list[bytes], number: int
-    ) -> tuple[list[Event], int] | None:
-        """Events of a line rejoined with its first continuations, if that reads
-        cleanly, and how many continuation lines it took."""
-        parts = [line, *follow]
-        for n in range(2, len(parts) + 1):
-            text = "".join(p.decode("utf-8", errors="replace").rstrip("\r") for p in parts[:n])
-            events = self._record_events(text, number)
-            if not any(isinstance(e, ParseWarning) for e in events):
-                return events, n - 1
-        return None
-
-    def _record_events(self, text: str, number: int) -> list[Event]:
-        events: list[Event] = []
-        for rec in split_records(text):
-            ll = parse_line(rec, number)
-            found: list[Event] = []
-            for e in facts_from_message(
-                ll.message,
-                line=number,
-                process=ll.process,
-                source=self.source,
-                time=ll.time,
-                site=ll.site,
-            ):
-                if isinstance(e, NearMiss):
-                    found.append(ParseWarning(line=number, text=str(e), source=self.source))
-                else:
-                    found.append(e)
-            label = worker_label(ll.process, rec[:40])
-            is_stats = any(isinstance(e, Fact) and e.kind in _STATS_KINDS for e in found)
-            if label is not None and not is_stats and (label, ll.process) not in self._labels_seen:
-                # A worker rank's first line: one ``worker_rank`` fact a label (boots.py
-                # counts the ranks a log shows; a TP=4 boot's Worker_TP0..3 are 4). Stats
-                # lines are the API server's (their fast path reads no label).
-                self._labels_seen.add((label, ll.process))
-                events.append(
-                    Fact(
-                        kind="worker_rank",
-                        value=label,
-                        line=number,
-                        process=ll.process,
-                        source=self.source,
-                        time=ll.time,
-                    )
-                )
-            events.extend(found)
-        return events
 
 
 def _columns(line: bytes) -> int:

@@ -403,6 +403,175 @@ def _seconds_at(hours: dict[bytes, int | None], time: bytes) -> int | None:
     return None if at_hour is None else at_hour + int(time[9:11]) * 60 + int(time[12:14])
 
 
+def _request_values(buf: bytes, start: int, stop: int) -> list[tuple[str, int]]:
+    """The values of the request lines of ``buf[start:stop]`` (--enable-log-requests), read a chunk
+    at once (patterns.REQUEST_*_FAST). The chunk's first "Received request" line says
+    which regexes can match (one boot, one wording: a new boot is handed back before
+    it): with no ``ignore_eos=`` no max_tokens, with no ``prompt_token_ids: [`` no
+    ids in the INFO lines, and only 0.32's wording (no prompt before the params) has
+    the DEBUG details lines. So a log without request lines costs one find a chunk,
+    and one whose lines cannot be read one find and a line (the benchmark's: 0.05 s
+    on 400 MB where three finds over every chunk cost 0.4 s)."""
+    find = buf.find
+    p = find(REQUEST_MARKERS[0], start, stop)
+    if p < 0:
+        return []
+    end = find(b"\n", p, stop)
+    first = buf[p : stop if end < 0 else end]
+    values: list[tuple[str, int]] = []
+    if b"ignore_eos=" in first:
+        values += [
+            ("request_max_tokens", int(v))
+            for v in REQUEST_MAX_TOKENS_FAST.findall(buf, start, stop)
+            if v  # (b"": a request line without the value)
+        ]
+    rxs = [REQUEST_PROMPT_IDS_FAST] if b"prompt_token_ids: [" in first else []
+    if b": params: SamplingParams(" in first and find(REQUEST_MARKERS[1], start, stop) >= 0:
+        rxs.append(REQUEST_DETAILS_IDS_FAST)  # 0.32's wording: the ids at DEBUG
+    for rx in rxs:
+        for m in rx.finditer(buf, start, stop):
+            ids = m.group(1)
+            if ids is not None:  # (None: a line without the list)
+                n = ids.count(b",") + 1 if ids.strip() else 0
+                values.append(("request_prompt_tokens", n))
+    return values
+
+
+def _stats_batch(
+    engines: Sequence[str | None],
+    times: Sequence[bytes | None],
+    seconds: Sequence[int | None],
+    values: Sequence[Sequence[bytes | None]],
+    absent: bytes | None = None,
+) -> StatsBatch:
+    """Consecutive stats lines as the sink folds them, their values as
+    STATS_FAST's groups (``absent``: none, as ``finditer`` or ``findall``
+    give it) a column each."""
+    # (a line's required values are there whenever its values matched)
+    running = cast("Sequence[bytes]", values[_RUNNING])
+    pre, kv = values[_PREEMPTIONS], cast("Sequence[bytes]", values[_KV])
+    n = len(running)
+    waiting = values[_WAITING[0]]
+    for other in _WAITING[1:]:  # one of them in each line
+        if absent in waiting:
+            # A chunk of one wording (V1's "Waiting" or V0's "Pending") takes the
+            # other column whole; lines of both are merged line by line.
+            q = values[other]
+            if waiting.count(absent) == n:
+                waiting = q
+            else:
+                waiting = [w or x for w, x in zip(waiting, q, strict=True)]
+    preemptions = [0] * n if pre.count(absent) == n else [int(x) if x else 0 for x in pre]
+    return StatsBatch(
+        engines=engines,
+        times=times,
+        seconds=seconds,
+        running=ints_of(running),
+        waiting=ints_of(cast("Sequence[bytes]", waiting)),
+        kv_usage_pct=kv_pcts_of(kv),
+        preemptions=preemptions,
+    )
+
+
+class _SplitCaches:
+    """What the split path (ServingReader._serve_split) keeps across chunks: each
+    distinct tail's seconds, checked for one layout; each distinct key's values,
+    read once; and how many of a line's first bytes hold its key (_HEADS_OF)."""
+
+    def __init__(self) -> None:
+        self.keys: dict[bytes, KeyValues] = {}  # the keys, read
+        self.tail_seconds: dict[bytes, int | None] = {}  # the heads' seconds
+        self.tail_layout: _SplitLayout | None = None  # the layout they were checked for
+        self.long_heads = 0  # the heads read (_HEADS_OF)
+
+    def seconds_of(
+        self, tails: list[bytes], layout: _SplitLayout, hour_seconds: dict[bytes, int | None]
+    ) -> dict[bytes, int | None] | None:
+        """Each distinct tail's seconds, or None when one is not a stats line's head
+        of ``layout``.
+
+        Each distinct tail (a time) is checked and its seconds read once: its bytes
+        before the time, the time's shape, and the bytes after it (the engine label
+        just before the marker: a marker after another head or inside another line
+        sends the chunk the other ways). With StringZilla the tails are views into
+        the chunk: they hash otherwise than bytes, so the chunk's own table is keyed
+        by them, the cache across chunks by their bytes (a view kept would keep the
+        chunk alive); a tail checked for one layout is not for another.
+        """
+        cache = self.tail_seconds
+        if len(cache) > _MAX_TAILS or self.tail_layout is not layout:
+            cache.clear()  # (a tail is checked against its layout once)
+            hour_seconds.clear()
+            self.tail_layout = layout
+        size, after = layout.tail_len, layout.after
+        head = b"\n" + layout.before
+        at = len(head)
+        seconds_of: dict[bytes, int | None] = {}
+        for t in set(tails):
+            tb = bytes(t)
+            if tb not in cache:
+                time = tb[at : at + 14]
+                if (
+                    len(tb) != size
+                    or not tb.startswith(head)
+                    or not tb.endswith(after)
+                    or not TIME_SHAPE_BYTES.fullmatch(time)
+                ):
+                    return None
+                cache[tb] = _seconds_at(hour_seconds, time)
+            seconds_of[t] = cache[tb]
+        return seconds_of
+
+    def values(self, pieces: list[bytes], n: int) -> list[KeyValues] | None:
+        """The values of the ``n`` stats lines whose heads end ``pieces[1:]``, or
+        None (another wording, or a key past 256 bytes).
+
+        One regex pass over the pieces' heads joined with NUL (no Match object per
+        line) reads each line's throughputs and cuts its key (stats.STATS_SPLIT_KEYS);
+        each distinct key is read once. The pass starts at a NUL: a NUL in a head (no
+        log line holds one) sends the chunk the other ways.
+        """
+        for k in range(self.long_heads, len(_HEADS_OF)):
+            joined = b"\0".join(chain(_EMPTY, map(_HEADS_OF[k], islice(pieces, 1, None))))
+            keys = STATS_SPLIT_KEYS.findall(joined)
+            if len(keys) == n:
+                self.long_heads = k
+                break
+        else:
+            return None
+        if simd.count(joined, b"\0", 0, len(joined)) != n:
+            return None
+        try:
+            return list(map(self.keys.__getitem__, keys))
+        except KeyError:
+            return self._new_keys(keys, joined)
+
+    def _new_keys(self, keys: list[bytes], joined: bytes) -> list[KeyValues] | None:
+        """The values of a split chunk's keys, some not read yet (None: a key not of
+        the fast grammar). A key that ends with a GPU's 0.0% may be V0's before its CPU's
+        usage: that chunk's keys are cut again with the CPU's (STATS_SPLIT_KEYS_CPU),
+        and such a key is never kept, as it reads otherwise with the CPU's after it."""
+        known = self.keys
+        if len(known) > _MAX_KEYS:
+            known.clear()
+        new = set(keys).difference(known)
+        if any(k.endswith(GPU_ZERO_USAGE) for k in new):
+            n = len(keys)
+            keys = STATS_SPLIT_KEYS_CPU.findall(joined)
+            if len(keys) != n:
+                return None
+            new = set(keys)
+        table: dict[bytes, KeyValues] = {}
+        for k in new:
+            kv = known.get(k) or stats_key_values(k)
+            if kv is None:
+                return None
+            table[k] = kv
+            if not k.endswith(GPU_ZERO_USAGE):
+                known[k] = kv
+        return [table.get(k) or known[k] for k in keys]
+
+
 class ServingReader(Generic[T]):
     """Serving mode's reading of one input (its learned layouts kept across
     hand-backs): stats lines and V0 preemption warnings, in line order.
@@ -429,10 +598,7 @@ class ServingReader(Generic[T]):
         self.on_facts = on_facts  # each stats line's facts (--stats-jsonl)
         self.v0_warnings = True
         self._heads = _Heads()
-        self._keys: dict[bytes, KeyValues] = {}  # the split path's keys, read
-        self._tail_seconds: dict[bytes, int | None] = {}  # its heads' seconds
-        self._tail_layout: _SplitLayout | None = None  # the layout they were checked for
-        self._long_heads = 0  # the heads the split path reads (_HEADS_OF)
+        self._split = _SplitCaches()
 
     def serve(self, buf: bytes, start: int, stop: int) -> list[T]:
         """The complete lines ``buf[start:stop]``: stats lines and V0
@@ -454,7 +620,9 @@ class ServingReader(Generic[T]):
           labels; otherwise
         * line by line (``_serve_lines``), which learns the layouts.
         """
-        self._requests(buf, start, stop)
+        requests = _request_values(buf, start, stop)
+        if requests:
+            self.sink.fold_requests(requests)
         p_pre = simd.find(buf, _PREEMPT_MARKER, start, stop) if self.v0_warnings else -1
         if p_pre < 0 and self.on_stats is None and self.on_facts is None:
             heads = self._heads
@@ -495,65 +663,22 @@ class ServingReader(Generic[T]):
         if n == 0:
             self.framing.close(lines, stop)
             return []
-        size, after = layout.tail_len, layout.after
+        size = layout.tail_len
         end0 = start + len(pieces[0])
         nl = buf.rfind(b"\n", start, end0)
         tails: list[bytes] = [b"\n" + buf[start if nl < 0 else nl + 1 : end0]]
         tails += map(itemgetter(slice(-size, None)), islice(pieces, 1, n))
-        # Each distinct tail (a time) checked and its seconds read once: its bytes
-        # before the time, the time's shape, and the bytes after it (the engine label
-        # just before the marker: a marker after another head or inside another line
-        # sends the chunk the other ways). With StringZilla the tails are views into
-        # the chunk: they hash otherwise than bytes, so the chunk's own table is keyed
-        # by them, the cache across chunks by their bytes (a view kept would keep the
-        # chunk alive); a tail checked for one layout is not for another.
-        cache = self._tail_seconds
-        if len(cache) > _MAX_TAILS or self._tail_layout is not layout:
-            cache.clear()  # (a tail is checked against its layout once)
-            self._heads.hour_seconds.clear()
-            self._tail_layout = layout
-        head = b"\n" + layout.before
-        at = len(head)
-        seconds_of: dict[bytes, int | None] = {}
-        for t in set(tails):
-            tb = bytes(t)
-            if tb not in cache:
-                time = tb[at : at + 14]
-                if (
-                    len(tb) != size
-                    or not tb.startswith(head)
-                    or not tb.endswith(after)
-                    or not TIME_SHAPE_BYTES.fullmatch(time)
-                ):
-                    return None  # a stats line of another head, or a marker inside a line
-                cache[tb] = _seconds_at(self._heads.hour_seconds, time)
-            seconds_of[t] = cache[tb]
-        # One regex pass over the pieces' heads joined with NUL (no Match object per
-        # line) reads each line's throughputs and cuts its key (stats.STATS_SPLIT_KEYS);
-        # each distinct key is read once. The pass starts at a NUL: a NUL in a head (no
-        # log line holds one) sends the chunk the other ways.
-        for k in range(self._long_heads, len(_HEADS_OF)):
-            joined = b"\0".join(chain(_EMPTY, map(_HEADS_OF[k], islice(pieces, 1, None))))
-            keys = STATS_SPLIT_KEYS.findall(joined)
-            if len(keys) == n:
-                self._long_heads = k
-                break
-        else:
+        seconds_of = self._split.seconds_of(tails, layout, self._heads.hour_seconds)
+        if seconds_of is None:
+            return None  # a stats line of another head, or a marker inside a line
+        values = self._split.values(pieces, n)
+        if values is None:
             return None  # another wording (or a key past 256 bytes): the row reads it
-        if simd.count(joined, b"\0", 0, len(joined)) != n:
-            return None
-        try:
-            values = list(map(self._keys.__getitem__, keys))
-        except KeyError:
-            new = self._new_keys(keys, joined)
-            if new is None:
-                return None
-            values = new
         running, waiting, kv_pct, preemptions = zip(*values, strict=True)
         alerts = self.sink.fold_stats(
             StatsBatch(
                 engines=[layout.engine] * n,
-                times=_Times(tails, at),
+                times=_Times(tails, len(layout.before) + 1),
                 seconds=list(map(seconds_of.__getitem__, tails)),
                 running=running,
                 waiting=waiting,
@@ -570,65 +695,6 @@ class ServingReader(Generic[T]):
                 out.append(say(lines.line_at(buf.rfind(b"\n", 0, p) + 1)))
         self.framing.close(lines, stop)
         return out
-
-    def _new_keys(self, keys: list[bytes], joined: bytes) -> list[KeyValues] | None:
-        """The values of a split chunk's keys, some not read yet (None: a key not of
-        the fast grammar). A key that ends with a GPU's 0.0% may be V0's before its CPU's
-        usage: that chunk's keys are cut again with the CPU's (STATS_SPLIT_KEYS_CPU),
-        and such a key is never kept, as it reads otherwise with the CPU's after it."""
-        known = self._keys
-        if len(known) > _MAX_KEYS:
-            known.clear()
-        new = set(keys).difference(known)
-        if any(k.endswith(GPU_ZERO_USAGE) for k in new):
-            n = len(keys)
-            keys = STATS_SPLIT_KEYS_CPU.findall(joined)
-            if len(keys) != n:
-                return None
-            new = set(keys)
-        table: dict[bytes, KeyValues] = {}
-        for k in new:
-            kv = known.get(k) or stats_key_values(k)
-            if kv is None:
-                return None
-            table[k] = kv
-            if not k.endswith(GPU_ZERO_USAGE):
-                known[k] = kv
-        return [table.get(k) or known[k] for k in keys]
-
-    def _requests(self, buf: bytes, start: int, stop: int) -> None:
-        """The request lines of ``buf[start:stop]`` (--enable-log-requests), read a chunk
-        at once (patterns.REQUEST_*_FAST). The chunk's first "Received request" line says
-        which regexes can match (one boot, one wording: a new boot is handed back before
-        it): with no ``ignore_eos=`` no max_tokens, with no ``prompt_token_ids: [`` no
-        ids in the INFO lines, and only 0.32's wording (no prompt before the params) has
-        the DEBUG details lines. So a log without request lines costs one find a chunk,
-        and one whose lines cannot be read one find and a line (the benchmark's: 0.05 s
-        on 400 MB where three finds over every chunk cost 0.4 s)."""
-        find = buf.find
-        p = find(REQUEST_MARKERS[0], start, stop)
-        if p < 0:
-            return
-        end = find(b"\n", p, stop)
-        first = buf[p : stop if end < 0 else end]
-        values: list[tuple[str, int]] = []
-        if b"ignore_eos=" in first:
-            values += [
-                ("request_max_tokens", int(v))
-                for v in REQUEST_MAX_TOKENS_FAST.findall(buf, start, stop)
-                if v  # (b"": a request line without the value)
-            ]
-        rxs = [REQUEST_PROMPT_IDS_FAST] if b"prompt_token_ids: [" in first else []
-        if b": params: SamplingParams(" in first and find(REQUEST_MARKERS[1], start, stop) >= 0:
-            rxs.append(REQUEST_DETAILS_IDS_FAST)  # 0.32's wording: the ids at DEBUG
-        for rx in rxs:
-            for m in rx.finditer(buf, start, stop):
-                ids = m.group(1)
-                if ids is not None:  # (None: a line without the list)
-                    n = ids.count(b",") + 1 if ids.strip() else 0
-                    values.append(("request_prompt_tokens", n))
-        if values:
-            self.sink.fold_requests(values)
 
     def _serve_chunk(self, buf: bytes, start: int, stop: int) -> list[T] | None:
         """The stats lines of ``buf[start:stop]`` through ``_Heads.chunk_rx``; None
@@ -648,13 +714,14 @@ class ServingReader(Generic[T]):
                 heads.chunk_misses += 1
                 return None
             times = cols[_C_TIME]
-            alerts = self._fold_columns(
+            batch = _stats_batch(
                 heads.engines_of(cols[_C_ENGINE]),
                 times,
                 heads.seconds_of(times),
                 cols[_C_VALUES:],
                 absent=b"",
             )
+            alerts = self.sink.fold_stats(batch)
             if alerts:  # a few per boot (watch.MAX_CROSSING_ALERTS, firsts)
                 starts = [m.start() for m in chunk_rx.finditer(buf, start, stop)]
                 for i, say in alerts:
@@ -667,7 +734,7 @@ class ServingReader(Generic[T]):
     def _serve_lines(self, buf: bytes, start: int, stop: int, p_pre: int) -> list[T]:
         """``serve`` a line at a time: the loop cuts each stats line's values,
         engine label and header time out of ``buf``; the lines are then
-        converted and folded together (``_fold_columns``). The label and time
+        converted and folded together (``_stats_batch``). The label and time
         are read in place for a line whose head has a layout already seen
         (``_Heads.read_head``): the same bytes before the time and after it, and
         the time's 14 bytes of the same shape. Line numbers are counted only
@@ -727,50 +794,12 @@ class ServingReader(Generic[T]):
             heads.learn_chunk_rx(buf[rfind(b"\n", 0, p) + 1 : p])
         return out
 
-    def _fold_columns(
-        self,
-        engines: Sequence[str | None],
-        times: Sequence[bytes | None],
-        seconds: Sequence[int | None],
-        values: Sequence[Sequence[bytes | None]],
-        absent: bytes | None = None,
-    ) -> Sequence[tuple[int, Callable[[int], T]]]:
-        """Consecutive stats lines handed to the sink, their values as
-        STATS_FAST's groups (``absent``: none, as ``finditer`` or ``findall``
-        give it) a column each; the alerts, each with the index of its line."""
-        # (a line's required values are there whenever its values matched)
-        running = cast("Sequence[bytes]", values[_RUNNING])
-        pre, kv = values[_PREEMPTIONS], cast("Sequence[bytes]", values[_KV])
-        n = len(running)
-        waiting = values[_WAITING[0]]
-        for other in _WAITING[1:]:  # one of them in each line
-            if absent in waiting:
-                # A chunk of one wording (V1's "Waiting" or V0's "Pending") takes the
-                # other column whole; lines of both are merged line by line.
-                q = values[other]
-                if waiting.count(absent) == n:
-                    waiting = q
-                else:
-                    waiting = [w or x for w, x in zip(waiting, q, strict=True)]
-        preemptions = [0] * n if pre.count(absent) == n else [int(x) if x else 0 for x in pre]
-        return self.sink.fold_stats(
-            StatsBatch(
-                engines=engines,
-                times=times,
-                seconds=seconds,
-                running=ints_of(running),
-                waiting=ints_of(cast("Sequence[bytes]", waiting)),
-                kv_usage_pct=kv_pcts_of(kv),
-                preemptions=preemptions,
-            )
-        )
-
     def _fold_rows(self, buf: bytes, rows: list[_Row], lines: LineCounter) -> list[T]:
-        """``_fold_columns`` for rows cut line by line; outputs with their line
+        """``_stats_batch`` for rows cut line by line; outputs with their line
         numbers, and the CSV rows."""
         groups, offsets, engines, times, seconds = zip(*rows, strict=True)
         values = tuple(zip(*groups, strict=True))
-        alerts = self._fold_columns(engines, times, seconds, values)
+        alerts = self.sink.fold_stats(_stats_batch(engines, times, seconds, values))
         out: list[T] = []
         on_stats, on_facts = self.on_stats, self.on_facts
         if on_stats is None and on_facts is None:
