@@ -587,3 +587,12 @@ class OtherRulesDecodePool(Finding):
     rules decode it with no failed check and agree on the users."""
 
     releases: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EveryRequestOverMaxModelLen(Finding):
+    """Every request of the workload is over max_model_len: vLLM rejects them all.
+    ``tokens_per_user`` None: a mix of requests."""
+
+    max_model_len: int
+    tokens_per_user: int | None

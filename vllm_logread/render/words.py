@@ -33,6 +33,7 @@ from ..findings import (
     DenseMLABlockSizeByGPU,
     DtypeAssumedBfloat16,
     EveryLayerSlides,
+    EveryRequestOverMaxModelLen,
     Finding,
     Float32ServedIn16Bits,
     Fp8DsMLABytes,
@@ -604,4 +605,17 @@ def _other_rules_decode_pool(f: OtherRulesDecodePool) -> str:
         "the log states no vLLM version and the rules first tried do not decode its pool "
         f"line; of the releases its lines allow, the rules of vLLM {shown} do, with no "
         "failed check, and give the same users"
+    )
+
+
+@_worded.register
+def _every_request_over(f: EveryRequestOverMaxModelLen) -> str:
+    if f.tokens_per_user is None:
+        return (
+            f"every request of the mix is over max_model_len {f.max_model_len:,}: vLLM "
+            "rejects them all, so no user of this workload is served"
+        )
+    return (
+        f"every request of {f.tokens_per_user:,} tokens is over max_model_len "
+        f"{f.max_model_len:,}: vLLM rejects it, so no user of this workload is served"
     )

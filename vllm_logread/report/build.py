@@ -26,6 +26,7 @@ from ..boot.resolve import (
 from ..boot.state import BootState, boot_state, device_of, rules_release
 from ..errors import LogReadError
 from ..findings import (
+    EveryRequestOverMaxModelLen,
     Finding,
     KVCacheGroupsUnbuilt,
     LayoutNotExact,
@@ -503,22 +504,21 @@ def _admitted(
     )
 
 
-def _rejected_lines(workload: Workload, max_model_len: int | None) -> tuple[str, str] | None:
+def _rejected_lines(
+    workload: Workload, max_model_len: int | None
+) -> tuple[str, EveryRequestOverMaxModelLen] | None:
     """The arithmetic line and the warning when every request is over max_model_len."""
     if max_model_len is None:
         return None
     if workload.is_mix:
         said = f"every request of the mix is over max_model_len {max_model_len:,}"
-        return (
-            f"{said}: 0 users",
-            f"{said}: vLLM rejects them all, so no user of this workload is served",
-        )
+        over = EveryRequestOverMaxModelLen(max_model_len=max_model_len, tokens_per_user=None)
+        return f"{said}: 0 users", over
     tokens = workload.tokens_per_user
     return (
         f"a request of {tokens:,} tokens is over max_model_len {max_model_len:,}: "
         "0 users (the users above are what the pool would hold)",
-        f"every request of {tokens:,} tokens is over max_model_len "
-        f"{max_model_len:,}: vLLM rejects it, so no user of this workload is served",
+        EveryRequestOverMaxModelLen(max_model_len=max_model_len, tokens_per_user=tokens),
     )
 
 
