@@ -43,6 +43,9 @@ VENV_DIR = CACHE_BASE / f"vllm-cpu-{VLLM_VERSION}"
 #: Written last by :func:`ensure_venv`; its presence means the venv is complete.
 MARKER = VENV_DIR / ".vllm-logread-ready"
 LOOPBACK = "127.0.0.1"
+#: Debian's ``libtcmalloc-minimal4`` (``apt-get install libtcmalloc-minimal4``), for the
+#: releases whose CPU worker insists on it (:attr:`VersionRecipe.preload_tcmalloc_iomp`).
+TCMALLOC_SO = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,12 +74,23 @@ class VersionRecipe:
     #: True when ``vllm/_C`` was built with GCC 13 (0.8.5 to 0.10.x): the install relaxes its
     #: one GLIBCXX_3.4.32 need and every server preloads a stub (:func:`relax_glibcxx_332`).
     glibcxx_shim: bool = False
+    #: True when the CPU worker refuses to start unless ``LD_PRELOAD`` names libtcmalloc
+    #: and libiomp (0.18.x raises ``RuntimeError: libtcmalloc is not found in LD_PRELOAD``;
+    #: 0.17 does not check, 0.19 only warns): every server preloads the system's
+    #: tcmalloc (Debian's ``libtcmalloc-minimal4``) and the venv's own ``libiomp5.so``
+    #: (from the wheel's ``intel-openmp``).
+    preload_tcmalloc_iomp: bool = False
 
     def env(self) -> dict[str, str]:
         """The environment every ``vllm serve`` of this version gets."""
         out = dict(self.serve_env)
+        preload = []
+        if self.preload_tcmalloc_iomp:
+            preload += [str(TCMALLOC_SO), str(self.venv / "lib" / "libiomp5.so")]
         if self.glibcxx_shim:
-            out["LD_PRELOAD"] = str(self.venv / "lib" / "libvlr_glibcxx332.so")
+            preload.append(str(self.venv / "lib" / "libvlr_glibcxx332.so"))
+        if preload:
+            out["LD_PRELOAD"] = ":".join(preload)
         return out
 
     @property
@@ -142,6 +156,23 @@ RECIPES: dict[str, VersionRecipe] = {
     "0.24.0": VersionRecipe(vllm="0.24.0", torch="2.11.0"),
     "0.27.1": VersionRecipe(vllm="0.27.1", torch="2.13.0"),
     "0.29.0": VersionRecipe(vllm="0.29.0", torch="2.13.0"),
+    # The remaining minors' latest patches (pins read from each wheel's metadata: torch
+    # 2.9.1+cpu for 0.12.0.post2 and 0.14.1, 2.10.0+cpu for 0.16.0 and 0.18.1, 2.11.0+cpu for
+    # 0.21.0 to 0.25.1; transformers<5 pinned by the wheel itself up to 0.18). The pool by
+    # VLLM_CPU_KVCACHE_SPACE up to 0.18 (cpu_worker.py determine_available_memory returns
+    # cpu_kvcache_space_bytes), by --kv-cache-memory-bytes from 0.21 (it reads
+    # kv_cache_memory_bytes).
+    "0.12.0.post2": VersionRecipe(vllm="0.12.0.post2", torch="2.9.1", kv_space_env=True),
+    "0.14.1": VersionRecipe(vllm="0.14.1", torch="2.9.1", kv_space_env=True),
+    "0.16.0": VersionRecipe(vllm="0.16.0", torch="2.10.0", kv_space_env=True),
+    # 0.18.1's CPU worker raises unless LD_PRELOAD names libtcmalloc and libiomp
+    # (cpu_worker.py init_device check_preloaded_libs; the first boot died so).
+    "0.18.1": VersionRecipe(
+        vllm="0.18.1", torch="2.10.0", kv_space_env=True, preload_tcmalloc_iomp=True
+    ),
+    "0.21.0": VersionRecipe(vllm="0.21.0", torch="2.11.0"),
+    "0.23.0": VersionRecipe(vllm="0.23.0", torch="2.11.0"),
+    "0.25.1": VersionRecipe(vllm="0.25.1", torch="2.11.0"),
 }
 
 

