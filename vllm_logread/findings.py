@@ -15,10 +15,11 @@ A finding with no fields is a plain subclass of :class:`Finding` with
 dataclass methods, which are already right for it (``__init__`` takes nothing,
 ``__repr__`` prints ``DtypeAssumedBfloat16()`` from the instance's class,
 ``__eq__`` holds between instances of one class only, ``__hash__`` is
-``hash(())``), and without a ``__dict__`` no attribute can be set
-(``AttributeError``). Every report imports this module, and ``@dataclass`` on
-each of the 31 fieldless classes cost about a third of a millisecond apiece,
-~10 ms of the seed report's ~175 ms of CPU (docs/performance.md, "Start-up").
+``hash(())``), and without a ``__dict__`` setting any attribute raises, as
+on ``Finding`` itself. Every report imports this module, and ``@dataclass`` on
+each fieldless class cost about a third of a millisecond apiece: 31 of them,
+~10 ms of the seed report's ~175 ms of CPU (docs/performance.md, "The
+fieldless findings").
 """
 
 from __future__ import annotations
@@ -493,3 +494,150 @@ class RestartedInWindow(Finding):
     """The preemption counter reset in the window: preemptions not counted."""
 
     __slots__ = ()
+
+
+# --- boot/state.py, report/build.py, report/sglang.py: a report's warnings ------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MaxModelLenNotALength(Finding):
+    """The max model len the log states is no length (0 or below): ignored."""
+
+    line: int
+    max_model_len: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockSizeNotABlockSize(Finding):
+    """The block size the log states is 0 or below: ignored."""
+
+    line: int
+    block_size: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelConfigUnread(Finding):
+    """The model's config could not be had; ``error`` is the error's own message."""
+
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KVCacheGroupsUnbuilt(Finding):
+    """The KV cache groups could not be formed; ``error`` is the error's own message."""
+
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsersNotUnderstood(Finding):
+    """A shape the tool does not model: users unknown; ``why`` is the Unknown's."""
+
+    why: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PoolNotWholeBlocks(Finding):
+    """An engine's pool line decodes to no block count; ``why`` says what it is not."""
+
+    engine_key: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PoolNegative(Finding):
+    """An engine's pool is below zero blocks: nothing fits."""
+
+    engine_key: str
+    num_blocks: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PoolLineUndecodable(Finding):
+    """A hybrid's pool line could not be decoded; ``error`` is the error's own message."""
+
+    engine_key: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PoolLineNoBlockCount(Finding):
+    """No block count reproduces a hybrid's pool line for its KV cache groups."""
+
+    engine_key: str
+    pool_tokens: int
+    num_groups: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SGLangRanksDisagree(Finding):
+    """SGLang's ranks state different pools: the smallest is used."""
+
+    engine_key: str
+
+
+class SGLangMixedAttention(Finding):
+    """A model of several attention kinds without SGLang's SWA pool line: all full."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SGLangSeveralPools(Finding):
+    """Several 'KV Cache is allocated' token pools and no line naming the model's."""
+
+    engine_key: str
+    pool_tokens: tuple[int, ...]
+
+
+class SGLangOnePoolsBytes(Finding):
+    """The KV bytes per token are one of SGLang's two pools'."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SGLangRunningCap(Finding):
+    """max_running_requests caps the users that fit in an engine's pool."""
+
+    max_running_requests: int
+    line: int
+    users: int
+    engine_key: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerDiedWhileServing(Finding):
+    """A vLLM worker failed after the boot served: the pool is what vLLM allocated."""
+
+    line: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RanksDisagree(Finding):
+    """vLLM's ranks state different pools: it schedules from the smallest."""
+
+    engine_key: str
+
+
+class LayoutNotExact(Finding):
+    """The model's KV layout is not modelled exactly for this log: users approximate."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OtherRulesDecodePool(Finding):
+    """No version stated, the rules first tried fail on the pool line; these releases'
+    rules decode it with no failed check and agree on the users."""
+
+    releases: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EveryRequestOverMaxModelLen(Finding):
+    """Every request of the workload is over max_model_len: vLLM rejects them all.
+    ``tokens_per_user`` None: a mix of requests."""
+
+    max_model_len: int
+    tokens_per_user: int | None

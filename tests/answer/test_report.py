@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from vllm_logread.findings import EveryRequestOverMaxModelLen
 from vllm_logread.report.build import _blocks_from_tokens
 from vllm_logread.report.capacity import Workload
 from vllm_logread.report.model import Options
@@ -209,7 +210,7 @@ def test_a_workload_over_max_model_len_gets_no_users() -> None:
     r = report_of(SEED, spec=None, workload=Workload(prompt_tokens=8000, output_tokens=1000))
     # 9,000 tokens > max_model_len 8,192: vLLM rejects every such request.
     assert r.users == 0
-    assert any("over max_model_len 8,192" in w for w in r.warnings)
+    assert EveryRequestOverMaxModelLen(max_model_len=8192, tokens_per_user=9000) in r.warnings
 
 
 def test_negative_pool_is_never_divided() -> None:

@@ -23,6 +23,7 @@ from vllm_logread.kv.config import resolve_spec
 from vllm_logread.read.lines import parse_line
 from vllm_logread.read.scanner import scan_bytes
 from vllm_logread.render.text import summary_text
+from vllm_logread.render.words import said
 from vllm_logread.report.capacity import Workload
 from vllm_logread.report.model import Options
 from vllm_logread.report.sglang import build_sglang_report, measured_bytes_per_token
@@ -184,7 +185,7 @@ def test_max_running_requests_below_the_users_is_said() -> None:
     rep = report_of(text)
     # 64,000 // 640 = 100 fit in the pool, but SGLang runs 48 at once: the cap binds.
     assert (rep.users, rep.users_mid_answer) == (48, 48)
-    assert any("at most 48 requests at once" in w for w in rep.warnings)
+    assert any("at most 48 requests at once" in said(w) for w in rep.warnings)
     assert any("max_running_requests 48 (line 2) binds" in a for a in rep.arithmetic)
 
 
@@ -296,7 +297,7 @@ def test_two_kv_pools_without_a_line_saying_which_is_which_are_not_divided() -> 
     text = SWA_ARGS + "".join(SWA.format(full=400_000, swa=320_000).splitlines(True)[1:])
     rep = report_of(text)
     assert rep.users is None
-    assert any("several token pools (400,000, 320,000)" in w for w in rep.warnings)
+    assert any("several token pools (400,000, 320,000)" in said(w) for w in rep.warnings)
 
 
 def test_a_scheduler_that_died_after_the_pool_serves_nobody(tmp_path: Path) -> None:

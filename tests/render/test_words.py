@@ -12,24 +12,36 @@ import pytest
 from vllm_logread import findings
 from vllm_logread.findings import (
     BlockSizeByGPU,
+    BlockSizeNotABlockSize,
+    EveryRequestOverMaxModelLen,
     Finding,
     GroupSizeLargestBucket,
     KVHeadsReplicated,
     MambaStateOverPage,
     MambaStatePadded,
+    MaxModelLenNotALength,
+    ModelConfigUnread,
+    OtherRulesDecodePool,
     PagePadded,
     PageScaled,
+    PoolLineNoBlockCount,
+    PoolNegative,
+    PoolNotWholeBlocks,
     PrefixCacheCannotHit,
+    RanksDisagree,
     RequestsOverMaxModelLen,
+    SGLangRunningCap,
+    SGLangSeveralPools,
     SharedPrefixCachingOff,
     SkipLayersKeepModelDtype,
     SpeculativeStatePages,
     StatePeakUsers,
     StatePeakUsersRange,
     WindowedBudgetInFlight,
+    WorkerDiedWhileServing,
 )
 from vllm_logread.render.json import dumps
-from vllm_logread.render.words import word
+from vllm_logread.render.words import said, word
 
 KINDS = sorted(
     (c for _, c in inspect.getmembers(findings, inspect.isclass) if issubclass(c, Finding)),
@@ -41,6 +53,7 @@ FIELD_VALUES = {
     "bool": True,
     "tuple[int, ...]": (0, 1),
     "tuple[str, ...]": ("sliding",),
+    "int | None": 7,
 }
 
 
@@ -176,6 +189,75 @@ def test_a_finding_without_words_is_refused() -> None:
             "windowed layers' budget at the max model length: 2 batches in flight x 8,192 "
             "batched tokens = 16,384 (async scheduling, 0.26+)",
         ),
+        # A report's warnings (boot/state.py, report/build.py, report/sglang.py).
+        (
+            MaxModelLenNotALength(line=12, max_model_len=-5),
+            "line 12: max model len -5 is not a length; ignored",
+        ),
+        (
+            BlockSizeNotABlockSize(line=9, block_size=0),
+            "line 9: block size 0 is not a block size; ignored",
+        ),
+        (
+            ModelConfigUnread(error="no config.json for org/model"),
+            "model config: no config.json for org/model",
+        ),
+        (
+            # 1,000 tokens in blocks of 16: 62.5 blocks, no whole number.
+            PoolNotWholeBlocks(
+                engine_key="0", why="1,000 tokens is not a whole number of 16-token blocks"
+            ),
+            "engine 0: 1,000 tokens is not a whole number of 16-token blocks; users not computed",
+        ),
+        (
+            PoolNegative(engine_key="0", num_blocks=-3),
+            "engine 0: the pool is negative (-3); nothing fits",
+        ),
+        (
+            PoolLineNoBlockCount(engine_key="1", pool_tokens=1234567, num_groups=3),
+            "engine 1: no block count reproduces the pool line (1,234,567 tokens) for this "
+            "model's 3 KV cache groups; users not computed",
+        ),
+        (
+            RanksDisagree(engine_key="0"),
+            "engine 0: ranks state different pools; vLLM schedules from the smallest, so the "
+            "minimum is used",
+        ),
+        (
+            WorkerDiedWhileServing(line=480),
+            "a vLLM worker failed while serving (line 480): the pool below is what vLLM "
+            "allocated, but the server stopped answering",
+        ),
+        (
+            # Five releases: the first three named, "and 2 more".
+            OtherRulesDecodePool(releases=("0.10.0", "0.10.1", "0.10.2", "0.11.0", "0.11.1")),
+            "the log states no vLLM version and the rules first tried do not decode its pool "
+            "line; of the releases its lines allow, the rules of vLLM 0.10.0, 0.10.1, 0.10.2 "
+            "and 2 more do, with no failed check, and give the same users",
+        ),
+        (
+            EveryRequestOverMaxModelLen(max_model_len=8192, tokens_per_user=10000),
+            "every request of 10,000 tokens is over max_model_len 8,192: vLLM rejects it, so "
+            "no user of this workload is served",
+        ),
+        (
+            EveryRequestOverMaxModelLen(max_model_len=8192, tokens_per_user=None),
+            "every request of the mix is over max_model_len 8,192: vLLM rejects them all, so "
+            "no user of this workload is served",
+        ),
+        (
+            SGLangSeveralPools(engine_key="0", pool_tokens=(400000, 320000)),
+            "engine 0: the KV Cache lines state several token pools (400,000, 320,000) and no "
+            "line says which serves the model (SGLang's scheduler line max_total_num_tokens "
+            "would): users unknown",
+        ),
+        (
+            # 64,000 // 640 = 100 users fit, 48 run at once.
+            SGLangRunningCap(max_running_requests=48, line=7, users=100, engine_key="0"),
+            "SGLang runs at most 48 requests at once (max_running_requests, line 7): of the "
+            "100 users that fit in engine 0's pool, 48 run and the rest wait in its queue; "
+            "the users are capped at it",
+        ),
     ],
     ids=lambda v: type(v).__name__ if isinstance(v, Finding) else "",
 )
@@ -188,3 +270,14 @@ def test_json_words_a_finding_as_the_text_does() -> None:
     assert json.loads(dumps({"notes": [note]})) == {"notes": [word(note)]}
     with pytest.raises(TypeError, match="object is not JSON"):
         dumps({"x": object()})
+
+
+def test_a_warning_string_is_said_as_it_is() -> None:
+    # Report.warnings: a finding is worded, a string (a rule's or a failure's own
+    # message, not yet a finding) passes through unchanged.
+    assert said("checked against vLLM up to 0.34; 0.35 may print or allocate differently") == (
+        "checked against vLLM up to 0.34; 0.35 may print or allocate differently"
+    )
+    assert said(PoolNegative(engine_key="0", num_blocks=-3)) == word(
+        PoolNegative(engine_key="0", num_blocks=-3)
+    )

@@ -22,11 +22,8 @@ NAMES = frozenset({"warnings", "notes"})
 
 # module -> (sentences appended to warnings/notes, list[str] output parameters), today.
 STILL_SENTENCES: dict[str, tuple[int, int]] = {
-    "boot/state.py": (2, 1),
     "read/metrics.py": (2, 0),
-    "report/build.py": (9, 9),
     "report/observed.py": (2, 0),
-    "report/sglang.py": (8, 5),
     "report/whatif.py": (8, 0),
 }
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
+from ..findings import BlockSizeNotABlockSize, Finding, MaxModelLenNotALength
 from ..kv.groups import base_block_size, stated_group_block_sizes
 from ..vllm.rules import BlockSizeCandidate, one_rule_set, pool_device
 from ..vllm.versions import Version
@@ -168,10 +169,10 @@ def boot_state(
     *,
     block_size_given: int | None,
     tensor_parallel_size_given: int | None,
-    warnings: list[str],
     model_given: str | None = None,
-) -> BootState:
-    """The boot's figures, with the values that are no figure said and dropped."""
+) -> tuple[BootState, tuple[Finding, ...]]:
+    """The boot's figures, and the values that are no figure, dropped (as findings)."""
+    found: list[Finding] = []
     max_len_f = boot.first("max_model_len")
     conc_engines = [e for e in boot.pool_engines if e.max_concurrency is not None]
     conc_tokens_f = boot.first("concurrency_tokens")
@@ -179,18 +180,16 @@ def boot_state(
     if max_model_len is not None and max_model_len <= 0:
         # "Using max model len -5" is no length: say so, never divide by it.
         len_line = (max_len_f or conc_tokens_f).line  # type: ignore[union-attr]
-        warnings.append(f"line {len_line}: max model len {max_model_len} is not a length; ignored")
+        found.append(MaxModelLenNotALength(line=len_line, max_model_len=max_model_len))
         max_model_len = None
     bad_bs = boot.last("block_size")
     if bad_bs is not None and int(bad_bs.value) <= 0:
-        warnings.append(
-            f"line {bad_bs.line}: block size {bad_bs.value} is not a block size; ignored"
-        )
+        found.append(BlockSizeNotABlockSize(line=bad_bs.line, block_size=int(bad_bs.value)))
     kv_dtype_f = boot.last("kv_cache_dtype")
     version = boot.value("vllm_version")
     versions = version_range(boot)
     rules_version = str(version) if version else rules_release(versions)
-    return BootState(
+    state = BootState(
         model=boot.value("model"),
         version=version,
         versions=versions,
@@ -217,6 +216,7 @@ def boot_state(
         cpu_mla_kernel=_cpu_mla_kernel(boot),
         rules_version=rules_version,
     )
+    return state, tuple(found)
 
 
 def rules_release(versions: VersionRange | None) -> str | None:

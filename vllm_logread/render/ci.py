@@ -36,6 +36,7 @@ from .tables import (
     sweep_rows,
 )
 from .text import failure_summary, target_text, total_text
+from .words import said
 
 if TYPE_CHECKING:
     from ..read.serving import StatsSink
@@ -219,7 +220,7 @@ def _report_annotations(r: Report, gate: GateResult | None) -> list[str]:
                     title="vllm-logread max_num_seqs",
                 )
             )
-    out.extend(annotation("warning", warn, file=r.source, line=line) for warn in r.warnings)
+    out.extend(annotation("warning", said(warn), file=r.source, line=line) for warn in r.warnings)
     out.append(
         annotation(
             "notice",
@@ -285,7 +286,7 @@ def markdown_report(report: Report, load: LoadSummary | None = None) -> str:
             + (f". {_md(load.verdict)}" if load.verdict else ""),
         ]
     if r.warnings:
-        lines += [""] + [f"- warning: {_md(w)}" for w in r.warnings]
+        lines += [""] + [f"- warning: {_md(said(w))}" for w in r.warnings]
     return "\n".join(lines)
 
 

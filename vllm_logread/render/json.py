@@ -16,7 +16,7 @@ from ..report.kvshape import kv_report as kv_report
 from ..report.model import Report
 from ..session.events import InputResult
 from ..vllm.rules import NEWEST_CHECKED, version_past_checked
-from .words import word
+from .words import said, word
 
 
 def json_text(
@@ -106,7 +106,7 @@ def report_json(report: Report | None, facts: list[Fact], warnings: list[str]) -
     Without a report (no KV pool reached) every "always" key is null or empty."""
     given: JSONObject = {
         "schema_version": SCHEMA_VERSION,
-        "warnings": [*warnings, *(() if report is None else report.warnings)],
+        "warnings": [*warnings, *(() if report is None else map(said, report.warnings))],
         "facts": [f.to_json() for f in facts],
     }
     out: JSONObject = {}

@@ -20,6 +20,7 @@ import typing
 from pathlib import Path
 from typing import Final, Literal, get_args, get_origin
 
+from ..findings import Finding
 from ..jsontypes import JSONObject, JSONValue
 from ..report import model
 from .json import REPORT_KEYS, SCHEMA_VERSION, ReportKey
@@ -791,6 +792,9 @@ def schema_of(hint: object, *, nullable: bool = False) -> JSONObject:
         return schema_of(inner, nullable=True)
     if isinstance(hint, type) and hint in _TYPES:
         return _TYPES[hint][nullable]
+    if _is_words(hint):
+        # A finding is written as its words (render/words.py), a string as it is.
+        return _TYPES[str][nullable]
     if get_origin(hint) is Literal:
         return {"enum": [*args, None] if nullable else list(args)}
     if get_origin(hint) is tuple:
@@ -800,6 +804,13 @@ def schema_of(hint: object, *, nullable: bool = False) -> JSONObject:
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _object_of(hint, nullable=nullable)
     raise TypeError(f"no JSON schema for {hint!r}: declare it in render/json_schema.py")
+
+
+def _is_words(hint: object) -> bool:
+    """A Finding, or a union of findings and str: written as a string."""
+    if get_origin(hint) in (types.UnionType, typing.Union):
+        return all(_is_words(a) for a in get_args(hint))
+    return hint is str or (isinstance(hint, type) and issubclass(hint, Finding))
 
 
 def _fields(cls: type) -> dict[str, dataclasses.Field[object]]:

@@ -19,7 +19,7 @@ from ..report.whatif import WhatIf
 from ..session.events import InputResult, Output
 from ..session.watch import LoadSummary
 from .json import kv_report, tokens_held
-from .words import word
+from .words import said, word
 
 if TYPE_CHECKING:
     from ..read.metrics import Server
@@ -680,7 +680,7 @@ def report_text(report: Report, *, explain: bool = False, source: bool = False) 
     if r.observed is not None and r.observed.source == "metrics":
         lines.extend(observed_text(r, explain=explain))
     for warn in r.warnings:
-        lines.append(f"warning: {warn}")
+        lines.append(f"warning: {said(warn)}")
     if explain:
         lines.append("")
         lines.extend(explain_lines(r))

@@ -22,6 +22,7 @@ from ..findings import (
     BlockSizeByRule,
     BlockSizeDefault,
     BlockSizeGiven,
+    BlockSizeNotABlockSize,
     CheckpointKVCacheScheme,
     ChunkedHybridManagerOff,
     ChunkedHybridManagerUnchecked,
@@ -32,6 +33,7 @@ from ..findings import (
     DenseMLABlockSizeByGPU,
     DtypeAssumedBfloat16,
     EveryLayerSlides,
+    EveryRequestOverMaxModelLen,
     Finding,
     Float32ServedIn16Bits,
     Fp8DsMLABytes,
@@ -41,22 +43,37 @@ from ..findings import (
     GroupSizeSmallestBucket,
     IndexerBytes,
     KDAStateDtype,
+    KVCacheGroupsUnbuilt,
     KVHeadsReplicated,
     KVLoraRankNotMLA,
+    LayoutNotExact,
     MambaStateOverPage,
     MambaStatePadded,
+    MaxModelLenNotALength,
     MixedCacheDtypes,
     MLABlockSizeAssumed,
     MLAPagesNotDividing,
+    ModelConfigUnread,
     MTPDraftLayerNotCounted,
     OneGroupEveryLayer,
+    OtherRulesDecodePool,
     PagePadded,
     PageScaled,
     PoolConfigChangedInWindow,
+    PoolLineNoBlockCount,
+    PoolLineUndecodable,
+    PoolNegative,
+    PoolNotWholeBlocks,
     PrefixCacheCannotHit,
     QwenSlidingFromMaxWindowLayers,
+    RanksDisagree,
     RequestsOverMaxModelLen,
     RestartedInWindow,
+    SGLangMixedAttention,
+    SGLangOnePoolsBytes,
+    SGLangRanksDisagree,
+    SGLangRunningCap,
+    SGLangSeveralPools,
     SharedKVLayers,
     SharedPrefixCachingOff,
     SharedPrefixCachingUnknown,
@@ -73,11 +90,13 @@ from ..findings import (
     StateInModelDtype,
     StatePeakUsers,
     StatePeakUsersRange,
+    UsersNotUnderstood,
     V0MambaSeparateCache,
     V1MambaNeedsHybridManager,
     WindowedBudgetInFlight,
     WindowedLayersFullContext,
     WindowedPoolLineNeedsBatchedTokens,
+    WorkerDiedWhileServing,
 )
 from ..report.mix import prefix_cannot_hit
 from ..vllm.rules import max_num_batched_tokens_source
@@ -197,11 +216,31 @@ _SAID: dict[type[Finding], str] = {
     PoolConfigChangedInWindow: "its pool config changed in the window: the latest is shown",
     RestartedInWindow: "restarted in the window: preemptions not counted (counter reset)",
     DenseMLABlock16: "block size 16: dense MLA with FlashAttention MLA (SM90 and others; 0.31+)",
+    SGLangMixedAttention: (
+        "this model mixes attention kinds; SGLang gives such models separate pools "
+        "(full and sliding-window tokens), which are not modelled here: the users figure "
+        "counts every layer as full attention"
+    ),
+    SGLangOnePoolsBytes: (
+        "the KV bytes per token are one pool's (SGLang keeps the full-attention and the "
+        "sliding-window layers in two pools): the what-ifs that divide memory by them are "
+        "rough; pass --config PATH for the model's own"
+    ),
+    LayoutNotExact: (
+        "this model's KV layout is not modelled exactly for this log, so the users figure is "
+        "approximate"
+    ),
     OneGroupEveryLayer: (
         "one group of every attention layer, each charged cdiv(N, block_size) "
         "(no hybrid KV cache manager: before 0.9.1, V0, or turned off)"
     ),
 }
+
+
+def said(warning: Finding | str) -> str:
+    """A report's warning in words: a finding worded, a string (an error's or a rule's own
+    message, not yet a finding) as it is."""
+    return warning if isinstance(warning, str) else word(warning)
 
 
 def word(finding: Finding) -> str:
@@ -462,4 +501,121 @@ def _windowed_budget(f: WindowedBudgetInFlight) -> str:
         f"windowed layers' budget at the max model length: {f.max_concurrent_batches} "
         f"batches in flight x {f.max_num_batched_tokens:,} batched tokens = {in_flight:,} "
         "(async scheduling, 0.26+)"
+    )
+
+
+# --- a report's warnings (boot/state.py, report/build.py, report/sglang.py) ---
+
+
+@_worded.register
+def _max_model_len_not_a_length(f: MaxModelLenNotALength) -> str:
+    return f"line {f.line}: max model len {f.max_model_len} is not a length; ignored"
+
+
+@_worded.register
+def _block_size_not_a_block_size(f: BlockSizeNotABlockSize) -> str:
+    return f"line {f.line}: block size {f.block_size} is not a block size; ignored"
+
+
+@_worded.register
+def _model_config_unread(f: ModelConfigUnread) -> str:
+    return f"model config: {f.error}"
+
+
+@_worded.register
+def _kv_cache_groups_unbuilt(f: KVCacheGroupsUnbuilt) -> str:
+    return f"KV cache groups: {f.error}"
+
+
+@_worded.register
+def _users_not_understood(f: UsersNotUnderstood) -> str:
+    return f"{f.why}; users unknown"
+
+
+@_worded.register
+def _pool_not_whole_blocks(f: PoolNotWholeBlocks) -> str:
+    return f"engine {f.engine_key}: {f.why}; users not computed"
+
+
+@_worded.register
+def _pool_negative(f: PoolNegative) -> str:
+    return f"engine {f.engine_key}: the pool is negative ({f.num_blocks}); nothing fits"
+
+
+@_worded.register
+def _pool_line_undecodable(f: PoolLineUndecodable) -> str:
+    return f"engine {f.engine_key}: the pool line cannot be decoded: {f.error}"
+
+
+@_worded.register
+def _pool_line_no_block_count(f: PoolLineNoBlockCount) -> str:
+    return (
+        f"engine {f.engine_key}: no block count reproduces the pool line "
+        f"({f.pool_tokens:,} tokens) for this model's {f.num_groups} KV cache "
+        "groups; users not computed"
+    )
+
+
+@_worded.register
+def _sglang_ranks_disagree(f: SGLangRanksDisagree) -> str:
+    return f"engine {f.engine_key}: ranks state different pools; the smallest is used"
+
+
+@_worded.register
+def _sglang_several_pools(f: SGLangSeveralPools) -> str:
+    said = ", ".join(f"{n:,}" for n in f.pool_tokens)
+    return (
+        f"engine {f.engine_key}: the KV Cache lines state several token pools ({said}) and "
+        "no line says which serves the model (SGLang's scheduler line "
+        "max_total_num_tokens would): users unknown"
+    )
+
+
+@_worded.register
+def _sglang_running_cap(f: SGLangRunningCap) -> str:
+    cap = f.max_running_requests
+    return (
+        f"SGLang runs at most {cap:,} requests at once (max_running_requests, line {f.line}): "
+        f"of the {f.users:,} users that fit in engine {f.engine_key}'s pool, {cap:,} run and "
+        "the rest wait in its queue; the users are capped at it"
+    )
+
+
+@_worded.register
+def _worker_died(f: WorkerDiedWhileServing) -> str:
+    return (
+        f"a vLLM worker failed while serving (line {f.line}): the pool below is what "
+        "vLLM allocated, but the server stopped answering"
+    )
+
+
+@_worded.register
+def _ranks_disagree(f: RanksDisagree) -> str:
+    return (
+        f"engine {f.engine_key}: ranks state different pools; vLLM schedules from the smallest, "
+        "so the minimum is used"
+    )
+
+
+@_worded.register
+def _other_rules_decode_pool(f: OtherRulesDecodePool) -> str:
+    names = f.releases
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (
+        "the log states no vLLM version and the rules first tried do not decode its pool "
+        f"line; of the releases its lines allow, the rules of vLLM {shown} do, with no "
+        "failed check, and give the same users"
+    )
+
+
+@_worded.register
+def _every_request_over(f: EveryRequestOverMaxModelLen) -> str:
+    if f.tokens_per_user is None:
+        return (
+            f"every request of the mix is over max_model_len {f.max_model_len:,}: vLLM "
+            "rejects them all, so no user of this workload is served"
+        )
+    return (
+        f"every request of {f.tokens_per_user:,} tokens is over max_model_len "
+        f"{f.max_model_len:,}: vLLM rejects it, so no user of this workload is served"
     )

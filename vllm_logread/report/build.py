@@ -25,6 +25,21 @@ from ..boot.resolve import (
 )
 from ..boot.state import BootState, boot_state, device_of, rules_release
 from ..errors import LogReadError
+from ..findings import (
+    EveryRequestOverMaxModelLen,
+    Finding,
+    KVCacheGroupsUnbuilt,
+    LayoutNotExact,
+    ModelConfigUnread,
+    OtherRulesDecodePool,
+    PoolLineNoBlockCount,
+    PoolLineUndecodable,
+    PoolNegative,
+    PoolNotWholeBlocks,
+    RanksDisagree,
+    UsersNotUnderstood,
+    WorkerDiedWhileServing,
+)
 from ..kv.build import pp_stage_ranges
 from ..kv.groups import KVCacheLayout, kv_cache_layout
 from ..kv.specs import KVSpec
@@ -102,21 +117,21 @@ def _blocks_from_tokens(
 
 
 def _stated(
-    boot: Boot, opts: Options, warnings: list[str], rules_release: str | None = None
-) -> BootState:
-    """The boot's figures (boot/state.py), with the values that are no figure said and
-    dropped; ``rules_release``: read the pool by that release's rules (a candidate of a
+    boot: Boot, opts: Options, rules_release: str | None = None
+) -> tuple[BootState, tuple[Finding, ...]]:
+    """The boot's figures (boot/state.py), and the values that are no figure, dropped
+    (as findings); ``rules_release``: read the pool by that release's rules (a candidate of a
     log that states no version, build_vllm_report)."""
-    st = boot_state(
+    st, found = boot_state(
         boot,
         block_size_given=opts.block_size,
         tensor_parallel_size_given=opts.tensor_parallel_size,
         model_given=opts.model,
-        warnings=warnings,
     )
     if rules_release is None:
-        return st
-    return replace(st, rules_version=rules_release, version_tuple=Version.parse(rules_release))
+        return st, found
+    rules = Version.parse(rules_release)
+    return replace(st, rules_version=rules_release, version_tuple=rules), found
 
 
 def _paired_stage(
@@ -149,9 +164,10 @@ def _paired_stage(
 
 
 def _resolve_spec(
-    st: BootState, opts: Options, spec_resolver: SpecResolver | None, warnings: list[str]
+    st: BootState, opts: Options, spec_resolver: SpecResolver | None
 ) -> tuple[KVSpec | None, str | None]:
-    """The model's KV spec (given: --config, the HF cache, the shipped table), or why not."""
+    """The model's KV spec (given: --config, the HF cache, the shipped table), or why not
+    (the error's message: _build_once warns it as ModelConfigUnread)."""
     if spec_resolver is None:
         return None, None
     pp_kw: dict[str, int] = {}
@@ -169,7 +185,6 @@ def _resolve_spec(
             **pp_kw,
         )
     except LogReadError as err:
-        warnings.append(f"model config: {err}")
         return None, str(err)
     return spec, None
 
@@ -207,6 +222,7 @@ class _Sizing:
     source: str
     layout: KVCacheLayout | None
     is_uniform: bool
+    warnings: tuple[Finding, ...] = ()  # the KV cache groups' error, when they failed
 
     @property
     def groups(self) -> KVCacheLayout | None:
@@ -237,6 +253,7 @@ class _Verdict:
     users_range: tuple[int, int] | None
     failure: Failure | None
     serves_nobody: bool
+    warnings: tuple[Finding, ...] = ()  # the trial's, the pool's and the tool's own
 
 
 def _sizing(
@@ -244,7 +261,6 @@ def _sizing(
     st: BootState,
     spec: KVSpec | None,
     candidates: tuple[BlockSizeCandidate, ...],
-    warnings: list[str],
 ) -> _Sizing:
     """The first candidate block size, or the KV cache groups vLLM forms for a hybrid."""
     block_size = candidates[0].block_size if candidates else None
@@ -255,6 +271,7 @@ def _sizing(
     )
     is_uniform = spec is None or bool(getattr(spec, "is_uniform", True))
     layout = None
+    found: tuple[Finding, ...] = ()
     if spec is not None and not is_uniform:
         # A block size the log or --block-size states is vLLM's; else the
         # platform's default for attention-only hybrids (CPU: 128), while
@@ -262,25 +279,29 @@ def _sizing(
         hint = st.block_size.block_size if st.block_size is not None else None
         if hint is None and not getattr(spec, "has_state", False) and candidates:
             hint = candidates[0].block_size
-        layout, block_size, block_src = _hybrid_layout(
-            spec, boot, st.generation, st.rules_version, hint, block_size, block_src, warnings
+        layout, block_size, block_src, found = _hybrid_layout(
+            spec, boot, st.generation, st.rules_version, hint, block_size, block_src
         )
         is_uniform = layout is None or layout.is_single_full_group
-    return _Sizing(block_size=block_size, source=block_src, layout=layout, is_uniform=is_uniform)
+    return _Sizing(
+        block_size=block_size,
+        source=block_src,
+        layout=layout,
+        is_uniform=is_uniform,
+        warnings=found,
+    )
 
 
-def _start_up_warnings(boot: Boot, end: StartUpEnd) -> list[str]:
-    """A boot stopped before it served, and a worker that died while serving."""
-    out: list[str] = []
+def _start_up_warnings(boot: Boot, end: StartUpEnd) -> list[Finding | str]:
+    """A boot stopped before it served (report/failure.py's words, a string still),
+    and a worker that died while serving."""
+    out: list[Finding | str] = []
     stopped = stopped_warning(end)
     if stopped is not None and boot.has_pool:
         out.append(stopped)
     died = boot.first("engine_died")
     if died is not None and died_before_serving(boot) is None:
-        out.append(
-            f"a vLLM worker failed while serving (line {died.line}): the pool below is what "
-            "vLLM allocated, but the server stopped answering"
-        )
+        out.append(WorkerDiedWhileServing(line=died.line))
     return out
 
 
@@ -359,15 +380,13 @@ def _report_checks(
     st: BootState,
     spec_error: str | None,
     settled: _Settled,
-    warnings: list[str],
-) -> tuple[list[Check], tuple[Unknown, ...], tuple[int, int] | None]:
-    """The trial's checks with the drafter's, the tool's own failures named, and
-    what they leave unknown."""
+) -> tuple[list[Check], tuple[Unknown, ...], tuple[int, int] | None, tuple[Finding, ...]]:
+    """The trial's checks with the drafter's, the tool's own failures named, what
+    they leave unknown, and the trial's and the pool's warnings."""
     spec = ctx.spec
     unknowns, users_range = settled.unknowns, settled.users_range
-    warnings += settled.trial.warnings
+    found = (*settled.trial.warnings, *_pool_warnings(ctx.boot, settled.trial.first_cap))
     checks = drafter_checks(list(settled.trial.checks), ctx.boot)
-    warnings += _pool_warnings(ctx.boot, settled.trial.first_cap)
     if spec is None and spec_error is None:
         checks.append(
             Check(
@@ -393,8 +412,8 @@ def _report_checks(
     )
     if not_understood is not None:
         unknowns, users_range = (*unknowns, not_understood), None
-        warnings.append(f"{not_understood.why}; users unknown")
-    return checks, unknowns, users_range
+        found = (*found, UsersNotUnderstood(why=not_understood.why))
+    return checks, unknowns, users_range, found
 
 
 def _verdict(
@@ -405,11 +424,10 @@ def _verdict(
     settled: _Settled,
     served: BootWorkload,
     end: StartUpEnd,
-    warnings: list[str],
 ) -> _Verdict:
     """The checks, and whether the boot serves nobody: a start-up failure, or a
     workload whose every request is over max_model_len."""
-    checks, unknowns, users_range = _report_checks(ctx, opts, st, spec_error, settled, warnings)
+    checks, unknowns, users_range, found = _report_checks(ctx, opts, st, spec_error, settled)
     engines = settled.trial.engines
     workload = ctx.workload
     failure = boot_failure(
@@ -437,6 +455,7 @@ def _verdict(
         users_range=users_range,
         failure=failure,
         serves_nobody=bool(engines) and (failure is not None or too_long),
+        warnings=found,
     )
 
 
@@ -485,22 +504,21 @@ def _admitted(
     )
 
 
-def _rejected_lines(workload: Workload, max_model_len: int | None) -> tuple[str, str] | None:
+def _rejected_lines(
+    workload: Workload, max_model_len: int | None
+) -> tuple[str, EveryRequestOverMaxModelLen] | None:
     """The arithmetic line and the warning when every request is over max_model_len."""
     if max_model_len is None:
         return None
     if workload.is_mix:
         said = f"every request of the mix is over max_model_len {max_model_len:,}"
-        return (
-            f"{said}: 0 users",
-            f"{said}: vLLM rejects them all, so no user of this workload is served",
-        )
+        over = EveryRequestOverMaxModelLen(max_model_len=max_model_len, tokens_per_user=None)
+        return f"{said}: 0 users", over
     tokens = workload.tokens_per_user
     return (
         f"a request of {tokens:,} tokens is over max_model_len {max_model_len:,}: "
         "0 users (the users above are what the pool would hold)",
-        f"every request of {tokens:,} tokens is over max_model_len "
-        f"{max_model_len:,}: vLLM rejects it, so no user of this workload is served",
+        EveryRequestOverMaxModelLen(max_model_len=max_model_len, tokens_per_user=tokens),
     )
 
 
@@ -609,13 +627,8 @@ def build_vllm_report(
     if not survivors or agreed((r.users, r.users_mid_answer) for _, r in survivors) is None:
         return report
     names = [release for release, _ in survivors]
-    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     chosen = survivors[0][1]
-    note = (
-        "the log states no vLLM version and the rules first tried do not decode its pool "
-        f"line; of the releases its lines allow, the rules of vLLM {shown} do, with no "
-        "failed check, and give the same users"
-    )
+    note = OtherRulesDecodePool(releases=tuple(names))
     return replace(chosen, warnings=(*chosen.warnings, note))
 
 
@@ -631,17 +644,12 @@ def _build_once(
     spec_resolver: SpecResolver | None,
     rules_release: str | None,
 ) -> Report:
-    warnings: list[str] = []
-    st = _stated(boot, opts, warnings, rules_release)
-    past = version_past_checked(st.vllm_version)
-    if past is not None:
-        warnings.append(past)
-    spec, spec_error = _resolve_spec(st, opts, spec_resolver, warnings)
+    st, stated = _stated(boot, opts, rules_release)
+    spec, spec_error = _resolve_spec(st, opts, spec_resolver)
     spec, st = _paired_stage(boot, spec, st)
     candidates = _block_size_candidates(st, spec)
-    sizing = _sizing(boot, st, spec, candidates, warnings)
+    sizing = _sizing(boot, st, spec, candidates)
     end = start_up_end(boot)
-    warnings += _start_up_warnings(boot, end)
     served = boot_workload(
         opts.workload,
         shared_prefix_tokens=opts.shared_prefix_tokens,
@@ -663,13 +671,26 @@ def _build_once(
         versions=st.versions,
     )
     settled = _assumptions(ctx, st, _settle(ctx, st, sizing, candidates))
-    verdict = _verdict(ctx, opts, st, spec_error, settled, served, end, warnings)
+    verdict = _verdict(ctx, opts, st, spec_error, settled, served, end)
     admitted = _admitted(ctx, opts, st, settled, verdict)
     arithmetic = list(settled.trial.arithmetic)
     rejected = _rejected_lines(ctx.workload, st.max_model_len)
-    if verdict.serves_nobody and verdict.failure is None and rejected is not None:
+    if not (verdict.serves_nobody and verdict.failure is None):
+        rejected = None
+    if rejected is not None:
         arithmetic.append(rejected[0])
-        warnings.append(rejected[1])
+    # In the order they were found: the log's own values, the release, the config,
+    # the KV cache groups, the start-up, the trial and its checks, the rejected requests.
+    past = version_past_checked(st.vllm_version)
+    warnings: tuple[Finding | str, ...] = (
+        *stated,
+        *(() if past is None else (past,)),
+        *(() if spec_error is None else (ModelConfigUnread(error=spec_error),)),
+        *sizing.warnings,
+        *_start_up_warnings(boot, end),
+        *verdict.warnings,
+        *(() if rejected is None else (rejected[1],)),
+    )
     resolved = _resolved_boot(source, ctx, st, settled.sizing, admitted)
     basis = _basis(ctx, opts, st, settled, verdict, admitted, resolved, spec_resolver)
     return _report(
@@ -683,7 +704,7 @@ def _build_once(
         served=served,
         resolved=resolved,
         basis=basis,
-        warnings=tuple(warnings),
+        warnings=warnings,
         arithmetic=tuple(arithmetic),
     )
 
@@ -700,7 +721,7 @@ def _report(
     served: BootWorkload,
     resolved: ResolvedBoot,
     basis: Basis | None,
-    warnings: tuple[str, ...],
+    warnings: tuple[Finding | str, ...],
     arithmetic: tuple[str, ...],
 ) -> Report:
     """The steps' results, with the what-ifs, the plan and a request's cost, as a Report."""
@@ -804,9 +825,8 @@ def _ran_block_size(
     fits = []
     size = asked * 2
     while size <= 256:
-        scratch: list[str] = []
-        layout, _, _ = _hybrid_layout(
-            ctx.spec, ctx.boot, st.generation, st.rules_version, size, size, "", scratch
+        layout, _, _, _ = _hybrid_layout(
+            ctx.spec, ctx.boot, st.generation, st.rules_version, size, size, ""
         )
         if layout is not None and not layout.is_single_full_group:
             trial = _hybrid_trial(ctx, layout, st.rules_version)
@@ -816,19 +836,13 @@ def _ran_block_size(
     return fits[0] if len(fits) == 1 else None
 
 
-def _pool_warnings(boot: Boot, first_cap: Capacity | None) -> list[str]:
-    out = [
-        f"engine {eng.key}: ranks state different pools; vLLM schedules from the smallest, "
-        "so the minimum is used"
-        for eng in boot.pool_engines
-        if eng.ranks_disagree
-    ]
+def _pool_warnings(boot: Boot, first_cap: Capacity | None) -> tuple[Finding, ...]:
+    ranks: tuple[Finding, ...] = tuple(
+        RanksDisagree(engine_key=eng.key) for eng in boot.pool_engines if eng.ranks_disagree
+    )
     if first_cap is not None and not first_cap.is_exact:
-        out.append(
-            "this model's KV layout is not modelled exactly for this log, so the users figure is "
-            "approximate"
-        )
-    return out
+        return (*ranks, LayoutNotExact())
+    return ranks
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -857,7 +871,7 @@ class _Trial:
     settle: str = ""  # the candidate's: the line that would decide it
     checks: list[Check]
     arithmetic: list[str]
-    warnings: list[str]
+    warnings: tuple[Finding, ...]
 
     @property
     def fits_the_log(self) -> bool:
@@ -876,14 +890,15 @@ class _Trial:
 
 def _uniform_trial(ctx: _Context, cand: BlockSizeCandidate | None) -> _Trial:
     arithmetic: list[str] = []
-    warnings: list[str] = []
+    found: list[Finding] = []
     engines: list[EngineReport] = []
     first_cap: Capacity | None = None
     bs = None if cand is None else cand.block_size
     for eng in ctx.boot.pool_engines:
-        er, c = _engine_users(
-            eng, bs, ctx.max_model_len, ctx.vt, ctx.workload, ctx.gen, arithmetic, warnings
+        er, c, said = _engine_users(
+            eng, bs, ctx.max_model_len, ctx.vt, ctx.workload, ctx.gen, arithmetic
         )
+        found += said
         engines.append(er)
         first_cap = first_cap or c
     num_blocks = engines[0].num_blocks if engines else None
@@ -908,17 +923,17 @@ def _uniform_trial(ctx: _Context, cand: BlockSizeCandidate | None) -> _Trial:
         first_cap=first_cap,
         checks=checks,
         arithmetic=arithmetic,
-        warnings=warnings,
+        warnings=tuple(found),
     )
 
 
 def _hybrid_trial(ctx: _Context, layout: KVCacheLayout, version: Value | None) -> _Trial:
     arithmetic: list[str] = []
-    warnings: list[str] = []
+    found: list[Finding] = []
     engines: list[EngineReport] = []
     first_cap: Capacity | None = None
     for eng in ctx.boot.pool_engines:
-        er, c = _hybrid_engine_users(
+        er, c, said = _hybrid_engine_users(
             eng,
             layout,
             ctx.boot,
@@ -927,8 +942,8 @@ def _hybrid_trial(ctx: _Context, layout: KVCacheLayout, version: Value | None) -
             ctx.conc_f,
             ctx.workload,
             arithmetic,
-            warnings,
         )
+        found += said
         engines.append(er)
         first_cap = first_cap or c
     checks = _hybrid_checks(
@@ -948,7 +963,7 @@ def _hybrid_trial(ctx: _Context, layout: KVCacheLayout, version: Value | None) -
         first_cap=first_cap,
         checks=checks,
         arithmetic=arithmetic,
-        warnings=warnings,
+        warnings=tuple(found),
     )
 
 
@@ -1137,15 +1152,15 @@ def _engine_users(
     workload: Workload,
     gen: str | None,
     arithmetic: list[str],
-    warnings: list[str],
-) -> tuple[EngineReport, Capacity | None]:
+) -> tuple[EngineReport, Capacity | None, tuple[Finding, ...]]:
+    found: tuple[Finding, ...] = ()
     num_blocks = eng.gpu_blocks
     pool_tokens = eng.pool_tokens
     how = f"# blocks line {eng.block_facts[0].line}" if eng.block_facts else ""
     if num_blocks is None and pool_tokens is not None and block_size:
         num_blocks, how = _blocks_from_tokens(pool_tokens, block_size, max_model_len, vt)
         if num_blocks is None:
-            warnings.append(f"engine {eng.key}: {how}; users not computed")
+            found = (PoolNotWholeBlocks(engine_key=eng.key, why=how),)
     if pool_tokens is None and num_blocks is not None and block_size:
         pool_tokens = num_blocks * block_size
     c: Capacity | None = None
@@ -1191,8 +1206,8 @@ def _engine_users(
                 f"{c.tokens_held_mid:,} tokens = {c.blocks_per_user_mid} blocks -> {c.users_mid_answer}"
             )
     elif num_blocks is not None and num_blocks < 0:
-        warnings.append(f"engine {eng.key}: the pool is negative ({num_blocks}); nothing fits")
-    return EngineReport.of(eng, pool_tokens=pool_tokens, num_blocks=num_blocks, c=c), c
+        found = (*found, PoolNegative(engine_key=eng.key, num_blocks=num_blocks))
+    return EngineReport.of(eng, pool_tokens=pool_tokens, num_blocks=num_blocks, c=c), c, found
 
 
 def _hybrid_layout(
@@ -1203,9 +1218,9 @@ def _hybrid_layout(
     hint: int | None,
     block_size: int | None,
     block_src: str,
-    warnings: list[str],
-) -> tuple[KVCacheLayout | None, int | None, str]:
-    """The KV cache groups vLLM forms for this model in this log's version."""
+) -> tuple[KVCacheLayout | None, int | None, str, tuple[Finding, ...]]:
+    """The KV cache groups vLLM forms for this model in this log's version (and the
+    error that kept them from forming, as a finding)."""
     stated = boot.last("block_size")
     prefix = boot.last("enable_prefix_caching")
     mode = boot.last("mamba_cache_mode")
@@ -1225,11 +1240,10 @@ def _hybrid_layout(
             max_concurrent_batches=1 if device_of(boot) == "CPU" else None,
         )
     except LogReadError as err:
-        warnings.append(f"KV cache groups: {err}")
-        return None, block_size, block_src
+        return None, block_size, block_src, (KVCacheGroupsUnbuilt(error=str(err)),)
     if stated is None and layout.block_size != block_size:
         block_src = "vLLM's rule for this model (not stated in the log)"
-    return layout, layout.block_size, block_src
+    return layout, layout.block_size, block_src, ()
 
 
 def _hybrid_engine_users(
@@ -1241,11 +1255,10 @@ def _hybrid_engine_users(
     conc_f: Fact | None,
     workload: Workload,
     arithmetic: list[str],
-    warnings: list[str],
-) -> tuple[EngineReport, Capacity | None]:
+) -> tuple[EngineReport, Capacity | None, tuple[Finding, ...]]:
     """Users of one engine when its pool is shared by several KV cache groups."""
-    num_blocks, how, high_blocks = _hybrid_num_blocks(
-        eng, layout, boot, max_model_len, version, conc_f, warnings
+    num_blocks, how, high_blocks, found = _hybrid_num_blocks(
+        eng, layout, boot, max_model_len, version, conc_f
     )
     c = None
     # The budget the log states decides a Mamba align group's first prompt step
@@ -1272,7 +1285,7 @@ def _hybrid_engine_users(
     report = EngineReport.of(
         eng, pool_tokens=eng.pool_tokens, num_blocks=num_blocks, c=c, num_blocks_high=high_blocks
     )
-    return report, c
+    return report, c, found
 
 
 def _hybrid_num_blocks(
@@ -1282,9 +1295,9 @@ def _hybrid_num_blocks(
     max_model_len: int | None,
     version: Value | None,
     conc_f: Fact | None,
-    warnings: list[str],
-) -> tuple[int | None, str, int | None]:
-    """The engine's block count, how it was found, and the top of its range.
+) -> tuple[int | None, str, int | None, tuple[Finding, ...]]:
+    """The engine's block count, how it was found, the top of its range, and why
+    there is none (findings).
 
     The pool line of such a model is not blocks x block size: vLLM printed
     ``num_blocks // groups x min_block_size`` up to 0.20 and
@@ -1294,8 +1307,9 @@ def _hybrid_num_blocks(
     num_blocks = eng.gpu_blocks
     how = f"# blocks line {eng.block_facts[0].line}" if eng.block_facts else ""
     if num_blocks is not None or eng.pool_tokens is None:
-        return num_blocks, how, None
+        return num_blocks, how, None, ()
     rng = None
+    found: tuple[Finding, ...] = ()
     try:
         for mnbt in _mnbt_tried(boot):
             rng = num_blocks_from_pool_line(
@@ -1309,20 +1323,19 @@ def _hybrid_num_blocks(
             if rng is not None:
                 break
     except LogReadError as err:
-        warnings.append(f"engine {eng.key}: the pool line cannot be decoded: {err}")
+        found = (PoolLineUndecodable(engine_key=eng.key, error=str(err)),)
     if rng is None:
-        warnings.append(
-            f"engine {eng.key}: no block count reproduces the pool line "
-            f"({eng.pool_tokens:,} tokens) for this model's {layout.num_groups} KV cache "
-            "groups; users not computed"
+        no_count = PoolLineNoBlockCount(
+            engine_key=eng.key, pool_tokens=eng.pool_tokens, num_groups=layout.num_groups
         )
-        return None, how, None
+        return None, how, None, (*found, no_count)
     if rng.is_exact:
-        return rng.low, rng.formula, None
+        return rng.low, rng.formula, None, found
     return (
         rng.low,
         f"{rng.formula} (between {rng.low:,} and {rng.high:,}: the lower is used)",
         rng.high,
+        found,
     )
 
 

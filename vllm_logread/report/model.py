@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from ..boot.boots import Boot, Engine, RanksSeen
+from ..findings import Finding
 from ..kv.specs import KVSpec
 from .basis import Basis, Change
 from .capacity import Capacity, Workload
@@ -212,7 +213,9 @@ class Report:
     engines: tuple[EngineReport, ...] = field(metadata=JSON)
     checks: tuple[Check, ...] = field(metadata=JSON)
     what_if: tuple[WhatIf, ...] = field(metadata=JSON)
-    warnings: tuple[str, ...] = field(metadata=JSON)
+    # Findings (render/words.py words them); a string is an error's or a rule's own
+    # message not yet made a finding (report/build.py says which).
+    warnings: tuple[Finding | str, ...] = field(metadata=JSON)
     arithmetic: tuple[str, ...] = field(metadata=JSON)
     target: TargetPlan | None = field(default=None, metadata=JSON)  # --target-users
     # What the what-ifs start from (sweeps and plots use it).

@@ -32,7 +32,17 @@ from dataclasses import dataclass, replace
 
 from ..boot.boots import Boot, Engine, ranks_seen
 from ..errors import LogReadError
-from ..findings import SharedPrefixSGLangRadix
+from ..findings import (
+    Finding,
+    ModelConfigUnread,
+    SGLangMixedAttention,
+    SGLangOnePoolsBytes,
+    SGLangRanksDisagree,
+    SGLangRunningCap,
+    SGLangSeveralPools,
+    SharedPrefixSGLangRadix,
+    UsersNotUnderstood,
+)
 from ..kv.specs import KVSpec
 from ..read.facts import Fact, Value
 from .capacity import Capacity, Workload, users_that_fit
@@ -107,6 +117,7 @@ class _Pools:
     first_cap: Capacity | None
     unknowns: tuple[Unknown, ...]
     users_range: tuple[int, int] | None
+    warnings: tuple[Finding, ...]
 
     @property
     def pool_tokens(self) -> int | None:
@@ -117,7 +128,6 @@ def build_sglang_report(
     boot: Boot, opts: Options, *, source: str = "-", spec_resolver: SpecResolver | None = None
 ) -> Report:
     """The report for one SGLang boot (same shape as report.build_report's)."""
-    warnings: list[str] = []
     arithmetic: list[str] = []
     model = boot.value("model")
     page, page_src = _page_size(boot, opts)
@@ -128,19 +138,25 @@ def build_sglang_report(
     max_model_len = None if max_len_f is None else int(max_len_f.value)
     served = _served(boot, opts, max_model_len)
     workload = served.workload
-    spec = _spec(boot, opts, spec_resolver, tp, kv_cache_dtype, warnings)
+    spec, config_unread = _spec(boot, opts, spec_resolver, tp, kv_cache_dtype)
     is_uniform = spec is None or bool(getattr(spec, "is_uniform", True))
-    pools = _pools(boot, page, workload, spec, is_uniform, arithmetic, warnings)
-    kv = _kv_said(boot, page, spec, pools.pool_tokens, model, warnings)
-    checks, not_understood = _sglang_checks(kv, opts, spec, is_uniform, warnings)
+    pools = _pools(boot, page, workload, spec, is_uniform, arithmetic)
+    kv, one_pool = _kv_said(boot, page, spec, pools.pool_tokens, model)
+    checks, not_understood = _sglang_checks(kv, opts, spec, is_uniform)
     engines, unknowns, users_range = pools.engines, pools.unknowns, pools.users_range
     if not_understood is not None:
         unknowns, users_range = (*unknowns, not_understood), None
     if unknowns or any(c.status == "fail" for c in checks):
         engines = [replace(e, users=None, users_mid_answer=None) for e in engines]
     failure, stopped = _start_up_failure(boot, engines)
-    if stopped is not None:
-        warnings.append(stopped)
+    # In the order they were found; the stop is report/failure.py's words (a string).
+    warnings: tuple[Finding | str, ...] = (
+        *config_unread,
+        *pools.warnings,
+        *one_pool,
+        *(() if not_understood is None else (UsersNotUnderstood(why=not_understood.why),)),
+        *(() if stopped is None else (stopped,)),
+    )
     if failure is not None:
         engines = [replace(e, users=0, users_mid_answer=0) for e in engines]
         users_range = None
@@ -175,7 +191,7 @@ def build_sglang_report(
         engines=tuple(engines),
         checks=tuple(checks),
         what_if=tuple(what_if),
-        warnings=tuple(warnings),
+        warnings=warnings,
         arithmetic=tuple(arithmetic),
         users_range=users_range,
         unknowns=unknowns,
@@ -191,33 +207,25 @@ def _pools(
     spec: KVSpec | None,
     is_uniform: bool,
     arithmetic: list[str],
-    warnings: list[str],
 ) -> _Pools:
     """Each engine's users from its pool, held against the SWA pool and capped by
     max_running_requests; a pool no line names is no pool."""
     swa = _swa_pool(boot, spec, page, workload)
+    found: list[Finding] = []
     if not is_uniform and swa is None:
-        warnings.append(
-            "this model mixes attention kinds; SGLang gives such models separate pools "
-            "(full and sliding-window tokens), which are not modelled here: the users figure "
-            "counts every layer as full attention"
-        )
+        found.append(SGLangMixedAttention())
     engines: list[EngineReport] = []
     first_cap: Capacity | None = None
     unknowns: list[Unknown] = []
     users_range: tuple[int, int] | None = None
     for eng in boot.pool_engines:
         if eng.ranks_disagree:
-            warnings.append(f"engine {eng.key}: ranks state different pools; the smallest is used")
+            found.append(SGLangRanksDisagree(engine_key=eng.key))
         if not eng.pool_facts and len({f.value for f in eng.stated_pool_facts}) > 1:
             # Two "KV Cache is allocated" sizes and no line saying which pool is which
             # (a draft model's, or a sliding-window model's two pools): no pool to divide.
-            said = ", ".join(f"{int(f.value):,}" for f in eng.stated_pool_facts)
-            warnings.append(
-                f"engine {eng.key}: the KV Cache lines state several token pools ({said}) and "
-                "no line says which serves the model (SGLang's scheduler line "
-                "max_total_num_tokens would): users unknown"
-            )
+            said = tuple(int(f.value) for f in eng.stated_pool_facts)
+            found.append(SGLangSeveralPools(engine_key=eng.key, pool_tokens=said))
             engines.append(EngineReport.of(eng, pool_tokens=None, num_blocks=None, c=None))
             continue
         er, c = _engine_users(eng, page, workload, arithmetic)
@@ -226,12 +234,18 @@ def _pools(
             if unknown is not None:
                 unknowns.append(unknown)
                 users_range = rng
-        engines.append(_capped(er, boot, arithmetic, warnings))
+        er, capped = _capped(er, boot, arithmetic)
+        found += capped
+        engines.append(er)
         first_cap = first_cap or c
     if first_cap is not None and not is_uniform and swa is None:
         first_cap = replace(first_cap, is_exact=False)
     return _Pools(
-        engines=engines, first_cap=first_cap, unknowns=tuple(unknowns), users_range=users_range
+        engines=engines,
+        first_cap=first_cap,
+        unknowns=tuple(unknowns),
+        users_range=users_range,
+        warnings=tuple(found),
     )
 
 
@@ -241,24 +255,18 @@ def _kv_said(
     spec: KVSpec | None,
     pool_tokens: int | None,
     model: Value | None,
-    warnings: list[str],
-) -> _KVFromLog:
+) -> tuple[_KVFromLog, tuple[Finding, ...]]:
     """The KV bytes per token the report states (_kv_from_log), said to be one pool's
-    when SGLang keeps two and the model's own shape is unknown."""
+    when SGLang keeps two and the model's own shape is unknown (and a finding says so)."""
     kv = _kv_from_log(boot, page, spec, pool_tokens, model)
     if spec is not None or boot.last("sglang_swa_tokens") is None or not kv.bytes_per_token:
-        return kv
+        return kv, ()
     # Two pools, each with its own KV Cache line: the first holds some layers only.
-    warnings.append(
-        "the KV bytes per token are one pool's (SGLang keeps the full-attention and the "
-        "sliding-window layers in two pools): the what-ifs that divide memory by them are "
-        "rough; pass --config PATH for the model's own"
-    )
     return replace(
         kv,
         source=f"{kv.source}; of one of its two pools (full and sliding-window layers "
         "apart), not every layer's",
-    )
+    ), (SGLangOnePoolsBytes(),)
 
 
 def _sglang_checks(
@@ -266,7 +274,6 @@ def _sglang_checks(
     opts: Options,
     spec: KVSpec | None,
     is_uniform: bool,
-    warnings: list[str],
 ) -> tuple[list[Check], Unknown | None]:
     """The KV Cache line's checks, with the tool's own failure (the model's shape
     it does not understand) named in SGLang's words, not vLLM's."""
@@ -287,7 +294,6 @@ def _sglang_checks(
     not_understood = replace(
         not_understood, why=not_understood.why.replace("vLLM (version not stated)", "SGLang")
     )
-    warnings.append(f"{not_understood.why}; users unknown")
     checks = [
         replace(c, detail=c.detail.replace("vLLM (version not stated)", "SGLang")) for c in checks
     ]
@@ -361,11 +367,11 @@ def _spec(
     spec_resolver: SpecResolver | None,
     tp: int,
     kv_cache_dtype: str | None,
-    warnings: list[str],
-) -> KVSpec | None:
-    """The model's KV spec from its config (None: no resolver, or it failed: warned)."""
+) -> tuple[KVSpec | None, tuple[Finding, ...]]:
+    """The model's KV spec from its config (None: no resolver, or it failed: the
+    finding says why)."""
     if spec_resolver is None:
-        return None
+        return None, ()
     model = opts.model or boot.value("model")  # --model NAME over the log's name
     dtype_f = boot.first("dtype")
     pp = _int_fact(boot, "pipeline_parallel_size") or 1
@@ -378,10 +384,9 @@ def _spec(
     if pp > 1:
         kwargs["pipeline_parallel_size"] = pp
     try:
-        return spec_resolver(str(model) if model else None, **kwargs)
+        return spec_resolver(str(model) if model else None, **kwargs), ()
     except LogReadError as err:
-        warnings.append(f"model config: {err}")
-        return None
+        return None, (ModelConfigUnread(error=str(err)),)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -589,25 +594,24 @@ def _with_swa_pool(
 
 
 def _capped(
-    er: EngineReport, boot: Boot, arithmetic: list[str], warnings: list[str]
-) -> EngineReport:
+    er: EngineReport, boot: Boot, arithmetic: list[str]
+) -> tuple[EngineReport, tuple[Finding, ...]]:
     """SGLang runs at most max_running_requests requests at once (the scheduler's and the
-    server_args' figure): users beyond it wait in its queue, so the cap binds."""
+    server_args' figure): users beyond it wait in its queue, so the cap binds (a finding
+    says so)."""
     f = boot.last("max_num_seqs")
     if f is None or er.users is None or int(f.value) <= 0 or int(f.value) >= er.users:
-        return er
+        return er, ()
     cap = int(f.value)
-    warnings.append(
-        f"SGLang runs at most {cap:,} requests at once (max_running_requests, line {f.line}): "
-        f"of the {er.users:,} users that fit in engine {er.engine}'s pool, {cap:,} run and the "
-        "rest wait in its queue; the users are capped at it"
+    said = SGLangRunningCap(
+        max_running_requests=cap, line=f.line, users=er.users, engine_key=er.engine
     )
     arithmetic.append(
         f"SGLang {er.engine}: max_running_requests {cap:,} (line {f.line}) binds: of the "
         f"{er.users:,} users the pool holds, {cap:,} run at once and the rest wait in its queue"
     )
     mid = er.users_mid_answer
-    return replace(er, users=cap, users_mid_answer=None if mid is None else min(mid, cap))
+    return replace(er, users=cap, users_mid_answer=None if mid is None else min(mid, cap)), (said,)
 
 
 def _what_ifs(
